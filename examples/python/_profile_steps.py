@@ -1,0 +1,37 @@
+"""Shared by the scenario scripts: run a training step under torch.profiler and save the trace.
+
+Each scenario in this folder creates one cause of GPU idle time on purpose, so that the right
+answer is known. Run one directly to see it (`python3 tiny_mlp_launch_bound.py --out t.json.gz`),
+then `gpuidle analyze t.json.gz`.
+"""
+import argparse
+import time
+
+import torch
+from torch.profiler import ProfilerActivity, profile, schedule
+
+
+def parse_args(description, default_out):
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--out", default=default_out, help="trace file (.json or .json.gz)")
+    parser.add_argument("--steps", type=int, default=12, help="profiled steps")
+    parser.add_argument("--with-stack", action="store_true", help="record Python call stacks")
+    return parser.parse_args()
+
+
+def run_profiled(step, args, warmup_steps=3):
+    """Runs `step()` warmup_steps times untraced, then args.steps times under torch.profiler."""
+    for _ in range(warmup_steps):
+        step()
+    torch.cuda.synchronize()
+    sched = schedule(wait=0, warmup=1, active=args.steps, repeat=1)
+    t0 = time.perf_counter()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], schedule=sched,
+                 with_stack=args.with_stack) as prof:
+        for _ in range(args.steps + 1):
+            step()
+            prof.step()
+    torch.cuda.synchronize()
+    elapsed = time.perf_counter() - t0
+    prof.export_chrome_trace(args.out)
+    print(f"{args.out}: {args.steps} profiled steps, {elapsed * 1e3 / (args.steps + 1):.2f} ms/step")

@@ -1,0 +1,36 @@
+// Thresholds and limits of the idle analysis. Defaults are calibrated on the ground-truth
+// traces in tests/data/traces (see docs/ANALYSIS.md).
+//
+//   gpuidle::AnalysisOptions options;
+//   options.launch_gap_max_ns = 1'000'000;  // eager code with heavy Python between ops
+#ifndef GPUIDLE_INCLUDE_GPUIDLE_OPTIONS_H_
+#define GPUIDLE_INCLUDE_GPUIDLE_OPTIONS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace gpuidle {
+
+struct AnalysisOptions {
+  // A stretch of host time outside CUDA calls shorter than this, between two CUDA calls of the
+  // launching threads, is part of issuing GPU work (launch_bound.launch_overhead); a longer one
+  // is host work that starved the GPU (data_starved.host). Eager PyTorch spends tens to
+  // hundreds of microseconds of framework dispatch between launches.
+  int64_t launch_gap_max_ns = 1'000'000;
+
+  // Host ranges whose name contains one of these (case-insensitive) are data waits.
+  std::vector<std::string> data_range_patterns = {"DataLoader", "gpuidle.data", "data_load",
+                                                  "dataload", "next_batch", "load_batch"};
+
+  // How many of the longest gap records the report keeps.
+  int max_gap_records = 50;
+  // How many offenders the report keeps.
+  int max_offenders = 20;
+  // Advice is given for every subcause with at least this share of all idle time.
+  double advice_min_share = 0.05;
+};
+
+}  // namespace gpuidle
+
+#endif  // GPUIDLE_INCLUDE_GPUIDLE_OPTIONS_H_

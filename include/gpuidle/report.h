@@ -1,0 +1,137 @@
+// gpuidle's answer to "why was my GPU idle?", as plain C++ values.
+//
+//   absl::StatusOr<gpuidle::Report> report = gpuidle::AnalyzeTraceFile("trace.json.gz");
+//   for (const gpuidle::DeviceReport& d : report->devices) {
+//     std::cout << "GPU " << d.device << " idle " << d.idle_ns / 1e6 << " ms, of which "
+//               << d.idle.CauseNs(gpuidle::Cause::kSyncBound) / 1e6 << " ms sync-bound\n";
+//   }
+//
+// Every idle nanosecond of a device has exactly one Subcause; the subcauses of a device sum to
+// its idle time, which is its window minus its busy (kernel-executing) time.
+#ifndef GPUIDLE_INCLUDE_GPUIDLE_REPORT_H_
+#define GPUIDLE_INCLUDE_GPUIDLE_REPORT_H_
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include "absl/strings/string_view.h"
+#include <vector>
+
+namespace gpuidle {
+
+enum class Cause : int { kDataStarved, kLaunchBound, kSyncBound, kUnattributed };
+inline constexpr int kNumCauses = 4;
+
+enum class Subcause : int {
+  kDataLoader,      // data_starved: the launching thread waited for input (a data range)
+  kH2DCopy,         // data_starved: input was being copied in (slowly, e.g. pageable memory)
+  kHost,            // data_starved: long host work outside CUDA, unmarked
+  kLaunchOverhead,  // launch_bound: the host issued work slower than the GPU finished it
+  kKernelGap,       // launch_bound: work was queued; per-kernel dispatch latency
+  kHostSync,        // sync_bound: the host blocked until the GPU drained
+  kDeviceWait,      // sync_bound: queued work waited on another stream's event
+  kCommWait,        // sync_bound: a collective waited for peer ranks
+  kUnattributed,    // no evidence
+};
+inline constexpr int kNumSubcauses = 9;
+
+Cause CauseOf(Subcause s);
+absl::string_view CauseName(Cause c);             // "data_starved"
+absl::string_view SubcauseName(Subcause s);       // "dataloader"
+std::string QualifiedSubcauseName(Subcause s);   // "data_starved.dataloader"
+// Parses "data_starved.dataloader" (or "unattributed"); nullopt if unknown.
+std::optional<Subcause> ParseSubcause(absl::string_view qualified_name);
+
+// Idle nanoseconds per subcause.
+struct IdleBreakdown {
+  std::array<int64_t, kNumSubcauses> ns{};
+
+  int64_t& operator[](Subcause s) { return ns[static_cast<int>(s)]; }
+  int64_t operator[](Subcause s) const { return ns[static_cast<int>(s)]; }
+  int64_t CauseNs(Cause c) const;
+  int64_t TotalNs() const;
+  // The subcause with the most idle time (kUnattributed when there is none).
+  Subcause Dominant() const;
+  IdleBreakdown& operator+=(const IdleBreakdown& other);
+};
+
+struct DeviceReport {
+  std::optional<int> rank;  // distributed rank of the process, where known
+  int device = 0;
+  std::string name;         // "NVIDIA H200", where known
+  int64_t window_start_ns = 0;
+  int64_t window_end_ns = 0;
+  int64_t window_ns = 0;
+  int64_t busy_ns = 0;      // at least one kernel executing (NCCL kernels included)
+  int64_t idle_ns = 0;      // window_ns - busy_ns == idle.TotalNs()
+  IdleBreakdown idle;
+  int64_t kernel_count = 0;
+  int64_t memcpy_count = 0;
+  int64_t memset_count = 0;
+  int64_t comm_ns = 0;          // NCCL kernels executing
+  int64_t exposed_comm_ns = 0;  // ... while no other kernel executes
+  std::optional<int64_t> comm_wait_ns;  // part of comm_ns spent waiting for peers; needs all ranks
+};
+
+// One step (ProfilerStep#N, gpuidle step marker) on one device. A step's host range is cut
+// onto the device timeline as described in docs/ANALYSIS.md.
+struct StepReport {
+  std::optional<int> rank;
+  int device = 0;
+  std::string name;
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  int64_t busy_ns = 0;
+  IdleBreakdown idle;
+};
+
+// A contiguous idle interval of one device with one cause.
+struct GapRecord {
+  std::optional<int> rank;
+  int device = 0;
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  Subcause subcause = Subcause::kUnattributed;
+  std::string next_op;    // the kernel that ended the gap ("" at the end of the window)
+  uint64_t thread = 0;    // the host thread that launched it (0 if unknown)
+  std::string evidence;   // API call, marker or collective that explains the gap
+  std::string call_site;  // framework op / Python file:line, where captured
+};
+
+// A place in the program that caused much idle time: a sync call site, a tiny kernel, a data
+// range.
+struct Offender {
+  Subcause subcause = Subcause::kUnattributed;
+  std::string site;
+  int64_t idle_ns = 0;
+  int64_t count = 0;  // gaps it caused
+};
+
+struct Advice {
+  Subcause subcause = Subcause::kUnattributed;
+  double share_of_idle = 0;  // 0..1, over all devices
+  std::string fix;
+};
+
+struct Report {
+  std::string source;  // "pytorch-profiler", "gpuidle"
+  std::vector<std::string> inputs;
+  int64_t window_start_ns = 0;
+  int64_t window_end_ns = 0;
+  std::vector<DeviceReport> devices;  // devices that ran work
+  int visible_device_count = 0;       // per process, where known (0: unknown)
+  std::vector<int> unused_devices;    // visible but never used
+  std::vector<StepReport> steps;
+  std::vector<GapRecord> longest_gaps;  // longest first
+  std::vector<Offender> offenders;      // most idle first
+  std::vector<Advice> advice;           // most idle first
+  std::optional<uint64_t> dropped_records;  // nullopt: the source does not say
+  uint64_t zero_timestamp_records = 0;
+
+  IdleBreakdown TotalIdle() const;
+};
+
+}  // namespace gpuidle
+
+#endif  // GPUIDLE_INCLUDE_GPUIDLE_REPORT_H_

@@ -1,0 +1,47 @@
+#include "analysis/advice.h"
+
+namespace gpuidle::internal {
+
+absl::string_view FixFor(Subcause s) {
+  switch (s) {
+    case Subcause::kDataLoader:
+      return "the input pipeline cannot keep up: raise DataLoader num_workers (try 2, 4, 8 "
+             "against free CPU cores), keep pin_memory=True, persistent_workers=True and "
+             "prefetch_factor>=2; move decoding/augmentation out of the training process or "
+             "onto the GPU";
+    case Subcause::kH2DCopy:
+      return "compute waits for host-to-device copies: put batches in pinned memory "
+             "(pin_memory=True) and copy with .to(device, non_blocking=True); prefetch the next "
+             "batch on a side stream so the copy overlaps compute";
+    case Subcause::kHost:
+      return "the host ran long stretches of work outside CUDA (unmarked data preparation, "
+             "logging, checkpointing, Python overhead): find it with a CPU profiler or mark it "
+             "with gpuidle.data()/NVTX, and move it to DataLoader workers or a background thread";
+    case Subcause::kLaunchOverhead:
+      return "kernels finish faster than the host issues them: raise the batch size (mixed "
+             "precision frees memory for it), fuse small ops (torch.compile), capture the step "
+             "in a CUDA graph (torch.compile mode=\"reduce-overhead\", torch.cuda.graphs), use "
+             "fused/foreach optimizers";
+    case Subcause::kKernelGap:
+      return "work was queued but every tiny kernel still paid its dispatch latency: fuse "
+             "kernels or replay them as a CUDA graph";
+    case Subcause::kHostSync:
+      return "the host waited for the GPU to drain, then ran work that could have overlapped "
+             "it: drop per-step .item()/.cpu()/print(tensor)/torch.cuda.synchronize(), keep "
+             "metrics on the GPU and read them every N steps, copy results with "
+             "non_blocking=True into pinned memory";
+    case Subcause::kDeviceWait:
+      return "queued work waited on an event of another stream: check cross-stream "
+             "dependencies (wait_stream, events) and balance work between streams";
+    case Subcause::kCommWait:
+      return "collectives waited for peer ranks: find the straggler (its input pipeline, "
+             "its load, its clocks), balance work across ranks, check the interconnect "
+             "(nvidia-smi topo -m: NV# is NVLink, PIX/PHB is PCIe)";
+    case Subcause::kUnattributed:
+      break;
+  }
+  return "no host evidence for this time: record CUDA runtime calls with the GPU activity "
+         "(gpuidle run, or torch.profiler with ProfilerActivity.CPU and CUDA)";
+}
+
+}  // namespace gpuidle::internal

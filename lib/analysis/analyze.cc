@@ -1,0 +1,485 @@
+#include "analysis/analyze.h"
+
+#include <algorithm>
+#include <limits>
+#include <optional>
+#include <queue>
+#include <tuple>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "analysis/advice.h"
+#include "analysis/attribution.h"
+#include "analysis/timeline_index.h"
+#include "core/status_macros.h"
+
+namespace gpuidle::internal {
+namespace {
+
+std::optional<Interval> WindowOf(const Timeline& t) {
+  int64_t lo = std::numeric_limits<int64_t>::max();
+  int64_t hi = std::numeric_limits<int64_t>::min();
+  auto cover = [&](int64_t s, int64_t e) {
+    lo = std::min(lo, s);
+    hi = std::max(hi, e);
+  };
+  for (const DeviceTimeline& d : t.devices) {
+    for (const DeviceOp& op : d.ops) cover(op.start_ns, op.end_ns);
+  }
+  for (const HostCall& c : t.calls) cover(c.start_ns, c.end_ns);
+  for (const Range& r : t.ranges) cover(r.start_ns, r.end_ns);
+  if (lo >= hi) return std::nullopt;
+  return Interval{lo, hi};
+}
+
+// Union of the kernels of one kind (communication or not) clipped to the window.
+std::vector<Interval> KernelUnion(const DeviceTimeline& d, Interval window, bool communication) {
+  std::vector<Interval> out;
+  for (const DeviceOp& op : d.ops) {
+    if (op.kind != OpKind::kKernel || op.communication != communication) continue;
+    const int64_t s = std::max(op.start_ns, window.start_ns);
+    const int64_t e = std::min(op.end_ns, window.end_ns);
+    if (e <= s) continue;
+    if (!out.empty() && s <= out.back().end_ns) {
+      out.back().end_ns = std::max(out.back().end_ns, e);
+    } else {
+      out.push_back({s, e});
+    }
+  }
+  return out;
+}
+
+int64_t TotalLength(const std::vector<Interval>& v) {
+  int64_t total = 0;
+  for (const Interval& i : v) total += i.end_ns - i.start_ns;
+  return total;
+}
+
+// Length of (a minus b); both sorted and disjoint.
+int64_t LengthNotCovered(const std::vector<Interval>& a, const std::vector<Interval>& b) {
+  int64_t total = 0;
+  size_t j = 0;
+  for (const Interval& x : a) {
+    int64_t cursor = x.start_ns;
+    while (j < b.size() && b[j].end_ns <= cursor) ++j;
+    for (size_t k = j; k < b.size() && b[k].start_ns < x.end_ns; ++k) {
+      if (b[k].start_ns > cursor) total += b[k].start_ns - cursor;
+      cursor = std::max(cursor, b[k].end_ns);
+    }
+    if (x.end_ns > cursor) total += x.end_ns - cursor;
+  }
+  return total;
+}
+
+// Outermost step ranges, by start.
+std::vector<int32_t> StepRanges(const Timeline& t) {
+  std::vector<int32_t> steps;
+  int64_t covered_until = std::numeric_limits<int64_t>::min();
+  for (size_t i = 0; i < t.ranges.size(); ++i) {
+    const Range& r = t.ranges[i];
+    if (r.kind != RangeKind::kStep) continue;
+    if (r.start_ns < covered_until && r.end_ns <= covered_until) continue;  // nested
+    steps.push_back(static_cast<int32_t>(i));
+    covered_until = std::max(covered_until, r.end_ns);
+  }
+  return steps;
+}
+
+// A step's span on one device begins when its host range has begun and the previous step's
+// GPU work has finished; it ends where the next step begins (docs/ANALYSIS.md).
+std::vector<Interval> CutSteps(const TimelineIndex& index, const DeviceTimeline& device,
+                               const std::vector<int32_t>& steps, Interval window) {
+  const Timeline& t = index.timeline();
+  std::vector<int64_t> gpu_end(steps.size(), std::numeric_limits<int64_t>::min());
+  for (const DeviceOp& op : device.ops) {
+    const int32_t call = index.CallFor(op.correlation_id);
+    if (call < 0) continue;
+    const int64_t launched = t.calls[call].start_ns;
+    auto it = std::upper_bound(steps.begin(), steps.end(), launched, [&](int64_t v, int32_t s) {
+      return v < t.ranges[s].start_ns;
+    });
+    if (it == steps.begin()) continue;
+    const size_t k = it - steps.begin() - 1;
+    if (launched < t.ranges[steps[k]].end_ns) gpu_end[k] = std::max(gpu_end[k], op.end_ns);
+  }
+  std::vector<Interval> spans(steps.size());
+  int64_t prev_begin = window.start_ns;
+  int64_t prev_gpu_end = std::numeric_limits<int64_t>::min();
+  for (size_t k = 0; k < steps.size(); ++k) {
+    const int64_t begin = std::max({t.ranges[steps[k]].start_ns, prev_gpu_end, prev_begin});
+    spans[k].start_ns = begin;
+    if (k > 0) spans[k - 1].end_ns = begin;
+    prev_begin = begin;
+    prev_gpu_end = std::max(prev_gpu_end, gpu_end[k]);
+  }
+  if (!steps.empty()) {
+    spans.back().end_ns = std::max(t.ranges[steps.back()].end_ns, gpu_end.back());
+  }
+  for (Interval& s : spans) {
+    s.start_ns = std::clamp(s.start_ns, window.start_ns, window.end_ns);
+    s.end_ns = std::clamp(s.end_ns, s.start_ns, window.end_ns);
+  }
+  return spans;
+}
+
+int64_t Overlap(int64_t a0, int64_t a1, int64_t b0, int64_t b1) {
+  return std::max<int64_t>(0, std::min(a1, b1) - std::max(a0, b0));
+}
+
+void FillSteps(const Timeline& t, const std::vector<int32_t>& steps,
+               const std::vector<Interval>& spans, const DeviceAttribution& a,
+               const DeviceReport& device, std::vector<StepReport>* out) {
+  size_t b = 0, p = 0;
+  for (size_t k = 0; k < steps.size(); ++k) {
+    StepReport step;
+    step.rank = device.rank;
+    step.device = device.device;
+    step.name = std::string(t.strings.Get(t.ranges[steps[k]].name));
+    step.start_ns = spans[k].start_ns;
+    step.end_ns = spans[k].end_ns;
+    while (b < a.busy.size() && a.busy[b].end_ns <= step.start_ns) ++b;
+    for (size_t i = b; i < a.busy.size() && a.busy[i].start_ns < step.end_ns; ++i) {
+      step.busy_ns += Overlap(a.busy[i].start_ns, a.busy[i].end_ns, step.start_ns, step.end_ns);
+    }
+    while (p < a.pieces.size() && a.pieces[p].end_ns <= step.start_ns) ++p;
+    for (size_t i = p; i < a.pieces.size() && a.pieces[i].start_ns < step.end_ns; ++i) {
+      const IdlePiece& piece = a.pieces[i];
+      step.idle[piece.subcause] += Overlap(piece.start_ns, piece.end_ns, step.start_ns, step.end_ns);
+    }
+    out->push_back(std::move(step));
+  }
+}
+
+// Sums idle time per program site; strings are built only for the sites that are reported.
+class OffenderTable {
+ public:
+  explicit OffenderTable(const TimelineIndex& index) : index_(index) {}
+
+  void Add(const DeviceTimeline& device, const IdlePiece& piece) {
+    const Timeline& t = index_.timeline();
+    StringId what = StringTable::kEmpty;
+    int64_t at = 0;
+    uint64_t thread = 0;
+    bool with_site = false;
+    switch (piece.subcause) {
+      case Subcause::kDataLoader:
+        if (piece.range >= 0) what = t.ranges[piece.range].name;
+        break;
+      case Subcause::kHostSync:
+      case Subcause::kH2DCopy:
+      case Subcause::kDeviceWait:
+      case Subcause::kCommWait:
+        if (piece.call >= 0) {
+          const HostCall& c = t.calls[piece.call];
+          std::tie(what, at, thread, with_site) = std::make_tuple(c.name, c.start_ns, c.thread, true);
+        }
+        break;
+      case Subcause::kHost:
+        // The work that followed the long host stretch says where it was.
+        if (piece.call >= 0) {
+          const HostCall& c = t.calls[piece.call];
+          std::tie(at, thread, with_site) = std::make_tuple(c.start_ns, c.thread, true);
+        }
+        break;
+      case Subcause::kLaunchOverhead:
+      case Subcause::kKernelGap:
+      case Subcause::kUnattributed:
+        if (piece.next_op >= 0) what = device.ops[piece.next_op].name;
+        break;
+    }
+    Key key{piece.subcause, what, with_site ? SiteId(thread, at) : -1};
+    Entry& e = entries_[key];
+    e.idle_ns += piece.end_ns - piece.start_ns;
+    if (piece.gap != e.last_gap || &device != e.last_device) ++e.count;
+    e.last_gap = piece.gap;
+    e.last_device = &device;
+  }
+
+  std::vector<Offender> Top(int n) const {
+    std::vector<Offender> out;
+    for (const auto& [key, e] : entries_) {
+      Offender o;
+      o.subcause = key.subcause;
+      o.site = Describe(key);
+      o.idle_ns = e.idle_ns;
+      o.count = e.count;
+      out.push_back(std::move(o));
+    }
+    std::sort(out.begin(), out.end(), [](const Offender& a, const Offender& b) {
+      return std::tie(b.idle_ns, a.site) < std::tie(a.idle_ns, b.site);
+    });
+    if (out.size() > static_cast<size_t>(n)) out.resize(n);
+    return out;
+  }
+
+ private:
+  struct Key {
+    Subcause subcause;
+    StringId what;
+    int32_t site;  // index into sites_, -1 if none
+    bool operator==(const Key&) const = default;
+    template <typename H>
+    friend H AbslHashValue(H h, const Key& k) {
+      return H::combine(std::move(h), k.subcause, k.what, k.site);
+    }
+  };
+  struct Entry {
+    int64_t idle_ns = 0;
+    int64_t count = 0;
+    int32_t last_gap = -1;
+    const DeviceTimeline* last_device = nullptr;
+  };
+
+  // Sites are interned by the enclosing framework op and Python frame (range ids), so that
+  // the strings are built once per distinct site.
+  int32_t SiteId(uint64_t thread, int64_t t) {
+    const int32_t op = index_.framework_ops().Outermost(thread, t);
+    const int32_t frame = index_.python_frames().Innermost(thread, t);
+    const Timeline& tl = index_.timeline();
+    const std::pair<StringId, StringId> names{op >= 0 ? tl.ranges[op].name : 0,
+                                              frame >= 0 ? tl.ranges[frame].name : 0};
+    auto [it, inserted] = site_ids_.try_emplace(names, static_cast<int32_t>(sites_.size()));
+    if (inserted) sites_.push_back(index_.CallSite(thread, t));
+    return it->second;
+  }
+
+  std::string Describe(const Key& k) const {
+    const Timeline& t = index_.timeline();
+    std::string s(t.strings.Get(k.what));
+    if (k.subcause == Subcause::kHost) s = "host work outside CUDA";
+    if (k.site >= 0 && !sites_[k.site].empty()) {
+      absl::StrAppend(&s, k.subcause == Subcause::kHost ? " before " : " in ", sites_[k.site]);
+    }
+    return s;
+  }
+
+  const TimelineIndex& index_;
+  absl::flat_hash_map<Key, Entry> entries_;
+  absl::flat_hash_map<std::pair<StringId, StringId>, int32_t> site_ids_;
+  std::vector<std::string> sites_;
+};
+
+GapRecord ToGapRecord(const TimelineIndex& index, const DeviceTimeline& device,
+                      const DeviceReport& d, const IdlePiece& piece) {
+  const Timeline& t = index.timeline();
+  GapRecord g;
+  g.rank = d.rank;
+  g.device = d.device;
+  g.start_ns = piece.start_ns;
+  g.end_ns = piece.end_ns;
+  g.subcause = piece.subcause;
+  if (piece.next_op >= 0) {
+    const DeviceOp& op = device.ops[piece.next_op];
+    g.next_op = std::string(t.strings.Get(op.name));
+    if (const int32_t launch = index.CallFor(op.correlation_id); launch >= 0) {
+      g.thread = t.calls[launch].thread;
+    }
+  }
+  if (piece.range >= 0) {
+    g.evidence = std::string(t.strings.Get(t.ranges[piece.range].name));
+  } else if (piece.call >= 0) {
+    const HostCall& c = t.calls[piece.call];
+    g.evidence = std::string(t.strings.Get(c.name));
+    g.call_site = index.CallSite(c.thread, c.start_ns);
+    if (g.thread == 0) g.thread = c.thread;
+  }
+  if (piece.subcause == Subcause::kHost) {
+    g.evidence = absl::StrCat("no CUDA call for ", (piece.end_ns - piece.start_ns) / 1000, " us");
+  }
+  return g;
+}
+
+// Keeps the n longest pieces seen.
+class LongestGaps {
+ public:
+  explicit LongestGaps(int n) : n_(n) {}
+  void Offer(GapRecord g) {
+    if (n_ <= 0) return;
+    if (static_cast<int>(heap_.size()) < n_) {
+      heap_.push_back(std::move(g));
+      std::push_heap(heap_.begin(), heap_.end(), Longer);
+    } else if (Longer(g, heap_.front())) {
+      std::pop_heap(heap_.begin(), heap_.end(), Longer);
+      heap_.back() = std::move(g);
+      std::push_heap(heap_.begin(), heap_.end(), Longer);
+    }
+  }
+  // Cheap pre-check before building the record's strings.
+  bool WouldKeep(int64_t length) const {
+    return n_ > 0 && (static_cast<int>(heap_.size()) < n_ ||
+                      length > heap_.front().end_ns - heap_.front().start_ns);
+  }
+  std::vector<GapRecord> Take() {
+    std::sort(heap_.begin(), heap_.end(), Longer);
+    return std::move(heap_);
+  }
+
+ private:
+  static bool Longer(const GapRecord& a, const GapRecord& b) {
+    const int64_t la = a.end_ns - a.start_ns, lb = b.end_ns - b.start_ns;
+    return la != lb ? la > lb : a.start_ns < b.start_ns;
+  }
+  int n_;
+  std::vector<GapRecord> heap_;  // min-heap by length under Longer
+};
+
+// rank r's wait in collective k = latest start of k across ranks - r's start, at most the
+// kernel's duration. Collectives are matched by their order on each rank and device.
+void AddCommWait(std::span<const Timeline* const> ranks, Report* report) {
+  if (ranks.size() < 2) return;
+  struct Comm {
+    int64_t start, end;
+  };
+  // Device position d of each rank: the i-th used device of each rank is matched.
+  size_t used = std::numeric_limits<size_t>::max();
+  for (const Timeline* t : ranks) used = std::min(used, t->devices.size());
+  for (size_t d = 0; d < used; ++d) {
+    std::vector<std::vector<Comm>> per_rank;
+    size_t count = std::numeric_limits<size_t>::max();
+    for (const Timeline* t : ranks) {
+      std::vector<Comm>& comms = per_rank.emplace_back();
+      for (const DeviceOp& op : t->devices[d].ops) {
+        if (op.kind == OpKind::kKernel && op.communication) comms.push_back({op.start_ns, op.end_ns});
+      }
+      count = std::min(count, comms.size());
+    }
+    std::vector<int64_t> wait(ranks.size(), 0);
+    for (size_t k = 0; k < count; ++k) {
+      int64_t latest = std::numeric_limits<int64_t>::min();
+      for (const auto& comms : per_rank) latest = std::max(latest, comms[k].start);
+      for (size_t r = 0; r < ranks.size(); ++r) {
+        const Comm& c = per_rank[r][k];
+        wait[r] += std::clamp<int64_t>(latest - c.start, 0, c.end - c.start);
+      }
+    }
+    for (size_t r = 0; r < ranks.size(); ++r) {
+      const int device = ranks[r]->devices[d].device;
+      const int rank = ranks[r]->info.rank.value_or(static_cast<int>(r));
+      for (DeviceReport& dr : report->devices) {
+        if (dr.device == device && dr.rank.value_or(-1) == rank) dr.comm_wait_ns = wait[r];
+      }
+    }
+  }
+}
+
+}  // namespace
+
+absl::Status ValidateOptions(const AnalysisOptions& options) {
+  if (options.launch_gap_max_ns <= 0) {
+    return absl::InvalidArgumentError("launch_gap_max must be positive");
+  }
+  if (options.max_gap_records < 0 || options.max_offenders < 0) {
+    return absl::InvalidArgumentError("record limits must not be negative");
+  }
+  if (!(options.advice_min_share >= 0 && options.advice_min_share <= 1)) {
+    return absl::InvalidArgumentError("advice_min_share must be within [0, 1]");
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Report> AnalyzeRanks(std::span<const Timeline* const> ranks,
+                                    const AnalysisOptions& options) {
+  GPUIDLE_RETURN_IF_ERROR(ValidateOptions(options));
+  if (ranks.empty()) return absl::InvalidArgumentError("nothing to analyse");
+  Report report;
+  LongestGaps longest(options.max_gap_records);
+  std::vector<Offender> offenders;
+  bool have_window = false;
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    const Timeline& t = *ranks[r];
+    const std::optional<Interval> window = WindowOf(t);
+    if (!window) {
+      return absl::FailedPreconditionError(
+          ranks.size() > 1 ? absl::StrCat("input ", r + 1, " holds no host or GPU activity")
+                           : "the trace holds no host or GPU activity");
+    }
+    report.window_start_ns = have_window ? std::min(report.window_start_ns, window->start_ns)
+                                         : window->start_ns;
+    report.window_end_ns = have_window ? std::max(report.window_end_ns, window->end_ns)
+                                       : window->end_ns;
+    have_window = true;
+    if (report.source.empty()) report.source = t.info.source;
+    std::optional<int> rank = t.info.rank;
+    if (!rank && ranks.size() > 1) rank = static_cast<int>(r);
+    if (t.info.dropped_records) {
+      report.dropped_records = report.dropped_records.value_or(0) + *t.info.dropped_records;
+    }
+    report.zero_timestamp_records += t.info.zero_timestamp_records;
+    report.visible_device_count += static_cast<int>(t.info.visible_devices.size());
+
+    const TimelineIndex index(t, options);
+    OffenderTable table(index);
+    const std::vector<int32_t> steps = StepRanges(t);
+    for (const DeviceTimeline& device : t.devices) {
+      DeviceReport d;
+      d.rank = rank;
+      d.device = device.device;
+      d.name = device.name;
+      d.window_start_ns = window->start_ns;
+      d.window_end_ns = window->end_ns;
+      d.window_ns = window->end_ns - window->start_ns;
+      for (const DeviceOp& op : device.ops) {
+        switch (op.kind) {
+          case OpKind::kKernel:
+            ++d.kernel_count;
+            break;
+          case OpKind::kMemcpy:
+            ++d.memcpy_count;
+            break;
+          case OpKind::kMemset:
+            ++d.memset_count;
+            break;
+        }
+      }
+      const DeviceAttribution a = AttributeDevice(index, device, *window, options);
+      d.busy_ns = a.busy_ns;
+      for (const IdlePiece& piece : a.pieces) {
+        d.idle[piece.subcause] += piece.end_ns - piece.start_ns;
+        table.Add(device, piece);
+        if (longest.WouldKeep(piece.end_ns - piece.start_ns)) {
+          longest.Offer(ToGapRecord(index, device, d, piece));
+        }
+      }
+      d.idle_ns = d.window_ns - d.busy_ns;
+      const std::vector<Interval> comm = KernelUnion(device, *window, true);
+      d.comm_ns = TotalLength(comm);
+      d.exposed_comm_ns = LengthNotCovered(comm, KernelUnion(device, *window, false));
+      FillSteps(t, steps, CutSteps(index, device, steps, *window), a, d, &report.steps);
+      report.devices.push_back(std::move(d));
+    }
+    for (int v : t.info.visible_devices) {
+      if (t.FindDevice(v) == nullptr) report.unused_devices.push_back(v);
+    }
+    std::vector<Offender> top = table.Top(options.max_offenders);
+    offenders.insert(offenders.end(), top.begin(), top.end());
+  }
+  AddCommWait(ranks, &report);
+  std::stable_sort(offenders.begin(), offenders.end(),
+                   [](const Offender& a, const Offender& b) { return a.idle_ns > b.idle_ns; });
+  if (offenders.size() > static_cast<size_t>(options.max_offenders)) {
+    offenders.resize(options.max_offenders);
+  }
+  report.offenders = std::move(offenders);
+  report.longest_gaps = longest.Take();
+
+  const IdleBreakdown total = report.TotalIdle();
+  const int64_t total_idle = total.TotalNs();
+  for (int i = 0; i < kNumSubcauses && total_idle > 0; ++i) {
+    const auto s = static_cast<Subcause>(i);
+    const double share = static_cast<double>(total[s]) / static_cast<double>(total_idle);
+    if (total[s] > 0 && share >= options.advice_min_share) {
+      report.advice.push_back(Advice{s, share, std::string(FixFor(s))});
+    }
+  }
+  std::stable_sort(report.advice.begin(), report.advice.end(),
+                   [](const Advice& a, const Advice& b) { return a.share_of_idle > b.share_of_idle; });
+  return report;
+}
+
+absl::StatusOr<Report> Analyze(const Timeline& timeline, const AnalysisOptions& options) {
+  const Timeline* one[] = {&timeline};
+  return AnalyzeRanks(one, options);
+}
+
+}  // namespace gpuidle::internal

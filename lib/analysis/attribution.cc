@@ -1,0 +1,391 @@
+#include "analysis/attribution.h"
+
+#include <algorithm>
+#include <array>
+#include <limits>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+
+namespace gpuidle::internal {
+namespace {
+
+constexpr int64_t kForever = std::numeric_limits<int64_t>::max();
+
+// What a host interval says about an idle instant; a lower value wins where they overlap.
+enum Evidence : uint8_t {
+  kInDataRange,
+  kInH2DCopyCall,
+  kInSyncCall,  // a sync, or a copy to the host (blocking, like .item())
+  kInOtherCudaCall,
+  kInLaunchingOp,  // a framework op that issues GPU work
+  kEvidenceKinds,
+};
+
+struct HostItem {
+  int64_t start_ns;
+  int64_t end_ns;
+  Evidence evidence;
+  int32_t call = -1;
+  int32_t range = -1;
+};
+
+// Yields, for intervals [u, e) given in increasing order of u, the host items that overlap
+// them. Items enter when they start before e and leave once they end before u, so each item
+// is touched O(1) times plus once per gap it overlaps.
+class HostSweep {
+ public:
+  explicit HostSweep(const std::vector<HostItem>& items) : items_(items) {}
+
+  void Overlapping(int64_t u, int64_t e, std::vector<int32_t>* out) {
+    while (next_ < items_.size() && items_[next_].start_ns < e) {
+      active_.push_back(static_cast<int32_t>(next_++));
+    }
+    std::erase_if(active_, [&](int32_t i) { return items_[i].end_ns <= u; });
+    out->clear();
+    for (int32_t i : active_) {
+      if (items_[i].start_ns < e && items_[i].end_ns > u) out->push_back(i);
+    }
+  }
+
+ private:
+  const std::vector<HostItem>& items_;
+  size_t next_ = 0;
+  std::vector<int32_t> active_;
+};
+
+class DeviceAttributor {
+ public:
+  DeviceAttributor(const TimelineIndex& index, const DeviceTimeline& device, Interval window,
+                   const AnalysisOptions& options)
+      : index_(index),
+        timeline_(index.timeline()),
+        device_(device),
+        window_(window),
+        options_(options) {}
+
+  DeviceAttribution Run();
+
+ private:
+  void IndexHost();
+  void Emit(int64_t start, int64_t end, Subcause s, int32_t next_op, int32_t call, int32_t range);
+  void AttributeGap(int64_t t0, int64_t t1, int32_t next_op);
+  void AttributeHostLate(int64_t t0, int64_t e, int32_t next_op);
+  void WalkHost(int64_t u, int64_t e, int32_t next_op);
+  void AttributeQueued(int64_t q, int64_t t1, int32_t next_op, int32_t launch_call);
+  int32_t SyncInProgressAt(int64_t t) const;
+  int32_t WaitEventBefore(const DeviceOp& op, const HostCall& launch) const;
+  int32_t FirstHostCallAtOrAfter(int64_t t) const;
+  int64_t LastHostCallEndBefore(int64_t t) const;
+
+  const TimelineIndex& index_;
+  const Timeline& timeline_;
+  const DeviceTimeline& device_;
+  const Interval window_;
+  const AnalysisOptions& options_;
+
+  absl::flat_hash_set<uint64_t> launching_threads_;
+  std::vector<int32_t> host_calls_;         // calls of the launching threads, by start
+  std::vector<int64_t> host_call_max_end_;  // prefix maximum of their end times
+  std::vector<HostItem> host_items_;        // everything the host-late walk looks at
+  std::vector<int32_t> h2d_copies_;         // device ops: H2D memcpy, by start
+  std::vector<int64_t> h2d_copy_max_end_;   // prefix maximum of their end times
+  absl::flat_hash_map<uint32_t, std::vector<int32_t>> wait_calls_by_stream_;
+  absl::flat_hash_map<uint32_t, int32_t> last_op_on_stream_;  // while sweeping ops
+  absl::flat_hash_map<int32_t, int64_t> prev_launch_on_stream_;  // op -> launch start of the
+                                                                  // previous op on its stream
+  HostSweep* sweep_ = nullptr;
+  std::vector<int32_t> scratch_;
+  DeviceAttribution result_;
+  int32_t gap_ = 0;
+};
+
+void DeviceAttributor::IndexHost() {
+  for (const DeviceOp& op : device_.ops) {
+    const int32_t call = index_.CallFor(op.correlation_id);
+    if (call >= 0) launching_threads_.insert(timeline_.calls[call].thread);
+  }
+  for (size_t i = 0; i < timeline_.calls.size(); ++i) {
+    const HostCall& c = timeline_.calls[i];
+    if (!launching_threads_.contains(c.thread)) continue;
+    const auto ci = static_cast<int32_t>(i);
+    host_calls_.push_back(ci);
+    const int64_t prev = host_call_max_end_.empty() ? c.end_ns : host_call_max_end_.back();
+    host_call_max_end_.push_back(std::max(prev, c.end_ns));
+    Evidence ev = kInOtherCudaCall;
+    if (c.category == CallCategory::kSync) {
+      ev = kInSyncCall;
+    } else if (c.category == CallCategory::kCopy) {
+      const CopyKind k = index_.CopyKindOfCall(ci);
+      if (k == CopyKind::kHtoD) ev = kInH2DCopyCall;
+      if (k == CopyKind::kDtoH) ev = kInSyncCall;
+    } else if (c.category == CallCategory::kWaitEvent && c.stream != kNoStream) {
+      wait_calls_by_stream_[c.stream].push_back(ci);
+    }
+    host_items_.push_back(HostItem{c.start_ns, c.end_ns, ev, ci, -1});
+  }
+  for (int32_t r : index_.data_ranges()) {
+    const Range& range = timeline_.ranges[r];
+    host_items_.push_back(HostItem{range.start_ns, range.end_ns, kInDataRange, -1, r});
+  }
+  for (uint64_t thread : launching_threads_) {
+    for (int32_t r : index_.framework_ops().Roots(thread)) {
+      const Range& range = timeline_.ranges[r];
+      if (index_.LaunchedWithin(thread, range.start_ns, range.end_ns)) {
+        host_items_.push_back(HostItem{range.start_ns, range.end_ns, kInLaunchingOp, -1, r});
+      }
+    }
+  }
+  std::stable_sort(host_items_.begin(), host_items_.end(),
+                   [](const HostItem& a, const HostItem& b) { return a.start_ns < b.start_ns; });
+  for (size_t i = 0; i < device_.ops.size(); ++i) {
+    const DeviceOp& op = device_.ops[i];
+    if (op.kind == OpKind::kMemcpy && op.copy_kind == CopyKind::kHtoD) {
+      h2d_copies_.push_back(static_cast<int32_t>(i));
+      h2d_copy_max_end_.push_back(
+          std::max(h2d_copy_max_end_.empty() ? op.end_ns : h2d_copy_max_end_.back(), op.end_ns));
+    }
+  }
+}
+
+void DeviceAttributor::Emit(int64_t start, int64_t end, Subcause s, int32_t next_op,
+                            int32_t call, int32_t range) {
+  if (end <= start) return;
+  std::vector<IdlePiece>& pieces = result_.pieces;
+  if (!pieces.empty()) {
+    IdlePiece& last = pieces.back();
+    if (last.gap == gap_ && last.end_ns == start && last.subcause == s) {
+      last.end_ns = end;  // one record per cause and gap; the first evidence stays
+      return;
+    }
+  }
+  pieces.push_back(IdlePiece{start, end, s, gap_, next_op, call, range});
+}
+
+int32_t DeviceAttributor::FirstHostCallAtOrAfter(int64_t t) const {
+  auto it = std::lower_bound(host_calls_.begin(), host_calls_.end(), t, [&](int32_t c, int64_t v) {
+    return timeline_.calls[c].start_ns < v;
+  });
+  return it == host_calls_.end() ? -1 : *it;
+}
+
+int64_t DeviceAttributor::LastHostCallEndBefore(int64_t t) const {
+  auto it = std::lower_bound(host_calls_.begin(), host_calls_.end(), t, [&](int32_t c, int64_t v) {
+    return timeline_.calls[c].start_ns < v;
+  });
+  if (it == host_calls_.begin()) return window_.start_ns;
+  return std::min(t, host_call_max_end_[it - host_calls_.begin() - 1]);
+}
+
+// The blocking call (sync, or copy to the host) a launching thread was in at time t: the
+// longest if several. -1 if none.
+int32_t DeviceAttributor::SyncInProgressAt(int64_t t) const {
+  auto it = std::upper_bound(host_calls_.begin(), host_calls_.end(), t, [&](int64_t v, int32_t c) {
+    return v < timeline_.calls[c].start_ns;
+  });
+  int32_t best = -1;
+  int64_t best_len = -1;
+  // Calls that contain t started at or before it; walk back while any of them can still
+  // reach t (prefix maximum of end times).
+  for (auto i = it - host_calls_.begin() - 1; i >= 0 && host_call_max_end_[i] > t; --i) {
+    const int32_t c = host_calls_[i];
+    const HostCall& call = timeline_.calls[c];
+    if (call.end_ns <= t) continue;
+    const bool blocking = call.category == CallCategory::kSync ||
+                          (call.category == CallCategory::kCopy &&
+                           index_.CopyKindOfCall(c) == CopyKind::kDtoH);
+    if (blocking && call.end_ns - call.start_ns > best_len) {
+      best = c;
+      best_len = call.end_ns - call.start_ns;
+    }
+  }
+  return best;
+}
+
+void DeviceAttributor::AttributeGap(int64_t t0, int64_t t1, int32_t next_op) {
+  ++gap_;
+  if (launching_threads_.empty()) {
+    Emit(t0, t1, Subcause::kUnattributed, next_op, -1, -1);
+    return;
+  }
+  if (next_op < 0) {  // the end of the window: nothing was queued
+    AttributeHostLate(t0, t1, next_op);
+    return;
+  }
+  const DeviceOp& op = device_.ops[next_op];
+  const int32_t launch = index_.CallFor(op.correlation_id);
+  if (launch < 0) {
+    Emit(t0, t1, Subcause::kUnattributed, next_op, -1, -1);
+    return;
+  }
+  // Until its launch call returned, the host was late; after that the work was queued.
+  const int64_t q = std::clamp(timeline_.calls[launch].end_ns, t0, t1);
+  AttributeHostLate(t0, q, next_op);
+  AttributeQueued(q, t1, next_op, launch);
+}
+
+void DeviceAttributor::AttributeHostLate(int64_t t0, int64_t e, int32_t next_op) {
+  if (e <= t0) return;
+  // Why did the queue run dry? If a launching thread was blocked in a sync when it did, the
+  // host work after the sync could have overlapped that much GPU work.
+  const int32_t sync = SyncInProgressAt(t0);
+  int64_t u = t0;
+  if (sync >= 0) {
+    const HostCall& s = timeline_.calls[sync];
+    u = std::min(e, t0 + (s.end_ns - s.start_ns));
+    Emit(t0, u, Subcause::kHostSync, next_op, sync, -1);
+  }
+  WalkHost(u, e, next_op);
+}
+
+// The rest goes by what the launching threads were doing, instant by instant.
+void DeviceAttributor::WalkHost(int64_t u, int64_t e, int32_t next_op) {
+  if (e <= u) return;
+  sweep_->Overlapping(u, e, &scratch_);
+  // Elementary segments between the boundaries of the overlapping items.
+  std::vector<int64_t> cuts = {u, e};
+  for (int32_t i : scratch_) {
+    const HostItem& it = host_items_[i];
+    if (it.start_ns > u) cuts.push_back(it.start_ns);
+    if (it.end_ns < e) cuts.push_back(it.end_ns);
+  }
+  std::sort(cuts.begin(), cuts.end());
+  cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+  // Items sorted by start: a pointer adds them as segments begin; small active lists per
+  // evidence kind drop them as they end.
+  std::sort(scratch_.begin(), scratch_.end(), [&](int32_t a, int32_t b) {
+    return host_items_[a].start_ns < host_items_[b].start_ns;
+  });
+  std::array<std::vector<int32_t>, kEvidenceKinds> active;
+  size_t next_item = 0;
+  for (size_t k = 0; k + 1 < cuts.size(); ++k) {
+    const int64_t s0 = cuts[k], s1 = cuts[k + 1];
+    while (next_item < scratch_.size() && host_items_[scratch_[next_item]].start_ns <= s0) {
+      const int32_t i = scratch_[next_item++];
+      active[host_items_[i].evidence].push_back(i);
+    }
+    for (auto& list : active) {
+      std::erase_if(list, [&](int32_t i) { return host_items_[i].end_ns <= s0; });
+    }
+    int kind = 0;
+    while (kind < kEvidenceKinds && active[kind].empty()) ++kind;
+    if (kind < kEvidenceKinds) {
+      const HostItem& it = host_items_[active[kind].back()];
+      static constexpr std::array<Subcause, kEvidenceKinds> kSubcause = {
+          Subcause::kDataLoader, Subcause::kH2DCopy, Subcause::kHostSync,
+          Subcause::kLaunchOverhead, Subcause::kLaunchOverhead};
+      Emit(s0, s1, kSubcause[kind], next_op, it.call, it.range);
+      continue;
+    }
+    // Outside any CUDA call, marker or launching op: how long was the host away from CUDA?
+    const int32_t next_call = FirstHostCallAtOrAfter(s1);
+    const int64_t away_until = next_call >= 0 ? timeline_.calls[next_call].start_ns : kForever;
+    const int64_t away_since = LastHostCallEndBefore(s0);
+    const bool short_stretch = away_until != kForever &&
+                               away_until - away_since < options_.launch_gap_max_ns;
+    Emit(s0, s1, short_stretch ? Subcause::kLaunchOverhead : Subcause::kHost, next_op, next_call,
+         -1);
+  }
+}
+
+// Queued work waiting on a stream-wait-event issued on its stream after the previous op there.
+int32_t DeviceAttributor::WaitEventBefore(const DeviceOp& op, const HostCall& launch) const {
+  auto it = wait_calls_by_stream_.find(op.stream);
+  if (it == wait_calls_by_stream_.end()) return -1;
+  const std::vector<int32_t>& waits = it->second;
+  auto w = std::upper_bound(waits.begin(), waits.end(), launch.start_ns, [&](int64_t v, int32_t c) {
+    return v < timeline_.calls[c].start_ns;
+  });
+  if (w == waits.begin()) return -1;
+  return *(w - 1);
+}
+
+void DeviceAttributor::AttributeQueued(int64_t q, int64_t t1, int32_t next_op, int32_t launch) {
+  if (t1 <= q) return;
+  const DeviceOp& op = device_.ops[next_op];
+  // Input still being copied in while the work waits for it.
+  int64_t cursor = q;
+  auto first = std::lower_bound(h2d_copies_.begin(), h2d_copies_.end(), t1, [&](int32_t c, int64_t v) {
+    return device_.ops[c].start_ns < v;
+  });
+  std::vector<int32_t> covering;
+  for (auto i = first - h2d_copies_.begin() - 1; i >= 0 && h2d_copy_max_end_[i] > q; --i) {
+    if (device_.ops[h2d_copies_[i]].end_ns > q) covering.push_back(h2d_copies_[i]);
+  }
+  std::reverse(covering.begin(), covering.end());
+  Subcause rest = Subcause::kKernelGap;
+  int32_t rest_call = launch;
+  const int32_t wait = WaitEventBefore(op, timeline_.calls[launch]);
+  if (wait >= 0) {
+    const HostCall& w = timeline_.calls[wait];
+    auto prev = prev_launch_on_stream_.find(next_op);
+    const bool after_previous_op = prev == prev_launch_on_stream_.end() || w.start_ns >= prev->second;
+    if (after_previous_op) {
+      rest = Subcause::kDeviceWait;
+      rest_call = wait;
+      auto peer = last_op_on_stream_.find(w.peer_stream);
+      if (w.peer_stream != kNoStream && peer != last_op_on_stream_.end() &&
+          device_.ops[peer->second].communication) {
+        rest = Subcause::kCommWait;
+      }
+    }
+  }
+  for (int32_t c : covering) {
+    const DeviceOp& copy = device_.ops[c];
+    const int64_t s = std::max(cursor, copy.start_ns);
+    const int64_t e = std::min(t1, copy.end_ns);
+    if (e <= cursor) continue;
+    Emit(cursor, s, rest, next_op, rest_call, -1);
+    Emit(s, e, Subcause::kH2DCopy, next_op, index_.CallFor(copy.correlation_id), -1);
+    cursor = e;
+  }
+  Emit(cursor, t1, rest, next_op, rest_call, -1);
+}
+
+DeviceAttribution DeviceAttributor::Run() {
+  IndexHost();
+  HostSweep sweep(host_items_);
+  sweep_ = &sweep;
+  int64_t busy_end = window_.start_ns;  // end of the busy time seen so far
+  absl::flat_hash_map<uint32_t, int64_t> last_launch_on_stream;
+  for (size_t i = 0; i < device_.ops.size(); ++i) {
+    const DeviceOp& op = device_.ops[i];
+    const auto oi = static_cast<int32_t>(i);
+    if (auto prev = last_launch_on_stream.find(op.stream); prev != last_launch_on_stream.end()) {
+      prev_launch_on_stream_[oi] = prev->second;
+    }
+    const int32_t call = index_.CallFor(op.correlation_id);
+    last_launch_on_stream[op.stream] = call >= 0 ? timeline_.calls[call].start_ns : op.start_ns;
+    if (op.kind == OpKind::kKernel) {
+      const int64_t start = std::max(op.start_ns, window_.start_ns);
+      const int64_t end = std::min(op.end_ns, window_.end_ns);
+      if (end > start) {
+        if (start > busy_end) {
+          AttributeGap(busy_end, start, oi);
+          result_.busy.push_back({start, end});
+          busy_end = end;
+        } else if (end > busy_end) {
+          if (result_.busy.empty()) {
+            result_.busy.push_back({start, end});
+          } else {
+            result_.busy.back().end_ns = end;
+          }
+          busy_end = end;
+        }
+      }
+    }
+    last_op_on_stream_[op.stream] = oi;
+  }
+  if (busy_end < window_.end_ns) AttributeGap(busy_end, window_.end_ns, -1);
+  for (const Interval& b : result_.busy) result_.busy_ns += b.end_ns - b.start_ns;
+  return std::move(result_);
+}
+
+}  // namespace
+
+DeviceAttribution AttributeDevice(const TimelineIndex& index, const DeviceTimeline& device,
+                                  Interval window, const AnalysisOptions& options) {
+  return DeviceAttributor(index, device, window, options).Run();
+}
+
+}  // namespace gpuidle::internal

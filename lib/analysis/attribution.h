@@ -1,0 +1,42 @@
+// Gives every idle nanosecond of one device exactly one cause (docs/ANALYSIS.md).
+#ifndef GPUIDLE_LIB_ANALYSIS_ATTRIBUTION_H_
+#define GPUIDLE_LIB_ANALYSIS_ATTRIBUTION_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "analysis/timeline_index.h"
+#include "gpuidle/options.h"
+#include "gpuidle/report.h"
+#include "model/timeline.h"
+
+namespace gpuidle::internal {
+
+struct Interval {
+  int64_t start_ns;
+  int64_t end_ns;
+};
+
+// A contiguous idle interval with one subcause and the evidence for it.
+struct IdlePiece {
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  Subcause subcause = Subcause::kUnattributed;
+  int32_t gap = 0;       // ordinal of the gap (pieces of one gap share it)
+  int32_t next_op = -1;  // index into the device's ops: the kernel that ended the gap
+  int32_t call = -1;     // index into timeline.calls: the call that explains it
+  int32_t range = -1;    // index into timeline.ranges: the marker that explains it
+};
+
+struct DeviceAttribution {
+  std::vector<Interval> busy;      // merged kernel intervals inside the window
+  std::vector<IdlePiece> pieces;   // tile the window minus busy exactly, in time order
+  int64_t busy_ns = 0;
+};
+
+DeviceAttribution AttributeDevice(const TimelineIndex& index, const DeviceTimeline& device,
+                                  Interval window, const AnalysisOptions& options);
+
+}  // namespace gpuidle::internal
+
+#endif  // GPUIDLE_LIB_ANALYSIS_ATTRIBUTION_H_

@@ -1,0 +1,114 @@
+// Names of the idle taxonomy (docs/ANALYSIS.md): the strings users and the JSON schema see.
+#include <algorithm>
+#include <string>
+#include "absl/strings/string_view.h"
+
+#include "absl/strings/str_cat.h"
+#include "gpuidle/report.h"
+
+namespace gpuidle {
+
+Cause CauseOf(Subcause s) {
+  switch (s) {
+    case Subcause::kDataLoader:
+    case Subcause::kH2DCopy:
+    case Subcause::kHost:
+      return Cause::kDataStarved;
+    case Subcause::kLaunchOverhead:
+    case Subcause::kKernelGap:
+      return Cause::kLaunchBound;
+    case Subcause::kHostSync:
+    case Subcause::kDeviceWait:
+    case Subcause::kCommWait:
+      return Cause::kSyncBound;
+    case Subcause::kUnattributed:
+      break;
+  }
+  return Cause::kUnattributed;
+}
+
+absl::string_view CauseName(Cause c) {
+  switch (c) {
+    case Cause::kDataStarved:
+      return "data_starved";
+    case Cause::kLaunchBound:
+      return "launch_bound";
+    case Cause::kSyncBound:
+      return "sync_bound";
+    case Cause::kUnattributed:
+      break;
+  }
+  return "unattributed";
+}
+
+absl::string_view SubcauseName(Subcause s) {
+  switch (s) {
+    case Subcause::kDataLoader:
+      return "dataloader";
+    case Subcause::kH2DCopy:
+      return "h2d_copy";
+    case Subcause::kHost:
+      return "host";
+    case Subcause::kLaunchOverhead:
+      return "launch_overhead";
+    case Subcause::kKernelGap:
+      return "kernel_gap";
+    case Subcause::kHostSync:
+      return "host_sync";
+    case Subcause::kDeviceWait:
+      return "device_wait";
+    case Subcause::kCommWait:
+      return "comm_wait";
+    case Subcause::kUnattributed:
+      break;
+  }
+  return "unattributed";
+}
+
+std::string QualifiedSubcauseName(Subcause s) {
+  if (s == Subcause::kUnattributed) return "unattributed";
+  return absl::StrCat(CauseName(CauseOf(s)), ".", SubcauseName(s));
+}
+
+std::optional<Subcause> ParseSubcause(absl::string_view qualified_name) {
+  for (int i = 0; i < kNumSubcauses; ++i) {
+    const auto s = static_cast<Subcause>(i);
+    if (QualifiedSubcauseName(s) == qualified_name) return s;
+  }
+  return std::nullopt;
+}
+
+int64_t IdleBreakdown::CauseNs(Cause c) const {
+  int64_t total = 0;
+  for (int i = 0; i < kNumSubcauses; ++i) {
+    if (CauseOf(static_cast<Subcause>(i)) == c) total += ns[i];
+  }
+  return total;
+}
+
+int64_t IdleBreakdown::TotalNs() const {
+  int64_t total = 0;
+  for (int64_t v : ns) total += v;
+  return total;
+}
+
+Subcause IdleBreakdown::Dominant() const {
+  int best = static_cast<int>(Subcause::kUnattributed);
+  for (int i = 0; i < kNumSubcauses; ++i) {
+    if (ns[i] > ns[best]) best = i;
+  }
+  return static_cast<Subcause>(best);
+}
+
+IdleBreakdown& IdleBreakdown::operator+=(const IdleBreakdown& other) {
+  for (int i = 0; i < kNumSubcauses; ++i) ns[i] += other.ns[i];
+  return *this;
+}
+
+IdleBreakdown Report::TotalIdle() const {
+  IdleBreakdown total;
+  for (const DeviceReport& d : devices) total += d.idle;
+  return total;
+}
+
+}  // namespace gpuidle

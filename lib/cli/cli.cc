@@ -1,0 +1,141 @@
+#include "cli/cli.h"
+
+#include <optional>
+#include "absl/strings/string_view.h"
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "core/version.h"
+#include "gpuidle/analyze.h"
+#include "report/writer.h"
+
+namespace gpuidle::internal {
+namespace {
+
+constexpr char kUsage[] = R"(usage: gpuidle <command> [options]
+
+Tells why your GPU was idle: every idle gap of every GPU is data-starved, launch-bound or
+sync-bound, with the evidence and the fix.
+
+commands:
+  analyze TRACE...   analyse PyTorch profiler traces (torch.profiler export_chrome_trace,
+                     .json or .json.gz); several files are the ranks of one job
+  version            print the version
+  help               print this help
+
+analyze options:
+  --format FMT           text (default) or json
+  --out PATH             write the report to PATH (format from --format, else from the
+                         extension: .json is JSON); the text summary still goes to stdout
+  --quiet                print nothing on stdout
+  --launch-gap-max-us N  host stretches between CUDA calls shorter than N us count as launch
+                         overhead, longer ones as host work (default 1000)
+  --data-range TEXT      host ranges whose name contains TEXT are data waits (repeatable;
+                         adds to the defaults)
+  --max-gaps N           longest gaps kept in the report (default 50)
+
+exit codes: 0 ok, 2 bad command line, 3 unreadable trace, 4 report not written
+)";
+
+int Usage(std::ostream& err, absl::string_view problem) {
+  err << "gpuidle: " << problem << "\n(run \"gpuidle help\" for usage)\n";
+  return kExitUsage;
+}
+
+int Analyze(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  AnalysisOptions options;
+  std::vector<std::string> traces;
+  std::optional<std::string> format, out_path;
+  bool quiet = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto value = [&](absl::string_view flag) -> std::optional<std::string> {
+      if (i + 1 >= args.size()) return std::nullopt;
+      (void)flag;
+      return args[++i];
+    };
+    if (a == "--format" || a == "--out" || a == "--launch-gap-max-us" || a == "--data-range" ||
+        a == "--max-gaps") {
+      std::optional<std::string> v = value(a);
+      if (!v) return Usage(err, absl::StrCat(a, " needs a value"));
+      if (a == "--format") {
+        format = *v;
+      } else if (a == "--out") {
+        out_path = *v;
+      } else if (a == "--data-range") {
+        options.data_range_patterns.push_back(*v);
+      } else {
+        int64_t n = 0;
+        if (!absl::SimpleAtoi(*v, &n) || n <= 0) {
+          return Usage(err, absl::StrCat(a, " needs a positive integer, not \"", *v, "\""));
+        }
+        if (a == "--max-gaps") {
+          options.max_gap_records = static_cast<int>(std::min<int64_t>(n, 1'000'000));
+        } else {
+          if (n > 3'600'000'000) return Usage(err, absl::StrCat(a, " is too large"));
+          options.launch_gap_max_ns = n * 1000;
+        }
+      }
+    } else if (a == "--quiet" || a == "-q") {
+      quiet = true;
+    } else if (a == "--help" || a == "-h") {
+      out << kUsage;
+      return kExitOk;
+    } else if (a.size() > 1 && a[0] == '-') {
+      return Usage(err, absl::StrCat("unknown option ", a));
+    } else {
+      traces.push_back(a);
+    }
+  }
+  if (traces.empty()) return Usage(err, "analyze needs at least one trace file");
+  if (format && !WriterForFormat(*format).ok()) {
+    return Usage(err, WriterForFormat(*format).status().message());
+  }
+
+  absl::StatusOr<Report> report = AnalyzeTraceFiles(traces, options);
+  if (!report.ok()) {
+    err << "gpuidle: " << report.status().message() << "\n";
+    return report.status().code() == absl::StatusCode::kInvalidArgument ||
+                   report.status().code() == absl::StatusCode::kNotFound ||
+                   report.status().code() == absl::StatusCode::kDataLoss ||
+                   report.status().code() == absl::StatusCode::kPermissionDenied ||
+                   report.status().code() == absl::StatusCode::kFailedPrecondition ||
+                   report.status().code() == absl::StatusCode::kUnavailable
+               ? kExitBadInput
+               : kExitInternal;
+  }
+  if (out_path) {
+    if (absl::Status s = SaveReport(*report, *out_path, format.value_or(""), options); !s.ok()) {
+      err << "gpuidle: " << s.message() << "\n";
+      return kExitBadOutput;
+    }
+    if (!quiet) out << *FormatReport(*report, "text", options);
+    if (!quiet) out << "\nreport written to " << *out_path << "\n";
+    return kExitOk;
+  }
+  if (!quiet) out << *FormatReport(*report, format.value_or("text"), options);
+  return kExitOk;
+}
+
+}  // namespace
+
+int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  if (args.empty()) {
+    err << kUsage;
+    return kExitUsage;
+  }
+  const std::string& command = args[0];
+  const std::vector<std::string> rest(args.begin() + 1, args.end());
+  if (command == "analyze") return Analyze(rest, out, err);
+  if (command == "version" || command == "--version") {
+    out << "gpuidle " << kVersion << "\n";
+    return kExitOk;
+  }
+  if (command == "help" || command == "--help" || command == "-h") {
+    out << kUsage;
+    return kExitOk;
+  }
+  return Usage(err, absl::StrCat("unknown command \"", command, "\""));
+}
+
+}  // namespace gpuidle::internal

@@ -1,0 +1,170 @@
+#include "ingest/byte_source.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+
+namespace gpuidle::internal {
+namespace {
+
+absl::Status ErrnoError(int err, const std::string& what) {
+  const std::string msg = absl::StrCat(what, ": ", std::strerror(err));
+  switch (err) {
+    case ENOENT:
+    case ENOTDIR:
+      return absl::NotFoundError(msg);
+    case EACCES:
+    case EPERM:
+      return absl::PermissionDeniedError(msg);
+    default:
+      return absl::UnavailableError(msg);
+  }
+}
+
+class FileDescriptor {
+ public:
+  explicit FileDescriptor(int fd) : fd_(fd) {}
+  ~FileDescriptor() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  FileDescriptor(const FileDescriptor&) = delete;
+  FileDescriptor& operator=(const FileDescriptor&) = delete;
+  int get() const { return fd_; }
+
+  absl::StatusOr<size_t> Read(char* buffer, size_t n) {
+    for (;;) {
+      const ssize_t got = ::read(fd_, buffer, n);
+      if (got >= 0) return static_cast<size_t>(got);
+      if (errno != EINTR) return ErrnoError(errno, "read failed");
+    }
+  }
+
+ private:
+  int fd_;
+};
+
+class PlainSource : public ByteSource {
+ public:
+  PlainSource(std::unique_ptr<FileDescriptor> fd, std::string prefix)
+      : fd_(std::move(fd)), prefix_(std::move(prefix)) {}
+
+  absl::StatusOr<size_t> Read(char* buffer, size_t n) override {
+    if (prefix_pos_ < prefix_.size()) {  // the bytes read to sniff the format
+      const size_t k = std::min(n, prefix_.size() - prefix_pos_);
+      std::memcpy(buffer, prefix_.data() + prefix_pos_, k);
+      prefix_pos_ += k;
+      bytes_ += k;
+      return k;
+    }
+    absl::StatusOr<size_t> got = fd_->Read(buffer, n);
+    if (got.ok()) bytes_ += *got;
+    return got;
+  }
+  uint64_t file_bytes_read() const override { return bytes_; }
+
+ private:
+  std::unique_ptr<FileDescriptor> fd_;
+  std::string prefix_;
+  size_t prefix_pos_ = 0;
+  uint64_t bytes_ = 0;
+};
+
+class GzipSource : public ByteSource {
+ public:
+  GzipSource(std::unique_ptr<FileDescriptor> fd, std::string prefix)
+      : fd_(std::move(fd)), in_(kInputChunk) {
+    std::memcpy(in_.data(), prefix.data(), prefix.size());
+    stream_.next_in = reinterpret_cast<Bytef*>(in_.data());
+    stream_.avail_in = static_cast<uInt>(prefix.size());
+    bytes_ = prefix.size();
+    ok_ = inflateInit2(&stream_, 16 + MAX_WBITS) == Z_OK;  // 16: gzip wrapper
+  }
+  ~GzipSource() override { inflateEnd(&stream_); }
+
+  absl::StatusOr<size_t> Read(char* buffer, size_t n) override {
+    if (!ok_) return absl::InternalError("zlib could not be initialised");
+    stream_.next_out = reinterpret_cast<Bytef*>(buffer);
+    stream_.avail_out = static_cast<uInt>(n);
+    while (stream_.avail_out == n) {  // until some output, or the end
+      if (stream_.avail_in == 0 && !input_done_) {
+        absl::StatusOr<size_t> got = fd_->Read(in_.data(), in_.size());
+        if (!got.ok()) return got.status();
+        input_done_ = *got == 0;
+        bytes_ += *got;
+        stream_.next_in = reinterpret_cast<Bytef*>(in_.data());
+        stream_.avail_in = static_cast<uInt>(*got);
+      }
+      if (member_done_) {
+        if (stream_.avail_in == 0 && input_done_) return 0;
+        if (stream_.avail_in == 0) continue;
+        // Another gzip member follows (concatenated gzip files are one stream).
+        if (inflateReset(&stream_) != Z_OK) return absl::DataLossError("corrupt gzip data");
+        member_done_ = false;
+      }
+      const int rc = inflate(&stream_, Z_NO_FLUSH);
+      if (rc == Z_STREAM_END) {
+        member_done_ = true;
+      } else if (rc == Z_BUF_ERROR && stream_.avail_in == 0 && input_done_) {
+        return absl::DataLossError(absl::StrCat(
+            "truncated gzip data: the file ends inside the compressed stream (after ",
+            bytes_, " bytes)"));
+      } else if (rc != Z_OK && rc != Z_BUF_ERROR) {
+        return absl::DataLossError(absl::StrCat(
+            "corrupt gzip data near byte ", bytes_ - stream_.avail_in, ": ",
+            stream_.msg != nullptr ? stream_.msg : "inflate failed"));
+      }
+    }
+    return n - stream_.avail_out;
+  }
+  uint64_t file_bytes_read() const override { return bytes_ - stream_.avail_in; }
+
+ private:
+  static constexpr size_t kInputChunk = 1 << 20;
+  std::unique_ptr<FileDescriptor> fd_;
+  std::vector<char> in_;
+  z_stream stream_{};
+  bool ok_ = false;
+  bool input_done_ = false;
+  bool member_done_ = false;
+  uint64_t bytes_ = 0;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<ByteSource>> OpenByteSource(const std::string& path) {
+  const int raw = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (raw < 0) return ErrnoError(errno, absl::StrCat("cannot open ", path));
+  auto fd = std::make_unique<FileDescriptor>(raw);
+  struct stat st {};
+  if (::fstat(fd->get(), &st) != 0) return ErrnoError(errno, absl::StrCat("cannot stat ", path));
+  if (S_ISDIR(st.st_mode)) {
+    return absl::InvalidArgumentError(absl::StrCat(path, " is a directory, not a trace file"));
+  }
+  char magic[2];
+  size_t have = 0;
+  while (have < sizeof(magic)) {
+    absl::StatusOr<size_t> got = fd->Read(magic + have, sizeof(magic) - have);
+    if (!got.ok()) {
+      return absl::Status(got.status().code(), absl::StrCat(path, ": ", got.status().message()));
+    }
+    if (*got == 0) break;
+    have += *got;
+  }
+  if (have == 0) return absl::InvalidArgumentError(absl::StrCat(path, " is empty"));
+  std::string prefix(magic, have);
+  if (have == 2 && static_cast<unsigned char>(magic[0]) == 0x1f &&
+      static_cast<unsigned char>(magic[1]) == 0x8b) {
+    return std::make_unique<GzipSource>(std::move(fd), std::move(prefix));
+  }
+  return std::make_unique<PlainSource>(std::move(fd), std::move(prefix));
+}
+
+}  // namespace gpuidle::internal

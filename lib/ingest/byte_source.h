@@ -1,0 +1,28 @@
+// Sequential bytes of a trace file, decompressed on the fly: the readers never hold the file.
+#ifndef GPUIDLE_LIB_INGEST_BYTE_SOURCE_H_
+#define GPUIDLE_LIB_INGEST_BYTE_SOURCE_H_
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+
+namespace gpuidle::internal {
+
+class ByteSource {
+ public:
+  virtual ~ByteSource() = default;
+  // Reads up to n bytes; 0 means the end. An error names the problem (corrupt, truncated).
+  virtual absl::StatusOr<size_t> Read(char* buffer, size_t n) = 0;
+  // Compressed input consumed so far (file bytes), for progress and error messages.
+  virtual uint64_t file_bytes_read() const = 0;
+};
+
+// Opens a regular file; gzip is recognised by its magic bytes, not by the name. Errors:
+// NotFound (missing), PermissionDenied, InvalidArgument (a directory, an empty file).
+absl::StatusOr<std::unique_ptr<ByteSource>> OpenByteSource(const std::string& path);
+
+}  // namespace gpuidle::internal
+
+#endif  // GPUIDLE_LIB_INGEST_BYTE_SOURCE_H_

@@ -1,0 +1,80 @@
+// A RapidJSON input stream over a ByteSource: the parser sees one character at a time while
+// the file is read (and inflated) in fixed chunks, so memory does not grow with the file.
+#ifndef GPUIDLE_LIB_INGEST_JSON_STREAM_H_
+#define GPUIDLE_LIB_INGEST_JSON_STREAM_H_
+
+#include <cstddef>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "ingest/byte_source.h"
+
+namespace gpuidle::internal {
+
+class ChunkedJsonStream {
+ public:
+  using Ch = char;  // RapidJSON's stream concept
+
+  explicit ChunkedJsonStream(ByteSource& source, size_t chunk_bytes = 1 << 20)
+      : source_(source), buffer_(chunk_bytes + 1) {
+    Refill();
+  }
+
+  Ch Peek() const { return *current_; }
+  Ch Take() {
+    const Ch c = *current_;
+    Advance();
+    return c;
+  }
+  size_t Tell() const { return consumed_ + static_cast<size_t>(current_ - buffer_.data()); }
+
+  // Not used by a reader; RapidJSON's concept requires them.
+  Ch* PutBegin() { return nullptr; }
+  void Put(Ch) {}
+  void Flush() {}
+  size_t PutEnd(Ch*) { return 0; }
+
+  // The error of the underlying source, if reading stopped on one.
+  const absl::Status& source_status() const { return status_; }
+  bool at_end() const { return eof_ && current_ == last_ && *current_ == '\0'; }
+
+ private:
+  void Advance() {
+    if (current_ < last_) {
+      ++current_;
+    } else if (!eof_) {
+      consumed_ += static_cast<size_t>(last_ - buffer_.data()) + 1;
+      Refill();
+    }
+  }
+
+  void Refill() {
+    absl::StatusOr<size_t> got = source_.Read(buffer_.data(), buffer_.size() - 1);
+    size_t n = 0;
+    if (!got.ok()) {
+      status_ = got.status();
+    } else {
+      n = *got;
+    }
+    current_ = buffer_.data();
+    if (n == 0) {
+      eof_ = true;
+      buffer_[0] = '\0';  // RapidJSON reads '\0' as the end of input
+      last_ = current_;
+    } else {
+      last_ = buffer_.data() + n - 1;
+    }
+  }
+
+  ByteSource& source_;
+  std::vector<Ch> buffer_;
+  Ch* current_ = nullptr;
+  Ch* last_ = nullptr;
+  size_t consumed_ = 0;
+  bool eof_ = false;
+  absl::Status status_;
+};
+
+}  // namespace gpuidle::internal
+
+#endif  // GPUIDLE_LIB_INGEST_JSON_STREAM_H_

@@ -1,0 +1,21 @@
+#include "ingest/read_trace.h"
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
+#include "ingest/byte_source.h"
+#include "ingest/kineto_reader.h"
+
+namespace gpuidle::internal {
+
+absl::StatusOr<Timeline> ReadTraceFile(const std::string& path) {
+  GPUIDLE_ASSIGN_OR_RETURN(std::unique_ptr<ByteSource> source, OpenByteSource(path));
+  absl::StatusOr<Timeline> timeline = ReadKinetoTrace(*source);
+  if (!timeline.ok() && !absl::StartsWith(timeline.status().message(), path)) {
+    return absl::Status(timeline.status().code(),
+                        absl::StrCat(path, ": ", timeline.status().message()));
+  }
+  return timeline;
+}
+
+}  // namespace gpuidle::internal

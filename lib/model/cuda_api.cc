@@ -1,0 +1,62 @@
+#include "model/cuda_api.h"
+
+#include "absl/strings/match.h"
+
+namespace gpuidle::internal {
+namespace {
+
+// Runtime ("cuda...") and driver ("cu...") names share stems; strip the prefix once.
+absl::string_view Stem(absl::string_view name) {
+  if (absl::StartsWith(name, "cuda")) return name.substr(4);
+  if (absl::StartsWith(name, "cu")) return name.substr(2);
+  return name;
+}
+
+}  // namespace
+
+CallCategory CategorizeCudaApi(absl::string_view name) {
+  const absl::string_view stem = Stem(name);
+  // Launches: kernels (all variants, incl. cudaLaunchKernelExC / cuLaunchKernelEx,
+  // cooperative), graphs, memsets and host functions queue GPU work.
+  if (absl::StartsWith(stem, "LaunchKernel") || absl::StartsWith(stem, "LaunchCooperativeKernel") ||
+      absl::StartsWith(stem, "GraphLaunch") || absl::StartsWith(stem, "LaunchHostFunc") ||
+      absl::StartsWith(stem, "LaunchGrid") || absl::StartsWith(stem, "Memset") ||
+      stem == "Launch") {
+    return CallCategory::kLaunch;
+  }
+  if (absl::StartsWith(stem, "StreamWaitEvent")) return CallCategory::kWaitEvent;
+  if (stem == "StreamSynchronize" || stem == "DeviceSynchronize" || stem == "CtxSynchronize" ||
+      stem == "EventSynchronize" || stem == "ThreadSynchronize" ||
+      absl::StartsWith(stem, "StreamSynchronize_") || absl::StartsWith(stem, "EventSynchronize_")) {
+    return CallCategory::kSync;
+  }
+  if (absl::StartsWith(stem, "Memcpy")) return CallCategory::kCopy;
+  return CallCategory::kOther;
+}
+
+bool IsCommunicationKernel(absl::string_view kernel_name) {
+  return absl::StartsWith(kernel_name, "ncclDevKernel") ||
+         absl::StartsWith(kernel_name, "ncclKernel") ||
+         absl::StartsWith(kernel_name, "void ncclKernel") ||
+         absl::StartsWith(kernel_name, "void ncclDevKernel") ||
+         absl::StartsWith(kernel_name, "rcclKernel");
+}
+
+CopyDescription DescribeCopy(absl::string_view memcpy_name) {
+  CopyDescription d;
+  if (absl::StrContains(memcpy_name, "HtoD")) {
+    d.kind = CopyKind::kHtoD;
+  } else if (absl::StrContains(memcpy_name, "DtoH")) {
+    d.kind = CopyKind::kDtoH;
+  } else if (absl::StrContains(memcpy_name, "DtoD")) {
+    d.kind = CopyKind::kDtoD;
+  } else if (absl::StrContains(memcpy_name, "HtoH")) {
+    d.kind = CopyKind::kHtoH;
+  } else if (absl::StrContains(memcpy_name, "PtoP")) {
+    d.kind = CopyKind::kPeer;
+  }
+  d.pageable = absl::StrContains(memcpy_name, "Pageable");
+  return d;
+}
+
+}  // namespace gpuidle::internal

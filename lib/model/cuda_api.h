@@ -1,0 +1,26 @@
+// What each CUDA runtime/driver API call means for idle analysis: the one place that maps
+// API names to categories, used by every producer (trace readers and the live collector).
+#ifndef GPUIDLE_LIB_MODEL_CUDA_API_H_
+#define GPUIDLE_LIB_MODEL_CUDA_API_H_
+
+#include "absl/strings/string_view.h"
+
+#include "model/timeline.h"
+
+namespace gpuidle::internal {
+
+CallCategory CategorizeCudaApi(absl::string_view name);
+
+// True for kernels of collective-communication libraries (NCCL, RCCL).
+bool IsCommunicationKernel(absl::string_view kernel_name);
+
+// Parses CUPTI/Kineto memcpy names such as "Memcpy HtoD (Pageable -> Device)".
+struct CopyDescription {
+  CopyKind kind = CopyKind::kUnknown;
+  bool pageable = false;
+};
+CopyDescription DescribeCopy(absl::string_view memcpy_name);
+
+}  // namespace gpuidle::internal
+
+#endif  // GPUIDLE_LIB_MODEL_CUDA_API_H_

@@ -1,0 +1,16 @@
+#include "model/string_table.h"
+
+namespace gpuidle::internal {
+
+StringTable::StringTable() { Intern(""); }
+
+StringId StringTable::Intern(absl::string_view s) {
+  if (auto it = ids_.find(s); it != ids_.end()) return it->second;
+  const std::string& stored = storage_.emplace_back(s);
+  const auto id = static_cast<StringId>(views_.size());
+  views_.push_back(stored);
+  ids_.emplace(stored, id);
+  return id;
+}
+
+}  // namespace gpuidle::internal

@@ -1,0 +1,111 @@
+// The timeline: what a trace file or a live CUPTI capture says happened, as plain values.
+//
+// One clock (int64 nanoseconds), device work per device sorted by start, host CUDA calls and
+// host ranges sorted by start. Everything the analysis needs and nothing format-specific:
+// a live capture and a file give the same Timeline, hence the same report.
+#ifndef GPUIDLE_LIB_MODEL_TIMELINE_H_
+#define GPUIDLE_LIB_MODEL_TIMELINE_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/string_table.h"
+
+namespace gpuidle::internal {
+
+inline constexpr uint32_t kNoStream = 0xffffffffu;
+inline constexpr uint64_t kNoCorrelation = 0;
+
+enum class OpKind : uint8_t { kKernel, kMemcpy, kMemset };
+
+enum class CopyKind : uint8_t { kUnknown, kHtoD, kDtoH, kDtoD, kHtoH, kPeer };
+
+// A unit of work that ran on a GPU.
+struct DeviceOp {
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  uint64_t correlation_id = kNoCorrelation;  // joins the host call that issued it
+  uint64_t bytes = 0;                        // memcpy / memset
+  StringId name = StringTable::kEmpty;
+  uint32_t stream = kNoStream;
+  OpKind kind = OpKind::kKernel;
+  CopyKind copy_kind = CopyKind::kUnknown;
+  bool pageable = false;       // memcpy from/to pageable host memory (staged by the driver)
+  bool communication = false;  // NCCL (or other collective library) kernel
+};
+
+// What a host CUDA API call does, for the analysis.
+enum class CallCategory : uint8_t {
+  kLaunch,     // issues GPU work: kernel/graph launches, memsets
+  kSync,       // blocks the thread until GPU work finished
+  kCopy,       // memcpy API: direction comes from its DeviceOp
+  kWaitEvent,  // makes a stream wait for an event recorded on another stream
+  kOther,
+};
+
+// A CUDA runtime or driver API call on a host thread.
+struct HostCall {
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  uint64_t correlation_id = kNoCorrelation;
+  uint64_t thread = 0;
+  StringId name = StringTable::kEmpty;
+  uint32_t stream = kNoStream;       // for syncs / wait-event, where known
+  uint32_t peer_stream = kNoStream;  // for wait-event: the stream waited on, where known
+  CallCategory category = CallCategory::kOther;
+};
+
+enum class RangeKind : uint8_t {
+  kStep,         // a training/serving step (ProfilerStep#N, gpuidle.step, NVTX step marker)
+  kData,         // the thread waits for input (DataLoader __next__, gpuidle.data)
+  kFrameworkOp,  // a framework operator (PyTorch cpu_op) that may issue GPU work
+  kPython,       // a Python function (PyTorch with_stack): gives file:line
+  kUser,         // any other user annotation or NVTX range
+};
+
+// A host-side interval on one thread.
+struct Range {
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  uint64_t thread = 0;
+  StringId name = StringTable::kEmpty;
+  RangeKind kind = RangeKind::kUser;
+};
+
+struct DeviceTimeline {
+  int device = 0;
+  std::string name;             // "NVIDIA H200", where known
+  std::vector<DeviceOp> ops;    // sorted by start_ns
+};
+
+// Where the timeline came from, and how complete it is.
+struct TimelineInfo {
+  std::string source;                 // "pytorch-profiler", "gpuidle"
+  std::optional<int> rank;            // distributed rank, where known
+  std::optional<int> world_size;
+  std::vector<int> visible_devices;   // devices the process could see (used or not)
+  std::vector<std::string> visible_device_names;
+  std::optional<uint64_t> dropped_records;  // nullopt: the source does not say
+  uint64_t zero_timestamp_records = 0;      // discarded, never counted as idle
+};
+
+struct Timeline {
+  StringTable strings;
+  std::vector<DeviceTimeline> devices;  // sorted by device id
+  std::vector<HostCall> calls;          // sorted by start_ns
+  std::vector<Range> ranges;            // sorted by start_ns
+  TimelineInfo info;
+
+  // Sorts every sequence by start time (stable: ties keep input order). Producers append in
+  // any order and call this once.
+  void Finalize();
+
+  DeviceTimeline& DeviceFor(int device);
+  const DeviceTimeline* FindDevice(int device) const;
+};
+
+}  // namespace gpuidle::internal
+
+#endif  // GPUIDLE_LIB_MODEL_TIMELINE_H_

@@ -1,0 +1,231 @@
+// The JSON report, schema "gpuidle.report/1" (docs/REPORT_SCHEMA.md).
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "gpuidle/report.h"
+#include "rapidjson/prettywriter.h"
+#include "rapidjson/stringbuffer.h"
+#include "core/version.h"
+#include "report/writer.h"
+
+namespace gpuidle::internal {
+namespace {
+
+using Json = rapidjson::PrettyWriter<rapidjson::StringBuffer>;
+
+void Str(Json& w, absl::string_view s) {
+  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+}
+
+void OptionalInt(Json& w, const std::optional<int>& v) {
+  if (v) {
+    w.Int(*v);
+  } else {
+    w.Null();
+  }
+}
+
+void Breakdown(Json& w, const IdleBreakdown& idle) {
+  Str(w, "idle_by_cause");
+  w.StartObject();
+  for (int c = 0; c < kNumCauses; ++c) {
+    Str(w, CauseName(static_cast<Cause>(c)));
+    w.Int64(idle.CauseNs(static_cast<Cause>(c)));
+  }
+  w.EndObject();
+  Str(w, "idle_by_subcause");
+  w.StartObject();
+  for (int s = 0; s < kNumSubcauses; ++s) {
+    Str(w, QualifiedSubcauseName(static_cast<Subcause>(s)));
+    w.Int64(idle.ns[s]);
+  }
+  w.EndObject();
+}
+
+void CauseFields(Json& w, Subcause s) {
+  Str(w, "cause");
+  Str(w, CauseName(CauseOf(s)));
+  Str(w, "subcause");
+  Str(w, QualifiedSubcauseName(s));
+}
+
+class JsonWriter : public ReportWriter {
+ public:
+  std::string Write(const Report& r, const AnalysisOptions& options) const override {
+    rapidjson::StringBuffer buffer;
+    Json w(buffer);
+    w.SetIndent(' ', 1);
+    w.StartObject();
+    Str(w, "schema");
+    Str(w, "gpuidle.report/1");
+    Str(w, "generator");
+    Str(w, absl::StrCat("gpuidle ", kVersion));
+    Str(w, "source");
+    Str(w, r.source);
+    Str(w, "inputs");
+    w.StartArray();
+    for (const std::string& in : r.inputs) Str(w, in);
+    w.EndArray();
+    Str(w, "window");
+    w.StartObject();
+    Str(w, "start_ns");
+    w.Int64(r.window_start_ns);
+    Str(w, "end_ns");
+    w.Int64(r.window_end_ns);
+    w.EndObject();
+
+    Str(w, "completeness");
+    w.StartObject();
+    Str(w, "status");
+    Str(w, !r.dropped_records ? "unknown" : *r.dropped_records == 0 ? "complete" : "records_lost");
+    Str(w, "dropped_records");
+    if (r.dropped_records) {
+      w.Uint64(*r.dropped_records);
+    } else {
+      w.Null();
+    }
+    Str(w, "zero_timestamp_records");
+    w.Uint64(r.zero_timestamp_records);
+    w.EndObject();
+
+    Str(w, "visible_device_count");
+    w.Int(r.visible_device_count);
+    Str(w, "unused_devices");
+    w.StartArray();
+    for (int d : r.unused_devices) w.Int(d);
+    w.EndArray();
+
+    Str(w, "devices");
+    w.StartArray();
+    for (const DeviceReport& d : r.devices) {
+      w.StartObject();
+      Str(w, "rank");
+      OptionalInt(w, d.rank);
+      Str(w, "device");
+      w.Int(d.device);
+      Str(w, "name");
+      Str(w, d.name);
+      Str(w, "window_ns");
+      w.Int64(d.window_ns);
+      Str(w, "busy_ns");
+      w.Int64(d.busy_ns);
+      Str(w, "idle_ns");
+      w.Int64(d.idle_ns);
+      Breakdown(w, d.idle);
+      Str(w, "kernel_count");
+      w.Int64(d.kernel_count);
+      Str(w, "memcpy_count");
+      w.Int64(d.memcpy_count);
+      Str(w, "memset_count");
+      w.Int64(d.memset_count);
+      Str(w, "comm_ns");
+      w.Int64(d.comm_ns);
+      Str(w, "exposed_comm_ns");
+      w.Int64(d.exposed_comm_ns);
+      Str(w, "comm_wait_ns");
+      if (d.comm_wait_ns) {
+        w.Int64(*d.comm_wait_ns);
+      } else {
+        w.Null();
+      }
+      w.EndObject();
+    }
+    w.EndArray();
+
+    Str(w, "steps");
+    w.StartArray();
+    for (const StepReport& s : r.steps) {
+      w.StartObject();
+      Str(w, "rank");
+      OptionalInt(w, s.rank);
+      Str(w, "device");
+      w.Int(s.device);
+      Str(w, "name");
+      Str(w, s.name);
+      Str(w, "start_ns");
+      w.Int64(s.start_ns);
+      Str(w, "end_ns");
+      w.Int64(s.end_ns);
+      Str(w, "busy_ns");
+      w.Int64(s.busy_ns);
+      Str(w, "idle_ns");
+      w.Int64(s.idle.TotalNs());
+      Breakdown(w, s.idle);
+      w.EndObject();
+    }
+    w.EndArray();
+
+    Str(w, "longest_gaps");
+    w.StartArray();
+    for (const GapRecord& g : r.longest_gaps) {
+      w.StartObject();
+      Str(w, "rank");
+      OptionalInt(w, g.rank);
+      Str(w, "device");
+      w.Int(g.device);
+      Str(w, "start_ns");
+      w.Int64(g.start_ns);
+      Str(w, "end_ns");
+      w.Int64(g.end_ns);
+      CauseFields(w, g.subcause);
+      Str(w, "next_op");
+      Str(w, g.next_op);
+      Str(w, "thread");
+      w.Uint64(g.thread);
+      Str(w, "evidence");
+      Str(w, g.evidence);
+      Str(w, "call_site");
+      Str(w, g.call_site);
+      w.EndObject();
+    }
+    w.EndArray();
+
+    Str(w, "offenders");
+    w.StartArray();
+    for (const Offender& o : r.offenders) {
+      w.StartObject();
+      CauseFields(w, o.subcause);
+      Str(w, "site");
+      Str(w, o.site);
+      Str(w, "idle_ns");
+      w.Int64(o.idle_ns);
+      Str(w, "count");
+      w.Int64(o.count);
+      w.EndObject();
+    }
+    w.EndArray();
+
+    Str(w, "advice");
+    w.StartArray();
+    for (const Advice& a : r.advice) {
+      w.StartObject();
+      CauseFields(w, a.subcause);
+      Str(w, "share_of_idle");
+      w.Double(a.share_of_idle);
+      Str(w, "fix");
+      Str(w, a.fix);
+      w.EndObject();
+    }
+    w.EndArray();
+
+    Str(w, "options");
+    w.StartObject();
+    Str(w, "launch_gap_max_ns");
+    w.Int64(options.launch_gap_max_ns);
+    Str(w, "data_range_patterns");
+    w.StartArray();
+    for (const std::string& p : options.data_range_patterns) Str(w, p);
+    w.EndArray();
+    w.EndObject();
+    w.EndObject();
+    std::string out(buffer.GetString(), buffer.GetSize());
+    out.push_back('\n');
+    return out;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<ReportWriter> MakeJsonWriter() { return std::make_unique<JsonWriter>(); }
+
+}  // namespace gpuidle::internal

@@ -1,0 +1,21 @@
+#include "report/writer.h"
+
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+
+namespace gpuidle::internal {
+
+absl::StatusOr<std::unique_ptr<ReportWriter>> WriterForFormat(absl::string_view format) {
+  if (format == "text" || format == "txt") return MakeTextWriter();
+  if (format == "json") return MakeJsonWriter();
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown report format \"", format, "\" (formats: text, json)"));
+}
+
+std::string FormatForPath(absl::string_view path) {
+  if (absl::EndsWithIgnoreCase(path, ".json")) return "json";
+  return "text";
+}
+
+}  // namespace gpuidle::internal

@@ -1,0 +1,31 @@
+// Report writers: one per format, one interface, chosen by name or file extension.
+#ifndef GPUIDLE_LIB_REPORT_WRITER_H_
+#define GPUIDLE_LIB_REPORT_WRITER_H_
+
+#include <memory>
+#include <string>
+#include "absl/strings/string_view.h"
+
+#include "absl/status/statusor.h"
+#include "gpuidle/options.h"
+#include "gpuidle/report.h"
+
+namespace gpuidle::internal {
+
+class ReportWriter {
+ public:
+  virtual ~ReportWriter() = default;
+  virtual std::string Write(const Report& report, const AnalysisOptions& options) const = 0;
+};
+
+std::unique_ptr<ReportWriter> MakeTextWriter();
+std::unique_ptr<ReportWriter> MakeJsonWriter();
+
+// "text" or "json"; InvalidArgument names the formats there are.
+absl::StatusOr<std::unique_ptr<ReportWriter>> WriterForFormat(absl::string_view format);
+// The format a path's extension asks for ("report.json" -> "json"), "text" otherwise.
+std::string FormatForPath(absl::string_view path);
+
+}  // namespace gpuidle::internal
+
+#endif  // GPUIDLE_LIB_REPORT_WRITER_H_
