@@ -99,11 +99,12 @@ struct GapRecord {
   std::string call_site;  // framework op / Python file:line, where captured
 };
 
-// A place in the program that caused much idle time: a sync call site, a tiny kernel, a data
-// range.
+// A place in the program that caused much idle time: a sync call site, a kernel launched too
+// late, a data range.
 struct Offender {
   Subcause subcause = Subcause::kUnattributed;
-  std::string site;
+  std::string what;  // the API call, kernel or range ("cudaStreamSynchronize")
+  std::string site;  // where: framework op and Python frame ("aten::item at train.py(42): step")
   int64_t idle_ns = 0;
   int64_t count = 0;  // gaps it caused
 };

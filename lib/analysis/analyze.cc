@@ -185,7 +185,15 @@ class OffenderTable {
       case Subcause::kLaunchOverhead:
       case Subcause::kKernelGap:
       case Subcause::kUnattributed:
-        if (piece.next_op >= 0) what = device.ops[piece.next_op].name;
+        // The kernel that came late, and the framework op that launched it.
+        if (piece.next_op >= 0) {
+          const DeviceOp& op = device.ops[piece.next_op];
+          what = op.name;
+          if (const int32_t launch = index_.CallFor(op.correlation_id); launch >= 0) {
+            const HostCall& c = t.calls[launch];
+            std::tie(at, thread, with_site) = std::make_tuple(c.start_ns, c.thread, true);
+          }
+        }
         break;
     }
     Key key{piece.subcause, what, with_site ? SiteId(thread, at) : -1};
@@ -201,13 +209,16 @@ class OffenderTable {
     for (const auto& [key, e] : entries_) {
       Offender o;
       o.subcause = key.subcause;
-      o.site = Describe(key);
+      o.what = key.subcause == Subcause::kHost ? "host work outside CUDA"
+                                               : std::string(index_.timeline().strings.Get(key.what));
+      if (key.site >= 0) o.site = sites_[key.site];
       o.idle_ns = e.idle_ns;
       o.count = e.count;
       out.push_back(std::move(o));
     }
     std::sort(out.begin(), out.end(), [](const Offender& a, const Offender& b) {
-      return std::tie(b.idle_ns, a.site) < std::tie(a.idle_ns, b.site);
+      return std::tie(b.idle_ns, a.what, a.site, a.subcause) <
+             std::tie(a.idle_ns, b.what, b.site, b.subcause);
     });
     if (out.size() > static_cast<size_t>(n)) out.resize(n);
     return out;
@@ -242,16 +253,6 @@ class OffenderTable {
     auto [it, inserted] = site_ids_.try_emplace(names, static_cast<int32_t>(sites_.size()));
     if (inserted) sites_.push_back(index_.CallSite(thread, t));
     return it->second;
-  }
-
-  std::string Describe(const Key& k) const {
-    const Timeline& t = index_.timeline();
-    std::string s(t.strings.Get(k.what));
-    if (k.subcause == Subcause::kHost) s = "host work outside CUDA";
-    if (k.site >= 0 && !sites_[k.site].empty()) {
-      absl::StrAppend(&s, k.subcause == Subcause::kHost ? " before " : " in ", sites_[k.site]);
-    }
-    return s;
   }
 
   const TimelineIndex& index_;

@@ -185,6 +185,8 @@ class JsonWriter : public ReportWriter {
     for (const Offender& o : r.offenders) {
       w.StartObject();
       CauseFields(w, o.subcause);
+      Str(w, "what");
+      Str(w, o.what);
       Str(w, "site");
       Str(w, o.site);
       Str(w, "idle_ns");

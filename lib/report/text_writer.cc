@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -26,6 +27,29 @@ std::string Pct(int64_t part, int64_t whole) {
 std::string Shorten(absl::string_view s, size_t width) {
   if (s.size() <= width) return std::string(s);
   return absl::StrCat(s.substr(0, width - 3), "...");
+}
+
+// Kernel "void ns::kernel<T>(int, float*)" -> "ns::kernel<T>": the signature says little here.
+std::string DisplayName(absl::string_view name) {
+  if (absl::StartsWith(name, "void ")) name.remove_prefix(5);
+  int depth = 0;
+  for (size_t i = 0; i < name.size(); ++i) {
+    if (name[i] == '<') ++depth;
+    if (name[i] == '>') --depth;
+    if (name[i] != '(' || depth != 0 || i == 0) continue;
+    if (absl::StartsWith(name.substr(i), "(anonymous namespace)")) continue;
+    return std::string(name.substr(0, i));
+  }
+  return std::string(name);
+}
+
+std::string OffenderLine(const Offender& o) {
+  const bool kernel = o.subcause == Subcause::kLaunchOverhead ||
+                      o.subcause == Subcause::kKernelGap || o.subcause == Subcause::kUnattributed;
+  const std::string what = kernel ? DisplayName(o.what) : o.what;
+  if (o.site.empty()) return what;
+  if (o.subcause == Subcause::kHost) return absl::StrCat(what, " before ", o.site);
+  return absl::StrCat(o.site, " -> ", what);
 }
 
 std::string DeviceLabel(const std::optional<int>& rank, int device) {
@@ -134,11 +158,11 @@ class TextWriter : public ReportWriter {
     for (const DeviceReport& d : r.devices) Device(d, &out);
     Steps(r, &out);
     if (!r.offenders.empty()) {
-      absl::StrAppendFormat(&out, "\ntop offenders%*s %10s %7s\n", 53, "", "idle ms", "gaps");
+      absl::StrAppendFormat(&out, "\n%-30s %10s %7s\n", "top offenders", "idle ms", "gaps");
       for (size_t i = 0; i < r.offenders.size() && i < kMaxOffendersShown; ++i) {
         const Offender& o = r.offenders[i];
         absl::StrAppendFormat(&out, "  %-28s %10s %7d\n    %s\n", QualifiedSubcauseName(o.subcause),
-                              Ms(o.idle_ns), o.count, Shorten(o.site, kSiteWidth));
+                              Ms(o.idle_ns), o.count, Shorten(OffenderLine(o), kSiteWidth));
       }
     }
     if (!r.advice.empty()) {

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The README's two commands (run from the repository root):
+#   cmake/quickstart.sh        install what is missing, build, analyse a bundled H200 trace
+#   cmake/quickstart.sh test   install what is missing, build, run every test
+# Works on a fresh Debian 12 machine (apt); safe to run again (installs nothing twice).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mode=${1:-run}
+case "$mode" in run|test) ;; *) echo "usage: $0 [run|test]" >&2; exit 2 ;; esac
+
+packages=(cmake ninja-build g++ pkg-config zlib1g-dev libabsl-dev rapidjson-dev
+          libgtest-dev libgmock-dev libbenchmark-dev python3)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "quickstart: installing ${missing[*]}"
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+jobs=$(nproc 2>/dev/null || echo 2)
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build -j "$jobs"
+
+if [ "$mode" = test ]; then
+  ctest --test-dir build --output-on-failure -j "$jobs" --timeout 600
+  exit
+fi
+
+# The main job: analyse a bundled trace that torch.profiler recorded on an H200
+# (examples/python/mixed_resnet.py). Live profiling of a bundled example on a GPU machine
+# comes with the CUPTI collector.
+exec build/bin/gpuidle analyze tests/data/traces/torch/mixed_resnet.json.gz

@@ -1,0 +1,331 @@
+// Each subcause of the idle taxonomy on a small synthetic timeline (times in microseconds).
+#include "analysis/analyze.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "testing/timeline_builder.h"
+
+namespace gpuidle {
+namespace {
+
+using ::gpuidle::testing::TimelineBuilder;
+using internal::Analyze;
+using internal::CopyKind;
+
+constexpr int64_t kUs = 1000;
+
+Report MustAnalyze(const internal::Timeline& t, const AnalysisOptions& options = {}) {
+  absl::StatusOr<Report> r = Analyze(t, options);
+  EXPECT_TRUE(r.ok()) << r.status();
+  return r.ok() ? *std::move(r) : Report{};
+}
+
+const DeviceReport& OnlyDevice(const Report& r) {
+  EXPECT_EQ(r.devices.size(), 1u);
+  return r.devices.at(0);
+}
+
+TEST(Analyze, SplitsALateLaunchIntoLaunchOverheadAndKernelGap) {
+  // The host issues the second kernel 50 us after the first finished; after the launch call
+  // returns, the kernel still takes 10 us to start.
+  const auto t = TimelineBuilder()
+                     .Launch(1, 0, 5).Kernel(10, 100)
+                     .Launch(1, 150, 160).Kernel(170, 200)
+                     .Build();
+  const DeviceReport& d = OnlyDevice(MustAnalyze(t));
+  EXPECT_EQ(d.window_ns, 200 * kUs);
+  EXPECT_EQ(d.busy_ns, 120 * kUs);
+  EXPECT_EQ(d.idle_ns, 80 * kUs);
+  // [0,10) before the first kernel: launch call [0,5) and 5 us of dispatch.
+  EXPECT_EQ(d.idle[Subcause::kLaunchOverhead], 5 * kUs + 60 * kUs);
+  EXPECT_EQ(d.idle[Subcause::kKernelGap], 5 * kUs + 10 * kUs);
+}
+
+TEST(Analyze, CountsOverlappingKernelsOnceAsBusy) {
+  const auto t = TimelineBuilder()
+                     .Launch(1, 0, 1).Stream(7).Kernel(10, 100)
+                     .Launch(1, 1, 2).Stream(8).Kernel(50, 150)
+                     .Launch(1, 2, 3).Stream(9).Kernel(60, 80)
+                     .Build();
+  const DeviceReport& d = OnlyDevice(MustAnalyze(t));
+  EXPECT_EQ(d.busy_ns, 140 * kUs);
+  EXPECT_EQ(d.idle_ns, 10 * kUs);
+}
+
+TEST(Analyze, NamesTheDataLoaderWhenTheLaunchingThreadWaitedInADataRange) {
+  const auto t = TimelineBuilder()
+                     .Launch(1, 0, 5).Kernel(10, 100)
+                     .Data(1, 110, 5000)
+                     .Launch(1, 5010, 5020).Kernel(5030, 5100)
+                     .Build();
+  const DeviceReport& d = OnlyDevice(MustAnalyze(t));
+  EXPECT_EQ(d.idle[Subcause::kDataLoader], 4890 * kUs);
+  // Before and after the range the host was away from CUDA for ~5 ms: host work.
+  EXPECT_EQ(d.idle[Subcause::kHost], 20 * kUs);
+  EXPECT_EQ(d.idle.CauseNs(Cause::kDataStarved), 4910 * kUs);
+}
+
+TEST(Analyze, CallsLongUnmarkedHostWorkDataStarvedHost) {
+  const auto t = TimelineBuilder()
+                     .Launch(1, 0, 5).Kernel(10, 100)
+                     .Launch(1, 5010, 5020).Kernel(5030, 5100)
+                     .Build();
+  const DeviceReport& d = OnlyDevice(MustAnalyze(t));
+  EXPECT_EQ(d.idle[Subcause::kHost], 4910 * kUs);
+}
+
+TEST(Analyze, TheLaunchGapThresholdSeparatesLaunchOverheadFromHostWork) {
+  const auto t = TimelineBuilder()
+                     .Launch(1, 0, 5).Kernel(10, 100)
+                     .Launch(1, 605, 610).Kernel(615, 700)
+                     .Build();
+  AnalysisOptions options;
+  options.launch_gap_max_ns = 1000 * kUs;
+  EXPECT_EQ(OnlyDevice(MustAnalyze(t, options)).idle[Subcause::kHost], 0);
+  options.launch_gap_max_ns = 500 * kUs;
+  EXPECT_EQ(OnlyDevice(MustAnalyze(t, options)).idle[Subcause::kHost], 505 * kUs);
+}
+
+TEST(Analyze, TimeInsideAFrameworkOpThatLaunchesIsLaunchOverheadHoweverLong) {
+  const auto t = TimelineBuilder()
+                     .Launch(1, 0, 5).Kernel(10, 100)
+                     .Op(1, 50, 5000, "aten::linear")
+                     .Launch(1, 4990, 4995).Kernel(5000, 5100)
+                     .Build();
+  const DeviceReport& d = OnlyDevice(MustAnalyze(t));
+  EXPECT_EQ(d.idle[Subcause::kHost], 0);
+  EXPECT_EQ(d.idle[Subcause::kLaunchOverhead], 5 * kUs + 4895 * kUs);
+}
+
+TEST(Analyze, LooksAtEveryLaunchingThreadNotOnlyTheOneThatLaunchedTheNextKernel) {
+  // Thread 2 (say, the autograd thread) launches the kernel that ends the gap after a long
+  // pause of its own, while thread 1 was issuing work all along.
+  auto b = TimelineBuilder();
+  b.Launch(2, 0, 5).Kernel(10, 20);
+  for (int i = 0; i < 50; ++i) b.OtherCall(1, 30 + 100 * i, 40 + 100 * i);
+  b.Launch(1, 5000, 5003).Kernel(5004, 5005);
+  b.Launch(2, 5020, 5030).Kernel(5040, 5100);
+  const DeviceReport& d = OnlyDevice(MustAnalyze(b.Build()));
+  EXPECT_EQ(d.idle[Subcause::kHost], 0);
+  EXPECT_GT(d.idle.CauseNs(Cause::kLaunchBound), 0);
+}
+
+TEST(Analyze, CallsAPageableCopyCallInProgressH2DCopy) {
+  const auto t = TimelineBuilder()
+                     .Launch(1, 0, 5).Kernel(10, 100)
+                     .CopyCall(1, 100, 5000).Copy(200, 4990, CopyKind::kHtoD, true)
+                     .Launch(1, 5010, 5020).Kernel(5030, 5100)
+                     .Build();
+  const DeviceReport& d = OnlyDevice(MustAnalyze(t));
+  EXPECT_EQ(d.idle[Subcause::kH2DCopy], 4900 * kUs);
+}
+
+TEST(Analyze, CallsQueuedWorkWaitingForAnAsyncInputCopyH2DCopy) {
+  const auto t = TimelineBuilder()
+                     .Launch(1, 0, 5).Kernel(10, 100)
+                     .CopyCall(1, 20, 25).Copy(100, 3000, CopyKind::kHtoD)
+                     .Launch(1, 30, 35).Kernel(3000, 3100)
+                     .Build();
+  const DeviceReport& d = OnlyDevice(MustAnalyze(t));
+  EXPECT_EQ(d.idle[Subcause::kH2DCopy], 2900 * kUs);
+}
+
+TEST(Analyze, ChargesHostWorkAfterASyncToTheSyncUpToTheTimeItBlocked) {
+  // .item() after 10 ms of GPU work, then 4 ms of host work using the value: without the
+  // sync those 4 ms would have overlapped the GPU work.
+  const auto t = TimelineBuilder()
+                     .Launch(1, 0, 5).Kernel(10, 10000)
+                     .Sync(1, 6, 10005)
+                     .Launch(1, 14000, 14010).Kernel(14020, 15000)
+                     .Build();
+  const DeviceReport& d = OnlyDevice(MustAnalyze(t));
+  EXPECT_EQ(d.idle[Subcause::kHostSync], 4010 * kUs);
+  EXPECT_EQ(d.idle[Subcause::kKernelGap], 5 * kUs + 10 * kUs);
+}
+
+TEST(Analyze, ChargesOnlyTheBlockedTimeToASyncFollowedByLongDataLoading) {
+  const auto t = TimelineBuilder()
+                     .Launch(1, 0, 5).Kernel(10, 1000)
+                     .Sync(1, 6, 1006)
+                     .Data(1, 1010, 50000)
+                     .Launch(1, 50005, 50010).Kernel(50020, 51000)
+                     .Build();
+  const DeviceReport& d = OnlyDevice(MustAnalyze(t));
+  // The sync's share is the first 1000 us of the gap; the data range gets what is left of it.
+  EXPECT_EQ(d.idle[Subcause::kHostSync], 1000 * kUs);
+  EXPECT_EQ(d.idle[Subcause::kDataLoader], (50000 - 2000) * kUs);
+  EXPECT_GT(d.idle.CauseNs(Cause::kDataStarved), 10 * d.idle.CauseNs(Cause::kSyncBound));
+}
+
+TEST(Analyze, TreatsABlockingCopyToTheHostAsASync) {
+  const auto t = TimelineBuilder()
+                     .Launch(1, 0, 5).Kernel(10, 10000)
+                     .CopyCall(1, 6, 10008, "cudaMemcpy").Copy(10000, 10004, CopyKind::kDtoH)
+                     .Launch(1, 12000, 12010).Kernel(12020, 13000)
+                     .Build();
+  const DeviceReport& d = OnlyDevice(MustAnalyze(t));
+  EXPECT_EQ(d.idle[Subcause::kHostSync], 2010 * kUs);
+}
+
+TEST(Analyze, CallsQueuedWorkBehindACrossStreamEventDeviceWait) {
+  const auto t = TimelineBuilder()
+                     .Stream(7).Launch(1, 0, 5).Kernel(10, 100)
+                     .Stream(13).CopyCall(1, 6, 8).Copy(100, 2000, CopyKind::kDtoD)
+                     .WaitEvent(1, 20, 22, /*stream=*/7, /*waited_stream=*/13)
+                     .Stream(7).Launch(1, 30, 35).Kernel(2000, 2100)
+                     .Build();
+  const DeviceReport& d = OnlyDevice(MustAnalyze(t));
+  EXPECT_EQ(d.idle[Subcause::kDeviceWait], 1900 * kUs);
+}
+
+TEST(Analyze, AWaitOnAnotherStreamDoesNotExplainAGapOfADifferentStream) {
+  const auto t = TimelineBuilder()
+                     .Stream(7).Launch(1, 0, 5).Kernel(10, 100)
+                     .WaitEvent(1, 20, 22, /*stream=*/9, /*waited_stream=*/13)
+                     .Stream(7).Launch(1, 30, 35).Kernel(2000, 2100)
+                     .Build();
+  const DeviceReport& d = OnlyDevice(MustAnalyze(t));
+  EXPECT_EQ(d.idle[Subcause::kDeviceWait], 0);
+  EXPECT_EQ(d.idle[Subcause::kKernelGap], 5 * kUs + 1900 * kUs);
+}
+
+TEST(Analyze, LeavesGapsWithoutHostEvidenceUnattributed) {
+  const auto t = TimelineBuilder().Kernel(0, 100).Kernel(200, 300).Build();
+  const DeviceReport& d = OnlyDevice(MustAnalyze(t));
+  EXPECT_EQ(d.idle[Subcause::kUnattributed], 100 * kUs);
+  EXPECT_EQ(d.idle_ns, 100 * kUs);
+}
+
+TEST(Analyze, AttributesTheEndOfTheWindowByWhatTheHostDid) {
+  const auto t = TimelineBuilder()
+                     .Launch(1, 0, 5).Kernel(10, 100)
+                     .Data(1, 100, 3000)
+                     .Build();
+  const DeviceReport& d = OnlyDevice(MustAnalyze(t));
+  EXPECT_EQ(d.window_ns, 3000 * kUs);
+  EXPECT_EQ(d.idle[Subcause::kDataLoader], 2900 * kUs);
+}
+
+TEST(Analyze, AccountsCommunicationAndTheExposedPartOfIt) {
+  const auto t = TimelineBuilder()
+                     .Stream(7).Launch(1, 0, 1).Kernel(10, 110)
+                     .Stream(13).Launch(1, 1, 2).NcclKernel(60, 210)
+                     .Build();
+  const DeviceReport& d = OnlyDevice(MustAnalyze(t));
+  EXPECT_EQ(d.comm_ns, 150 * kUs);
+  EXPECT_EQ(d.exposed_comm_ns, 100 * kUs);
+  EXPECT_EQ(d.busy_ns, 200 * kUs);
+  EXPECT_FALSE(d.comm_wait_ns.has_value());  // one rank: unknown
+}
+
+TEST(Analyze, MeasuresWaitingForPeersAcrossRanks) {
+  const auto rank0 = TimelineBuilder().Rank(0)
+                         .Launch(1, 0, 1).NcclKernel(100, 600)
+                         .Launch(1, 700, 701).NcclKernel(710, 800)
+                         .Build();
+  const auto rank1 = TimelineBuilder().Rank(1)
+                         .Launch(1, 0, 1).NcclKernel(500, 600)
+                         .Launch(1, 700, 701).NcclKernel(750, 800)
+                         .Build();
+  const internal::Timeline* ranks[] = {&rank0, &rank1};
+  absl::StatusOr<Report> r = internal::AnalyzeRanks(ranks, {});
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->devices.size(), 2u);
+  EXPECT_EQ(r->devices[0].rank, 0);
+  EXPECT_EQ(r->devices[0].comm_wait_ns, (400 + 40) * kUs);
+  EXPECT_EQ(r->devices[1].rank, 1);
+  EXPECT_EQ(r->devices[1].comm_wait_ns, 0);
+}
+
+TEST(Analyze, ReportsVisibleDevicesThatNeverRan) {
+  const auto t = TimelineBuilder()
+                     .Visible(0).Visible(1).Visible(2)
+                     .Launch(1, 0, 5).Kernel(10, 100)
+                     .Build();
+  const Report r = MustAnalyze(t);
+  EXPECT_EQ(r.visible_device_count, 3);
+  EXPECT_THAT(r.unused_devices, ::testing::ElementsAre(1, 2));
+}
+
+TEST(Analyze, CutsStepsWhereTheHostRangeBeganAndThePreviousStepsGpuWorkEnded) {
+  const auto t = TimelineBuilder()
+                     .Step(1, 0, 100, "step 1")
+                     .Launch(1, 10, 15).Kernel(20, 300)  // runs long after its host range
+                     .Step(1, 100, 400, "step 2")
+                     .Launch(1, 110, 115).Kernel(300, 350)
+                     .Data(1, 120, 390)
+                     .Launch(1, 395, 398).Kernel(400, 450)
+                     .Build();
+  const Report r = MustAnalyze(t);
+  ASSERT_EQ(r.steps.size(), 2u);
+  EXPECT_EQ(r.steps[0].start_ns, 0);
+  EXPECT_EQ(r.steps[0].end_ns, 300 * kUs);
+  EXPECT_EQ(r.steps[0].busy_ns, 280 * kUs);
+  EXPECT_EQ(r.steps[0].idle.TotalNs(), 20 * kUs);
+  EXPECT_EQ(r.steps[1].start_ns, 300 * kUs);
+  EXPECT_EQ(r.steps[1].end_ns, 450 * kUs);
+  EXPECT_EQ(r.steps[1].busy_ns, 100 * kUs);
+  EXPECT_EQ(r.steps[1].idle[Subcause::kDataLoader], 40 * kUs);
+  EXPECT_EQ(r.steps[1].idle.TotalNs(), 50 * kUs);
+}
+
+TEST(Analyze, NamesTheSyncCallSiteAsTheTopOffender) {
+  const auto t = TimelineBuilder()
+                     .Launch(1, 0, 5).Kernel(10, 10000)
+                     .Op(1, 6, 10006, "aten::item")
+                     .Sync(1, 6, 10005)
+                     .Launch(1, 14000, 14010).Kernel(14020, 15000)
+                     .Build();
+  const Report r = MustAnalyze(t);
+  ASSERT_FALSE(r.offenders.empty());
+  EXPECT_EQ(r.offenders[0].subcause, Subcause::kHostSync);
+  EXPECT_EQ(r.offenders[0].what, "cudaStreamSynchronize");
+  EXPECT_EQ(r.offenders[0].site, "aten::item");
+  EXPECT_EQ(r.offenders[0].count, 1);
+  ASSERT_FALSE(r.advice.empty());
+  EXPECT_EQ(r.advice[0].subcause, Subcause::kHostSync);
+  EXPECT_THAT(r.advice[0].fix, ::testing::HasSubstr(".item()"));
+}
+
+TEST(Analyze, KeepsTheLongestGapsLongestFirst) {
+  auto b = TimelineBuilder();
+  b.Launch(1, 0, 1).Kernel(2, 3);
+  for (int i = 1; i <= 10; ++i) b.Launch(1, 1000 * i, 1000 * i + 1).Kernel(1000 * i + i, 1000 * i + 20);
+  AnalysisOptions options;
+  options.max_gap_records = 3;
+  const Report r = MustAnalyze(b.Build(), options);
+  ASSERT_EQ(r.longest_gaps.size(), 3u);
+  for (size_t i = 1; i < r.longest_gaps.size(); ++i) {
+    EXPECT_GE(r.longest_gaps[i - 1].end_ns - r.longest_gaps[i - 1].start_ns,
+              r.longest_gaps[i].end_ns - r.longest_gaps[i].start_ns);
+  }
+  EXPECT_EQ(r.longest_gaps[0].next_op, "kernel");
+  EXPECT_EQ(r.longest_gaps[0].thread, 1u);
+}
+
+TEST(Analyze, RejectsNonsenseOptions) {
+  const auto t = TimelineBuilder().Launch(1, 0, 5).Kernel(10, 100).Build();
+  AnalysisOptions options;
+  options.launch_gap_max_ns = 0;
+  EXPECT_EQ(Analyze(t, options).status().code(), absl::StatusCode::kInvalidArgument);
+  options = {};
+  options.max_gap_records = -1;
+  EXPECT_EQ(Analyze(t, options).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(Analyze, RefusesATimelineWithoutActivity) {
+  const auto t = TimelineBuilder().Build();
+  EXPECT_EQ(Analyze(t, {}).status().code(), absl::StatusCode::kFailedPrecondition);
+}
+
+TEST(Taxonomy, QualifiedNamesRoundTrip) {
+  for (int i = 0; i < kNumSubcauses; ++i) {
+    const auto s = static_cast<Subcause>(i);
+    EXPECT_EQ(ParseSubcause(QualifiedSubcauseName(s)), s);
+  }
+  EXPECT_EQ(QualifiedSubcauseName(Subcause::kHostSync), "sync_bound.host_sync");
+  EXPECT_EQ(ParseSubcause("sync_bound.nothing"), std::nullopt);
+}
+
+}  // namespace
+}  // namespace gpuidle

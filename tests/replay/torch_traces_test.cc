@@ -1,0 +1,98 @@
+// Replays the PyTorch-profiler traces recorded on an H200 (examples/python/*.py, see
+// docs/VALIDATION.md) and checks that each is given its known cause.
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gpuidle/analyze.h"
+#include "gtest/gtest.h"
+
+namespace gpuidle {
+namespace {
+
+std::string TracePath(const std::string& scenario) {
+  return std::string(GPUIDLE_TEST_DATA_DIR) + "/traces/torch/" + scenario + ".json.gz";
+}
+
+Report MustAnalyze(const std::string& scenario) {
+  absl::StatusOr<Report> r = AnalyzeTraceFiles({TracePath(scenario)});
+  EXPECT_TRUE(r.ok()) << r.status();
+  return r.ok() ? *std::move(r) : Report{};
+}
+
+double Share(const IdleBreakdown& idle, Cause c) {
+  return static_cast<double>(idle.CauseNs(c)) / static_cast<double>(idle.TotalNs());
+}
+double Share(const IdleBreakdown& idle, Subcause s) {
+  return static_cast<double>(idle[s]) / static_cast<double>(idle.TotalNs());
+}
+
+struct Expectation {
+  std::string scenario;
+  Cause cause;
+  Subcause subcause;
+};
+
+class PureScenario : public ::testing::TestWithParam<Expectation> {};
+
+TEST_P(PureScenario, PutsAtLeast80PercentOfIdleTimeInTheIntendedCause) {
+  const Expectation& e = GetParam();
+  const Report r = MustAnalyze(e.scenario);
+  ASSERT_EQ(r.devices.size(), 1u);
+  const DeviceReport& d = r.devices[0];
+  EXPECT_EQ(d.name, "NVIDIA H200");
+  EXPECT_EQ(d.busy_ns + d.idle_ns, d.window_ns);
+  EXPECT_EQ(d.idle.TotalNs(), d.idle_ns);
+  EXPECT_GE(Share(d.idle, e.cause), 0.80) << CauseName(e.cause);
+  EXPECT_GE(Share(d.idle, e.subcause), 0.80) << QualifiedSubcauseName(e.subcause);
+  ASSERT_FALSE(r.advice.empty());
+  EXPECT_EQ(CauseOf(r.advice[0].subcause), e.cause);
+  // Every profiled step is dominated by the same cause.
+  ASSERT_EQ(r.steps.size(), 12u);
+  for (const StepReport& s : r.steps) EXPECT_EQ(CauseOf(s.idle.Dominant()), e.cause) << s.name;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    RecordedOnH200, PureScenario,
+    ::testing::Values(
+        Expectation{"dataloader_starved", Cause::kDataStarved, Subcause::kDataLoader},
+        Expectation{"tiny_mlp_launch_bound", Cause::kLaunchBound, Subcause::kLaunchOverhead},
+        Expectation{"item_sync", Cause::kSyncBound, Subcause::kHostSync},
+        Expectation{"pageable_h2d", Cause::kDataStarved, Subcause::kH2DCopy}),
+    [](const ::testing::TestParamInfo<Expectation>& p) { return p.param.scenario; });
+
+TEST(RecordedOnH200, HealthyMatmulLoopIsIdleLessThan3Percent) {
+  const Report r = MustAnalyze("healthy_matmul");
+  ASSERT_EQ(r.devices.size(), 1u);
+  EXPECT_LT(static_cast<double>(r.devices[0].idle_ns) / static_cast<double>(r.devices[0].window_ns),
+            0.03);
+}
+
+TEST(RecordedOnH200, ItemSyncNamesTheItemCallAndItsPythonFunction) {
+  const Report r = MustAnalyze("item_sync");
+  ASSERT_FALSE(r.offenders.empty());
+  EXPECT_EQ(r.offenders[0].subcause, Subcause::kHostSync);
+  EXPECT_EQ(r.offenders[0].what, "cudaStreamSynchronize");
+  EXPECT_THAT(r.offenders[0].site, ::testing::HasSubstr("aten::item"));
+  EXPECT_THAT(r.offenders[0].site, ::testing::HasSubstr("item_sync.py"));
+  EXPECT_EQ(r.offenders[0].count, 12);
+}
+
+TEST(RecordedOnH200, MixedResnetIsPartlyDataStarvedAndPartlyLaunchBound) {
+  const Report r = MustAnalyze("mixed_resnet");
+  ASSERT_EQ(r.devices.size(), 1u);
+  const IdleBreakdown& idle = r.devices[0].idle;
+  EXPECT_GE(Share(idle, Cause::kDataStarved), 0.30);
+  EXPECT_GE(Share(idle, Cause::kLaunchBound), 0.30);
+  EXPECT_GE(Share(idle, Cause::kDataStarved) + Share(idle, Cause::kLaunchBound), 0.95);
+}
+
+TEST(RecordedOnH200, AnalysingTwiceGivesTheSameReport) {
+  for (const char* scenario : {"item_sync", "mixed_resnet"}) {
+    const Report a = MustAnalyze(scenario);
+    const Report b = MustAnalyze(scenario);
+    EXPECT_EQ(*FormatReport(a, "json"), *FormatReport(b, "json")) << scenario;
+  }
+}
+
+}  // namespace
+}  // namespace gpuidle
