@@ -92,8 +92,8 @@ class DeviceAttributor {
   std::vector<int64_t> h2d_copy_max_end_;   // prefix maximum of their end times
   absl::flat_hash_map<uint32_t, std::vector<int32_t>> wait_calls_by_stream_;
   absl::flat_hash_map<uint32_t, int32_t> last_op_on_stream_;  // while sweeping ops
-  absl::flat_hash_map<int32_t, int64_t> prev_launch_on_stream_;  // op -> launch start of the
-                                                                  // previous op on its stream
+  std::vector<int64_t> prev_launch_on_stream_;  // per op: launch start of the previous op on
+                                                // its stream (INT64_MIN if none)
   HostSweep* sweep_ = nullptr;
   std::vector<int32_t> scratch_;
   DeviceAttribution result_;
@@ -318,8 +318,7 @@ void DeviceAttributor::AttributeQueued(int64_t q, int64_t t1, int32_t next_op, i
   const int32_t wait = WaitEventBefore(op, timeline_.calls[launch]);
   if (wait >= 0) {
     const HostCall& w = timeline_.calls[wait];
-    auto prev = prev_launch_on_stream_.find(next_op);
-    const bool after_previous_op = prev == prev_launch_on_stream_.end() || w.start_ns >= prev->second;
+    const bool after_previous_op = w.start_ns >= prev_launch_on_stream_[next_op];
     if (after_previous_op) {
       rest = Subcause::kDeviceWait;
       rest_call = wait;
@@ -348,6 +347,7 @@ DeviceAttribution DeviceAttributor::Run() {
   sweep_ = &sweep;
   int64_t busy_end = window_.start_ns;  // end of the busy time seen so far
   absl::flat_hash_map<uint32_t, int64_t> last_launch_on_stream;
+  prev_launch_on_stream_.assign(device_.ops.size(), std::numeric_limits<int64_t>::min());
   for (size_t i = 0; i < device_.ops.size(); ++i) {
     const DeviceOp& op = device_.ops[i];
     const auto oi = static_cast<int32_t>(i);
