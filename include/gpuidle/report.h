@@ -109,9 +109,11 @@ struct Offender {
   int64_t count = 0;  // gaps it caused
 };
 
+// Lost time is idle time plus the time collectives spent waiting for peer ranks (busy by the
+// definition of utilisation, yet no work done).
 struct Advice {
   Subcause subcause = Subcause::kUnattributed;
-  double share_of_idle = 0;  // 0..1, over all devices
+  double share_of_lost_time = 0;  // 0..1, over all devices
   std::string fix;
 };
 

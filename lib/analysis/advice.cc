@@ -40,8 +40,9 @@ absl::string_view FixFor(Subcause s) {
     case Subcause::kUnattributed:
       break;
   }
-  return "no host evidence for this time: record CUDA runtime calls with the GPU activity "
-         "(gpuidle run, or torch.profiler with ProfilerActivity.CPU and CUDA)";
+  return "the trace does not show why: the launch calls, or the work the GPU waited on, fell "
+         "outside it (launched before profiling began, another process on the GPU); profile a "
+         "longer window with CPU and CUDA activities";
 }
 
 }  // namespace gpuidle::internal

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <optional>
-#include <queue>
+#include <set>
 #include <tuple>
 
 #include "absl/container/flat_hash_map.h"
@@ -370,6 +370,9 @@ absl::Status ValidateOptions(const AnalysisOptions& options) {
   if (options.launch_gap_max_ns <= 0) {
     return absl::InvalidArgumentError("launch_gap_max must be positive");
   }
+  if (options.dispatch_latency_max_ns < 0) {
+    return absl::InvalidArgumentError("dispatch_latency_max must not be negative");
+  }
   if (options.max_gap_records < 0 || options.max_offenders < 0) {
     return absl::InvalidArgumentError("record limits must not be negative");
   }
@@ -386,6 +389,7 @@ absl::StatusOr<Report> AnalyzeRanks(std::span<const Timeline* const> ranks,
   Report report;
   LongestGaps longest(options.max_gap_records);
   std::vector<Offender> offenders;
+  std::set<int> visible, used;
   bool have_window = false;
   for (size_t r = 0; r < ranks.size(); ++r) {
     const Timeline& t = *ranks[r];
@@ -407,7 +411,7 @@ absl::StatusOr<Report> AnalyzeRanks(std::span<const Timeline* const> ranks,
       report.dropped_records = report.dropped_records.value_or(0) + *t.info.dropped_records;
     }
     report.zero_timestamp_records += t.info.zero_timestamp_records;
-    report.visible_device_count += static_cast<int>(t.info.visible_devices.size());
+    visible.insert(t.info.visible_devices.begin(), t.info.visible_devices.end());
 
     const TimelineIndex index(t, options);
     OffenderTable table(index);
@@ -449,11 +453,15 @@ absl::StatusOr<Report> AnalyzeRanks(std::span<const Timeline* const> ranks,
       FillSteps(t, steps, CutSteps(index, device, steps, *window), a, d, &report.steps);
       report.devices.push_back(std::move(d));
     }
-    for (int v : t.info.visible_devices) {
-      if (t.FindDevice(v) == nullptr) report.unused_devices.push_back(v);
-    }
+    for (const DeviceTimeline& device : t.devices) used.insert(device.device);
     std::vector<Offender> top = table.Top(options.max_offenders);
     offenders.insert(offenders.end(), top.begin(), top.end());
+  }
+  // Ranks of one job see one host's devices (or each its own host's, numbered alike): a
+  // device is unused when no rank ran work on it.
+  report.visible_device_count = static_cast<int>(visible.size());
+  for (int v : visible) {
+    if (!used.contains(v)) report.unused_devices.push_back(v);
   }
   AddCommWait(ranks, &report);
   std::stable_sort(offenders.begin(), offenders.end(),
@@ -464,17 +472,21 @@ absl::StatusOr<Report> AnalyzeRanks(std::span<const Timeline* const> ranks,
   report.offenders = std::move(offenders);
   report.longest_gaps = longest.Take();
 
-  const IdleBreakdown total = report.TotalIdle();
-  const int64_t total_idle = total.TotalNs();
-  for (int i = 0; i < kNumSubcauses && total_idle > 0; ++i) {
+  // Lost time: idle, plus collectives spinning while they wait for peers (busy by the
+  // definition of utilisation, yet no work).
+  IdleBreakdown lost = report.TotalIdle();
+  for (const DeviceReport& d : report.devices) lost[Subcause::kCommWait] += d.comm_wait_ns.value_or(0);
+  const int64_t total_lost = lost.TotalNs();
+  for (int i = 0; i < kNumSubcauses && total_lost > 0; ++i) {
     const auto s = static_cast<Subcause>(i);
-    const double share = static_cast<double>(total[s]) / static_cast<double>(total_idle);
-    if (total[s] > 0 && share >= options.advice_min_share) {
+    const double share = static_cast<double>(lost[s]) / static_cast<double>(total_lost);
+    if (lost[s] > 0 && share >= options.advice_min_share) {
       report.advice.push_back(Advice{s, share, std::string(FixFor(s))});
     }
   }
-  std::stable_sort(report.advice.begin(), report.advice.end(),
-                   [](const Advice& a, const Advice& b) { return a.share_of_idle > b.share_of_idle; });
+  std::stable_sort(report.advice.begin(), report.advice.end(), [](const Advice& a, const Advice& b) {
+    return a.share_of_lost_time > b.share_of_lost_time;
+  });
   return report;
 }
 

@@ -329,16 +329,28 @@ void DeviceAttributor::AttributeQueued(int64_t q, int64_t t1, int32_t next_op, i
       }
     }
   }
+  // Dispatch latency is microseconds; a longer wait without evidence is not launch-bound.
+  int64_t dispatch_budget = options_.dispatch_latency_max_ns;
+  auto emit_rest = [&](int64_t s, int64_t e) {
+    if (rest != Subcause::kKernelGap) {
+      Emit(s, e, rest, next_op, rest_call, -1);
+      return;
+    }
+    const int64_t split = std::min(e, s + std::max<int64_t>(dispatch_budget, 0));
+    Emit(s, split, Subcause::kKernelGap, next_op, rest_call, -1);
+    Emit(split, e, Subcause::kUnattributed, next_op, rest_call, -1);
+    dispatch_budget -= split - s;
+  };
   for (int32_t c : covering) {
     const DeviceOp& copy = device_.ops[c];
     const int64_t s = std::max(cursor, copy.start_ns);
     const int64_t e = std::min(t1, copy.end_ns);
     if (e <= cursor) continue;
-    Emit(cursor, s, rest, next_op, rest_call, -1);
+    emit_rest(cursor, s);
     Emit(s, e, Subcause::kH2DCopy, next_op, index_.CallFor(copy.correlation_id), -1);
     cursor = e;
   }
-  Emit(cursor, t1, rest, next_op, rest_call, -1);
+  emit_rest(cursor, t1);
 }
 
 DeviceAttribution DeviceAttributor::Run() {

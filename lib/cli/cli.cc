@@ -30,6 +30,9 @@ analyze options:
   --quiet                print nothing on stdout
   --launch-gap-max-us N  host stretches between CUDA calls shorter than N us count as launch
                          overhead, longer ones as host work (default 1000)
+  --dispatch-latency-max-us N
+                         queued work that waits longer than N us with no cause in the
+                         trace is unattributed, not kernel_gap (default 100)
   --data-range TEXT      host ranges whose name contains TEXT are data waits (repeatable;
                          adds to the defaults)
   --max-gaps N           longest gaps kept in the report (default 50)
@@ -55,7 +58,7 @@ int Analyze(const std::vector<std::string>& args, std::ostream& out, std::ostrea
       return args[++i];
     };
     if (a == "--format" || a == "--out" || a == "--launch-gap-max-us" || a == "--data-range" ||
-        a == "--max-gaps") {
+        a == "--max-gaps" || a == "--dispatch-latency-max-us") {
       std::optional<std::string> v = value(a);
       if (!v) return Usage(err, absl::StrCat(a, " needs a value"));
       if (a == "--format") {
@@ -73,7 +76,8 @@ int Analyze(const std::vector<std::string>& args, std::ostream& out, std::ostrea
           options.max_gap_records = static_cast<int>(std::min<int64_t>(n, 1'000'000));
         } else {
           if (n > 3'600'000'000) return Usage(err, absl::StrCat(a, " is too large"));
-          options.launch_gap_max_ns = n * 1000;
+          (a == "--launch-gap-max-us" ? options.launch_gap_max_ns
+                                      : options.dispatch_latency_max_ns) = n * 1000;
         }
       }
     } else if (a == "--quiet" || a == "-q") {

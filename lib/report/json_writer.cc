@@ -202,8 +202,8 @@ class JsonWriter : public ReportWriter {
     for (const Advice& a : r.advice) {
       w.StartObject();
       CauseFields(w, a.subcause);
-      Str(w, "share_of_idle");
-      w.Double(a.share_of_idle);
+      Str(w, "share_of_lost_time");
+      w.Double(a.share_of_lost_time);
       Str(w, "fix");
       Str(w, a.fix);
       w.EndObject();
@@ -214,6 +214,8 @@ class JsonWriter : public ReportWriter {
     w.StartObject();
     Str(w, "launch_gap_max_ns");
     w.Int64(options.launch_gap_max_ns);
+    Str(w, "dispatch_latency_max_ns");
+    w.Int64(options.dispatch_latency_max_ns);
     Str(w, "data_range_patterns");
     w.StartArray();
     for (const std::string& p : options.data_range_patterns) Str(w, p);

@@ -168,8 +168,8 @@ class TextWriter : public ReportWriter {
     if (!r.advice.empty()) {
       out += "\nwhat to do\n";
       for (const Advice& a : r.advice) {
-        absl::StrAppendFormat(&out, "  %s (%.0f%% of idle): %s\n", QualifiedSubcauseName(a.subcause),
-                              100 * a.share_of_idle, a.fix);
+        absl::StrAppendFormat(&out, "  %s (%.0f%% of lost time): %s\n",
+                              QualifiedSubcauseName(a.subcause), 100 * a.share_of_lost_time, a.fix);
       }
     }
     return out;

@@ -186,7 +186,21 @@ TEST(Analyze, AWaitOnAnotherStreamDoesNotExplainAGapOfADifferentStream) {
                      .Build();
   const DeviceReport& d = OnlyDevice(MustAnalyze(t));
   EXPECT_EQ(d.idle[Subcause::kDeviceWait], 0);
-  EXPECT_EQ(d.idle[Subcause::kKernelGap], 5 * kUs + 1900 * kUs);
+  EXPECT_EQ(d.idle[Subcause::kKernelGap] + d.idle[Subcause::kUnattributed], 5 * kUs + 1900 * kUs);
+}
+
+TEST(Analyze, CallsOnlyDispatchLatencyKernelGapAndALongerUnexplainedWaitUnattributed) {
+  // The second kernel was queued long before the GPU went idle, yet started 1900 us later
+  // with nothing in the trace holding it back.
+  const auto t = TimelineBuilder()
+                     .Launch(1, 0, 5).Kernel(10, 100)
+                     .Launch(1, 30, 35).Kernel(2000, 2100)
+                     .Build();
+  AnalysisOptions options;
+  options.dispatch_latency_max_ns = 100 * kUs;
+  const DeviceReport& d = OnlyDevice(MustAnalyze(t, options));
+  EXPECT_EQ(d.idle[Subcause::kKernelGap], 5 * kUs + 100 * kUs);
+  EXPECT_EQ(d.idle[Subcause::kUnattributed], 1800 * kUs);
 }
 
 TEST(Analyze, LeavesGapsWithoutHostEvidenceUnattributed) {
@@ -307,6 +321,9 @@ TEST(Analyze, RejectsNonsenseOptions) {
   const auto t = TimelineBuilder().Launch(1, 0, 5).Kernel(10, 100).Build();
   AnalysisOptions options;
   options.launch_gap_max_ns = 0;
+  EXPECT_EQ(Analyze(t, options).status().code(), absl::StatusCode::kInvalidArgument);
+  options = {};
+  options.dispatch_latency_max_ns = -1;
   EXPECT_EQ(Analyze(t, options).status().code(), absl::StatusCode::kInvalidArgument);
   options = {};
   options.max_gap_records = -1;

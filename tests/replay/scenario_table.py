@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Prints, as Markdown, what gpuidle reports for each recorded scenario trace.
 
-  tests/replay/scenario_table.py build/bin/gpuidle tests/data/traces/torch [--sweep]
+  tests/replay/scenario_table.py build/bin/gpuidle tests/data/traces/torch [--sweep|--ranks]
 
-Used to write docs/VALIDATION.md (the table) and docs/ANALYSIS.md (--sweep: the share of the
-expected cause for several launch_gap_max values). Standard library only.
+Used to write docs/VALIDATION.md (the table; --ranks: the two-rank straggler job) and
+docs/ANALYSIS.md (--sweep: the share of the expected cause for several launch_gap_max
+values). Standard library only.
 """
 import json
 import subprocess
@@ -20,6 +21,7 @@ EXPECTED = {
     "pageable_h2d": ("data_starved", "data_starved.h2d_copy"),
     "healthy_matmul": ("healthy", None),
     "mixed_resnet": ("mixed", None),
+    "one_of_two_gpus": ("healthy", None),
 }
 
 
@@ -75,6 +77,28 @@ def sweep(gpuidle, folder):
         print(f"| {name} ({cause}) | " + " | ".join(row) + " |")
 
 
+def ranks(gpuidle, folder):
+    paths = [str(Path(folder) / f"nccl_straggler.rank{r}.json.gz") for r in (0, 1)]
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "r.json"
+        subprocess.run([gpuidle, "analyze", "--quiet", "--format", "json", "--out", str(out),
+                        *paths], check=True)
+        r = json.loads(out.read_text())
+    print("| rank | GPU | window ms | busy % | comm ms | comm waiting for peers ms | idle ms "
+          "| data_starved.host | unattributed |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for d in r["devices"]:
+        sub = d["idle_by_subcause"]
+        print(f"| {d['rank']} | {d['device']} | {d['window_ns'] / 1e6:.1f} "
+              f"| {share(d['busy_ns'], d['window_ns']):.1f} | {d['comm_ns'] / 1e6:.1f} "
+              f"| {d['comm_wait_ns'] / 1e6:.1f} | {d['idle_ns'] / 1e6:.1f} "
+              f"| {share(sub['data_starved.host'], d['idle_ns']):.1f}% "
+              f"| {share(sub['unattributed'], d['idle_ns']):.1f}% |")
+    print(f"\nvisible GPUs {r['visible_device_count']}, unused {r['unused_devices']}; advice: " +
+          ", ".join(f"{a['subcause']} {100 * a['share_of_lost_time']:.0f}%" for a in r["advice"]))
+
+
 if __name__ == "__main__":
     gpuidle, folder = sys.argv[1], sys.argv[2]
-    (sweep if "--sweep" in sys.argv[3:] else table)(gpuidle, folder)
+    mode = sys.argv[3] if len(sys.argv) > 3 else "--table"
+    {"--table": table, "--sweep": sweep, "--ranks": ranks}[mode](gpuidle, folder)

@@ -86,6 +86,39 @@ TEST(RecordedOnH200, MixedResnetIsPartlyDataStarvedAndPartlyLaunchBound) {
   EXPECT_GE(Share(idle, Cause::kDataStarved) + Share(idle, Cause::kLaunchBound), 0.95);
 }
 
+TEST(RecordedOnTwoH200s, FindsTheStragglerAndThePeerWaitingForIt) {
+  absl::StatusOr<Report> r = AnalyzeTraceFiles(
+      {TracePath("nccl_straggler.rank0"), TracePath("nccl_straggler.rank1")});
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->devices.size(), 2u);
+  const DeviceReport& punctual = r->devices[0];
+  const DeviceReport& straggler = r->devices[1];
+  EXPECT_EQ(punctual.rank, 0);  // from distributedInfo
+  EXPECT_EQ(straggler.rank, 1);
+  EXPECT_EQ(straggler.device, 1);
+  // Rank 0's all-reduce kernels spin while rank 1 does 30 ms of host work per step.
+  ASSERT_TRUE(punctual.comm_wait_ns.has_value());
+  EXPECT_GT(*punctual.comm_wait_ns, 0.9 * static_cast<double>(punctual.comm_ns));
+  EXPECT_GT(punctual.comm_ns, punctual.window_ns / 2);
+  EXPECT_LT(*straggler.comm_wait_ns, *punctual.comm_wait_ns / 50);
+  EXPECT_GE(Share(straggler.idle, Subcause::kHost), 0.80);
+  // Both lost-time causes are named, the peer wait first or second.
+  ASSERT_GE(r->advice.size(), 2u);
+  std::vector<Subcause> top = {r->advice[0].subcause, r->advice[1].subcause};
+  EXPECT_THAT(top, ::testing::UnorderedElementsAre(Subcause::kCommWait, Subcause::kHost));
+  EXPECT_EQ(r->visible_device_count, 2);
+  EXPECT_TRUE(r->unused_devices.empty());
+}
+
+TEST(RecordedOnTwoH200s, ReportsTheGpuAJobLeftUnused) {
+  const Report r = MustAnalyze("one_of_two_gpus");
+  EXPECT_EQ(r.visible_device_count, 2);
+  EXPECT_THAT(r.unused_devices, ::testing::ElementsAre(1));
+  ASSERT_EQ(r.devices.size(), 1u);
+  EXPECT_LT(static_cast<double>(r.devices[0].idle_ns) / static_cast<double>(r.devices[0].window_ns),
+            0.03);
+}
+
 TEST(RecordedOnH200, AnalysingTwiceGivesTheSameReport) {
   for (const char* scenario : {"item_sync", "mixed_resnet"}) {
     const Report a = MustAnalyze(scenario);
