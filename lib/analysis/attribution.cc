@@ -95,7 +95,10 @@ class DeviceAttributor {
   std::vector<int64_t> prev_launch_on_stream_;  // per op: launch start of the previous op on
                                                 // its stream (INT64_MIN if none)
   HostSweep* sweep_ = nullptr;
+  // Scratch buffers of WalkHost, reused from gap to gap.
   std::vector<int32_t> scratch_;
+  std::vector<int64_t> cuts_;
+  std::array<std::vector<int32_t>, kEvidenceKinds> active_by_evidence_;
   DeviceAttribution result_;
   int32_t gap_ = 0;
 };
@@ -243,7 +246,8 @@ void DeviceAttributor::WalkHost(int64_t u, int64_t e, int32_t next_op) {
   if (e <= u) return;
   sweep_->Overlapping(u, e, &scratch_);
   // Elementary segments between the boundaries of the overlapping items.
-  std::vector<int64_t> cuts = {u, e};
+  std::vector<int64_t>& cuts = cuts_;
+  cuts.assign({u, e});
   for (int32_t i : scratch_) {
     const HostItem& it = host_items_[i];
     if (it.start_ns > u) cuts.push_back(it.start_ns);
@@ -256,7 +260,8 @@ void DeviceAttributor::WalkHost(int64_t u, int64_t e, int32_t next_op) {
   std::sort(scratch_.begin(), scratch_.end(), [&](int32_t a, int32_t b) {
     return host_items_[a].start_ns < host_items_[b].start_ns;
   });
-  std::array<std::vector<int32_t>, kEvidenceKinds> active;
+  std::array<std::vector<int32_t>, kEvidenceKinds>& active = active_by_evidence_;
+  for (auto& list : active) list.clear();
   size_t next_item = 0;
   for (size_t k = 0; k + 1 < cuts.size(); ++k) {
     const int64_t s0 = cuts[k], s1 = cuts[k + 1];
