@@ -117,7 +117,15 @@ int Analyze(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     if (!quiet) out << "\nreport written to " << *out_path << "\n";
     return kExitOk;
   }
-  if (!quiet) out << *FormatReport(*report, format.value_or("text"), options);
+  if (quiet) return kExitOk;
+  out << *FormatReport(*report, format.value_or("text"), options);
+  // Standard output is the report here: one that could not be written (a full disk, a
+  // closed file) is not a success.
+  out.flush();
+  if (!out) {
+    err << "gpuidle: cannot write the report to standard output\n";
+    return kExitBadOutput;
+  }
   return kExitOk;
 }
 

@@ -1,23 +1,48 @@
 #include "core/file_util.h"
 
 #include <fcntl.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
-#include <cstdio>
+#include <chrono>
+#include <cstdint>
 #include <cstring>
-#include <vector>
 
 #include "absl/strings/str_cat.h"
 
 namespace gpuidle::internal {
 namespace {
 
+constexpr size_t kTempBaseMax = 200;
+
 absl::Status Error(const std::string& path, absl::string_view what, int err) {
   std::string message = absl::StrCat("cannot write ", path, ": ", what);
   if (err != 0) absl::StrAppend(&message, ": ", std::strerror(err));
   return absl::UnavailableError(message);
+}
+
+// Creates a new file next to the target, never opening an existing file or following a link.
+// Mode 0666 lets the umask decide the permissions, like any file the user creates
+// (mkstemp's 0600 would need a umask() round trip, which races with other threads).
+int CreateTemporaryFile(const std::string& prefix, std::string* name) {
+  static std::atomic<uint64_t> counter{0};
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    uint64_t random = 0;
+    if (::getrandom(&random, sizeof(random), GRND_NONBLOCK) != sizeof(random)) {
+      random = static_cast<uint64_t>(::getpid()) << 32 ^
+               static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+    }
+    random ^= counter.fetch_add(1, std::memory_order_relaxed);
+    *name = absl::StrCat(prefix, absl::Hex(random, absl::kZeroPad16));
+    const int fd =
+        ::open(name->c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    if (fd >= 0 || errno != EEXIST) return fd;
+  }
+  errno = EEXIST;
+  return -1;
 }
 
 }  // namespace
@@ -28,13 +53,13 @@ absl::Status WriteFileAtomically(const std::string& path, absl::string_view cont
     return Error(path, "it is a directory", 0);
   }
   const size_t slash = path.rfind('/');
-  const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash + 1);
-  const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
-  std::string tmpl = absl::StrCat(dir, slash == std::string::npos ? "/" : "", ".", base,
-                                  ".tmp.XXXXXX");
-  std::vector<char> name(tmpl.begin(), tmpl.end());
-  name.push_back('\0');
-  const int fd = ::mkostemp(name.data(), O_CLOEXEC);  // O_EXCL: never an existing file
+  const std::string dir = slash == std::string::npos ? "./" : path.substr(0, slash + 1);
+  // The temporary name adds 22 characters to the target's; a short prefix of it keeps the name
+  // within NAME_MAX for any target name.
+  const std::string base =
+      (slash == std::string::npos ? path : path.substr(slash + 1)).substr(0, kTempBaseMax);
+  std::string name;
+  const int fd = CreateTemporaryFile(absl::StrCat(dir, ".", base, ".tmp."), &name);
   if (fd < 0) return Error(path, "cannot create a temporary file", errno);
   const char* p = contents.data();
   size_t left = contents.size();
@@ -42,26 +67,30 @@ absl::Status WriteFileAtomically(const std::string& path, absl::string_view cont
     const ssize_t n = ::write(fd, p, left);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
-      const int err = errno;
+      const int err = n < 0 ? errno : EIO;
       ::close(fd);
-      ::unlink(name.data());
+      ::unlink(name.c_str());
       return Error(path, "write failed", err);
     }
     p += n;
     left -= static_cast<size_t>(n);
   }
-  // The report is readable like any file the user creates (mkstemp makes it 0600).
-  const mode_t mask = ::umask(0);
-  ::umask(mask);
-  ::fchmod(fd, 0666 & ~mask);
+  // On disk before the rename, so that a crash leaves the old file or the new one, never an
+  // empty one.
+  if (::fsync(fd) != 0 && errno != EINVAL && errno != EROFS) {
+    const int err = errno;
+    ::close(fd);
+    ::unlink(name.c_str());
+    return Error(path, "fsync failed", err);
+  }
   if (::close(fd) != 0) {
     const int err = errno;
-    ::unlink(name.data());
+    ::unlink(name.c_str());
     return Error(path, "close failed", err);
   }
-  if (::rename(name.data(), path.c_str()) != 0) {
+  if (::rename(name.c_str(), path.c_str()) != 0) {
     const int err = errno;
-    ::unlink(name.data());
+    ::unlink(name.c_str());
     return Error(path, "rename failed", err);
   }
   return absl::OkStatus();

@@ -17,6 +17,11 @@ Int128 Pow10(int n) {
   return r;
 }
 
+// JSON numbers have no leading zeros: "0", "0.5" and "10" are numbers, "01" and "00.5" are not.
+bool HasLeadingZero(absl::string_view digits) {
+  return digits.size() > 1 && digits[0] == '0' && IsDigit(digits[1]);
+}
+
 int Log10OfPowerOfTen(int64_t v) {
   int n = 0;
   while (v > 1 && v % 10 == 0) {
@@ -50,7 +55,7 @@ std::optional<int64_t> ParseDecimalToNs(absl::string_view text, int64_t scale_ns
       ++exponent;  // drop digits beyond what matters for int64 nanoseconds
     }
   }
-  if (i == int_begin) return std::nullopt;
+  if (i == int_begin || HasLeadingZero(text.substr(int_begin))) return std::nullopt;
   if (i < n && text[i] == '.') {
     ++i;
     const size_t frac_begin = i;
@@ -90,8 +95,12 @@ std::optional<int64_t> ParseDecimalToNs(absl::string_view text, int64_t scale_ns
     const Int128 divisor = Pow10(-exponent);
     value = (mantissa + divisor / 2) / divisor;
   }
-  if (value > static_cast<Int128>(std::numeric_limits<int64_t>::max())) return std::nullopt;
-  return static_cast<int64_t>(negative ? -value : value);
+  if (negative) value = -value;
+  if (value > static_cast<Int128>(std::numeric_limits<int64_t>::max()) ||
+      value < static_cast<Int128>(std::numeric_limits<int64_t>::min())) {
+    return std::nullopt;
+  }
+  return static_cast<int64_t>(value);
 }
 
 std::optional<int64_t> ParseInt64(absl::string_view text) {
@@ -99,7 +108,7 @@ std::optional<int64_t> ParseInt64(absl::string_view text) {
   size_t i = 0;
   const bool negative = text[0] == '-';
   if (negative) i = 1;
-  if (i == text.size()) return std::nullopt;
+  if (i == text.size() || HasLeadingZero(text.substr(i))) return std::nullopt;
   Int128 value = 0;
   for (; i < text.size(); ++i) {
     if (!IsDigit(text[i])) return std::nullopt;
@@ -114,7 +123,7 @@ std::optional<int64_t> ParseInt64(absl::string_view text) {
 }
 
 std::optional<uint64_t> ParseUint64(absl::string_view text) {
-  if (text.empty()) return std::nullopt;
+  if (text.empty() || HasLeadingZero(text)) return std::nullopt;
   Int128 value = 0;
   for (char c : text) {
     if (!IsDigit(c)) return std::nullopt;

@@ -22,6 +22,14 @@ void Timeline::Finalize() {
   SortByStart(ranges);
 }
 
+bool Timeline::HasActivity() const {
+  if (!calls.empty() || !ranges.empty()) return true;
+  for (const DeviceTimeline& d : devices) {
+    if (!d.ops.empty()) return true;
+  }
+  return false;
+}
+
 DeviceTimeline& Timeline::DeviceFor(int device) {
   for (DeviceTimeline& d : devices) {
     if (d.device == device) return d;

@@ -102,6 +102,9 @@ struct Timeline {
   // any order and call this once.
   void Finalize();
 
+  // True if anything was recorded: a device op, a host call or a host range.
+  bool HasActivity() const;
+
   DeviceTimeline& DeviceFor(int device);
   const DeviceTimeline* FindDevice(int device) const;
 };

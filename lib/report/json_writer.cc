@@ -1,4 +1,5 @@
 // The JSON report, schema "gpuidle.report/1" (docs/REPORT_SCHEMA.md).
+#include <cmath>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -15,6 +16,15 @@ using Json = rapidjson::PrettyWriter<rapidjson::StringBuffer>;
 
 void Str(Json& w, absl::string_view s) {
   w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+}
+
+// JSON has no NaN or infinity (RapidJSON would leave the value out and break the document).
+void Number(Json& w, double v) {
+  if (std::isfinite(v)) {
+    w.Double(v);
+  } else {
+    w.Null();
+  }
 }
 
 void OptionalInt(Json& w, const std::optional<int>& v) {
@@ -203,7 +213,7 @@ class JsonWriter : public ReportWriter {
       w.StartObject();
       CauseFields(w, a.subcause);
       Str(w, "share_of_lost_time");
-      w.Double(a.share_of_lost_time);
+      Number(w, a.share_of_lost_time);
       Str(w, "fix");
       Str(w, a.fix);
       w.EndObject();

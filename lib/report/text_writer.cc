@@ -56,12 +56,24 @@ std::string DeviceLabel(const std::optional<int>& rank, int device) {
   return rank ? absl::StrCat("rank ", *rank, " GPU ", device) : absl::StrCat("GPU ", device);
 }
 
+// Shown for every device with collectives, idle or not: a fully busy GPU may still spend its
+// time in exposed communication or waiting for peers.
+void Communication(const DeviceReport& d, std::string* out) {
+  if (d.comm_ns > 0 || d.comm_wait_ns) {
+    absl::StrAppendFormat(out, "  communication %s ms, exposed %s ms%s\n", Ms(d.comm_ns),
+                          Ms(d.exposed_comm_ns),
+                          d.comm_wait_ns ? absl::StrCat(", waiting for peers ", Ms(*d.comm_wait_ns),
+                                                        " ms")
+                                         : "");
+  }
+}
+
 void Device(const DeviceReport& d, std::string* out) {
   absl::StrAppendFormat(out, "%s%s  busy %s  idle %s (%s ms of %s ms)\n",
                         DeviceLabel(d.rank, d.device), d.name.empty() ? "" : "  " + d.name,
                         Pct(d.busy_ns, d.window_ns), Pct(d.idle_ns, d.window_ns), Ms(d.idle_ns),
                         Ms(d.window_ns));
-  if (d.idle_ns <= 0) return;
+  if (d.idle_ns <= 0) return Communication(d, out);
   absl::StrAppendFormat(out, "  %-14s %10s %8s   %s\n", "idle cause", "ms", "of idle",
                         "subcauses (ms)");
   std::vector<Cause> causes;
@@ -82,13 +94,7 @@ void Device(const DeviceReport& d, std::string* out) {
     absl::StrAppendFormat(out, "  %-14s %10s %8s   %s\n", CauseName(c), Ms(ns), Pct(ns, d.idle_ns),
                           absl::StrJoin(parts, ", "));
   }
-  if (d.comm_ns > 0 || d.comm_wait_ns) {
-    absl::StrAppendFormat(out, "  communication %s ms, exposed %s ms%s\n", Ms(d.comm_ns),
-                          Ms(d.exposed_comm_ns),
-                          d.comm_wait_ns ? absl::StrCat(", waiting for peers ", Ms(*d.comm_wait_ns),
-                                                        " ms")
-                                         : "");
-  }
+  Communication(d, out);
 }
 
 void Steps(const Report& r, std::string* out) {

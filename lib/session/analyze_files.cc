@@ -1,6 +1,7 @@
 // The public offline API: files -> timelines -> report -> formats.
 #include <memory>
 
+#include "absl/strings/str_cat.h"
 #include "analysis/analyze.h"
 #include "core/file_util.h"
 #include "core/status_macros.h"
@@ -18,6 +19,11 @@ absl::StatusOr<Report> AnalyzeTraceFiles(const std::vector<std::string>& paths,
   timelines.reserve(paths.size());
   for (const std::string& path : paths) {
     GPUIDLE_ASSIGN_OR_RETURN(internal::Timeline t, internal::ReadTraceFile(path));
+    if (!t.HasActivity()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat(path, ": the trace holds no host or GPU activity (was the profiler "
+                             "active? CPU and CUDA activities recorded?)"));
+    }
     timelines.push_back(std::move(t));
   }
   std::vector<const internal::Timeline*> ranks;

@@ -79,8 +79,7 @@ inline std::string ReadFileOrDie(const std::string& path) {
 // One gzip member holding bytes (what `gzip` writes).
 inline std::string Gzip(absl::string_view bytes) {
   z_stream z{};
-  EXPECT_EQ(deflateInit2(&z, Z_BEST_COMPRESSION, Z_DEFLATED, 16 + MAX_WBITS, 8,
-                         Z_DEFAULT_STRATEGY),
+  EXPECT_EQ(deflateInit2(&z, Z_BEST_COMPRESSION, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY),
             Z_OK);
   std::string out(deflateBound(&z, static_cast<uLong>(bytes.size())) + 64, '\0');
   z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data()));

@@ -1,0 +1,411 @@
+#include "cli/cli.h"
+
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/version.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "rapidjson/document.h"
+#include "testing/temp_dir.h"
+
+namespace gpuidle::internal {
+namespace {
+
+using ::gpuidle::testing::Gzip;
+using ::gpuidle::testing::ReadFileOrDie;
+using ::gpuidle::testing::TempDir;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::Not;
+using ::testing::StartsWith;
+
+const std::string kTraces = GPUIDLE_TEST_DATA_DIR "/traces/torch";
+const std::string kItemSync = kTraces + "/item_sync.json.gz";
+
+struct CliResult {
+  int code = -1;
+  std::string out;
+  std::string err;
+};
+
+CliResult Cli(const std::vector<std::string>& args) {
+  std::ostringstream out, err;
+  CliResult r;
+  r.code = RunCli(args, out, err);
+  r.out = out.str();
+  r.err = err.str();
+  EXPECT_LT(r.code, 124) << "exit codes from 124 up are reserved by shells and timeout(1)";
+  return r;
+}
+
+bool IsJson(const std::string& text) {
+  rapidjson::Document doc;
+  doc.Parse(text.c_str(), text.size());
+  return !doc.HasParseError() && doc.IsObject() && doc.HasMember("schema") &&
+         doc["schema"] == "gpuidle.report/1";
+}
+
+TEST(Cli, ExitCodesStayBelowTheRangeShellsReserve) {
+  for (int code : {kExitOk, kExitInternal, kExitUsage, kExitBadInput, kExitBadOutput}) {
+    EXPECT_LT(code, 124);
+  }
+  EXPECT_EQ(kExitOk, 0);
+}
+
+TEST(Cli, PrintsHelp) {
+  for (const std::vector<std::string>& args :
+       std::vector<std::vector<std::string>>{{"help"}, {"--help"}, {"-h"}, {"analyze", "--help"}}) {
+    const CliResult r = Cli(args);
+    EXPECT_EQ(r.code, kExitOk) << args[0];
+    EXPECT_THAT(r.out, StartsWith("usage: gpuidle <command> [options]"));
+    EXPECT_THAT(r.out, HasSubstr("--launch-gap-max-us N"));
+    EXPECT_EQ(r.err, "");
+  }
+}
+
+TEST(Cli, PrintsTheVersion) {
+  for (const char* command : {"version", "--version"}) {
+    const CliResult r = Cli({command});
+    EXPECT_EQ(r.code, kExitOk);
+    EXPECT_EQ(r.out, absl::StrCat("gpuidle ", kVersion, "\n"));
+    EXPECT_EQ(r.err, "");
+  }
+}
+
+TEST(Cli, ShowsUsageWithoutArguments) {
+  const CliResult r = Cli({});
+  EXPECT_EQ(r.code, kExitUsage);
+  EXPECT_THAT(r.err, HasSubstr("usage: gpuidle"));
+  EXPECT_EQ(r.out, "");
+}
+
+TEST(Cli, RejectsAnUnknownCommand) {
+  const CliResult r = Cli({"analyse", kItemSync});
+  EXPECT_EQ(r.code, kExitUsage);
+  EXPECT_THAT(r.err, HasSubstr("unknown command \"analyse\""));
+  EXPECT_EQ(r.out, "");
+}
+
+TEST(Cli, RejectsAnUnknownOption) {
+  const CliResult r = Cli({"analyze", "--fast", kItemSync});
+  EXPECT_EQ(r.code, kExitUsage);
+  EXPECT_THAT(r.err, HasSubstr("unknown option --fast"));
+  EXPECT_EQ(r.out, "");
+}
+
+TEST(Cli, RejectsAnOptionWithoutItsValue) {
+  for (const char* flag :
+       {"--out", "--format", "--launch-gap-max-us", "--data-range", "--max-gaps"}) {
+    const CliResult r = Cli({"analyze", kItemSync, flag});
+    EXPECT_EQ(r.code, kExitUsage) << flag;
+    EXPECT_THAT(r.err, HasSubstr(absl::StrCat(flag, " needs a value")));
+    EXPECT_EQ(r.out, "");
+  }
+}
+
+TEST(Cli, RejectsAnUnknownFormat) {
+  const CliResult r = Cli({"analyze", "--format", "xml", kItemSync});
+  EXPECT_EQ(r.code, kExitUsage);
+  EXPECT_THAT(r.err, HasSubstr("unknown report format \"xml\" (formats: text, json)"));
+  EXPECT_EQ(r.out, "");
+}
+
+TEST(Cli, RejectsABadLaunchGap) {
+  for (const char* value : {"abc", "0", "-5", "1.5", "", "10us"}) {
+    const CliResult r = Cli({"analyze", "--launch-gap-max-us", value, kItemSync});
+    EXPECT_EQ(r.code, kExitUsage) << value;
+    EXPECT_THAT(r.err, HasSubstr(absl::StrCat(
+                           "--launch-gap-max-us needs a positive integer, not \"", value, "\"")));
+    EXPECT_EQ(r.out, "");
+  }
+  const CliResult r = Cli({"analyze", "--launch-gap-max-us", "99999999999", kItemSync});
+  EXPECT_EQ(r.code, kExitUsage);
+  EXPECT_THAT(r.err, HasSubstr("--launch-gap-max-us is too large"));
+}
+
+TEST(Cli, RejectsABadGapCount) {
+  const CliResult r = Cli({"analyze", "--max-gaps", "0", kItemSync});
+  EXPECT_EQ(r.code, kExitUsage);
+  EXPECT_THAT(r.err, HasSubstr("--max-gaps needs a positive integer"));
+}
+
+TEST(Cli, NeedsATrace) {
+  const CliResult r = Cli({"analyze", "--format", "json"});
+  EXPECT_EQ(r.code, kExitUsage);
+  EXPECT_THAT(r.err, HasSubstr("analyze needs at least one trace file"));
+}
+
+// --- unreadable traces: exit 3, the path and the problem on stderr, nothing on stdout ---
+
+struct BadInput {
+  std::string name;
+  std::string contents;
+  std::string problem;
+};
+
+std::string ValidTrace() {
+  return R"({"traceEvents": [
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+     "ts": 1, "dur": 2, "args": {"correlation": 5}},
+    {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 4, "dur": 10,
+     "args": {"device": 0, "stream": 7, "correlation": 5}}
+  ]})";
+}
+
+std::vector<BadInput> BadInputs() {
+  const std::string gz = Gzip(ValidTrace());
+  std::string corrupt = gz;
+  for (size_t i = corrupt.size() / 2 - 2; i < corrupt.size() / 2 + 2; ++i) {
+    corrupt[i] = static_cast<char>(corrupt[i] ^ 0x5a);
+  }
+  std::string random(2048, '\0');
+  uint32_t x = 11;
+  for (char& c : random) {
+    x = x * 1103515245u + 12345u;
+    c = static_cast<char>(x >> 16);
+  }
+  random[0] = 'Q';
+  const std::string text = ValidTrace();
+  return {
+      {"empty.json", "", "is empty"},
+      {"random.bin", random, "not JSON"},
+      {"half.json", text.substr(0, text.size() / 2), "truncated"},
+      {"cut.json.gz", gz.substr(0, gz.size() / 2), "truncated gzip"},
+      {"corrupt.json.gz", corrupt, "corrupt gzip"},
+      {"object.json", R"({"a": 1})", "no \"traceEvents\" array"},
+      {"number.json", "42", "the JSON document is a number, not a trace"},
+      {"string.json", R"("x")", "the JSON document is a string, not a trace"},
+      {"events_object.json", R"({"traceEvents": {}})", "\"traceEvents\" must be an array"},
+      {"event_number.json", R"({"traceEvents": [1]})",
+       "event #1 of \"traceEvents\" must be an object, not a number"},
+      {"ts_string.json", R"({"traceEvents": [{"ph": "X", "ts": "abc"}]})",
+       "field \"ts\" must be a number, not a string"},
+      {"dur_bool.json", R"({"traceEvents": [{"ph": "X", "dur": true}]})",
+       "field \"dur\" must be a number, not a boolean"},
+      {"name_number.json", R"({"traceEvents": [{"name": 5}]})",
+       "field \"name\" must be a string, not a number"},
+      {"args_array.json", R"({"traceEvents": [{"args": []}]})",
+       "field \"args\" must be an object, not an array"},
+      {"correlation_string.json", R"({"traceEvents": [{"args": {"correlation": "x"}}]})",
+       "field \"args.correlation\" must be a number, not a string"},
+      {"trailing.json", text + " trailing", "unexpected data after the end"},
+  };
+}
+
+TEST(Cli, ReportsEachUnreadableTraceWithItsPathAndProblem) {
+  TempDir dir;
+  for (const BadInput& bad : BadInputs()) {
+    SCOPED_TRACE(bad.name);
+    const std::string path = dir.Write(bad.name, bad.contents);
+    const CliResult r = Cli({"analyze", path});
+    EXPECT_EQ(r.code, kExitBadInput);
+    EXPECT_THAT(r.err, StartsWith(absl::StrCat("gpuidle: ", path)));
+    EXPECT_THAT(r.err, HasSubstr(bad.problem));
+    EXPECT_EQ(r.out, "");
+  }
+}
+
+TEST(Cli, ReportsAMissingTraceAndADirectory) {
+  TempDir dir;
+  const std::string missing = dir.Path("missing.json.gz");
+  CliResult r = Cli({"analyze", missing});
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_THAT(r.err, StartsWith("gpuidle: " + missing));
+  EXPECT_THAT(r.err, HasSubstr("No such file or directory"));
+  EXPECT_EQ(r.out, "");
+
+  r = Cli({"analyze", dir.path()});
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_THAT(r.err, StartsWith("gpuidle: " + dir.path()));
+  EXPECT_THAT(r.err, HasSubstr("is a directory"));
+  EXPECT_EQ(r.out, "");
+}
+
+TEST(Cli, ReportsATraceWithoutActivityAsBadInput) {
+  TempDir dir;
+  const std::string path = dir.Write("empty_trace.json", R"({"traceEvents": []})");
+  const CliResult r = Cli({"analyze", path});
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_THAT(r.err, StartsWith("gpuidle: " + path + ": "));
+  EXPECT_THAT(r.err, HasSubstr("no host or GPU activity"));
+  EXPECT_EQ(r.out, "");
+}
+
+TEST(Cli, NamesTheBadTraceAmongSeveral) {
+  TempDir dir;
+  const std::string good = dir.Write("good.json", ValidTrace());
+  const std::string bad = dir.Write("bad.json", "[1]");
+  const CliResult r = Cli({"analyze", good, bad});
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_THAT(r.err, StartsWith("gpuidle: " + bad + ": "));
+  EXPECT_EQ(r.out, "");
+}
+
+// --- good traces ---
+
+TEST(Cli, AnalysesARecordedTrace) {
+  const CliResult r = Cli({"analyze", kItemSync});
+  EXPECT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_THAT(r.out, StartsWith("gpuidle: why the GPU was idle\n"));
+  EXPECT_THAT(r.out, HasSubstr("GPU 0  NVIDIA H200"));
+  EXPECT_THAT(r.out, HasSubstr("sync_bound"));
+  EXPECT_EQ(r.err, "");
+}
+
+TEST(Cli, WritesJsonToStandardOutput) {
+  const CliResult r = Cli({"analyze", "--format", "json", kItemSync});
+  EXPECT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_TRUE(IsJson(r.out)) << r.out.substr(0, 200);
+}
+
+TEST(Cli, WritesTheReportFileAndPrintsTheSummary) {
+  TempDir dir;
+  const std::string report = dir.Path("report.out");
+  const CliResult r = Cli({"analyze", "--format", "json", "--out", report, kItemSync});
+  EXPECT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_TRUE(IsJson(ReadFileOrDie(report)));
+  EXPECT_THAT(r.out, StartsWith("gpuidle: why the GPU was idle\n"));
+  EXPECT_THAT(r.out, HasSubstr("sync_bound"));
+  EXPECT_THAT(r.out, HasSubstr("report written to " + report + "\n"));
+  EXPECT_THAT(dir.List(), ElementsAre("report.out"));
+}
+
+TEST(Cli, TakesTheReportFormatFromTheExtension) {
+  TempDir dir;
+  ASSERT_EQ(Cli({"analyze", "--out", dir.Path("r.json"), kItemSync}).code, kExitOk);
+  EXPECT_TRUE(IsJson(ReadFileOrDie(dir.Path("r.json"))));
+  ASSERT_EQ(Cli({"analyze", "--out", dir.Path("r.txt"), kItemSync}).code, kExitOk);
+  EXPECT_THAT(ReadFileOrDie(dir.Path("r.txt")), StartsWith("gpuidle: why the GPU was idle\n"));
+  ASSERT_EQ(Cli({"analyze", "--format", "text", "--out", dir.Path("t.json"), kItemSync}).code,
+            kExitOk);
+  EXPECT_THAT(ReadFileOrDie(dir.Path("t.json")), StartsWith("gpuidle: why the GPU was idle\n"));
+}
+
+TEST(Cli, PrintsNothingWhenQuiet) {
+  TempDir dir;
+  CliResult r = Cli({"analyze", "--quiet", kItemSync});
+  EXPECT_EQ(r.code, kExitOk);
+  EXPECT_EQ(r.out, "");
+  r = Cli({"analyze", "-q", "--out", dir.Path("r.json"), kItemSync});
+  EXPECT_EQ(r.code, kExitOk);
+  EXPECT_EQ(r.out, "");
+  EXPECT_TRUE(IsJson(ReadFileOrDie(dir.Path("r.json"))));
+}
+
+TEST(Cli, AnalysesTheRanksOfOneJobTogether) {
+  const CliResult r = Cli({"analyze", kTraces + "/nccl_straggler.rank0.json.gz",
+                           kTraces + "/nccl_straggler.rank1.json.gz"});
+  EXPECT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("rank 0 GPU 0"));
+  EXPECT_THAT(r.out, HasSubstr("rank 1 GPU 1"));
+  EXPECT_THAT(r.out, HasSubstr("waiting for peers"));
+}
+
+TEST(Cli, LeavesAnExistingReportUntouchedWhenAnalysisFails) {
+  TempDir dir;
+  const std::string old_report = "{\"schema\": \"an older report\"}\n";
+  const std::string report = dir.Write("report.json", old_report);
+  const std::string bad = dir.Path("missing.json.gz");
+  const CliResult r = Cli({"analyze", "--out", report, bad});
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_EQ(ReadFileOrDie(report), old_report);
+  EXPECT_THAT(dir.List(), ElementsAre("report.json"));  // no temporary file either
+  EXPECT_EQ(r.out, "");
+}
+
+TEST(Cli, FailsWhenTheReportCannotBeWritten) {
+  TempDir dir;
+  const std::string report = dir.Path("no/such/dir/report.json");
+  CliResult r = Cli({"analyze", "--out", report, kItemSync});
+  EXPECT_EQ(r.code, kExitBadOutput);
+  EXPECT_THAT(r.err, StartsWith("gpuidle: cannot write " + report));
+  EXPECT_EQ(r.out, "");
+  EXPECT_TRUE(dir.List().empty());
+
+  r = Cli({"analyze", "--out", dir.path(), kItemSync});  // a directory
+  EXPECT_EQ(r.code, kExitBadOutput);
+  EXPECT_THAT(r.err, HasSubstr("is a directory"));
+}
+
+TEST(Cli, FailsWhenStandardOutputCannotBeWritten) {
+  std::ostream broken(nullptr);  // every write fails
+  std::ostringstream err;
+  const int code = RunCli({"analyze", kItemSync}, broken, err);
+  EXPECT_EQ(code, kExitBadOutput);
+  EXPECT_THAT(err.str(), HasSubstr("cannot write the report to standard output"));
+}
+
+// --- the real binary ---
+
+struct Process {
+  int code = -1;
+  std::string out;
+  std::string err;
+};
+
+// Runs the gpuidle binary through the shell with stdout and stderr captured in dir.
+Process RunBinary(const TempDir& dir, const std::string& args, const std::string& stdout_to = "") {
+  const std::string out = stdout_to.empty() ? dir.Path("stdout") : stdout_to;
+  const std::string command =
+      absl::StrCat("'", GPUIDLE_CLI_PATH, "' ", args, " >'", out, "' 2>'", dir.Path("stderr"), "'");
+  const int status = std::system(command.c_str());
+  Process p;
+  EXPECT_TRUE(WIFEXITED(status)) << command;
+  p.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  if (stdout_to.empty()) p.out = ReadFileOrDie(out);
+  p.err = ReadFileOrDie(dir.Path("stderr"));
+  EXPECT_LT(p.code, 124);
+  return p;
+}
+
+TEST(CliBinary, AnalysesARecordedTrace) {
+  TempDir dir;
+  const Process p = RunBinary(dir, "analyze '" + kItemSync + "'");
+  EXPECT_EQ(p.code, 0) << p.err;
+  EXPECT_THAT(p.out, HasSubstr("sync_bound"));
+  EXPECT_EQ(p.err, "");
+}
+
+TEST(CliBinary, ExitsWithTheUsageCodeWithoutArguments) {
+  TempDir dir;
+  const Process p = RunBinary(dir, "");
+  EXPECT_EQ(p.code, 2);
+  EXPECT_THAT(p.err, HasSubstr("usage: gpuidle"));
+  EXPECT_EQ(p.out, "");
+}
+
+TEST(CliBinary, ReportsAnUnreadableTraceOnStandardError) {
+  TempDir dir;
+  const std::string path = dir.Write("half.json", ValidTrace().substr(0, 40));
+  const Process p = RunBinary(dir, "analyze '" + path + "'");
+  EXPECT_EQ(p.code, 3);
+  EXPECT_THAT(p.err, StartsWith("gpuidle: " + path + ": "));
+  EXPECT_THAT(p.err, HasSubstr("truncated"));
+  EXPECT_EQ(p.out, "");
+}
+
+TEST(CliBinary, WritesAJsonReportFile) {
+  TempDir dir;
+  const std::string report = dir.Path("report.json");
+  const Process p =
+      RunBinary(dir, "analyze --format json --out '" + report + "' '" + kItemSync + "'");
+  EXPECT_EQ(p.code, 0) << p.err;
+  EXPECT_TRUE(IsJson(ReadFileOrDie(report)));
+  EXPECT_THAT(p.out, HasSubstr("report written to " + report));
+}
+
+TEST(CliBinary, FailsWhenStandardOutputIsFull) {
+  TempDir dir;
+  const Process p = RunBinary(dir, "analyze '" + kItemSync + "'", "/dev/full");
+  EXPECT_EQ(p.code, 4);
+  EXPECT_THAT(p.err, HasSubstr("cannot write the report to standard output"));
+}
+
+}  // namespace
+}  // namespace gpuidle::internal

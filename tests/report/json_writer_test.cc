@@ -1,0 +1,354 @@
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "analysis/analyze.h"
+#include "gmock/gmock.h"
+#include "gpuidle/options.h"
+#include "gpuidle/report.h"
+#include "gtest/gtest.h"
+#include "rapidjson/document.h"
+#include "rapidjson/error/en.h"
+#include "report/writer.h"
+#include "testing/timeline_builder.h"
+
+namespace gpuidle::internal {
+namespace {
+
+using ::gpuidle::testing::TimelineBuilder;
+using ::testing::ElementsAre;
+using ::testing::StartsWith;
+
+constexpr int64_t kMs = 1'000'000;
+
+std::string WriteJson(const Report& r, const AnalysisOptions& options = {}) {
+  return MakeJsonWriter()->Write(r, options);
+}
+
+// Parses the writer's output; fails the test if it is not one JSON document.
+rapidjson::Document Parse(const std::string& json) {
+  rapidjson::Document doc;
+  doc.Parse<rapidjson::kParseValidateEncodingFlag>(json.c_str(), json.size());
+  EXPECT_FALSE(doc.HasParseError()) << rapidjson::GetParseError_En(doc.GetParseError())
+                                    << " at byte " << doc.GetErrorOffset() << " of\n"
+                                    << json;
+  return doc;
+}
+
+std::string Str(const rapidjson::Value& v) {
+  return std::string(v.GetString(), v.GetStringLength());
+}
+
+// A report of two devices of two ranks, with every kind of entry.
+Report SampleReport() {
+  Report r;
+  r.source = "pytorch-profiler";
+  r.inputs = {"rank0.json.gz", "rank1.json.gz"};
+  r.window_start_ns = 1000;
+  r.window_end_ns = 1000 + 100 * kMs;
+  r.visible_device_count = 8;
+  r.unused_devices = {2, 3, 4, 5, 6, 7};
+  r.zero_timestamp_records = 2;
+
+  DeviceReport d0;
+  d0.rank = 0;
+  d0.device = 0;
+  d0.name = "NVIDIA H200";
+  d0.window_ns = 100 * kMs;
+  d0.busy_ns = 60 * kMs;
+  d0.idle_ns = 40 * kMs;
+  d0.idle[Subcause::kDataLoader] = 10 * kMs;
+  d0.idle[Subcause::kHostSync] = 25 * kMs;
+  d0.idle[Subcause::kUnattributed] = 5 * kMs;
+  d0.kernel_count = 300;
+  d0.memcpy_count = 12;
+  d0.memset_count = 4;
+  r.devices.push_back(d0);
+
+  DeviceReport d1;
+  d1.rank = 1;
+  d1.device = 1;
+  d1.name = "NVIDIA H200";
+  d1.window_ns = 100 * kMs;
+  d1.busy_ns = 90 * kMs;
+  d1.idle_ns = 10 * kMs;
+  d1.idle[Subcause::kLaunchOverhead] = 6 * kMs;
+  d1.idle[Subcause::kKernelGap] = 4 * kMs;
+  d1.comm_ns = 8 * kMs;
+  d1.exposed_comm_ns = 2 * kMs;
+  d1.comm_wait_ns = 3 * kMs;
+  r.devices.push_back(d1);
+
+  StepReport s;
+  s.rank = 0;
+  s.device = 0;
+  s.name = "ProfilerStep#1";
+  s.start_ns = 1000;
+  s.end_ns = 1000 + 50 * kMs;
+  s.busy_ns = 30 * kMs;
+  s.idle[Subcause::kDataLoader] = 10 * kMs;
+  s.idle[Subcause::kHostSync] = 10 * kMs;
+  r.steps.push_back(s);
+
+  GapRecord g;
+  g.rank = 0;
+  g.device = 0;
+  g.start_ns = 5000;
+  g.end_ns = 5000 + 9 * kMs;
+  g.subcause = Subcause::kHostSync;
+  g.next_op = "void gemm<float>(\"quoted\", \\path\\)";
+  g.thread = 544;
+  g.evidence = "cudaStreamSynchronize";
+  g.call_site = "aten::item at train.py(21): step";
+  r.longest_gaps.push_back(g);
+
+  Offender o;
+  o.subcause = Subcause::kHostSync;
+  o.what = "cudaStreamSynchronize";
+  o.site = "aten::item at train.py(21): step";
+  o.idle_ns = 25 * kMs;
+  o.count = 12;
+  r.offenders.push_back(o);
+
+  Advice a;
+  a.subcause = Subcause::kHostSync;
+  a.share_of_lost_time = 0.5;
+  a.fix = "drop per-step .item()";
+  r.advice.push_back(a);
+  return r;
+}
+
+int64_t SumMembers(const rapidjson::Value& object) {
+  int64_t sum = 0;
+  for (const auto& m : object.GetObject()) sum += m.value.GetInt64();
+  return sum;
+}
+
+TEST(JsonWriter, WritesTheSchemaAndTheInputs) {
+  const rapidjson::Document doc = Parse(WriteJson(SampleReport()));
+  ASSERT_TRUE(doc.IsObject());
+  EXPECT_EQ(Str(doc["schema"]), "gpuidle.report/1");
+  EXPECT_THAT(Str(doc["generator"]), StartsWith("gpuidle "));
+  EXPECT_EQ(Str(doc["source"]), "pytorch-profiler");
+  ASSERT_TRUE(doc["inputs"].IsArray());
+  ASSERT_EQ(doc["inputs"].Size(), 2u);
+  EXPECT_EQ(Str(doc["inputs"][1]), "rank1.json.gz");
+  EXPECT_EQ(doc["window"]["start_ns"].GetInt64(), 1000);
+  EXPECT_EQ(doc["window"]["end_ns"].GetInt64(), 1000 + 100 * kMs);
+  EXPECT_EQ(doc["visible_device_count"].GetInt(), 8);
+  std::vector<int> unused;
+  for (const auto& v : doc["unused_devices"].GetArray()) unused.push_back(v.GetInt());
+  EXPECT_THAT(unused, ElementsAre(2, 3, 4, 5, 6, 7));
+}
+
+TEST(JsonWriter, SaysHowCompleteTheRecordsAre) {
+  Report r = SampleReport();
+  {
+    const rapidjson::Document doc = Parse(WriteJson(r));
+    EXPECT_EQ(Str(doc["completeness"]["status"]), "unknown");
+    EXPECT_TRUE(doc["completeness"]["dropped_records"].IsNull());
+    EXPECT_EQ(doc["completeness"]["zero_timestamp_records"].GetUint64(), 2u);
+  }
+  r.dropped_records = 0;
+  EXPECT_EQ(Str(Parse(WriteJson(r))["completeness"]["status"]), "complete");
+  r.dropped_records = 17;
+  const rapidjson::Document doc = Parse(WriteJson(r));
+  EXPECT_EQ(Str(doc["completeness"]["status"]), "records_lost");
+  EXPECT_EQ(doc["completeness"]["dropped_records"].GetUint64(), 17u);
+}
+
+TEST(JsonWriter, WritesEachDevice) {
+  const rapidjson::Document doc = Parse(WriteJson(SampleReport()));
+  const rapidjson::Value& devices = doc["devices"];
+  ASSERT_TRUE(devices.IsArray());
+  ASSERT_EQ(devices.Size(), 2u);
+  const rapidjson::Value& d = devices[0];
+  EXPECT_EQ(d["rank"].GetInt(), 0);
+  EXPECT_EQ(d["device"].GetInt(), 0);
+  EXPECT_EQ(Str(d["name"]), "NVIDIA H200");
+  EXPECT_EQ(d["window_ns"].GetInt64(), 100 * kMs);
+  EXPECT_EQ(d["busy_ns"].GetInt64(), 60 * kMs);
+  EXPECT_EQ(d["idle_ns"].GetInt64(), 40 * kMs);
+  EXPECT_EQ(d["kernel_count"].GetInt64(), 300);
+  EXPECT_EQ(d["memcpy_count"].GetInt64(), 12);
+  EXPECT_EQ(d["memset_count"].GetInt64(), 4);
+  EXPECT_EQ(d["comm_ns"].GetInt64(), 0);
+  EXPECT_EQ(d["exposed_comm_ns"].GetInt64(), 0);
+  EXPECT_TRUE(d["comm_wait_ns"].IsNull());  // unknown with one rank's view
+
+  const rapidjson::Value& d1 = devices[1];
+  EXPECT_EQ(d1["rank"].GetInt(), 1);
+  EXPECT_EQ(d1["comm_ns"].GetInt64(), 8 * kMs);
+  EXPECT_EQ(d1["exposed_comm_ns"].GetInt64(), 2 * kMs);
+  EXPECT_EQ(d1["comm_wait_ns"].GetInt64(), 3 * kMs);
+}
+
+TEST(JsonWriter, WritesNullForAnUnknownRank) {
+  Report r = SampleReport();
+  r.devices[0].rank.reset();
+  r.steps[0].rank.reset();
+  const rapidjson::Document doc = Parse(WriteJson(r));
+  EXPECT_TRUE(doc["devices"][0]["rank"].IsNull());
+  EXPECT_TRUE(doc["steps"][0]["rank"].IsNull());
+}
+
+TEST(JsonWriter, BreaksIdleTimeDownByCauseAndSubcause) {
+  const rapidjson::Document doc = Parse(WriteJson(SampleReport()));
+  const rapidjson::Value& d = doc["devices"][0];
+  const rapidjson::Value& by_cause = d["idle_by_cause"];
+  ASSERT_EQ(by_cause.MemberCount(), 4u);
+  EXPECT_EQ(by_cause["data_starved"].GetInt64(), 10 * kMs);
+  EXPECT_EQ(by_cause["launch_bound"].GetInt64(), 0);
+  EXPECT_EQ(by_cause["sync_bound"].GetInt64(), 25 * kMs);
+  EXPECT_EQ(by_cause["unattributed"].GetInt64(), 5 * kMs);
+  const rapidjson::Value& by_subcause = d["idle_by_subcause"];
+  ASSERT_EQ(by_subcause.MemberCount(), 9u);
+  for (const char* name :
+       {"data_starved.dataloader", "data_starved.h2d_copy", "data_starved.host",
+        "launch_bound.launch_overhead", "launch_bound.kernel_gap", "sync_bound.host_sync",
+        "sync_bound.device_wait", "sync_bound.comm_wait", "unattributed"}) {
+    EXPECT_TRUE(by_subcause.HasMember(name)) << name;
+  }
+  EXPECT_EQ(by_subcause["data_starved.dataloader"].GetInt64(), 10 * kMs);
+  EXPECT_EQ(by_subcause["sync_bound.host_sync"].GetInt64(), 25 * kMs);
+  EXPECT_EQ(by_subcause["unattributed"].GetInt64(), 5 * kMs);
+  for (const auto& device : doc["devices"].GetArray()) {
+    EXPECT_EQ(SumMembers(device["idle_by_subcause"]), device["idle_ns"].GetInt64());
+    EXPECT_EQ(SumMembers(device["idle_by_cause"]), device["idle_ns"].GetInt64());
+  }
+}
+
+TEST(JsonWriter, WritesStepsGapsOffendersAndAdvice) {
+  const rapidjson::Document doc = Parse(WriteJson(SampleReport()));
+  ASSERT_EQ(doc["steps"].Size(), 1u);
+  const rapidjson::Value& s = doc["steps"][0];
+  EXPECT_EQ(Str(s["name"]), "ProfilerStep#1");
+  EXPECT_EQ(s["device"].GetInt(), 0);
+  EXPECT_EQ(s["start_ns"].GetInt64(), 1000);
+  EXPECT_EQ(s["end_ns"].GetInt64(), 1000 + 50 * kMs);
+  EXPECT_EQ(s["busy_ns"].GetInt64(), 30 * kMs);
+  EXPECT_EQ(s["idle_ns"].GetInt64(), 20 * kMs);
+  EXPECT_EQ(SumMembers(s["idle_by_subcause"]), 20 * kMs);
+  EXPECT_EQ(s["idle_by_cause"]["data_starved"].GetInt64(), 10 * kMs);
+
+  ASSERT_EQ(doc["longest_gaps"].Size(), 1u);
+  const rapidjson::Value& g = doc["longest_gaps"][0];
+  EXPECT_EQ(Str(g["cause"]), "sync_bound");
+  EXPECT_EQ(Str(g["subcause"]), "sync_bound.host_sync");
+  EXPECT_EQ(g["start_ns"].GetInt64(), 5000);
+  EXPECT_EQ(g["end_ns"].GetInt64(), 5000 + 9 * kMs);
+  EXPECT_EQ(Str(g["next_op"]), "void gemm<float>(\"quoted\", \\path\\)");  // escaped and back
+  EXPECT_EQ(g["thread"].GetUint64(), 544u);
+  EXPECT_EQ(Str(g["evidence"]), "cudaStreamSynchronize");
+  EXPECT_EQ(Str(g["call_site"]), "aten::item at train.py(21): step");
+
+  ASSERT_EQ(doc["offenders"].Size(), 1u);
+  const rapidjson::Value& o = doc["offenders"][0];
+  EXPECT_EQ(Str(o["subcause"]), "sync_bound.host_sync");
+  EXPECT_EQ(Str(o["cause"]), "sync_bound");
+  EXPECT_EQ(Str(o["what"]), "cudaStreamSynchronize");
+  EXPECT_EQ(Str(o["site"]), "aten::item at train.py(21): step");
+  EXPECT_EQ(o["idle_ns"].GetInt64(), 25 * kMs);
+  EXPECT_EQ(o["count"].GetInt64(), 12);
+
+  ASSERT_EQ(doc["advice"].Size(), 1u);
+  const rapidjson::Value& a = doc["advice"][0];
+  EXPECT_EQ(Str(a["subcause"]), "sync_bound.host_sync");
+  EXPECT_EQ(Str(a["fix"]), "drop per-step .item()");
+  EXPECT_EQ(Str(a["cause"]), "sync_bound");
+  EXPECT_DOUBLE_EQ(a["share_of_lost_time"].GetDouble(), 0.5);
+}
+
+TEST(JsonWriter, WritesTheOptionsItWasGiven) {
+  AnalysisOptions options;
+  options.launch_gap_max_ns = 250'000;
+  options.dispatch_latency_max_ns = 42'000;
+  options.data_range_patterns = {"DataLoader", "my_loader"};
+  const rapidjson::Document doc = Parse(WriteJson(SampleReport(), options));
+  EXPECT_EQ(doc["options"]["launch_gap_max_ns"].GetInt64(), 250'000);
+  EXPECT_EQ(doc["options"]["dispatch_latency_max_ns"].GetInt64(), 42'000);
+  ASSERT_EQ(doc["options"]["data_range_patterns"].Size(), 2u);
+  EXPECT_EQ(Str(doc["options"]["data_range_patterns"][1]), "my_loader");
+}
+
+TEST(JsonWriter, EscapesControlCharactersAndKeepsUtf8) {
+  Report r = SampleReport();
+  r.devices[0].name = std::string("GPU \"zero\"\t\x01 \xc3\xa9t\xc3\xa9 \xe2\x9c\x93", 22);
+  const rapidjson::Document doc = Parse(WriteJson(r));
+  EXPECT_EQ(Str(doc["devices"][0]["name"]), r.devices[0].name);
+}
+
+TEST(JsonWriter, WritesNonFiniteNumbersAsNull) {
+  Report r = SampleReport();
+  r.advice[0].share_of_lost_time = std::numeric_limits<double>::quiet_NaN();
+  Advice inf = r.advice[0];
+  inf.share_of_lost_time = std::numeric_limits<double>::infinity();
+  r.advice.push_back(inf);
+  const rapidjson::Document doc = Parse(WriteJson(r));
+  ASSERT_TRUE(doc.IsObject());
+  ASSERT_EQ(doc["advice"].Size(), 2u);
+  for (const auto& a : doc["advice"].GetArray()) EXPECT_TRUE(a["share_of_lost_time"].IsNull());
+}
+
+TEST(JsonWriter, WritesAnEmptyReport) {
+  const rapidjson::Document doc = Parse(WriteJson(Report()));
+  ASSERT_TRUE(doc.IsObject());
+  EXPECT_EQ(Str(doc["schema"]), "gpuidle.report/1");
+  EXPECT_EQ(doc["devices"].Size(), 0u);
+  EXPECT_EQ(doc["steps"].Size(), 0u);
+  EXPECT_EQ(doc["advice"].Size(), 0u);
+}
+
+TEST(JsonWriter, EndsWithOneNewline) {
+  const std::string json = WriteJson(SampleReport());
+  ASSERT_FALSE(json.empty());
+  EXPECT_EQ(json.back(), '\n');
+  EXPECT_NE(json[json.size() - 2], '\n');
+}
+
+// The writer on a report the analysis made: the invariants users rely on hold in the JSON.
+TEST(JsonWriter, WritesAnAnalysedTimelineWhoseIdleTimeAddsUp) {
+  const Timeline t = TimelineBuilder()
+                         .Visible(0)
+                         .Visible(1)
+                         .Step(1, 0, 400, "ProfilerStep#0")
+                         .Launch(1, 0, 10)
+                         .Kernel(20, 100)
+                         .Sync(1, 12, 110)
+                         .Data(1, 120, 220)
+                         .Launch(1, 225, 235)
+                         .Kernel(240, 300)
+                         .Launch(1, 300, 305)
+                         .Kernel(330, 400)
+                         .Build();
+  const absl::StatusOr<Report> report = Analyze(t, AnalysisOptions());
+  ASSERT_TRUE(report.ok()) << report.status();
+  const rapidjson::Document doc = Parse(WriteJson(*report));
+  ASSERT_EQ(doc["devices"].Size(), 1u);
+  const rapidjson::Value& d = doc["devices"][0];
+  // Window [0, 400) us; kernels busy 80 + 60 + 70 us.
+  EXPECT_EQ(d["window_ns"].GetInt64(), 400'000);
+  EXPECT_EQ(d["busy_ns"].GetInt64(), 210'000);
+  EXPECT_EQ(d["idle_ns"].GetInt64(), 190'000);
+  EXPECT_EQ(SumMembers(d["idle_by_subcause"]), d["idle_ns"].GetInt64());
+  EXPECT_EQ(SumMembers(d["idle_by_cause"]), d["idle_ns"].GetInt64());
+  EXPECT_EQ(d["kernel_count"].GetInt64(), 3);
+  EXPECT_TRUE(d["comm_wait_ns"].IsNull());
+  EXPECT_EQ(doc["visible_device_count"].GetInt(), 2);
+  ASSERT_EQ(doc["unused_devices"].Size(), 1u);
+  EXPECT_EQ(doc["unused_devices"][0].GetInt(), 1);
+  ASSERT_EQ(doc["steps"].Size(), 1u);
+  const rapidjson::Value& step = doc["steps"][0];
+  EXPECT_EQ(Str(step["name"]), "ProfilerStep#0");
+  EXPECT_EQ(SumMembers(step["idle_by_subcause"]), step["idle_ns"].GetInt64());
+  EXPECT_EQ(step["busy_ns"].GetInt64() + step["idle_ns"].GetInt64(),
+            step["end_ns"].GetInt64() - step["start_ns"].GetInt64());
+  EXPECT_GT(doc["advice"].Size(), 0u);
+  for (const auto& a : doc["advice"].GetArray()) EXPECT_GT(a["fix"].GetStringLength(), 0u);
+}
+
+}  // namespace
+}  // namespace gpuidle::internal
