@@ -5,8 +5,10 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -91,6 +93,9 @@ class GzipSource : public ByteSource {
 
   absl::StatusOr<size_t> Read(char* buffer, size_t n) override {
     if (!ok_) return absl::InternalError("zlib could not be initialised");
+    // inflate() makes no progress without room for output; zlib counts in 32 bits.
+    if (n == 0) return 0;
+    n = std::min<size_t>(n, std::numeric_limits<uInt>::max());
     stream_.next_out = reinterpret_cast<Bytef*>(buffer);
     stream_.avail_out = static_cast<uInt>(n);
     while (stream_.avail_out == n) {  // until some output, or the end
@@ -125,6 +130,7 @@ class GzipSource : public ByteSource {
     return n - stream_.avail_out;
   }
   uint64_t file_bytes_read() const override { return bytes_ - stream_.avail_in; }
+  bool compressed() const override { return true; }
 
  private:
   static constexpr size_t kInputChunk = 1 << 20;
@@ -141,10 +147,10 @@ class GzipSource : public ByteSource {
 
 absl::StatusOr<std::unique_ptr<ByteSource>> OpenByteSource(const std::string& path) {
   const int raw = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (raw < 0) return ErrnoError(errno, absl::StrCat("cannot open ", path));
+  if (raw < 0) return ErrnoError(errno, absl::StrCat(path, ": cannot open"));
   auto fd = std::make_unique<FileDescriptor>(raw);
   struct stat st {};
-  if (::fstat(fd->get(), &st) != 0) return ErrnoError(errno, absl::StrCat("cannot stat ", path));
+  if (::fstat(fd->get(), &st) != 0) return ErrnoError(errno, absl::StrCat(path, ": cannot stat"));
   if (S_ISDIR(st.st_mode)) {
     return absl::InvalidArgumentError(absl::StrCat(path, " is a directory, not a trace file"));
   }

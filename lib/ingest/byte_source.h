@@ -17,6 +17,8 @@ class ByteSource {
   virtual absl::StatusOr<size_t> Read(char* buffer, size_t n) = 0;
   // Compressed input consumed so far (file bytes), for progress and error messages.
   virtual uint64_t file_bytes_read() const = 0;
+  // True if the bytes are inflated from the file: corruption may then surface only later.
+  virtual bool compressed() const { return false; }
 };
 
 // Opens a regular file; gzip is recognised by its magic bytes, not by the name. Errors:

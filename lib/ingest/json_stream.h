@@ -28,6 +28,17 @@ class ChunkedJsonStream {
   }
   size_t Tell() const { return consumed_ + static_cast<size_t>(current_ - buffer_.data()); }
 
+  // For the reader's scanners (kineto_reader.cc), which look at many characters at once: the
+  // unread characters of the current chunk are [cursor(), chunk_end()); at the end of the input
+  // that is the terminating '\0'. SkipTo(p), cursor() < p <= chunk_end(), consumes up to p;
+  // at chunk_end() it reads the next chunk, which overwrites the current one.
+  const Ch* cursor() const { return current_; }
+  const Ch* chunk_end() const { return last_ + 1; }
+  void SkipTo(const Ch* p) {
+    current_ += (p - current_) - 1;
+    Advance();
+  }
+
   // Not used by a reader; RapidJSON's concept requires them.
   Ch* PutBegin() { return nullptr; }
   void Put(Ch) {}

@@ -3,19 +3,32 @@
 #include <cstring>
 #include <optional>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
+#include "absl/strings/string_view.h"
+
+#include "absl/base/attributes.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
 #include "core/time_units.h"
 #include "ingest/json_stream.h"
 #include "model/cuda_api.h"
 #include "rapidjson/error/en.h"
 #include "rapidjson/reader.h"
+
+// The fast scanners below specialise RapidJSON 1.1's internal ParseString, ParseNumber and
+// SkipWhitespace (Debian 12's rapidjson-dev); check them again before moving to another release.
+#if RAPIDJSON_MAJOR_VERSION != 1 || RAPIDJSON_MINOR_VERSION != 1
+#error "kineto_reader.cc's scanners are written against RapidJSON 1.1"
+#endif
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace gpuidle::internal {
 namespace {
@@ -120,6 +133,45 @@ uint64_t Fnv1a(absl::string_view s) {
   uint64_t h = 1469598103934665603ull;
   for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
   return h;
+}
+
+inline bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+// Fast paths for the numbers that fill a trace: plain integers (ids, pids, correlations) and
+// microseconds with at most three decimals (ts, dur). Their values are exact, so these give
+// what ParseInt64 and ParseDecimalToNs give; any other text goes to those.
+std::optional<int64_t> ParseEventInt(absl::string_view text) {
+  if (text.empty() || text.size() > 18 || (text[0] == '0' && text.size() > 1)) {
+    return ParseInt64(text);
+  }
+  int64_t v = 0;
+  for (const char c : text) {
+    if (!IsDigit(c)) return ParseInt64(text);
+    v = v * 10 + (c - '0');
+  }
+  return v;
+}
+
+std::optional<int64_t> ParseMicrosToNs(absl::string_view text) {
+  const size_t dot = text.find('.');
+  const size_t whole = dot == absl::string_view::npos ? text.size() : dot;
+  const size_t decimals = dot == absl::string_view::npos ? 0 : text.size() - dot - 1;
+  if (whole == 0 || whole > 15 || (text[0] == '0' && whole > 1) ||
+      (dot != absl::string_view::npos && (decimals == 0 || decimals > 3))) {
+    return ParseDecimalToNs(text, kNsPerUs);
+  }
+  int64_t us = 0;
+  for (size_t i = 0; i < whole; ++i) {
+    if (!IsDigit(text[i])) return ParseDecimalToNs(text, kNsPerUs);
+    us = us * 10 + (text[i] - '0');
+  }
+  int64_t ns = 0;
+  for (size_t i = 0; i < 3; ++i) {
+    const char c = i < decimals ? text[dot + 1 + i] : '0';
+    if (!IsDigit(c)) return ParseDecimalToNs(text, kNsPerUs);
+    ns = ns * 10 + (c - '0');
+  }
+  return us * kNsPerUs + ns;
 }
 
 // One event's fields, reused from event to event (no allocation once warm).
@@ -343,7 +395,7 @@ class KinetoHandler {
       case Field::kTs:
       case Field::kDur: {
         if (kind != kNumber) return TypeError(field_, KindName(kind));
-        const std::optional<int64_t> ns = ParseDecimalToNs(text, kNsPerUs);
+        const std::optional<int64_t> ns = ParseMicrosToNs(text);
         if (!ns) {
           return Fail(absl::StrCat(EventRef(), ": field \"", FieldName(field_), "\" = ", text,
                                    " is out of range"));
@@ -355,7 +407,7 @@ class KinetoHandler {
       case Field::kTid: {
         uint64_t id = 0;
         if (kind == kNumber) {
-          const std::optional<int64_t> v = ParseInt64(text);
+          const std::optional<int64_t> v = ParseEventInt(text);
           id = v ? static_cast<uint64_t>(*v) : Fnv1a(text);
         } else if (kind == kString) {
           id = Fnv1a(text);
@@ -380,7 +432,7 @@ class KinetoHandler {
   bool ArgValue(ScalarKind kind, absl::string_view text) {
     if (field_ == Field::kIgnored || kind == kNull) return true;
     if (kind != kNumber) return TypeError(field_, KindName(kind));
-    std::optional<int64_t> v = ParseInt64(text);
+    std::optional<int64_t> v = ParseEventInt(text);
     if (!v) {
       return Fail(absl::StrCat(EventRef(), ": field \"", FieldName(field_), "\" = ", text,
                                " is not an integer"));
@@ -405,7 +457,10 @@ class KinetoHandler {
     if (!event_.dur_ns) return Fail(absl::StrCat(EventRef(), ": no \"dur\""));
     if (*event_.dur_ns < 0) return Fail(absl::StrCat(EventRef(), ": negative \"dur\""));
     const int64_t start = *event_.ts_ns;
-    const int64_t end = start + *event_.dur_ns;
+    int64_t end = 0;
+    if (__builtin_add_overflow(start, *event_.dur_ns, &end)) {
+      return Fail(absl::StrCat(EventRef(), ": \"ts\" + \"dur\" is out of range"));
+    }
     const StringId name = t_.strings.Intern(event_.name);
     const uint64_t correlation =
         event_.correlation ? static_cast<uint64_t>(*event_.correlation) : kNoCorrelation;
@@ -437,9 +492,13 @@ class KinetoHandler {
         } else {
           op.kind = OpKind::kMemset;
         }
-        DeviceTimeline*& slot = device_slots_[static_cast<int>(device)];
-        if (slot == nullptr) slot = &t_.DeviceFor(static_cast<int>(device));
-        slot->ops.push_back(op);
+        // An index, not a pointer: adding a device may reallocate t_.devices.
+        auto [slot, added] = device_slots_.try_emplace(static_cast<int>(device), 0);
+        if (added) {
+          slot->second =
+              static_cast<size_t>(&t_.DeviceFor(static_cast<int>(device)) - t_.devices.data());
+        }
+        t_.devices[slot->second].ops.push_back(op);
         return true;
       }
       case EventCategory::kRuntime: {
@@ -502,9 +561,176 @@ class KinetoHandler {
   uint64_t event_index_ = 0;
   std::optional<int64_t> base_time_ns_;
   std::vector<SyncRecord> syncs_;
-  absl::flat_hash_map<int, DeviceTimeline*> device_slots_;
+  absl::flat_hash_map<int, size_t> device_slots_;  // device -> index in t_.devices
   std::string error_;
 };
+
+// --- Fast scanning ---
+// RapidJSON reads a generic stream one character at a time, with a bounds check, a copy of
+// every character of every string and number onto its stack, and a loop per character of
+// white space: most of the time of a large trace. The specialisations below, after this
+// namespace, let it scan white space, strings and numbers inside the current chunk of the
+// ChunkedJsonStream instead, and hand strings and numbers to the handler where they lie.
+// Anything unusual (an escape, a control character, an exponent, NaN, a token that runs to the
+// end of the chunk, malformed input) goes to RapidJSON's own code, untouched, so results and
+// errors (codes and offsets) are the same as before.
+
+constexpr unsigned kParseFlags = rapidjson::kParseNumbersAsStringsFlag |
+                                 rapidjson::kParseStopWhenDoneFlag |
+                                 rapidjson::kParseNanAndInfFlag;
+
+// The same handler as another type: RapidJSON's generic string and number parsers, which the
+// specialisations for KinetoHandler fall back on, are instantiated for this one.
+class KinetoHandlerRef {
+ public:
+  explicit KinetoHandlerRef(KinetoHandler& h) : h_(h) {}
+  bool Null() { return h_.Null(); }
+  bool Bool(bool b) { return h_.Bool(b); }
+  bool Int(int i) { return h_.Int(i); }
+  bool Uint(unsigned u) { return h_.Uint(u); }
+  bool Int64(int64_t i) { return h_.Int64(i); }
+  bool Uint64(uint64_t u) { return h_.Uint64(u); }
+  bool Double(double d) { return h_.Double(d); }
+  bool RawNumber(const char* s, rapidjson::SizeType n, bool c) { return h_.RawNumber(s, n, c); }
+  bool String(const char* s, rapidjson::SizeType n, bool c) { return h_.String(s, n, c); }
+  bool Key(const char* s, rapidjson::SizeType n, bool c) { return h_.Key(s, n, c); }
+  bool StartObject() { return h_.StartObject(); }
+  bool EndObject(rapidjson::SizeType n) { return h_.EndObject(n); }
+  bool StartArray() { return h_.StartArray(); }
+  bool EndArray(rapidjson::SizeType n) { return h_.EndArray(n); }
+
+ private:
+  KinetoHandler& h_;
+};
+
+inline bool IsJsonSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+// The first '"', '\\' or control character (< 0x20) in [p, end), or end.
+inline const char* FindStringSpecial(const char* p, const char* end) {
+#if defined(__SSE2__)
+  const __m128i quote = _mm_set1_epi8('"');
+  const __m128i backslash = _mm_set1_epi8('\\');
+  const __m128i control_max = _mm_set1_epi8(0x1f);
+  for (; end - p >= 16; p += 16) {
+    const __m128i s = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    const __m128i control = _mm_cmpeq_epi8(_mm_max_epu8(s, control_max), control_max);
+    const __m128i hit = _mm_or_si128(
+        _mm_or_si128(_mm_cmpeq_epi8(s, quote), _mm_cmpeq_epi8(s, backslash)), control);
+    const int mask = _mm_movemask_epi8(hit);
+    if (mask != 0) return p + __builtin_ctz(static_cast<unsigned>(mask));
+  }
+#endif
+  for (; p != end; ++p) {
+    const unsigned char c = static_cast<unsigned char>(*p);
+    if (c == '"' || c == '\\' || c < 0x20) return p;
+  }
+  return end;
+}
+
+// The end of a number of the form -?(0|[1-9][0-9]*)(.[0-9]+)? that starts at p, when the
+// character after it is before end too (so the number cannot go on in the next chunk);
+// nullptr for anything else. RapidJSON reads such a number without error (an integer part
+// of 300 digits or fewer is not "too big") and stops where this stops.
+inline const char* ScanPlainNumber(const char* p, const char* end) {
+  if (p != end && *p == '-') ++p;
+  if (p == end) return nullptr;
+  if (*p == '0') {
+    ++p;
+  } else if (*p >= '1' && *p <= '9') {
+    const char* first = p;
+    while (p != end && IsDigit(*p)) ++p;
+    if (p - first > 300) return nullptr;
+  } else {
+    return nullptr;
+  }
+  if (p != end && *p == '.') {
+    ++p;
+    if (p == end || !IsDigit(*p)) return nullptr;
+    while (p != end && IsDigit(*p)) ++p;
+  }
+  if (p == end || *p == 'e' || *p == 'E') return nullptr;
+  return p;
+}
+
+inline const char* FindNonSpace(const char* p, const char* end) {
+  while (p != end && IsJsonSpace(*p)) ++p;
+  return p;
+}
+
+// Consumes the white space at the cursor, across chunks.
+ABSL_ATTRIBUTE_NOINLINE void SkipWhitespaceRun(ChunkedJsonStream& is) {
+  for (;;) {
+    const char* end = is.chunk_end();
+    const char* p = FindNonSpace(is.cursor(), end);
+    if (p == is.cursor()) return;
+    is.SkipTo(p);  // at the end of the chunk, reads the next one
+    if (p != end) return;
+  }
+}
+
+}  // namespace
+}  // namespace gpuidle::internal
+
+namespace rapidjson {
+
+template <>
+inline void SkipWhitespace(gpuidle::internal::ChunkedJsonStream& is) {
+  // Most calls find no white space or one space (after ':' and ','): those inline, longer
+  // runs (line breaks and indentation) out of line.
+  const char* p = is.cursor();
+  if (!gpuidle::internal::IsJsonSpace(*p)) return;
+  if (p + 1 < is.chunk_end() && !gpuidle::internal::IsJsonSpace(p[1])) {
+    is.SkipTo(p + 1);
+    return;
+  }
+  gpuidle::internal::SkipWhitespaceRun(is);
+}
+
+template <>
+template <>
+void GenericReader<UTF8<>, UTF8<>, CrtAllocator>::ParseString<
+    gpuidle::internal::kParseFlags, gpuidle::internal::ChunkedJsonStream,
+    gpuidle::internal::KinetoHandler>(gpuidle::internal::ChunkedJsonStream& is,
+                                      gpuidle::internal::KinetoHandler& handler, bool isKey) {
+  // is.cursor() is the opening quote. A string without escapes that ends in this chunk goes to
+  // the handler where it lies (before SkipTo, which may overwrite the chunk).
+  const char* begin = is.cursor() + 1;
+  const char* end = is.chunk_end();
+  const char* p = gpuidle::internal::FindStringSpecial(begin, end);
+  if (p != end && *p == '"') {
+    const SizeType length = static_cast<SizeType>(p - begin);
+    const bool ok = isKey ? handler.Key(begin, length, true) : handler.String(begin, length, true);
+    is.SkipTo(p + 1);
+    if (RAPIDJSON_UNLIKELY(!ok)) RAPIDJSON_PARSE_ERROR(kParseErrorTermination, is.Tell());
+    return;
+  }
+  gpuidle::internal::KinetoHandlerRef generic(handler);
+  ParseString<gpuidle::internal::kParseFlags>(is, generic, isKey);
+}
+
+template <>
+template <>
+void GenericReader<UTF8<>, UTF8<>, CrtAllocator>::ParseNumber<
+    gpuidle::internal::kParseFlags, gpuidle::internal::ChunkedJsonStream,
+    gpuidle::internal::KinetoHandler>(gpuidle::internal::ChunkedJsonStream& is,
+                                      gpuidle::internal::KinetoHandler& handler) {
+  const char* begin = is.cursor();
+  const char* p = gpuidle::internal::ScanPlainNumber(begin, is.chunk_end());
+  if (p != nullptr) {
+    const size_t offset = is.Tell();
+    const bool ok = handler.RawNumber(begin, static_cast<SizeType>(p - begin), true);
+    is.SkipTo(p);  // p is inside the chunk: no read
+    if (RAPIDJSON_UNLIKELY(!ok)) RAPIDJSON_PARSE_ERROR(kParseErrorTermination, offset);
+    return;
+  }
+  gpuidle::internal::KinetoHandlerRef generic(handler);
+  ParseNumber<gpuidle::internal::kParseFlags>(is, generic);
+}
+
+}  // namespace rapidjson
+
+namespace gpuidle::internal {
+namespace {
 
 // Attaches the streams of cuda_sync records to the calls they belong to.
 void JoinSyncRecords(const std::vector<SyncRecord>& syncs, Timeline* t) {
@@ -524,37 +750,63 @@ void JoinSyncRecords(const std::vector<SyncRecord>& syncs, Timeline* t) {
   }
 }
 
-void ShiftTimes(int64_t offset, Timeline* t) {
+// Adds offset to every time stamp; fails if one would leave the int64 range.
+absl::Status ShiftTimes(int64_t offset, Timeline* t) {
+  bool overflow = false;
+  auto shift = [&](int64_t& v) { overflow |= __builtin_add_overflow(v, offset, &v); };
   for (DeviceTimeline& d : t->devices) {
     for (DeviceOp& op : d.ops) {
-      op.start_ns += offset;
-      op.end_ns += offset;
+      shift(op.start_ns);
+      shift(op.end_ns);
     }
   }
   for (HostCall& c : t->calls) {
-    c.start_ns += offset;
-    c.end_ns += offset;
+    shift(c.start_ns);
+    shift(c.end_ns);
   }
   for (Range& r : t->ranges) {
-    r.start_ns += offset;
-    r.end_ns += offset;
+    shift(r.start_ns);
+    shift(r.end_ns);
+  }
+  if (overflow) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "\"baseTimeNanoseconds\" = ", offset, " moves time stamps out of range"));
+  }
+  return absl::OkStatus();
+}
+
+// Reads the rest of a compressed source, for its verdict: a corrupt gzip stream can inflate to
+// garbage that the JSON parser rejects before zlib notices, and then the corruption is the
+// problem to report, not the JSON.
+absl::Status DrainCompressed(ByteSource& source) {
+  if (!source.compressed()) return absl::OkStatus();
+  std::vector<char> buffer(1 << 16);
+  for (;;) {
+    absl::StatusOr<size_t> got = source.Read(buffer.data(), buffer.size());
+    if (!got.ok()) return got.status();
+    if (*got == 0) return absl::OkStatus();
   }
 }
 
 }  // namespace
 
 absl::StatusOr<Timeline> ReadKinetoTrace(ByteSource& source) {
+  return ReadKinetoTrace(source, size_t{1} << 20);
+}
+
+absl::StatusOr<Timeline> ReadKinetoTrace(ByteSource& source, size_t chunk_bytes) {
   Timeline timeline;
   timeline.info.source = "pytorch-profiler";
   KinetoHandler handler(&timeline);
-  ChunkedJsonStream stream(source);
+  ChunkedJsonStream stream(source, chunk_bytes);
   rapidjson::Reader reader;
-  constexpr unsigned kFlags = rapidjson::kParseNumbersAsStringsFlag |
-                              rapidjson::kParseStopWhenDoneFlag |
-                              rapidjson::kParseNanAndInfFlag;
-  const rapidjson::ParseResult ok = reader.Parse<kFlags>(stream, handler);
+  const rapidjson::ParseResult ok = reader.Parse<kParseFlags>(stream, handler);
   if (!stream.source_status().ok()) return stream.source_status();
   if (!ok) {
+    if (stream.at_end() && !handler.root_seen() && handler.error().empty()) {
+      return absl::InvalidArgumentError("holds no JSON document (only white space)");
+    }
+    if (!stream.at_end()) GPUIDLE_RETURN_IF_ERROR(DrainCompressed(source));
     if (!handler.error().empty()) {
       return absl::InvalidArgumentError(
           absl::StrCat(handler.error(), " (at byte ", ok.Offset(), ")"));
@@ -576,7 +828,8 @@ absl::StatusOr<Timeline> ReadKinetoTrace(ByteSource& source) {
     stream.Take();
   }
   if (!stream.source_status().ok()) return stream.source_status();
-  if (stream.Peek() != '\0') {
+  if (!stream.at_end()) {  // at_end(), not Peek() == '\0': a NUL byte is data too
+    GPUIDLE_RETURN_IF_ERROR(DrainCompressed(source));
     return absl::InvalidArgumentError(
         absl::StrCat("unexpected data after the end of the JSON document (at byte ",
                      stream.Tell(), ")"));
@@ -588,7 +841,9 @@ absl::StatusOr<Timeline> ReadKinetoTrace(ByteSource& source) {
   JoinSyncRecords(handler.syncs(), &timeline);
   // Kineto writes time stamps relative to baseTimeNanoseconds; absolute times let traces of
   // several ranks line up.
-  if (handler.base_time_ns()) ShiftTimes(*handler.base_time_ns(), &timeline);
+  if (handler.base_time_ns()) {
+    GPUIDLE_RETURN_IF_ERROR(ShiftTimes(*handler.base_time_ns(), &timeline));
+  }
   for (size_t i = 0; i < timeline.info.visible_devices.size(); ++i) {
     for (DeviceTimeline& d : timeline.devices) {
       if (d.device == timeline.info.visible_devices[i]) {

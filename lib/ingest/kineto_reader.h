@@ -18,6 +18,10 @@ namespace gpuidle::internal {
 // (truncated or corrupt input), with a message that names the problem and where it is.
 absl::StatusOr<Timeline> ReadKinetoTrace(ByteSource& source);
 
+// The same with a chosen chunk size: tests use tiny chunks to put every token across a chunk
+// boundary, where the fast scanners hand over to RapidJSON's own code.
+absl::StatusOr<Timeline> ReadKinetoTrace(ByteSource& source, size_t chunk_bytes);
+
 }  // namespace gpuidle::internal
 
 #endif  // GPUIDLE_LIB_INGEST_KINETO_READER_H_
