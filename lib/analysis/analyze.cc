@@ -92,8 +92,9 @@ std::vector<Interval> CutSteps(const TimelineIndex& index, const DeviceTimeline&
                                const std::vector<int32_t>& steps, Interval window) {
   const Timeline& t = index.timeline();
   std::vector<int64_t> gpu_end(steps.size(), std::numeric_limits<int64_t>::min());
-  for (const DeviceOp& op : device.ops) {
-    const int32_t call = index.CallFor(op.correlation_id);
+  for (size_t i = 0; i < device.ops.size(); ++i) {
+    const DeviceOp& op = device.ops[i];
+    const int32_t call = index.IssuingCall(device, static_cast<int32_t>(i));
     if (call < 0) continue;
     const int64_t launched = t.calls[call].start_ns;
     auto it = std::upper_bound(steps.begin(), steps.end(), launched, [&](int64_t v, int32_t s) {
@@ -189,7 +190,7 @@ class OffenderTable {
         if (piece.next_op >= 0) {
           const DeviceOp& op = device.ops[piece.next_op];
           what = op.name;
-          if (const int32_t launch = index_.CallFor(op.correlation_id); launch >= 0) {
+          if (const int32_t launch = index_.IssuingCall(device, piece.next_op); launch >= 0) {
             const HostCall& c = t.calls[launch];
             std::tie(at, thread, with_site) = std::make_tuple(c.start_ns, c.thread, true);
           }
@@ -273,7 +274,7 @@ GapRecord ToGapRecord(const TimelineIndex& index, const DeviceTimeline& device,
   if (piece.next_op >= 0) {
     const DeviceOp& op = device.ops[piece.next_op];
     g.next_op = std::string(t.strings.Get(op.name));
-    if (const int32_t launch = index.CallFor(op.correlation_id); launch >= 0) {
+    if (const int32_t launch = index.IssuingCall(device, piece.next_op); launch >= 0) {
       g.thread = t.calls[launch].thread;
     }
   }

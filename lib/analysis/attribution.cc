@@ -104,8 +104,8 @@ class DeviceAttributor {
 };
 
 void DeviceAttributor::IndexHost() {
-  for (const DeviceOp& op : device_.ops) {
-    const int32_t call = index_.CallFor(op.correlation_id);
+  for (size_t i = 0; i < device_.ops.size(); ++i) {
+    const int32_t call = index_.IssuingCall(device_, static_cast<int32_t>(i));
     if (call >= 0) launching_threads_.insert(timeline_.calls[call].thread);
   }
   for (size_t i = 0; i < timeline_.calls.size(); ++i) {
@@ -215,8 +215,7 @@ void DeviceAttributor::AttributeGap(int64_t t0, int64_t t1, int32_t next_op) {
     AttributeHostLate(t0, t1, next_op);
     return;
   }
-  const DeviceOp& op = device_.ops[next_op];
-  const int32_t launch = index_.CallFor(op.correlation_id);
+  const int32_t launch = index_.IssuingCall(device_, next_op);
   if (launch < 0) {
     Emit(t0, t1, Subcause::kUnattributed, next_op, -1, -1);
     return;
@@ -352,7 +351,7 @@ void DeviceAttributor::AttributeQueued(int64_t q, int64_t t1, int32_t next_op, i
     const int64_t e = std::min(t1, copy.end_ns);
     if (e <= cursor) continue;
     emit_rest(cursor, s);
-    Emit(s, e, Subcause::kH2DCopy, next_op, index_.CallFor(copy.correlation_id), -1);
+    Emit(s, e, Subcause::kH2DCopy, next_op, index_.IssuingCall(device_, c), -1);
     cursor = e;
   }
   emit_rest(cursor, t1);
@@ -371,7 +370,7 @@ DeviceAttribution DeviceAttributor::Run() {
     if (auto prev = last_launch_on_stream.find(op.stream); prev != last_launch_on_stream.end()) {
       prev_launch_on_stream_[oi] = prev->second;
     }
-    const int32_t call = index_.CallFor(op.correlation_id);
+    const int32_t call = index_.IssuingCall(device_, oi);
     last_launch_on_stream[op.stream] = call >= 0 ? timeline_.calls[call].start_ns : op.start_ns;
     if (op.kind == OpKind::kKernel) {
       const int64_t start = std::max(op.start_ns, window_.start_ns);

@@ -38,22 +38,29 @@ TimelineIndex::TimelineIndex(const Timeline& timeline, const AnalysisOptions& op
     : timeline_(timeline),
       framework_ops_(timeline, [](const Range& r) { return r.kind == RangeKind::kFrameworkOp; }),
       python_frames_(timeline, [](const Range& r) { return r.kind == RangeKind::kPython; }) {
-  call_by_correlation_.reserve(timeline.calls.size());
+  absl::flat_hash_map<uint64_t, int32_t> call_by_correlation;
+  call_by_correlation.reserve(timeline.calls.size());
   for (size_t i = 0; i < timeline.calls.size(); ++i) {
     const HostCall& c = timeline.calls[i];
     if (c.correlation_id != kNoCorrelation) {
-      call_by_correlation_.emplace(c.correlation_id, static_cast<int32_t>(i));
+      call_by_correlation.emplace(c.correlation_id, static_cast<int32_t>(i));
     }
     if (c.category == CallCategory::kLaunch) {
       launch_starts_by_thread_[c.thread].push_back(c.start_ns);  // sorted: calls are
     }
   }
   call_copy_kind_.assign(timeline.calls.size(), CopyKind::kUnknown);
-  for (const DeviceTimeline& d : timeline.devices) {
-    for (const DeviceOp& op : d.ops) {
-      if (op.kind != OpKind::kMemcpy) continue;
-      const int32_t call = CallFor(op.correlation_id);
-      if (call >= 0) call_copy_kind_[call] = op.copy_kind;
+  issuing_call_.resize(timeline.devices.size());
+  for (size_t d = 0; d < timeline.devices.size(); ++d) {
+    const std::vector<DeviceOp>& ops = timeline.devices[d].ops;
+    std::vector<int32_t>& calls = issuing_call_[d];
+    calls.assign(ops.size(), -1);
+    for (size_t i = 0; i < ops.size(); ++i) {
+      if (ops[i].correlation_id == kNoCorrelation) continue;
+      auto it = call_by_correlation.find(ops[i].correlation_id);
+      if (it == call_by_correlation.end()) continue;
+      calls[i] = it->second;
+      if (ops[i].kind == OpKind::kMemcpy) call_copy_kind_[it->second] = ops[i].copy_kind;
     }
   }
   // Name matching once per distinct name, not per range.
@@ -74,12 +81,6 @@ TimelineIndex::TimelineIndex(const Timeline& timeline, const AnalysisOptions& op
       data_ranges_.push_back(static_cast<int32_t>(i));
     }
   }
-}
-
-int32_t TimelineIndex::CallFor(uint64_t correlation_id) const {
-  if (correlation_id == kNoCorrelation) return -1;
-  auto it = call_by_correlation_.find(correlation_id);
-  return it == call_by_correlation_.end() ? -1 : it->second;
 }
 
 bool TimelineIndex::LaunchedWithin(uint64_t thread, int64_t start, int64_t end) const {

@@ -20,8 +20,11 @@ class TimelineIndex {
 
   const Timeline& timeline() const { return timeline_; }
 
-  // Index into timeline.calls of the call with this correlation id, or -1.
-  int32_t CallFor(uint64_t correlation_id) const;
+  // Index into timeline.calls of the host call that issued op `op` of `device` (joined by
+  // correlation id once, here), or -1.
+  int32_t IssuingCall(const DeviceTimeline& device, int32_t op) const {
+    return issuing_call_[&device - timeline_.devices.data()][op];
+  }
   // Direction of the memcpy a copy call issued (kUnknown if none was joined).
   CopyKind CopyKindOfCall(int32_t call) const { return call_copy_kind_[call]; }
   bool IsDataRange(int32_t range) const { return range_is_data_[range]; }
@@ -38,7 +41,7 @@ class TimelineIndex {
 
  private:
   const Timeline& timeline_;
-  absl::flat_hash_map<uint64_t, int32_t> call_by_correlation_;
+  std::vector<std::vector<int32_t>> issuing_call_;  // per device, per op
   std::vector<CopyKind> call_copy_kind_;
   std::vector<bool> range_is_data_;
   std::vector<int32_t> data_ranges_;

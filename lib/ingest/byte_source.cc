@@ -6,9 +6,14 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
+#include <condition_variable>
 #include <cstring>
 #include <limits>
+#include <mutex>
+#include <system_error>
+#include <thread>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -143,7 +148,137 @@ class GzipSource : public ByteSource {
   uint64_t bytes_ = 0;
 };
 
+// A ring of chunks: the worker fills them in order, the consumer drains them in the same
+// order. A chunk belongs to the worker while !filled and to the consumer while filled; the
+// flag changes under the mutex, which orders the chunk's contents between the threads.
+class ReadAheadSource : public ByteSource {
+ public:
+  ReadAheadSource(std::unique_ptr<ByteSource> inner, size_t chunk_bytes)
+      : inner_(std::move(inner)), compressed_(inner_->compressed()) {
+    for (Chunk& c : chunks_) c.data.resize(chunk_bytes);
+  }
+
+  ~ReadAheadSource() override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    changed_.notify_all();
+    if (worker_.joinable()) worker_.join();
+  }
+
+  absl::StatusOr<size_t> Read(char* buffer, size_t n) override {
+    if (n == 0) return 0;
+    if (!started_) Start();
+    if (!threaded_) return inner_->Read(buffer, n);
+    for (;;) {
+      Chunk& c = chunks_[read_index_];
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        changed_.wait(lock, [&] { return c.filled; });
+      }
+      if (c.pos < c.size) {
+        const size_t k = std::min(n, c.size - c.pos);
+        std::memcpy(buffer, c.data.data() + c.pos, k);
+        c.pos += k;
+        file_bytes_ = c.file_bytes;
+        return k;
+      }
+      if (c.last) {  // stays filled: every later Read gives the same end or error
+        if (!c.status.ok()) return c.status;
+        return 0;
+      }
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        c.filled = false;
+      }
+      changed_.notify_all();
+      read_index_ = (read_index_ + 1) % chunks_.size();
+    }
+  }
+
+  uint64_t file_bytes_read() const override {
+    return threaded_ ? file_bytes_ : inner_->file_bytes_read();
+  }
+  bool compressed() const override { return compressed_; }
+
+ private:
+  struct Chunk {
+    std::vector<char> data;
+    size_t size = 0;
+    size_t pos = 0;
+    bool filled = false;
+    bool last = false;  // the end of the input, or an error, follows this chunk's data
+    absl::Status status;
+    uint64_t file_bytes = 0;
+  };
+
+  void Start() {
+    started_ = true;
+    // A thread that cannot be started is no reason to fail: read in this thread instead.
+    try {
+      worker_ = std::thread([this] { Fill(); });
+      threaded_ = true;
+    } catch (const std::system_error&) {
+      threaded_ = false;
+    }
+  }
+
+  void Fill() {
+    size_t index = 0;
+    for (;;) {
+      Chunk& c = chunks_[index];
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        changed_.wait(lock, [&] { return stop_ || !c.filled; });
+        if (stop_) return;
+      }
+      size_t size = 0;
+      absl::Status status;
+      bool last = false;
+      while (size < c.data.size()) {
+        absl::StatusOr<size_t> got = inner_->Read(c.data.data() + size, c.data.size() - size);
+        if (!got.ok() || *got == 0) {
+          if (!got.ok()) status = got.status();
+          last = true;
+          break;
+        }
+        size += *got;
+      }
+      const uint64_t file_bytes = inner_->file_bytes_read();
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        c.size = size;
+        c.pos = 0;
+        c.last = last;
+        c.status = std::move(status);
+        c.file_bytes = file_bytes;
+        c.filled = true;
+      }
+      changed_.notify_all();
+      if (last) return;
+      index = (index + 1) % chunks_.size();
+    }
+  }
+
+  std::unique_ptr<ByteSource> inner_;
+  const bool compressed_;
+  std::array<Chunk, 3> chunks_;
+  std::mutex mu_;
+  std::condition_variable changed_;
+  bool stop_ = false;  // guarded by mu_
+  std::thread worker_;
+  bool started_ = false;   // consumer thread only, from here on
+  bool threaded_ = false;
+  size_t read_index_ = 0;
+  uint64_t file_bytes_ = 0;
+};
+
 }  // namespace
+
+std::unique_ptr<ByteSource> ReadAhead(std::unique_ptr<ByteSource> inner, size_t chunk_bytes) {
+  return std::make_unique<ReadAheadSource>(std::move(inner), std::max<size_t>(chunk_bytes, 1));
+}
 
 absl::StatusOr<std::unique_ptr<ByteSource>> OpenByteSource(const std::string& path) {
   const int raw = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);

@@ -25,6 +25,13 @@ class ByteSource {
 // NotFound (missing), PermissionDenied, InvalidArgument (a directory, an empty file).
 absl::StatusOr<std::unique_ptr<ByteSource>> OpenByteSource(const std::string& path);
 
+// Reads (and inflates) `inner` on a worker thread, a few chunks ahead of the consumer, so that
+// file reading and decompression overlap parsing. The bytes, the end and any error arrive
+// exactly as `inner` gives them. Falls back to reading in the caller's thread if no thread
+// can be started.
+std::unique_ptr<ByteSource> ReadAhead(std::unique_ptr<ByteSource> inner,
+                                      size_t chunk_bytes = size_t{1} << 20);
+
 }  // namespace gpuidle::internal
 
 #endif  // GPUIDLE_LIB_INGEST_BYTE_SOURCE_H_

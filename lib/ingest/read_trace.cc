@@ -9,7 +9,8 @@ namespace gpuidle::internal {
 
 absl::StatusOr<Timeline> ReadTraceFile(const std::string& path) {
   GPUIDLE_ASSIGN_OR_RETURN(std::unique_ptr<ByteSource> source, OpenByteSource(path));
-  absl::StatusOr<Timeline> timeline = ReadKinetoTrace(*source);
+  // Reading and inflating overlap parsing on a second thread.
+  absl::StatusOr<Timeline> timeline = ReadKinetoTrace(*ReadAhead(std::move(source)));
   // The reader does not know the path; its messages never name it (a message that merely
   // starts like the path, e.g. "not JSON" for a file called "n", still needs it).
   if (!timeline.ok()) {

@@ -205,5 +205,88 @@ TEST(OpenByteSource, ReportsAnUnreadableFileAsPermissionDenied) {
   EXPECT_THAT(std::string(source.status().message()), StartsWith(path));
 }
 
+// ReadAhead: the same bytes, end and errors as the source it wraps, in the same order.
+
+absl::StatusOr<std::unique_ptr<ByteSource>> OpenAhead(const std::string& path, size_t chunk) {
+  absl::StatusOr<std::unique_ptr<ByteSource>> source = OpenByteSource(path);
+  if (!source.ok()) return source.status();
+  return ReadAhead(*std::move(source), chunk);
+}
+
+TEST(ReadAhead, GivesTheSameBytesAsTheSourceItWraps) {
+  TempDir dir;
+  // Several of ReadAhead's chunks and of the gzip source's 1 MiB input chunks; each chunk of
+  // the ring is a hand-over between threads, so the small ring chunks get a small input.
+  const std::string text = Noise(3 * 1000 * 1000 + 17, 7);
+  const std::string plain = dir.Write("plain.bin", text);
+  const std::string gz = dir.Write("data.gz", Gzip(text));
+  const std::string small = text.substr(0, 5000);
+  const std::string small_path = dir.Write("small.bin", small);
+  for (size_t ahead_chunk : {1, 3, 1000}) {
+    absl::StatusOr<std::unique_ptr<ByteSource>> source = OpenAhead(small_path, ahead_chunk);
+    ASSERT_TRUE(source.ok());
+    EXPECT_TRUE(ReadAll(**source, 7).value() == small) << ahead_chunk;
+  }
+  for (const std::string& path : {plain, gz}) {
+    for (size_t ahead_chunk : {4096, 1 << 20}) {
+      for (size_t read_chunk : {7, 4096, 3 << 20}) {
+        SCOPED_TRACE(::testing::Message() << path << " " << ahead_chunk << " " << read_chunk);
+        absl::StatusOr<std::unique_ptr<ByteSource>> source = OpenAhead(path, ahead_chunk);
+        ASSERT_TRUE(source.ok());
+        absl::StatusOr<std::string> all = ReadAll(**source, read_chunk);
+        ASSERT_TRUE(all.ok()) << all.status();
+        EXPECT_TRUE(*all == text);
+        // The end stays the end.
+        char c;
+        EXPECT_EQ((*source)->Read(&c, 1).value(), 0u);
+      }
+    }
+  }
+}
+
+TEST(ReadAhead, DeliversTheDataBeforeAnErrorAndThenTheError) {
+  TempDir dir;
+  const std::string text = Noise(2 * 1000 * 1000, 3);
+  std::string gz = Gzip(text);
+  gz.resize(gz.size() / 2);  // truncated
+  const std::string path = dir.Write("cut.gz", gz);
+  absl::StatusOr<std::string> direct = OpenAndReadAll(path);
+  ASSERT_FALSE(direct.ok());
+
+  absl::StatusOr<std::unique_ptr<ByteSource>> source = OpenAhead(path, 1 << 16);
+  ASSERT_TRUE(source.ok());
+  std::string got;
+  std::string buffer(4096, '\0');
+  absl::Status error;
+  for (;;) {
+    absl::StatusOr<size_t> n = (*source)->Read(buffer.data(), buffer.size());
+    if (!n.ok()) {
+      error = n.status();
+      break;
+    }
+    ASSERT_NE(*n, 0u) << "ended without the error";
+    got.append(buffer.data(), *n);
+  }
+  EXPECT_EQ(error, direct.status());
+  EXPECT_GT(got.size(), 0u);
+  EXPECT_TRUE(text.compare(0, got.size(), got) == 0) << "the data before the error differs";
+  EXPECT_TRUE((*source)->compressed());
+  char c;
+  EXPECT_EQ((*source)->Read(&c, 1).status(), direct.status());  // and stays an error
+}
+
+TEST(ReadAhead, CanBeDestroyedBeforeTheEndWithoutHanging) {
+  TempDir dir;
+  const std::string path = dir.Write("big.bin", Noise(5 * 1000 * 1000, 11));
+  for (int i = 0; i < 20; ++i) {
+    absl::StatusOr<std::unique_ptr<ByteSource>> source = OpenAhead(path, 4096);
+    ASSERT_TRUE(source.ok());
+    if (i % 2 == 1) {
+      char buffer[100];
+      ASSERT_TRUE((*source)->Read(buffer, sizeof(buffer)).ok());
+    }
+  }  // each source is destroyed while its worker has more to read
+}
+
 }  // namespace
 }  // namespace gpuidle::internal
