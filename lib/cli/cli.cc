@@ -52,25 +52,20 @@ int Analyze(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   bool quiet = false;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
-    auto value = [&](absl::string_view flag) -> std::optional<std::string> {
-      if (i + 1 >= args.size()) return std::nullopt;
-      (void)flag;
-      return args[++i];
-    };
     if (a == "--format" || a == "--out" || a == "--launch-gap-max-us" || a == "--data-range" ||
         a == "--max-gaps" || a == "--dispatch-latency-max-us") {
-      std::optional<std::string> v = value(a);
-      if (!v) return Usage(err, absl::StrCat(a, " needs a value"));
+      if (i + 1 >= args.size()) return Usage(err, absl::StrCat(a, " needs a value"));
+      const std::string& v = args[++i];
       if (a == "--format") {
-        format = *v;
+        format = v;
       } else if (a == "--out") {
-        out_path = *v;
+        out_path = v;
       } else if (a == "--data-range") {
-        options.data_range_patterns.push_back(*v);
+        options.data_range_patterns.push_back(v);
       } else {
         int64_t n = 0;
-        if (!absl::SimpleAtoi(*v, &n) || n <= 0) {
-          return Usage(err, absl::StrCat(a, " needs a positive integer, not \"", *v, "\""));
+        if (!absl::SimpleAtoi(v, &n) || n <= 0) {
+          return Usage(err, absl::StrCat(a, " needs a positive integer, not \"", v, "\""));
         }
         if (a == "--max-gaps") {
           options.max_gap_records = static_cast<int>(std::min<int64_t>(n, 1'000'000));
