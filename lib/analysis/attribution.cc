@@ -73,7 +73,7 @@ class DeviceAttributor {
   void AttributeHostLate(int64_t t0, int64_t e, int32_t next_op);
   void WalkHost(int64_t u, int64_t e, int32_t next_op);
   void AttributeQueued(int64_t q, int64_t t1, int32_t next_op, int32_t launch_call);
-  int32_t SyncInProgressAt(int64_t t) const;
+  int32_t SyncInProgressAt(int64_t t);
   int32_t WaitEventBefore(const DeviceOp& op, const HostCall& launch) const;
   int32_t FirstHostCallAtOrAfter(int64_t t) const;
   int64_t LastHostCallEndBefore(int64_t t) const;
@@ -181,25 +181,17 @@ int64_t DeviceAttributor::LastHostCallEndBefore(int64_t t) const {
 }
 
 // The blocking call (sync, or copy to the host) a launching thread was in at time t: the
-// longest if several. -1 if none.
-int32_t DeviceAttributor::SyncInProgressAt(int64_t t) const {
-  auto it = std::upper_bound(host_calls_.begin(), host_calls_.end(), t, [&](int64_t v, int32_t c) {
-    return v < timeline_.calls[c].start_ns;
-  });
+// longest if several. -1 if none. Times t must not decrease from call to call (the sweep).
+int32_t DeviceAttributor::SyncInProgressAt(int64_t t) {
+  sweep_->Overlapping(t, t + 1, &scratch_);
   int32_t best = -1;
   int64_t best_len = -1;
-  // Calls that contain t started at or before it; walk back while any of them can still
-  // reach t (prefix maximum of end times).
-  for (auto i = it - host_calls_.begin() - 1; i >= 0 && host_call_max_end_[i] > t; --i) {
-    const int32_t c = host_calls_[i];
-    const HostCall& call = timeline_.calls[c];
-    if (call.end_ns <= t) continue;
-    const bool blocking = call.category == CallCategory::kSync ||
-                          (call.category == CallCategory::kCopy &&
-                           index_.CopyKindOfCall(c) == CopyKind::kDtoH);
-    if (blocking && call.end_ns - call.start_ns > best_len) {
-      best = c;
-      best_len = call.end_ns - call.start_ns;
+  for (int32_t i : scratch_) {
+    const HostItem& item = host_items_[i];
+    if (item.evidence != kInSyncCall || item.call < 0) continue;
+    if (item.end_ns - item.start_ns > best_len) {
+      best = item.call;
+      best_len = item.end_ns - item.start_ns;
     }
   }
   return best;
