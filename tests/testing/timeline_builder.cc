@@ -61,8 +61,8 @@ TimelineBuilder& TimelineBuilder::Copy(double start_us, double end_us, CopyKind 
   return *this;
 }
 
-TimelineBuilder& TimelineBuilder::Launch(uint64_t thread, double start_us, double end_us,
-                                         const std::string& api) {
+internal::HostCall& TimelineBuilder::AddCall(uint64_t thread, double start_us, double end_us,
+                                             const std::string& api) {
   HostCall c;
   c.start_ns = Ns(start_us);
   c.end_ns = Ns(end_us);
@@ -70,8 +70,12 @@ TimelineBuilder& TimelineBuilder::Launch(uint64_t thread, double start_us, doubl
   c.name = t_.strings.Intern(api);
   c.category = internal::CategorizeCudaApi(api);
   c.correlation_id = NextCorrelation();
-  pending_ = c.correlation_id;
-  t_.calls.push_back(c);
+  return t_.calls.emplace_back(c);
+}
+
+TimelineBuilder& TimelineBuilder::Launch(uint64_t thread, double start_us, double end_us,
+                                         const std::string& api) {
+  pending_ = AddCall(thread, start_us, end_us, api).correlation_id;
   return *this;
 }
 
@@ -82,14 +86,7 @@ TimelineBuilder& TimelineBuilder::CopyCall(uint64_t thread, double start_us, dou
 
 TimelineBuilder& TimelineBuilder::Sync(uint64_t thread, double start_us, double end_us,
                                        const std::string& api) {
-  HostCall c;
-  c.start_ns = Ns(start_us);
-  c.end_ns = Ns(end_us);
-  c.thread = thread;
-  c.name = t_.strings.Intern(api);
-  c.category = internal::CategorizeCudaApi(api);
-  c.correlation_id = NextCorrelation();
-  t_.calls.push_back(c);
+  AddCall(thread, start_us, end_us, api);
   return *this;
 }
 

@@ -61,6 +61,8 @@ class TimelineBuilder {
 
  private:
   static int64_t Ns(double us) { return static_cast<int64_t>(us * 1000.0 + 0.5); }
+  internal::HostCall& AddCall(uint64_t thread, double start_us, double end_us,
+                              const std::string& api);
   uint64_t NextCorrelation();
   uint64_t TakePending();
 
