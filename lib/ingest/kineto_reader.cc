@@ -3,6 +3,7 @@
 #include <cstring>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "absl/strings/string_view.h"
@@ -15,8 +16,11 @@
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "core/time_units.h"
+#include "core/version.h"
 #include "ingest/json_stream.h"
+#include "model/call_streams.h"
 #include "model/cuda_api.h"
+#include "model/trace_names.h"
 #include "rapidjson/error/en.h"
 #include "rapidjson/reader.h"
 
@@ -51,6 +55,13 @@ enum class Field : uint8_t {
   kStream,
   kBytes,
   kWaitOnStream,
+  // gpuidle traces: the model's values where the Kineto name rules would give another.
+  kGpuidleKind,
+  kGpuidleCategory,
+  kGpuidleCopyKind,
+  kGpuidlePageable,
+  kGpuidleCommunication,
+  kGpuidleThread,
 };
 
 Field EventField(absl::string_view k) {
@@ -74,11 +85,36 @@ Field EventField(absl::string_view k) {
 }
 
 Field ArgField(absl::string_view k) {
-  if (k == "correlation") return Field::kCorrelation;
-  if (k == "device") return Field::kDevice;
-  if (k == "stream") return Field::kStream;
-  if (k == "bytes") return Field::kBytes;
-  if (k == "wait_on_stream") return Field::kWaitOnStream;
+  // Kineto events carry a dozen args the reader skips: one length test turns most away.
+  switch (k.size()) {
+    case 5:
+      if (k == "bytes") return Field::kBytes;
+      break;
+    case 6:
+      if (k == "device") return Field::kDevice;
+      if (k == "stream") return Field::kStream;
+      break;
+    case 11:
+      if (k == "correlation") return Field::kCorrelation;
+      break;
+    case 12:
+      if (k == "gpuidle_kind") return Field::kGpuidleKind;
+      break;
+    case 14:
+      if (k == "wait_on_stream") return Field::kWaitOnStream;
+      if (k == "gpuidle_thread") return Field::kGpuidleThread;
+      break;
+    case 16:
+      if (k == "gpuidle_category") return Field::kGpuidleCategory;
+      if (k == "gpuidle_pageable") return Field::kGpuidlePageable;
+      break;
+    case 17:
+      if (k == "gpuidle_copy_kind") return Field::kGpuidleCopyKind;
+      break;
+    case 21:
+      if (k == "gpuidle_communication") return Field::kGpuidleCommunication;
+      break;
+  }
   return Field::kIgnored;
 }
 
@@ -97,6 +133,12 @@ absl::string_view FieldName(Field f) {
     case Field::kStream: return "args.stream";
     case Field::kBytes: return "args.bytes";
     case Field::kWaitOnStream: return "args.wait_on_stream";
+    case Field::kGpuidleKind: return "args.gpuidle_kind";
+    case Field::kGpuidleCategory: return "args.gpuidle_category";
+    case Field::kGpuidleCopyKind: return "args.gpuidle_copy_kind";
+    case Field::kGpuidlePageable: return "args.gpuidle_pageable";
+    case Field::kGpuidleCommunication: return "args.gpuidle_communication";
+    case Field::kGpuidleThread: return "args.gpuidle_thread";
     case Field::kIgnored: break;
   }
   return "?";
@@ -181,6 +223,11 @@ struct Event {
   uint64_t pid = 0, tid = 0;
   bool has_pid = false;
   std::optional<int64_t> correlation, device, stream, bytes, wait_on_stream;
+  std::optional<RangeKind> range_kind;
+  std::optional<CallCategory> call_category;
+  std::optional<CopyKind> copy_kind;
+  std::optional<bool> pageable, communication;
+  std::optional<uint64_t> thread;  // where "tid" stands in for an id beyond 32 bits
 
   void Clear() {
     ph.clear();
@@ -195,15 +242,50 @@ struct Event {
     stream.reset();
     bytes.reset();
     wait_on_stream.reset();
+    range_kind.reset();
+    call_category.reset();
+    copy_kind.reset();
+    pageable.reset();
+    communication.reset();
+    thread.reset();
   }
 };
 
-struct SyncRecord {
-  uint64_t correlation;
-  std::optional<int64_t> stream, wait_on_stream;
+enum class Top : uint8_t {
+  kNone,
+  kTraceEvents,
+  kDeviceProperties,
+  kDistributedInfo,
+  kBaseTime,
+  kGpuidle,
 };
 
-enum class Top : uint8_t { kNone, kTraceEvents, kDeviceProperties, kDistributedInfo, kBaseTime };
+// The keys of a gpuidle trace's "gpuidle" object that the reader keeps.
+enum class GpuidleKey : uint8_t {
+  kIgnored,
+  kFormat,
+  kPid,
+  kHost,
+  kRank,
+  kWorldSize,
+  kDroppedRecords,
+  kZeroTimestampRecords,
+  kRecordLimitReached,
+  kWallClockOffsetNs,
+};
+
+GpuidleKey GpuidleKeyOf(absl::string_view k) {
+  if (k == "format") return GpuidleKey::kFormat;
+  if (k == "pid") return GpuidleKey::kPid;
+  if (k == "host") return GpuidleKey::kHost;
+  if (k == "rank") return GpuidleKey::kRank;
+  if (k == "world_size") return GpuidleKey::kWorldSize;
+  if (k == "dropped_records") return GpuidleKey::kDroppedRecords;
+  if (k == "zero_timestamp_records") return GpuidleKey::kZeroTimestampRecords;
+  if (k == "record_limit_reached") return GpuidleKey::kRecordLimitReached;
+  if (k == "wall_clock_offset_ns") return GpuidleKey::kWallClockOffsetNs;
+  return GpuidleKey::kIgnored;
+}
 
 class KinetoHandler {
  public:
@@ -211,7 +293,7 @@ class KinetoHandler {
 
   // --- RapidJSON SAX interface ---
   bool Null() { return Scalar(kNull, {}); }
-  bool Bool(bool) { return Scalar(kBool, {}); }
+  bool Bool(bool b) { return Scalar(kBool, b ? "true" : "false"); }
   bool Int(int) { return Unexpected(); }  // numbers arrive as RawNumber
   bool Uint(unsigned) { return Unexpected(); }
   bool Int64(int64_t) { return Unexpected(); }
@@ -228,6 +310,7 @@ class KinetoHandler {
       if (k == "deviceProperties") top_ = Top::kDeviceProperties;
       if (k == "distributedInfo") top_ = Top::kDistributedInfo;
       if (k == "baseTimeNanoseconds") top_ = Top::kBaseTime;
+      if (k == "gpuidle") top_ = Top::kGpuidle;
     } else if (in_events_ && rel == 1) {
       field_ = EventField(k);
     } else if (in_events_ && rel == 2 && in_args_) {
@@ -236,6 +319,8 @@ class KinetoHandler {
       prop_key_ = k == "id" ? 1 : k == "name" ? 2 : 0;
     } else if (top_ == Top::kDistributedInfo && depth_ == 2) {
       prop_key_ = k == "rank" ? 1 : k == "world_size" ? 2 : 0;
+    } else if (top_ == Top::kGpuidle && depth_ == 2) {
+      gpuidle_key_ = GpuidleKeyOf(k);
     }
     return true;
   }
@@ -259,6 +344,11 @@ class KinetoHandler {
       }
     } else if (depth_ == 1 && top_ == Top::kTraceEvents) {
       return Fail("\"traceEvents\" must be an array of events, not an object");
+    } else if (depth_ == 1 && top_ == Top::kGpuidle) {
+      // A gpuidle trace: its own metadata, checked for a format this reader knows.
+      t_.info.source = "gpuidle";
+      gpuidle_format_seen_ = false;
+      gpuidle_key_ = GpuidleKey::kIgnored;
     } else if (top_ == Top::kDeviceProperties && depth_ == 2) {
       prop_id_.reset();
       prop_name_.clear();
@@ -275,6 +365,9 @@ class KinetoHandler {
     } else if (top_ == Top::kDeviceProperties && depth_ == 2 && prop_id_) {
       t_.info.visible_devices.push_back(static_cast<int>(*prop_id_));
       t_.info.visible_device_names.push_back(prop_name_);
+    } else if (top_ == Top::kGpuidle && depth_ == 1 && !gpuidle_format_seen_) {
+      return Fail(absl::StrCat("the \"gpuidle\" object has no \"format\"; this gpuidle (",
+                               kVersion, ") reads \"", kGpuidleTraceFormat, "\""));
     }
     return true;
   }
@@ -285,6 +378,8 @@ class KinetoHandler {
       events_depth_ = 1;
     } else if (depth_ == 1 && top_ == Top::kTraceEvents && !root_is_array_) {
       in_events_ = saw_trace_events_ = true;
+    } else if (depth_ == 1 && top_ == Top::kGpuidle && !root_is_array_) {
+      return Fail("\"gpuidle\" must be an object, not an array");
     } else if (in_events_) {
       const int rel = depth_ - events_depth_;
       if (rel == 0) return NotAnObject("an array");
@@ -306,7 +401,7 @@ class KinetoHandler {
   bool root_seen() const { return root_seen_; }
   uint64_t events() const { return event_index_; }
   std::optional<int64_t> base_time_ns() const { return base_time_ns_; }
-  const std::vector<SyncRecord>& syncs() const { return syncs_; }
+  const std::vector<CallStreams>& syncs() const { return syncs_; }
 
  private:
   enum ScalarKind { kNull, kBool, kNumber, kString };
@@ -334,13 +429,31 @@ class KinetoHandler {
     return s;
   }
 
+  static absl::string_view ExpectedType(Field f) {
+    switch (f) {
+      case Field::kPh:
+      case Field::kCat:
+      case Field::kName:
+      case Field::kGpuidleKind:
+      case Field::kGpuidleCategory:
+      case Field::kGpuidleCopyKind:
+        return "a string";
+      case Field::kPid:
+      case Field::kTid:
+        return "a number or a string";
+      case Field::kArgs:
+        return "an object";
+      case Field::kGpuidlePageable:
+      case Field::kGpuidleCommunication:
+        return "a boolean";
+      default:
+        return "a number";
+    }
+  }
+
   bool TypeError(Field f, absl::string_view got) {
-    const bool text = f == Field::kPh || f == Field::kCat || f == Field::kName;
-    const bool id = f == Field::kPid || f == Field::kTid;
     return Fail(absl::StrCat(EventRef(), ": field \"", FieldName(f), "\" must be ",
-                             text ? "a string" : id ? "a number or a string"
-                             : f == Field::kArgs ? "an object" : "a number",
-                             ", not ", got));
+                             ExpectedType(f), ", not ", got));
   }
 
   bool NotAnObject(absl::string_view got) {
@@ -368,8 +481,12 @@ class KinetoHandler {
                                  KindName(kind)));
       }
       if (top_ == Top::kBaseTime && kind == kNumber) base_time_ns_ = ParseInt64(text);
+      if (top_ == Top::kGpuidle) {
+        return Fail(absl::StrCat("\"gpuidle\" must be an object, not ", KindName(kind)));
+      }
       return true;
     }
+    if (top_ == Top::kGpuidle && depth_ == 2) return GpuidleValue(kind, text);
     if (top_ == Top::kDeviceProperties && depth_ == 3) {
       if (prop_key_ == 1 && kind == kNumber) prop_id_ = ParseInt64(text);
       if (prop_key_ == 2 && kind == kString) prop_name_ = std::string(text);
@@ -408,7 +525,13 @@ class KinetoHandler {
         uint64_t id = 0;
         if (kind == kNumber) {
           const std::optional<int64_t> v = ParseEventInt(text);
-          id = v ? static_cast<uint64_t>(*v) : Fnv1a(text);
+          if (v) {
+            id = static_cast<uint64_t>(*v);
+          } else {
+            // Thread ids above the int64 range (pthread_t values) are still exact integers.
+            const std::optional<uint64_t> u = ParseUint64(text);
+            id = u ? *u : Fnv1a(text);
+          }
         } else if (kind == kString) {
           id = Fnv1a(text);
         } else {
@@ -431,6 +554,7 @@ class KinetoHandler {
 
   bool ArgValue(ScalarKind kind, absl::string_view text) {
     if (field_ == Field::kIgnored || kind == kNull) return true;
+    if (field_ >= Field::kGpuidleKind) return GpuidleArgValue(kind, text);
     if (kind != kNumber) return TypeError(field_, KindName(kind));
     std::optional<int64_t> v = ParseEventInt(text);
     if (!v) {
@@ -446,6 +570,127 @@ class KinetoHandler {
       default: break;
     }
     return true;
+  }
+
+  // The args of gpuidle traces that override what an event's name implies.
+  bool GpuidleArgValue(ScalarKind kind, absl::string_view text) {
+    if (field_ == Field::kGpuidleThread) {
+      if (kind != kNumber) return TypeError(field_, KindName(kind));
+      event_.thread = ParseUint64(text);
+      if (event_.thread) return true;
+      return Fail(absl::StrCat(EventRef(), ": field \"", FieldName(field_), "\" = ",
+                               text.substr(0, 40), " is not an unsigned 64-bit integer"));
+    }
+    const bool flag = field_ == Field::kGpuidlePageable || field_ == Field::kGpuidleCommunication;
+    if (flag) {
+      if (kind != kBool) return TypeError(field_, KindName(kind));
+      (field_ == Field::kGpuidlePageable ? event_.pageable : event_.communication) =
+          text == "true";
+      return true;
+    }
+    if (kind != kString) return TypeError(field_, KindName(kind));
+    bool known = false;
+    absl::string_view expected;
+    if (field_ == Field::kGpuidleKind) {
+      event_.range_kind = ParseRangeKind(text);
+      known = event_.range_kind.has_value();
+      expected = "step, data, user, framework_op or python";
+    } else if (field_ == Field::kGpuidleCategory) {
+      event_.call_category = ParseCallCategory(text);
+      known = event_.call_category.has_value();
+      expected = "launch, sync, copy, wait_event or other";
+    } else {
+      event_.copy_kind = ParseCopyKind(text);
+      known = event_.copy_kind.has_value();
+      expected = "unknown, HtoD, DtoH, DtoD, HtoH or PtoP";
+    }
+    if (known) return true;
+    return Fail(absl::StrCat(EventRef(), ": field \"", FieldName(field_), "\" = \"",
+                             text.substr(0, 60), "\" is not one of ", expected));
+  }
+
+  // A value in the "gpuidle" object of a gpuidle trace.
+  bool GpuidleValue(ScalarKind kind, absl::string_view text) {
+    TimelineInfo& info = t_.info;
+    const auto wrong_type = [&](absl::string_view expected) {
+      return Fail(absl::StrCat("\"gpuidle\": \"", GpuidleKeyName(gpuidle_key_), "\" must be ",
+                               expected, ", not ", KindName(kind)));
+    };
+    const auto integer = [&](auto* out, bool nullable) -> bool {
+      using T = typename std::remove_reference_t<decltype(*out)>::value_type;
+      // null: unknown here, which leaves what distributedInfo may have said.
+      if (kind == kNull && nullable) return true;
+      if (kind != kNumber) return wrong_type(nullable ? "an integer or null" : "an integer");
+      std::optional<T> v;
+      if constexpr (std::is_same_v<T, uint64_t>) {
+        v = ParseUint64(text);
+      } else {
+        const std::optional<int64_t> w = ParseInt64(text);
+        if (w && static_cast<T>(*w) == *w) v = static_cast<T>(*w);
+      }
+      if (!v) {
+        return Fail(absl::StrCat("\"gpuidle\": \"", GpuidleKeyName(gpuidle_key_), "\" = ",
+                                 text.substr(0, 40), " is not an integer in range"));
+      }
+      *out = v;
+      return true;
+    };
+    switch (gpuidle_key_) {
+      case GpuidleKey::kFormat:
+        if (kind != kString) return wrong_type("a string");
+        if (text != kGpuidleTraceFormat) {
+          return Fail(absl::StrCat("unsupported gpuidle trace format \"", text.substr(0, 60),
+                                   "\": this gpuidle (", kVersion, ") reads \"",
+                                   kGpuidleTraceFormat, "\"; a newer gpuidle may read it"));
+        }
+        gpuidle_format_seen_ = true;
+        return true;
+      case GpuidleKey::kPid:
+        return integer(&info.pid, true);
+      case GpuidleKey::kHost:
+        if (kind == kNull) return true;
+        if (kind != kString) return wrong_type("a string");
+        info.host.assign(text.data(), text.size());
+        return true;
+      case GpuidleKey::kRank:
+        return integer(&info.rank, true);
+      case GpuidleKey::kWorldSize:
+        return integer(&info.world_size, true);
+      case GpuidleKey::kDroppedRecords:
+        return integer(&info.dropped_records, true);
+      case GpuidleKey::kZeroTimestampRecords: {
+        std::optional<uint64_t> n;
+        if (!integer(&n, false)) return false;
+        // Added: zero-timestamp device events found among the events count as well.
+        info.zero_timestamp_records += *n;
+        return true;
+      }
+      case GpuidleKey::kRecordLimitReached:
+        if (kind != kBool) return wrong_type("a boolean");
+        info.record_limit_reached = text == "true";
+        return true;
+      case GpuidleKey::kWallClockOffsetNs:
+        return integer(&info.wall_clock_offset_ns, true);
+      case GpuidleKey::kIgnored:
+        break;
+    }
+    return true;
+  }
+
+  static absl::string_view GpuidleKeyName(GpuidleKey k) {
+    switch (k) {
+      case GpuidleKey::kFormat: return "format";
+      case GpuidleKey::kPid: return "pid";
+      case GpuidleKey::kHost: return "host";
+      case GpuidleKey::kRank: return "rank";
+      case GpuidleKey::kWorldSize: return "world_size";
+      case GpuidleKey::kDroppedRecords: return "dropped_records";
+      case GpuidleKey::kZeroTimestampRecords: return "zero_timestamp_records";
+      case GpuidleKey::kRecordLimitReached: return "record_limit_reached";
+      case GpuidleKey::kWallClockOffsetNs: return "wall_clock_offset_ns";
+      case GpuidleKey::kIgnored: break;
+    }
+    return "?";
   }
 
   bool FinishEvent() {
@@ -492,6 +737,9 @@ class KinetoHandler {
         } else {
           op.kind = OpKind::kMemset;
         }
+        if (event_.copy_kind) op.copy_kind = *event_.copy_kind;
+        if (event_.pageable) op.pageable = *event_.pageable;
+        if (event_.communication) op.communication = *event_.communication;
         // An index, not a pointer: adding a device may reallocate t_.devices.
         auto [slot, added] = device_slots_.try_emplace(static_cast<int>(device), 0);
         if (added) {
@@ -506,15 +754,19 @@ class KinetoHandler {
         c.start_ns = start;
         c.end_ns = end;
         c.correlation_id = correlation;
-        c.thread = event_.tid;
+        c.thread = event_.thread.value_or(event_.tid);
         c.name = name;
-        c.category = CategorizeCudaApi(event_.name);
+        c.category = event_.call_category ? *event_.call_category : CategorizeCudaApi(event_.name);
+        // gpuidle traces put the streams of syncs and waits on the call itself; Kineto's
+        // cuda_sync records, joined later, take precedence.
+        if (event_.stream) c.stream = static_cast<uint32_t>(*event_.stream);
+        if (event_.wait_on_stream) c.peer_stream = static_cast<uint32_t>(*event_.wait_on_stream);
         t_.calls.push_back(c);
         return true;
       }
       case EventCategory::kCudaSync:
         if (correlation != kNoCorrelation) {
-          syncs_.push_back(SyncRecord{correlation, event_.stream, event_.wait_on_stream});
+          syncs_.push_back(CallStreams{correlation, event_.stream, event_.wait_on_stream});
         }
         return true;
       case EventCategory::kCpuOp:
@@ -523,11 +775,12 @@ class KinetoHandler {
         Range r;
         r.start_ns = start;
         r.end_ns = end;
-        r.thread = event_.tid;
+        r.thread = event_.thread.value_or(event_.tid);
         r.name = name;
-        r.kind = category == EventCategory::kCpuOp            ? RangeKind::kFrameworkOp
+        r.kind = event_.range_kind                            ? *event_.range_kind
+                 : category == EventCategory::kCpuOp            ? RangeKind::kFrameworkOp
                  : category == EventCategory::kPythonFunction ? RangeKind::kPython
-                                                              : UserRangeKind(event_.name);
+                                                              : AnnotationRangeKind(event_.name);
         t_.ranges.push_back(r);
         return true;
       }
@@ -535,13 +788,6 @@ class KinetoHandler {
         break;
     }
     return true;
-  }
-
-  static RangeKind UserRangeKind(absl::string_view name) {
-    if (absl::StartsWith(name, "ProfilerStep#")) return RangeKind::kStep;
-    // torch.profiler names every DataLoader fetch "enumerate(DataLoader)#...__next__".
-    if (absl::StartsWith(name, "enumerate(DataLoader)")) return RangeKind::kData;
-    return RangeKind::kUser;
   }
 
   Timeline& t_;
@@ -560,7 +806,9 @@ class KinetoHandler {
   Event event_;
   uint64_t event_index_ = 0;
   std::optional<int64_t> base_time_ns_;
-  std::vector<SyncRecord> syncs_;
+  GpuidleKey gpuidle_key_ = GpuidleKey::kIgnored;
+  bool gpuidle_format_seen_ = false;
+  std::vector<CallStreams> syncs_;
   absl::flat_hash_map<int, size_t> device_slots_;  // device -> index in t_.devices
   std::string error_;
 };
@@ -732,24 +980,6 @@ void GenericReader<UTF8<>, UTF8<>, CrtAllocator>::ParseNumber<
 namespace gpuidle::internal {
 namespace {
 
-// Attaches the streams of cuda_sync records to the calls they belong to.
-void JoinSyncRecords(const std::vector<SyncRecord>& syncs, Timeline* t) {
-  if (syncs.empty()) return;
-  absl::flat_hash_map<uint64_t, size_t> by_correlation;
-  for (size_t i = 0; i < t->calls.size(); ++i) {
-    if (t->calls[i].correlation_id != kNoCorrelation) {
-      by_correlation.emplace(t->calls[i].correlation_id, i);
-    }
-  }
-  for (const SyncRecord& s : syncs) {
-    auto it = by_correlation.find(s.correlation);
-    if (it == by_correlation.end()) continue;
-    HostCall& c = t->calls[it->second];
-    if (s.stream) c.stream = static_cast<uint32_t>(*s.stream);
-    if (s.wait_on_stream) c.peer_stream = static_cast<uint32_t>(*s.wait_on_stream);
-  }
-}
-
 // Adds offset to every time stamp; fails if one would leave the int64 range.
 absl::Status ShiftTimes(int64_t offset, Timeline* t) {
   bool overflow = false;
@@ -838,7 +1068,7 @@ absl::StatusOr<Timeline> ReadKinetoTrace(ByteSource& source, size_t chunk_bytes)
     return absl::InvalidArgumentError(
         "no \"traceEvents\" array: this JSON is not a Chrome trace from the PyTorch profiler");
   }
-  JoinSyncRecords(handler.syncs(), &timeline);
+  AttachCallStreams(handler.syncs(), &timeline);
   // Kineto writes time stamps relative to baseTimeNanoseconds; absolute times let traces of
   // several ranks line up.
   if (handler.base_time_ns()) {

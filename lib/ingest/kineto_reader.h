@@ -5,6 +5,10 @@
 // (joined to device work by "correlation"); cuda_sync records (streams of syncs and waits);
 // cpu_op (framework ops), user_annotation (ProfilerStep#N steps, DataLoader ranges, user
 // ranges), python_function (Python frames); deviceProperties and distributedInfo.
+//
+// gpuidle traces (docs/TRACE_FORMAT.md) are this format too, plus a top-level "gpuidle" object
+// (source "gpuidle", process and completeness metadata; an unknown "format" is rejected) and
+// a few args that override what event names imply (gpuidle_kind, gpuidle_category, ...).
 #ifndef GPUIDLE_LIB_INGEST_KINETO_READER_H_
 #define GPUIDLE_LIB_INGEST_KINETO_READER_H_
 

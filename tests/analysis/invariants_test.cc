@@ -7,14 +7,12 @@
 #include "analysis/analyze.h"
 #include "gpuidle/analyze.h"
 #include "gtest/gtest.h"
-#include "testing/timeline_builder.h"
+#include "testing/random_timeline.h"
 
 namespace gpuidle {
 namespace {
 
-using ::gpuidle::testing::TimelineBuilder;
-using internal::CopyKind;
-using internal::RangeKind;
+using ::gpuidle::testing::RandomTimeline;
 
 // Busy time computed the slow, obvious way: sort the kernel intervals and merge them.
 int64_t OracleBusyNs(const internal::DeviceTimeline& d, int64_t lo, int64_t hi) {
@@ -37,73 +35,6 @@ int64_t OracleBusyNs(const internal::DeviceTimeline& d, int64_t lo, int64_t hi) 
   }
   if (cur_e > cur_s) total += cur_e - cur_s;
   return total;
-}
-
-internal::Timeline RandomTimeline(std::mt19937_64& rng) {
-  auto uniform = [&](double lo, double hi) {
-    return std::uniform_real_distribution<double>(lo, hi)(rng);
-  };
-  auto chance = [&](double p) { return std::bernoulli_distribution(p)(rng); };
-  TimelineBuilder b;
-  const int devices = 1 + static_cast<int>(rng() % 3);
-  const int threads = 1 + static_cast<int>(rng() % 3);
-  double host = 0;
-  const int events = 20 + static_cast<int>(rng() % 200);
-  std::vector<double> gpu_free(devices, 0);
-  double step_start = 0;
-  int step = 0;
-  for (int i = 0; i < events; ++i) {
-    const uint64_t thread = 1 + rng() % threads;
-    const int device = static_cast<int>(rng() % devices);
-    b.Device(device).Stream(7 + static_cast<uint32_t>(rng() % 3));
-    host += uniform(0, chance(0.1) ? 3000 : 80);
-    const double call = uniform(1, 20);
-    switch (rng() % 9) {
-      case 0:
-        b.Data(thread, host, host + uniform(10, 5000));
-        break;
-      case 1:
-        b.Sync(thread, host, std::max(host + 1, gpu_free[device] + uniform(0, 5)));
-        break;
-      case 2: {
-        const double start = std::max(host + call, gpu_free[device]) + uniform(0, 10);
-        const double end = start + uniform(1, 2000);
-        b.CopyCall(thread, host, host + call)
-            .Copy(start, end, chance(0.5) ? CopyKind::kHtoD : CopyKind::kDtoH, chance(0.5));
-        break;
-      }
-      case 3:
-        b.WaitEvent(thread, host, host + 2, 7 + static_cast<uint32_t>(rng() % 3),
-                    7 + static_cast<uint32_t>(rng() % 3));
-        break;
-      case 4:
-        b.Op(thread, host, host + uniform(5, 400), "aten::op");
-        break;
-      case 5:
-        if (chance(0.3)) {
-          b.Step(1, step_start, host, "ProfilerStep#" + std::to_string(step++));
-          step_start = host;
-        }
-        break;
-      default: {
-        // A kernel, usually launched; sometimes without its call (unattributed), sometimes
-        // a collective, overlapping others at random.
-        const bool launched = chance(0.9);
-        if (launched) b.Launch(thread, host, host + call);
-        const double start = std::max(host + call, chance(0.5) ? gpu_free[device] : 0) +
-                             uniform(0, 30);
-        const double end = start + uniform(0.5, chance(0.2) ? 5000 : 50);
-        if (chance(0.1)) {
-          b.NcclKernel(start, end);
-        } else {
-          b.Kernel(start, end, chance(0.5) ? "tiny" : "big");
-        }
-        gpu_free[device] = std::max(gpu_free[device], end);
-        break;
-      }
-    }
-  }
-  return b.Build();
 }
 
 TEST(Invariants, HoldOnRandomTimelines) {

@@ -61,6 +61,19 @@ TimelineBuilder& TimelineBuilder::Copy(double start_us, double end_us, CopyKind 
   return *this;
 }
 
+TimelineBuilder& TimelineBuilder::Memset(double start_us, double end_us) {
+  DeviceOp op;
+  op.start_ns = Ns(start_us);
+  op.end_ns = Ns(end_us);
+  op.kind = OpKind::kMemset;
+  op.name = t_.strings.Intern("Memset (Device)");
+  op.stream = stream_;
+  op.correlation_id = TakePending();
+  op.bytes = 4096;
+  t_.DeviceFor(device_).ops.push_back(op);
+  return *this;
+}
+
 internal::HostCall& TimelineBuilder::AddCall(uint64_t thread, double start_us, double end_us,
                                              const std::string& api) {
   HostCall c;

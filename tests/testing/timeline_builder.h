@@ -34,6 +34,7 @@ class TimelineBuilder {
   TimelineBuilder& Kernel(double start_us, double end_us, const std::string& name = "kernel");
   TimelineBuilder& NcclKernel(double start_us, double end_us);
   TimelineBuilder& Copy(double start_us, double end_us, CopyKind kind, bool pageable = false);
+  TimelineBuilder& Memset(double start_us, double end_us);
 
   // Host CUDA calls on a thread. Launch/CopyCall correlate with the next device op added.
   TimelineBuilder& Launch(uint64_t thread, double start_us, double end_us,

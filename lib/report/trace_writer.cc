@@ -1,0 +1,499 @@
+// The gpuidle trace, format "gpuidle.trace/1" (docs/TRACE_FORMAT.md).
+//
+// Written by hand rather than through a JSON writer: one event per line keeps the file easy to
+// read and diff, and a trace of millions of events needs nothing but appends to one string.
+#include "report/trace_writer.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "core/file_util.h"
+#include "core/version.h"
+#include "model/cuda_api.h"
+#include "model/trace_names.h"
+
+namespace gpuidle::internal {
+namespace {
+
+// The track of each device that shows the gaps: a tid CUDA never gives a stream (it counts
+// streams up from small numbers; kNoStream, 0xffffffff, is the track of ops without one).
+constexpr uint64_t kGapTrackTid = 0xfffffffeu;
+
+// Chrome-trace viewers take a tid as 32 bits (Perfetto puts a larger one on the process's main
+// track). Host threads beyond that (pthread_t values) are drawn under stand-in tids from here up
+// and keep their real id in args.gpuidle_thread.
+constexpr uint64_t kFirstStandInTid = 0xf0000000u;
+constexpr uint64_t kMaxTid = 0xffffffffu;
+
+// Time stamps are written relative to a base this far before the earliest one: the Kineto
+// reader takes a device event at ts 0 for a CUPTI record without time stamps.
+constexpr int64_t kBaseMarginNs = 1000;
+
+void AppendString(std::string* out, absl::string_view s) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  out->push_back('"');
+  size_t run = 0;  // start of the characters not yet appended
+  for (size_t i = 0; i < s.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c != '"' && c != '\\') continue;
+    out->append(s.data() + run, i - run);
+    run = i + 1;
+    switch (c) {
+      case '"':
+        out->append("\\\"");
+        break;
+      case '\\':
+        out->append("\\\\");
+        break;
+      case '\n':
+        out->append("\\n");
+        break;
+      case '\r':
+        out->append("\\r");
+        break;
+      case '\t':
+        out->append("\\t");
+        break;
+      default:
+        out->append("\\u00");
+        out->push_back(kHex[c >> 4]);
+        out->push_back(kHex[c & 15]);
+    }
+  }
+  out->append(s.data() + run, s.size() - run);
+  out->push_back('"');
+}
+
+// Nanoseconds as microseconds with exactly three decimals: exact, and what Kineto writes.
+void AppendMicros(std::string* out, uint64_t ns) {
+  char buffer[32];
+  char* p = buffer + sizeof(buffer);
+  uint64_t frac = ns % 1000;
+  for (int i = 0; i < 3; ++i) {
+    *--p = static_cast<char>('0' + frac % 10);
+    frac /= 10;
+  }
+  *--p = '.';
+  uint64_t whole = ns / 1000;
+  do {
+    *--p = static_cast<char>('0' + whole % 10);
+    whole /= 10;
+  } while (whole != 0);
+  out->append(p, static_cast<size_t>(buffer + sizeof(buffer) - p));
+}
+
+template <typename T>
+void AppendOptional(std::string* out, const std::optional<T>& v) {
+  if (v) {
+    absl::StrAppend(out, *v);
+  } else {
+    out->append("null");
+  }
+}
+
+// Chrome's reserved colour names (chrome://tracing honours "cname"; Perfetto colours by name):
+// reds for data-starved, blues for launch-bound, yellows for sync-bound, grey for no evidence.
+absl::string_view GapColour(Subcause s) {
+  switch (s) {
+    case Subcause::kDataLoader:
+      return "terrible";
+    case Subcause::kH2DCopy:
+      return "rail_animation";
+    case Subcause::kHost:
+      return "bad";
+    case Subcause::kLaunchOverhead:
+      return "rail_response";
+    case Subcause::kKernelGap:
+      return "thread_state_runnable";
+    case Subcause::kHostSync:
+      return "yellow";
+    case Subcause::kDeviceWait:
+      return "olive";
+    case Subcause::kCommWait:
+      return "rail_idle";
+    case Subcause::kUnattributed:
+      return "grey";
+  }
+  return "grey";
+}
+
+absl::string_view OpCategory(OpKind k) {
+  switch (k) {
+    case OpKind::kKernel:
+      return "kernel";
+    case OpKind::kMemcpy:
+      return "gpu_memcpy";
+    case OpKind::kMemset:
+      return "gpu_memset";
+  }
+  return "kernel";
+}
+
+absl::string_view RangeCategory(RangeKind k) {
+  switch (k) {
+    case RangeKind::kFrameworkOp:
+      return "cpu_op";
+    case RangeKind::kPython:
+      return "python_function";
+    case RangeKind::kStep:
+    case RangeKind::kData:
+    case RangeKind::kUser:
+      return "user_annotation";
+  }
+  return "user_annotation";
+}
+
+// What the Kineto reader concludes from a device op's category and name alone; where the op
+// says otherwise, the writer adds the gpuidle_* arg that overrides it.
+struct ImpliedOp {
+  CopyKind copy_kind = CopyKind::kUnknown;
+  bool pageable = false;
+  bool communication = false;
+};
+
+ImpliedOp ImpliedByName(OpKind kind, absl::string_view name) {
+  ImpliedOp implied;
+  if (kind == OpKind::kKernel) {
+    implied.communication = IsCommunicationKernel(name);
+  } else if (kind == OpKind::kMemcpy) {
+    const CopyDescription copy = DescribeCopy(name);
+    implied.copy_kind = copy.kind;
+    implied.pageable = copy.pageable;
+  }
+  return implied;
+}
+
+RangeKind ImpliedRangeKind(RangeKind kind, absl::string_view name) {
+  return RangeCategory(kind) == "user_annotation" ? AnnotationRangeKind(name) : kind;
+}
+
+// Appends an event's args object, only when it gets a key.
+class ArgsWriter {
+ public:
+  explicit ArgsWriter(std::string* out) : out_(out) {}
+
+  // Appends the key; the caller appends its value.
+  std::string* Key(absl::string_view key) {
+    out_->append(open_ ? ",\"" : ",\"args\":{\"");
+    open_ = true;
+    out_->append(key.data(), key.size());
+    out_->append("\":");
+    return out_;
+  }
+  void End() {
+    if (open_) out_->push_back('}');
+    open_ = false;
+  }
+
+ private:
+  std::string* out_;
+  bool open_ = false;
+};
+
+class TraceFormatter {
+ public:
+  TraceFormatter(const Timeline& t, const Report* report) : t_(t) {
+    if (report == nullptr) return;
+    for (const GapRecord& g : report->longest_gaps) {
+      if (g.rank == t.info.rank) gaps_.push_back(&g);
+    }
+  }
+
+  std::string Format() {
+    ChooseBaseAndPids();
+    size_t events = t_.calls.size() + t_.ranges.size() + gaps_.size();
+    for (const DeviceTimeline& d : t_.devices) events += d.ops.size();
+    out_.reserve(1024 + 160 * events);  // about what an event takes: one allocation
+    out_.append("{\"schemaVersion\": 1,\n\"gpuidle\": ");
+    AppendInfo();
+    out_.append(",\n\"deviceProperties\": [");
+    const TimelineInfo& info = t_.info;
+    for (size_t i = 0; i < info.visible_devices.size(); ++i) {
+      absl::StrAppend(&out_, i == 0 ? "" : ", ", "{\"id\": ", info.visible_devices[i],
+                      ", \"name\": ");
+      AppendString(&out_, i < info.visible_device_names.size() ? info.visible_device_names[i]
+                                                               : absl::string_view());
+      out_.push_back('}');
+    }
+    out_.push_back(']');
+    if (info.rank || info.world_size) {
+      out_.append(",\n\"distributedInfo\": {");
+      if (info.rank) absl::StrAppend(&out_, "\"rank\": ", *info.rank);
+      if (info.world_size) {
+        absl::StrAppend(&out_, info.rank ? ", " : "", "\"world_size\": ", *info.world_size);
+      }
+      out_.push_back('}');
+    }
+    absl::StrAppend(&out_, ",\n\"baseTimeNanoseconds\": ", base_ns_, ",\n\"traceEvents\": [");
+    AppendMetadata();
+    for (const DeviceTimeline& d : t_.devices) {
+      for (const DeviceOp& op : d.ops) AppendOp(d.device, op);
+    }
+    for (const HostCall& c : t_.calls) AppendCall(c);
+    for (const Range& r : t_.ranges) AppendRange(r);
+    for (const GapRecord* g : gaps_) AppendGap(*g);
+    out_.append("\n]}\n");
+    return std::move(out_);
+  }
+
+ private:
+  void ChooseBaseAndPids() {
+    std::optional<int64_t> first;
+    const auto see = [&](int64_t ns) {
+      if (!first || ns < *first) first = ns;
+    };
+    for (const DeviceTimeline& d : t_.devices) {
+      device_pids_.insert(d.device);
+      std::optional<uint32_t> last;
+      for (const DeviceOp& op : d.ops) {
+        see(op.start_ns);
+        // Runs of ops on one stream are the rule: one set lookup per run.
+        if (op.stream != last) streams_.insert({d.device, op.stream});
+        last = op.stream;
+      }
+    }
+    for (const HostCall& c : t_.calls) {
+      see(c.start_ns);
+      threads_.insert(c.thread);
+    }
+    for (const Range& r : t_.ranges) {
+      see(r.start_ns);
+      threads_.insert(r.thread);
+    }
+    for (const GapRecord* g : gaps_) {
+      see(g->start_ns);
+      device_pids_.insert(g->device);
+    }
+    if (first) {
+      base_ns_ = *first < INT64_MIN + kBaseMarginNs ? INT64_MIN : *first - kBaseMarginNs;
+    }
+    uint64_t next_stand_in = kFirstStandInTid;
+    for (uint64_t thread : threads_) {  // sorted: the same stand-ins for the same threads
+      if (thread > kMaxTid) stand_in_tids_[thread] = std::min(next_stand_in++, kMaxTid);
+    }
+    // Device tracks are processes named by device id, as in Kineto traces; the host gets the
+    // process id unless a device already has that number.
+    host_pid_ = t_.info.pid.value_or(0);
+    if (!t_.info.pid || device_pids_.count(host_pid_) != 0) {
+      host_pid_ = device_pids_.empty() ? 0 : *device_pids_.rbegin() + 1;
+    }
+  }
+
+  uint64_t DisplayTid(uint64_t thread) const {
+    return thread > kMaxTid ? stand_in_tids_.at(thread) : thread;
+  }
+
+  // Relative to the base, so that ts values stay small; exact in unsigned arithmetic.
+  uint64_t Rel(int64_t ns) const {
+    return static_cast<uint64_t>(ns) - static_cast<uint64_t>(base_ns_);
+  }
+
+  void AppendInfo() {
+    const TimelineInfo& info = t_.info;
+    out_.append("{\"format\": ");
+    AppendString(&out_, kGpuidleTraceFormat);
+    out_.append(", \"version\": ");
+    AppendString(&out_, kVersion);
+    out_.append(", \"pid\": ");
+    AppendOptional(&out_, info.pid);
+    out_.append(", \"host\": ");
+    AppendString(&out_, info.host);
+    out_.append(", \"rank\": ");
+    AppendOptional(&out_, info.rank);
+    out_.append(", \"world_size\": ");
+    AppendOptional(&out_, info.world_size);
+    out_.append(", \"dropped_records\": ");
+    AppendOptional(&out_, info.dropped_records);
+    absl::StrAppend(&out_, ", \"zero_timestamp_records\": ", info.zero_timestamp_records,
+                    ", \"record_limit_reached\": ", info.record_limit_reached ? "true" : "false",
+                    ", \"wall_clock_offset_ns\": ");
+    AppendOptional(&out_, info.wall_clock_offset_ns);
+    out_.push_back('}');
+  }
+
+  // Starts {"ph": ph, "cat": ..., "name": ..., "pid": ..., "tid": ...; the caller ends it.
+  void BeginEvent(absl::string_view ph, absl::string_view cat, absl::string_view name, int64_t pid,
+                  uint64_t tid) {
+    out_.append(first_event_ ? "\n{\"ph\":" : ",\n{\"ph\":");
+    first_event_ = false;
+    AppendString(&out_, ph);
+    if (!cat.empty()) {
+      out_.append(",\"cat\":");
+      AppendString(&out_, cat);
+    }
+    out_.append(",\"name\":");
+    AppendString(&out_, name);
+    absl::StrAppend(&out_, ",\"pid\":", pid, ",\"tid\":", tid);
+  }
+
+  void AppendSpan(int64_t start_ns, int64_t end_ns) {
+    out_.append(",\"ts\":");
+    AppendMicros(&out_, Rel(start_ns));
+    out_.append(",\"dur\":");
+    // A negative duration would make the file unreadable; a valid timeline has none.
+    AppendMicros(&out_, end_ns > start_ns
+                            ? static_cast<uint64_t>(end_ns) - static_cast<uint64_t>(start_ns)
+                            : 0);
+  }
+
+  void Metadata(absl::string_view what, int64_t pid, uint64_t tid, absl::string_view name) {
+    BeginEvent("M", "", what, pid, tid);
+    out_.append(",\"args\":{\"name\":");
+    AppendString(&out_, name);
+    out_.append("}}");
+  }
+
+  void SortIndex(absl::string_view what, int64_t pid, uint64_t tid, int64_t index) {
+    BeginEvent("M", "", what, pid, tid);
+    absl::StrAppend(&out_, ",\"args\":{\"sort_index\":", index, "}}");
+  }
+
+  // The device's name from the timeline, else from the visible devices' list.
+  absl::string_view DeviceName(int64_t device) const {
+    const DeviceTimeline* d = t_.FindDevice(static_cast<int>(device));
+    if (d != nullptr && !d->name.empty()) return d->name;
+    const TimelineInfo& info = t_.info;
+    for (size_t i = 0; i < info.visible_devices.size() && i < info.visible_device_names.size();
+         ++i) {
+      if (info.visible_devices[i] == device) return info.visible_device_names[i];
+    }
+    return {};
+  }
+
+  void AppendMetadata() {
+    // Perfetto and chrome://tracing name tracks after these: "GPU 0 (NVIDIA H200)", "stream 7".
+    for (int64_t device : device_pids_) {
+      std::string label = absl::StrCat("GPU ", device);
+      const absl::string_view name = DeviceName(device);
+      if (!name.empty()) absl::StrAppend(&label, " (", name, ")");
+      if (t_.info.rank) absl::StrAppend(&label, " rank ", *t_.info.rank);
+      Metadata("process_name", device, 0, label);
+      SortIndex("process_sort_index", device, 0, device);
+    }
+    for (const auto& [device, stream] : streams_) {
+      Metadata("thread_name", device, stream,
+               stream == kNoStream ? "stream unknown" : absl::StrCat("stream ", stream));
+      SortIndex("thread_sort_index", device, stream, stream);
+    }
+    std::set<int> gap_devices;
+    for (const GapRecord* g : gaps_) gap_devices.insert(g->device);
+    for (int device : gap_devices) {
+      Metadata("thread_name", device, kGapTrackTid, "gpuidle: idle causes");
+      SortIndex("thread_sort_index", device, kGapTrackTid, -1);  // above the streams
+    }
+    if (threads_.empty()) return;
+    std::string host = "host";
+    if (!t_.info.host.empty()) absl::StrAppend(&host, " ", t_.info.host);
+    if (t_.info.rank) absl::StrAppend(&host, " rank ", *t_.info.rank);
+    Metadata("process_name", host_pid_, 0, host);
+    SortIndex("process_sort_index", host_pid_, 0, -1);  // above the GPUs
+    for (uint64_t thread : threads_) {
+      Metadata("thread_name", host_pid_, DisplayTid(thread), absl::StrCat("thread ", thread));
+    }
+  }
+
+  void AppendOp(int device, const DeviceOp& op) {
+    const absl::string_view name = t_.strings.Get(op.name);
+    BeginEvent("X", OpCategory(op.kind), name, device, op.stream);
+    AppendSpan(op.start_ns, op.end_ns);
+    ArgsWriter args(&out_);
+    absl::StrAppend(args.Key("device"), device);
+    if (op.stream != kNoStream) absl::StrAppend(args.Key("stream"), op.stream);
+    if (op.correlation_id != kNoCorrelation) {
+      absl::StrAppend(args.Key("correlation"), op.correlation_id);
+    }
+    if (op.kind != OpKind::kKernel || op.bytes != 0) absl::StrAppend(args.Key("bytes"), op.bytes);
+    const ImpliedOp implied = ImpliedByName(op.kind, name);
+    if (op.copy_kind != implied.copy_kind) {
+      AppendString(args.Key("gpuidle_copy_kind"), CopyKindName(op.copy_kind));
+    }
+    if (op.pageable != implied.pageable) {
+      args.Key("gpuidle_pageable")->append(op.pageable ? "true" : "false");
+    }
+    if (op.communication != implied.communication) {
+      args.Key("gpuidle_communication")->append(op.communication ? "true" : "false");
+    }
+    args.End();
+    out_.push_back('}');
+  }
+
+  void AppendCall(const HostCall& c) {
+    const absl::string_view name = t_.strings.Get(c.name);
+    // Driver API names start "cu", runtime ones "cuda"; the reader takes both alike.
+    const bool driver = absl::StartsWith(name, "cu") && !absl::StartsWith(name, "cuda");
+    BeginEvent("X", driver ? "cuda_driver" : "cuda_runtime", name, host_pid_, DisplayTid(c.thread));
+    AppendSpan(c.start_ns, c.end_ns);
+    ArgsWriter args(&out_);
+    if (c.correlation_id != kNoCorrelation) {
+      absl::StrAppend(args.Key("correlation"), c.correlation_id);
+    }
+    if (c.stream != kNoStream) absl::StrAppend(args.Key("stream"), c.stream);
+    if (c.peer_stream != kNoStream) absl::StrAppend(args.Key("wait_on_stream"), c.peer_stream);
+    if (c.category != CategorizeCudaApi(name)) {
+      AppendString(args.Key("gpuidle_category"), CallCategoryName(c.category));
+    }
+    if (c.thread > kMaxTid) absl::StrAppend(args.Key("gpuidle_thread"), c.thread);
+    args.End();
+    out_.push_back('}');
+  }
+
+  void AppendRange(const Range& r) {
+    const absl::string_view name = t_.strings.Get(r.name);
+    BeginEvent("X", RangeCategory(r.kind), name, host_pid_, DisplayTid(r.thread));
+    AppendSpan(r.start_ns, r.end_ns);
+    ArgsWriter args(&out_);
+    if (ImpliedRangeKind(r.kind, name) != r.kind) {
+      AppendString(args.Key("gpuidle_kind"), RangeKindName(r.kind));
+    }
+    if (r.thread > kMaxTid) absl::StrAppend(args.Key("gpuidle_thread"), r.thread);
+    args.End();
+    out_.push_back('}');
+  }
+
+  void AppendGap(const GapRecord& g) {
+    BeginEvent("X", "gpuidle_gap", QualifiedSubcauseName(g.subcause), g.device, kGapTrackTid);
+    AppendSpan(g.start_ns, g.end_ns);
+    out_.append(",\"cname\":");
+    AppendString(&out_, GapColour(g.subcause));
+    ArgsWriter args(&out_);
+    AppendString(args.Key("evidence"), g.evidence);
+    AppendString(args.Key("next_op"), g.next_op);
+    AppendString(args.Key("call_site"), g.call_site);
+    if (g.thread != 0) absl::StrAppend(args.Key("thread"), g.thread);
+    args.End();
+    out_.push_back('}');
+  }
+
+  const Timeline& t_;
+  std::vector<const GapRecord*> gaps_;
+  std::set<int64_t> device_pids_;
+  std::set<std::pair<int, uint32_t>> streams_;
+  std::set<uint64_t> threads_;
+  std::map<uint64_t, uint64_t> stand_in_tids_;  // host threads beyond 32 bits
+  int64_t base_ns_ = 0;
+  int64_t host_pid_ = 0;
+  bool first_event_ = true;
+  std::string out_;
+};
+
+}  // namespace
+
+std::string FormatGpuidleTrace(const Timeline& timeline, const Report* report) {
+  return TraceFormatter(timeline, report).Format();
+}
+
+absl::Status WriteGpuidleTrace(const Timeline& timeline, const Report* report,
+                               const std::string& path) {
+  return WriteFileAtomically(path, FormatGpuidleTrace(timeline, report));
+}
+
+}  // namespace gpuidle::internal
