@@ -47,11 +47,8 @@ int CreateTemporaryFile(const std::string& prefix, std::string* name) {
 
 }  // namespace
 
-absl::Status WriteFileAtomically(const std::string& path, absl::string_view contents) {
-  struct stat st {};
-  if (::lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
-    return Error(path, "it is a directory", 0);
-  }
+absl::StatusOr<std::string> WriteTemporaryFileNextTo(const std::string& path,
+                                                     absl::string_view contents) {
   const size_t slash = path.rfind('/');
   const std::string dir = slash == std::string::npos ? "./" : path.substr(0, slash + 1);
   // The temporary name adds 22 characters to the target's; a short prefix of it keeps the name
@@ -75,8 +72,8 @@ absl::Status WriteFileAtomically(const std::string& path, absl::string_view cont
     p += n;
     left -= static_cast<size_t>(n);
   }
-  // On disk before the rename, so that a crash leaves the old file or the new one, never an
-  // empty one.
+  // On disk before it is renamed or linked into place, so that a crash leaves the old file or
+  // the new one, never an empty one.
   if (::fsync(fd) != 0 && errno != EINVAL && errno != EROFS) {
     const int err = errno;
     ::close(fd);
@@ -88,9 +85,19 @@ absl::Status WriteFileAtomically(const std::string& path, absl::string_view cont
     ::unlink(name.c_str());
     return Error(path, "close failed", err);
   }
-  if (::rename(name.c_str(), path.c_str()) != 0) {
+  return name;
+}
+
+absl::Status WriteFileAtomically(const std::string& path, absl::string_view contents) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    return Error(path, "it is a directory", 0);
+  }
+  absl::StatusOr<std::string> name = WriteTemporaryFileNextTo(path, contents);
+  if (!name.ok()) return name.status();
+  if (::rename(name->c_str(), path.c_str()) != 0) {
     const int err = errno;
-    ::unlink(name.c_str());
+    ::unlink(name->c_str());
     return Error(path, "rename failed", err);
   }
   return absl::OkStatus();

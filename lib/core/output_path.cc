@@ -1,0 +1,170 @@
+#include "core/output_path.h"
+
+#include <fcntl.h>  // AT_FDCWD
+#include <limits.h>
+#include <stdio.h>  // renameat2
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "core/file_util.h"
+
+namespace gpuidle::internal {
+namespace {
+
+// The launchers' rank variables, most specific first: torchrun/torch.distributed, Open MPI,
+// MPICH/Intel MPI, Slurm.
+constexpr const char* kRankVariables[] = {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK",
+                                          "SLURM_PROCID"};
+
+// Enough for thousands of processes of one job writing to one name; more means a loop.
+constexpr int kMaxAttempts = 10'000;
+
+// A suffix that belongs to the extension before it: "trace.json.gz" is a ".json.gz" file.
+constexpr const char* kCompressionSuffixes[] = {".gz", ".bz2", ".xz", ".zst"};
+
+absl::Status Error(const std::string& path, absl::string_view what, int err) {
+  std::string message = absl::StrCat("cannot write ", path);
+  if (!what.empty()) absl::StrAppend(&message, ": ", what);
+  if (err != 0) absl::StrAppend(&message, ": ", std::strerror(err));
+  return absl::UnavailableError(message);
+}
+
+// A value substituted into a path must not add or climb directories: a rank of "../x" or ".."
+// stays in place.
+void AppendSanitized(absl::string_view value, std::string* out) {
+  const bool dots_only = value.find_first_not_of('.') == absl::string_view::npos;
+  for (char c : value) out->push_back(c == '/' || c == '\0' || dots_only ? '_' : c);
+}
+
+// Position in path where the extension of the file name starts (path.size() if none). A leading
+// dot (".report") is part of the name, not an extension.
+size_t ExtensionStart(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  const size_t name_start = slash == std::string::npos ? 0 : slash + 1;
+  auto last_dot = [&](size_t end) -> size_t {
+    if (end <= name_start + 1) return std::string::npos;
+    const size_t dot = path.rfind('.', end - 1);
+    return dot == std::string::npos || dot <= name_start ? std::string::npos : dot;
+  };
+  const size_t dot = last_dot(path.size());
+  if (dot == std::string::npos) return path.size();
+  const absl::string_view suffix = absl::string_view(path).substr(dot);
+  for (const char* compression : kCompressionSuffixes) {
+    if (suffix == compression) {
+      const size_t inner = last_dot(dot);
+      return inner == std::string::npos ? dot : inner;
+    }
+  }
+  return dot;
+}
+
+// Gives the finished temporary file the name target without replacing anything; the temporary
+// name is removed on success. Returns 0 or errno.
+int LinkNew(const std::string& temp, const std::string& target) {
+  if (::link(temp.c_str(), target.c_str()) == 0) {
+    ::unlink(temp.c_str());
+    return 0;
+  }
+  const int err = errno;
+  if (err != EPERM && err != EOPNOTSUPP && err != ENOSYS) return err;
+  // File systems without hard links (FAT, some FUSE and network ones): the kernel's
+  // no-replace rename is just as atomic where it exists.
+  if (::renameat2(AT_FDCWD, temp.c_str(), AT_FDCWD, target.c_str(), RENAME_NOREPLACE) == 0) {
+    return 0;
+  }
+  return errno == EINVAL || errno == ENOSYS ? err : errno;
+}
+
+}  // namespace
+
+ProcessIdentity CurrentProcessIdentity() {
+  ProcessIdentity id;
+  id.pid = static_cast<int64_t>(::getpid());
+  for (const char* name : kRankVariables) {
+    const char* value = std::getenv(name);
+    if (value != nullptr && value[0] != '\0') {
+      id.rank = value;
+      break;
+    }
+  }
+  char host[HOST_NAME_MAX + 1] = {};
+  if (::gethostname(host, sizeof(host) - 1) == 0 && host[0] != '\0') {
+    id.host = host;
+  } else {
+    id.host = "unknown";
+  }
+  return id;
+}
+
+absl::StatusOr<std::string> ExpandOutputPath(absl::string_view pattern, const ProcessIdentity& id) {
+  std::string out;
+  out.reserve(pattern.size() + 16);
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] != '%') {
+      out.push_back(pattern[i]);
+      continue;
+    }
+    if (i + 1 == pattern.size()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "output path \"", pattern, "\" ends with a lone % (write %% for a percent sign)"));
+    }
+    switch (pattern[++i]) {
+      case 'p':
+        absl::StrAppend(&out, id.pid);
+        break;
+      case 'r':
+        AppendSanitized(id.rank, &out);
+        break;
+      case 'h':
+        AppendSanitized(id.host, &out);
+        break;
+      case '%':
+        out.push_back('%');
+        break;
+      default:
+        return absl::InvalidArgumentError(
+            absl::StrCat("unknown placeholder %", pattern.substr(i, 1), " in output path \"",
+                         pattern, "\" (placeholders: %p pid, %r rank, %h host, %% percent)"));
+    }
+  }
+  return out;
+}
+
+std::string AlternativeOutputPath(const std::string& path, int64_t pid, int attempt) {
+  if (attempt <= 0) return path;
+  const size_t ext = ExtensionStart(path);
+  std::string tag = absl::StrCat(".", pid);
+  if (attempt > 1) absl::StrAppend(&tag, "-", attempt);
+  return absl::StrCat(absl::string_view(path).substr(0, ext), tag,
+                      absl::string_view(path).substr(ext));
+}
+
+absl::StatusOr<std::string> WriteNewFile(const std::string& path, absl::string_view contents,
+                                         int64_t pid) {
+  if (path.empty()) return absl::InvalidArgumentError("cannot write a file with an empty name");
+  struct stat st {};
+  if (path.back() == '/' || (::lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))) {
+    return Error(path, "it is a directory", 0);
+  }
+  absl::StatusOr<std::string> temp = WriteTemporaryFileNextTo(path, contents);
+  if (!temp.ok()) return temp.status();
+  for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
+    const std::string target = AlternativeOutputPath(path, pid, attempt);
+    const int err = LinkNew(*temp, target);
+    if (err == EEXIST) continue;
+    if (err == 0) return target;
+    ::unlink(temp->c_str());
+    return Error(target, "", err);
+  }
+  ::unlink(temp->c_str());
+  return Error(path, absl::StrCat("it and ", kMaxAttempts - 1, " alternative names exist"), 0);
+}
+
+}  // namespace gpuidle::internal

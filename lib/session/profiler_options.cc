@@ -1,0 +1,125 @@
+#include "session/profiler_options.h"
+
+#include <cstdint>
+#include <cstdlib>
+#include <optional>
+#include <string>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "core/output_path.h"
+#include "core/time_units.h"
+
+namespace gpuidle::internal {
+namespace {
+
+// Thresholds beyond an hour are typos, and keep the nanoseconds far from overflow.
+constexpr int64_t kMaxThresholdNs = 3'600'000'000'000;
+constexpr int64_t kMaxGapRecords = 1'000'000;
+constexpr int64_t kMaxBufferMb = 4096;
+
+absl::Status Bad(absl::string_view why) { return absl::InvalidArgumentError(why); }
+
+// Checks the placeholders now, so that a typo shows at start-up, not when the report is due.
+absl::Status CheckOutputPattern(absl::string_view value) {
+  absl::StatusOr<std::string> expanded = ExpandOutputPath(value, ProcessIdentity{});
+  return expanded.ok() ? absl::OkStatus() : expanded.status();
+}
+
+std::optional<int64_t> Integer(absl::string_view value) {
+  return ParseInt64(absl::StripAsciiWhitespace(value));
+}
+
+absl::Status Microseconds(absl::string_view value, int64_t* ns) {
+  const std::optional<int64_t> parsed = ParseDecimalToNs(absl::StripAsciiWhitespace(value), 1000);
+  if (!parsed || *parsed < 0) return Bad("must be a non-negative number of microseconds");
+  if (*parsed > kMaxThresholdNs) return Bad("must be at most 3600000000 (one hour)");
+  *ns = *parsed;
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ApplyProfilerVariable(absl::string_view name, absl::string_view value,
+                                   ProfilerOptions* options) {
+  if (name == "GPUIDLE_OUT" || name == "GPUIDLE_TRACE") {
+    if (absl::Status s = CheckOutputPattern(value); !s.ok()) return s;
+    (name == "GPUIDLE_OUT" ? options->report_path : options->trace_path) = std::string(value);
+    return absl::OkStatus();
+  }
+  if (name == "GPUIDLE_FORMAT") {
+    const absl::string_view format = absl::StripAsciiWhitespace(value);
+    if (format != "text" && format != "json") return Bad("must be \"text\" or \"json\"");
+    options->report_format = std::string(format);
+    return absl::OkStatus();
+  }
+  if (name == "GPUIDLE_QUIET") {
+    const std::string flag = absl::AsciiStrToLower(absl::StripAsciiWhitespace(value));
+    if (flag == "1" || flag == "true" || flag == "yes") {
+      options->print_summary = false;
+    } else if (flag == "0" || flag == "false" || flag == "no") {
+      options->print_summary = true;
+    } else {
+      return Bad("must be 1, true, yes, 0, false or no");
+    }
+    return absl::OkStatus();
+  }
+  if (name == "GPUIDLE_MAX_RECORDS") {
+    const std::optional<int64_t> n = Integer(value);
+    if (!n || *n <= 0) return Bad("must be a positive integer");
+    options->max_records = *n;
+    return absl::OkStatus();
+  }
+  if (name == "GPUIDLE_BUFFER_MB") {
+    const std::optional<int64_t> n = Integer(value);
+    if (!n || *n < 1 || *n > kMaxBufferMb) return Bad("must be an integer from 1 to 4096");
+    options->buffer_pool_mb = static_cast<int>(*n);
+    return absl::OkStatus();
+  }
+  if (name == "GPUIDLE_LAUNCH_GAP_MAX_US") {
+    return Microseconds(value, &options->analysis.launch_gap_max_ns);
+  }
+  if (name == "GPUIDLE_DISPATCH_LATENCY_MAX_US") {
+    return Microseconds(value, &options->analysis.dispatch_latency_max_ns);
+  }
+  if (name == "GPUIDLE_DATA_RANGE") {
+    // Added to the defaults: a user who marks a custom loader keeps the DataLoader detection.
+    for (absl::string_view pattern : absl::StrSplit(value, ',')) {
+      pattern = absl::StripAsciiWhitespace(pattern);
+      if (!pattern.empty()) options->analysis.data_range_patterns.emplace_back(pattern);
+    }
+    return absl::OkStatus();
+  }
+  if (name == "GPUIDLE_MAX_GAPS") {
+    const std::optional<int64_t> n = Integer(value);
+    if (!n || *n < 0 || *n > kMaxGapRecords) return Bad("must be an integer from 0 to 1000000");
+    options->analysis.max_gap_records = static_cast<int>(*n);
+    return absl::OkStatus();
+  }
+  return Bad(absl::StrCat("unknown variable ", name));
+}
+
+absl::StatusOr<ProfilerOptions> ProfilerOptionsFromVariables(
+    const std::function<const char*(const char*)>& lookup) {
+  ProfilerOptions options;
+  for (const char* name : kProfilerVariables) {
+    const char* value = lookup(name);
+    if (value == nullptr || value[0] == '\0') continue;
+    if (absl::Status s = ApplyProfilerVariable(name, value, &options); !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(name, "=", value, ": ", s.message()));
+    }
+  }
+  return options;
+}
+
+}  // namespace gpuidle::internal
+
+namespace gpuidle {
+
+absl::StatusOr<ProfilerOptions> ProfilerOptionsFromEnvironment() {
+  return internal::ProfilerOptionsFromVariables(
+      [](const char* name) -> const char* { return std::getenv(name); });
+}
+
+}  // namespace gpuidle
