@@ -15,13 +15,18 @@ target_include_directories(gpuidle_rapidjson SYSTEM INTERFACE ${GPUIDLE_RAPIDJSO
 # Strings need no SSE4.2 probe; keep the build portable across x86-64 machines.
 target_compile_definitions(gpuidle_rapidjson INTERFACE RAPIDJSON_HAS_STDSTRING=1)
 
-if(GPUIDLE_WITH_CUPTI)
-  find_package(CUDAToolkit QUIET)
-  if(NOT TARGET CUDA::cupti)
-    message(WARNING "CUPTI not found: building without the live collector")
-    set(GPUIDLE_WITH_CUPTI OFF)
-  endif()
+# The live collector compiles against the toolkit's CUPTI and NVTX headers; it loads libcupti at
+# run time (never links it or the CUDA runtime), so the library works in processes without CUDA.
+find_package(CUDAToolkit REQUIRED)
+find_path(GPUIDLE_CUPTI_INCLUDE_DIR cupti.h HINTS ${CUDAToolkit_INCLUDE_DIRS}
+          ${CUDAToolkit_LIBRARY_ROOT}/extras/CUPTI/include)
+find_path(GPUIDLE_NVTX_INCLUDE_DIR nvtx3/nvToolsExt.h HINTS ${CUDAToolkit_INCLUDE_DIRS})
+if(NOT GPUIDLE_CUPTI_INCLUDE_DIR OR NOT GPUIDLE_NVTX_INCLUDE_DIR)
+  message(FATAL_ERROR "CUPTI and NVTX headers not found: install the CUDA toolkit (13.0)")
 endif()
+add_library(gpuidle_cuda_headers INTERFACE)
+target_include_directories(gpuidle_cuda_headers SYSTEM INTERFACE
+  ${GPUIDLE_CUPTI_INCLUDE_DIR} ${GPUIDLE_NVTX_INCLUDE_DIR} ${CUDAToolkit_INCLUDE_DIRS})
 
 if(GPUIDLE_BUILD_TESTS)
   find_package(GTest REQUIRED)

@@ -34,6 +34,15 @@ CallCategory CategorizeCudaApi(absl::string_view name) {
   return CallCategory::kOther;
 }
 
+absl::string_view CanonicalCudaApiName(absl::string_view cupti_name) {
+  const size_t v = cupti_name.rfind("_v");
+  if (v == absl::string_view::npos || v + 2 == cupti_name.size()) return cupti_name;
+  for (char c : cupti_name.substr(v + 2)) {
+    if (c < '0' || c > '9') return cupti_name;
+  }
+  return cupti_name.substr(0, v);
+}
+
 bool IsCommunicationKernel(absl::string_view kernel_name) {
   return absl::StartsWith(kernel_name, "ncclDevKernel") ||
          absl::StartsWith(kernel_name, "ncclKernel") ||

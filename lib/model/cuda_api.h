@@ -11,6 +11,10 @@ namespace gpuidle::internal {
 
 CallCategory CategorizeCudaApi(absl::string_view name);
 
+// The API name users know: CUPTI's callback names carry the version of the entry point
+// ("cudaLaunchKernel_v7000", "cuMemcpyHtoD_v2"), which is dropped.
+absl::string_view CanonicalCudaApiName(absl::string_view cupti_name);
+
 // True for kernels of collective-communication libraries (NCCL, RCCL).
 bool IsCommunicationKernel(absl::string_view kernel_name);
 

@@ -89,6 +89,16 @@ struct TimelineInfo {
   std::vector<std::string> visible_device_names;
   std::optional<uint64_t> dropped_records;  // nullopt: the source does not say
   uint64_t zero_timestamp_records = 0;      // discarded, never counted as idle
+  // A live capture that reached its record limit stopped collecting there: the timeline ends
+  // early rather than silently losing records.
+  bool record_limit_reached = false;
+
+  // Live captures (gpuidle traces): the process, and the clock. Timestamps are CLOCK_MONOTONIC
+  // nanoseconds (the clock of Python's time.perf_counter_ns on Linux); adding
+  // wall_clock_offset_ns gives Unix time in nanoseconds.
+  std::optional<int64_t> pid;
+  std::string host;
+  std::optional<int64_t> wall_clock_offset_ns;
 };
 
 struct Timeline {

@@ -1,0 +1,287 @@
+#include "collect/collector.h"
+
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "collect/buffer_pool.h"
+#include "collect/clock.h"
+#include "collect/host_ranges.h"
+#include "collect/record_translation.h"
+#include "model/cuda_api.h"
+
+namespace gpuidle::internal {
+namespace {
+
+// The API table of the running collection, for the clock of host ranges.
+std::atomic<const CuptiApi*> clock_api{nullptr};
+
+int64_t CuptiNowNs() {
+  uint64_t t = 0;
+  const CuptiApi* api = clock_api.load(std::memory_order_acquire);
+  if (api == nullptr || api->GetTimestamp(&t) != CUPTI_SUCCESS) return 0;
+  return static_cast<int64_t>(t);
+}
+
+// gpuidle subscribes only to claim CUPTI (a second subscriber is refused, which is how another
+// tool — or gpuidle — learns that CUPTI is taken); it needs no callbacks.
+void CUPTIAPI IgnoreCallback(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void*) {}
+
+struct Completed {
+  uint8_t* buffer;
+  size_t valid_bytes;
+};
+
+// The callback ids of one API domain whose calls the analysis needs (launch, sync, copy,
+// wait-event: model/cuda_api.h decides).
+std::vector<CUpti_CallbackId> NeededCallbackIds(const CuptiApi& api, CUpti_CallbackDomain domain,
+                                                uint32_t end) {
+  std::vector<CUpti_CallbackId> ids;
+  for (uint32_t cbid = 1; cbid < end; ++cbid) {
+    const char* name = nullptr;
+    if (api.GetCallbackName(domain, cbid, &name) != CUPTI_SUCCESS || name == nullptr) continue;
+    if (CategorizeCudaApi(CanonicalCudaApiName(name)) != CallCategory::kOther) {
+      ids.push_back(cbid);
+    }
+  }
+  return ids;
+}
+
+}  // namespace
+
+struct Collector::State {
+  // Set while collecting; read by CUPTI's callbacks.
+  const CuptiApi* api = nullptr;
+  BufferPool* pool = nullptr;  // created by the first Start, never freed
+  std::atomic<bool> collecting{false};
+  std::atomic<bool> disabled{true};
+  std::atomic<uint64_t> dropped{0};
+  std::atomic<uint64_t> records{0};
+  std::atomic<bool> limit_reached{false};
+  int64_t max_records = 0;
+  bool callbacks_registered = false;
+  CUpti_SubscriberHandle subscriber = nullptr;
+  std::vector<CUpti_ActivityKind> enabled_kinds;
+  std::vector<CUpti_CallbackId> runtime_cbids;
+  std::vector<CUpti_CallbackId> driver_cbids;
+
+  // The decode queue: CUPTI's thread (or a flushing thread) pushes, the worker pops.
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<Completed> queue;
+  bool accepting = false;
+  bool stop_worker = false;
+  std::thread worker;
+  std::unique_ptr<RecordTranslator> translator;  // used by the worker only while it runs
+
+  // Stops CUPTI from producing records. Idempotent; called by Stop() and by the worker when
+  // the record limit is reached. Never under mu (no lock of ours across a CUPTI call).
+  void DisableRecording() {
+    if (disabled.exchange(true)) return;
+    for (CUpti_CallbackId cbid : runtime_cbids) api->ActivityEnableRuntimeApi(cbid, 0);
+    for (CUpti_CallbackId cbid : driver_cbids) api->ActivityEnableDriverApi(cbid, 0);
+    for (CUpti_ActivityKind kind : enabled_kinds) api->ActivityDisable(kind);
+  }
+
+  // Enables tracing of the API calls the analysis needs, one callback id at a time. (Enabling
+  // the whole RUNTIME/DRIVER kinds and disabling the rest, CUPTI's other documented way, was
+  // slower in the tiny-kernel benchmark: docs/PERFORMANCE.md.)
+  void EnableApiCalls(const CuptiApi& cupti) {
+    for (CUpti_CallbackId cbid :
+         NeededCallbackIds(cupti, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE)) {
+      if (cupti.ActivityEnableRuntimeApi(cbid, 1) == CUPTI_SUCCESS) runtime_cbids.push_back(cbid);
+    }
+    for (CUpti_CallbackId cbid :
+         NeededCallbackIds(cupti, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE)) {
+      if (cupti.ActivityEnableDriverApi(cbid, 1) == CUPTI_SUCCESS) driver_cbids.push_back(cbid);
+    }
+  }
+
+  void Work() {
+    for (;;) {
+      Completed c;
+      {
+        std::unique_lock<std::mutex> lock(mu);
+        cv.wait(lock, [&] { return !queue.empty() || stop_worker; });
+        if (queue.empty()) return;
+        c = queue.front();
+        queue.pop_front();
+      }
+      translator->TranslateBuffer(c.buffer, c.valid_bytes);
+      pool->Release(c.buffer);
+      records.store(translator->records(), std::memory_order_relaxed);
+      if (translator->records() >= static_cast<uint64_t>(max_records) &&
+          !limit_reached.exchange(true)) {
+        DisableRecording();
+      }
+    }
+  }
+};
+
+Collector::Collector() : state_(new State()) {}
+
+Collector& Collector::Get() {
+  static Collector* collector = new Collector();
+  return *collector;
+}
+
+bool Collector::collecting() const { return state_->collecting.load(); }
+
+CollectorCounters Collector::counters() const {
+  CollectorCounters c;
+  c.records = state_->records.load();
+  c.dropped = state_->dropped.load();
+  c.pool_exhausted = state_->pool != nullptr ? state_->pool->exhausted() : 0;
+  return c;
+}
+
+void Collector::BufferRequested(uint8_t** buffer, size_t* size, size_t* max_records) {
+  State* s = Get().state_;
+  *max_records = 0;  // as many as fit
+  *buffer = s->pool != nullptr ? s->pool->Acquire() : nullptr;
+  // No buffer: CUPTI drops the records and counts them; the report shows the count.
+  *size = *buffer != nullptr ? s->pool->buffer_bytes() : 0;
+}
+
+void Collector::BufferCompleted(CUcontext context, uint32_t stream, uint8_t* buffer, size_t,
+                                size_t valid_size) {
+  State* s = Get().state_;
+  if (s->api != nullptr) {
+    size_t dropped = 0;
+    if (s->api->ActivityGetNumDroppedRecords(context, stream, &dropped) == CUPTI_SUCCESS) {
+      s->dropped.fetch_add(dropped, std::memory_order_relaxed);
+    }
+  }
+  if (buffer == nullptr || s->pool == nullptr || !s->pool->Owns(buffer)) return;
+  {
+    std::lock_guard<std::mutex> lock(s->mu);
+    if (s->accepting && valid_size > 0) {
+      s->queue.push_back(Completed{buffer, valid_size});
+      s->cv.notify_one();
+      return;
+    }
+  }
+  s->pool->Release(buffer);
+}
+
+absl::Status Collector::Start(const CuptiApi& api, const CollectorOptions& options) {
+  State& s = *state_;
+  if (s.collecting.load()) return absl::FailedPreconditionError("already collecting");
+  CUptiResult r = api.Subscribe(&s.subscriber, &IgnoreCallback, nullptr);
+  if (r != CUPTI_SUCCESS) {
+    if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+      return absl::UnavailableError(
+          "CUPTI is in use by another tool in this process (torch.profiler, Nsight Systems, "
+          "...)");
+    }
+    return absl::UnavailableError(
+        absl::StrCat("CUPTI cannot start: ", DescribeCuptiResult(api, r)));
+  }
+  auto fail = [&](absl::string_view what, CUptiResult result) {
+    api.Unsubscribe(s.subscriber);
+    s.subscriber = nullptr;
+    return absl::UnavailableError(
+        absl::StrCat("CUPTI ", what, " failed: ", DescribeCuptiResult(api, result)));
+  };
+  // Thread ids as the kernel knows them, like gpuidle's own host ranges.
+  api.SetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+  // One clock for records and host ranges: CUPTI's (see collect/clock.h).
+  clock_api.store(&api, std::memory_order_release);
+  SetTimelineClock(&CuptiNowNs);
+  if (!s.callbacks_registered) {
+    r = api.ActivityRegisterCallbacks(&Collector::BufferRequested, &Collector::BufferCompleted);
+    if (r != CUPTI_SUCCESS) return fail("buffer callbacks", r);
+    s.callbacks_registered = true;
+  }
+  if (s.pool == nullptr) s.pool = new BufferPool(options.buffer_bytes, options.buffer_count);
+  s.api = &api;
+  s.max_records = options.max_records;
+  s.records = 0;
+  s.dropped = 0;
+  s.limit_reached = false;
+  s.translator = std::make_unique<RecordTranslator>(api);
+  {
+    std::lock_guard<std::mutex> lock(s.mu);
+    s.accepting = true;
+    s.stop_worker = false;
+  }
+  s.worker = std::thread([&s] { s.Work(); });
+
+  s.disabled = false;
+  s.enabled_kinds.clear();
+  for (CUpti_ActivityKind kind : kCollectedKinds) {
+    r = api.ActivityEnable(kind);
+    if (r == CUPTI_SUCCESS) {
+      s.enabled_kinds.push_back(kind);
+    } else if (kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
+      s.DisableRecording();
+      {
+        std::lock_guard<std::mutex> lock(s.mu);
+        s.accepting = false;
+        s.stop_worker = true;
+      }
+      s.cv.notify_one();
+      s.worker.join();
+      return fail("kernel tracing", r);
+    }
+    // Other kinds are extra evidence: without them the analysis has less to go on.
+  }
+  // Only the calls the analysis needs: tracing every API call costs far more (DESIGN.md).
+  s.runtime_cbids.clear();
+  s.driver_cbids.clear();
+  s.EnableApiCalls(api);
+  // Hand buffers over at least every second so long runs are decoded as they go.
+  api.ActivityFlushPeriod(1000);
+  s.collecting = true;
+  HostRangeRecorder::Get().SetRecording(true);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Timeline> Collector::Stop() {
+  State& s = *state_;
+  if (!s.collecting.load()) return absl::FailedPreconditionError("not collecting");
+  HostRangeRecorder::Get().SetRecording(false);
+  s.DisableRecording();
+  // Forced: also the buffers of work still in flight. CUPTI completes them before returning.
+  s.api->ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  s.api->ActivityFlushPeriod(0);
+  {
+    std::lock_guard<std::mutex> lock(s.mu);
+    s.accepting = false;
+    s.stop_worker = true;
+  }
+  s.cv.notify_one();
+  s.worker.join();
+  s.api->Unsubscribe(s.subscriber);
+  s.subscriber = nullptr;
+  s.collecting = false;
+
+  Timeline timeline = s.translator->Finish();
+  s.translator.reset();
+  HostRangeRecorder::Get().MoveInto(&timeline);
+  timeline.Finalize();
+  timeline.info.source = "gpuidle";
+  timeline.info.dropped_records = s.dropped.load();
+  timeline.info.record_limit_reached = s.limit_reached.load();
+  return timeline;
+}
+
+void Collector::AbandonAfterFork() {
+  State& s = *state_;
+  // Locks may be held by threads that do not exist in the child; the std::thread object of the
+  // parent's worker is left as it is (never joined or destroyed).
+  new (&s.mu) std::mutex();
+  new (&s.cv) std::condition_variable();
+  s.queue.clear();
+  s.accepting = false;
+  s.collecting = false;
+  s.api = nullptr;
+  HostRangeRecorder::Get().ResetAfterFork();
+}
+
+}  // namespace gpuidle::internal

@@ -1,0 +1,66 @@
+// Records this process's GPU timeline with CUPTI activity tracing (DESIGN.md, collector rules):
+// CONCURRENT_KERNEL, MEMCPY, MEMSET, SYNCHRONIZATION, CUDA events, and only the runtime and
+// driver calls the analysis needs (chosen per callback id by model/cuda_api's categories).
+// Buffers come from a preallocated pool; a worker thread decodes completed buffers, so the
+// application's threads only hand buffers over.
+//
+// One per process (CUPTI has one activity client): the collector lives for the whole process
+// because CUPTI may call back at any time; Start and Stop may alternate.
+#ifndef GPUIDLE_LIB_COLLECT_COLLECTOR_H_
+#define GPUIDLE_LIB_COLLECT_COLLECTOR_H_
+
+#include <cstddef>
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "collect/cupti_api.h"
+#include "model/timeline.h"
+
+namespace gpuidle::internal {
+
+struct CollectorOptions {
+  size_t buffer_bytes = size_t{8} << 20;  // CUPTI's recommended buffer size
+  size_t buffer_count = 8;
+  // Collection stops (every kind disabled) once this many records were decoded; the timeline
+  // says so (TimelineInfo::record_limit_reached).
+  int64_t max_records = 20'000'000;
+};
+
+struct CollectorCounters {
+  uint64_t records = 0;
+  uint64_t dropped = 0;         // CUPTI's count: no buffer, or a buffer overflowed
+  uint64_t pool_exhausted = 0;  // buffer requests gpuidle could not serve
+};
+
+class Collector {
+ public:
+  static Collector& Get();
+
+  // Takes CUPTI and starts recording. Unavailable with CUPTI's reason when it refuses (no
+  // driver or GPU, another tool subscribed, ...); nothing stays enabled then.
+  absl::Status Start(const CuptiApi& api, const CollectorOptions& options);
+  // Disables recording, flushes CUPTI, waits until every buffer is decoded, releases CUPTI and
+  // returns the timeline (host ranges included).
+  absl::StatusOr<Timeline> Stop();
+  bool collecting() const;
+  CollectorCounters counters() const;
+
+  // In a forked child: forget the parent's collection without calling CUPTI or joining the
+  // parent's threads (they do not exist here).
+  void AbandonAfterFork();
+
+  // CUPTI's callbacks (C linkage is not needed: CUPTI takes plain function pointers).
+  static void BufferRequested(uint8_t** buffer, size_t* size, size_t* max_records);
+  static void BufferCompleted(CUcontext context, uint32_t stream, uint8_t* buffer, size_t size,
+                              size_t valid_size);
+
+ private:
+  struct State;
+  Collector();
+  State* state_;  // never freed (process lifetime)
+};
+
+}  // namespace gpuidle::internal
+
+#endif  // GPUIDLE_LIB_COLLECT_COLLECTOR_H_

@@ -1,0 +1,46 @@
+// The seam between gpuidle and CUPTI: the CUPTI functions the collector calls, as a table of
+// function pointers. LoadCupti() fills it from the libcupti the process uses (one copy per
+// process: PyTorch wheels bring their own); CPU tests fill it with a fake that hands recorded
+// activity records to the collector. One indirect call per CUPTI call, none per record.
+#ifndef GPUIDLE_LIB_COLLECT_CUPTI_API_H_
+#define GPUIDLE_LIB_COLLECT_CUPTI_API_H_
+
+#include <cupti.h>
+
+#include <string>
+
+#include "absl/status/statusor.h"
+
+namespace gpuidle::internal {
+
+struct CuptiApi {
+  CUptiResult (*Subscribe)(CUpti_SubscriberHandle*, CUpti_CallbackFunc, void*) = nullptr;
+  CUptiResult (*Unsubscribe)(CUpti_SubscriberHandle) = nullptr;
+  CUptiResult (*ActivityRegisterCallbacks)(CUpti_BuffersCallbackRequestFunc,
+                                           CUpti_BuffersCallbackCompleteFunc) = nullptr;
+  CUptiResult (*ActivityRegisterTimestampCallback)(CUpti_TimestampCallbackFunc) = nullptr;
+  CUptiResult (*SetThreadIdType)(CUpti_ActivityThreadIdType) = nullptr;
+  CUptiResult (*ActivityEnable)(CUpti_ActivityKind) = nullptr;
+  CUptiResult (*ActivityDisable)(CUpti_ActivityKind) = nullptr;
+  CUptiResult (*ActivityEnableRuntimeApi)(CUpti_CallbackId, uint8_t) = nullptr;
+  CUptiResult (*ActivityEnableDriverApi)(CUpti_CallbackId, uint8_t) = nullptr;
+  CUptiResult (*ActivityGetNextRecord)(uint8_t*, size_t, CUpti_Activity**) = nullptr;
+  CUptiResult (*ActivityGetNumDroppedRecords)(CUcontext, uint32_t, size_t*) = nullptr;
+  CUptiResult (*ActivityFlushAll)(uint32_t) = nullptr;
+  CUptiResult (*ActivityFlushPeriod)(uint32_t) = nullptr;
+  CUptiResult (*GetCallbackName)(CUpti_CallbackDomain, uint32_t, const char**) = nullptr;
+  CUptiResult (*GetResultString)(CUptiResult, const char**) = nullptr;
+  CUptiResult (*GetTimestamp)(uint64_t*) = nullptr;
+};
+
+// The CUPTI of this process: the libcupti.so.13 already loaded (PyTorch's), else the one named
+// by GPUIDLE_CUPTI_PATH, else the system's (library path, then /usr/local/cuda). Loaded once;
+// Unavailable with what was tried if there is none.
+absl::StatusOr<const CuptiApi*> LoadCupti();
+
+// "CUPTI_ERROR_NOT_INITIALIZED (...)" for messages.
+std::string DescribeCuptiResult(const CuptiApi& api, CUptiResult result);
+
+}  // namespace gpuidle::internal
+
+#endif  // GPUIDLE_LIB_COLLECT_CUPTI_API_H_

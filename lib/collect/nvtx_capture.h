@@ -1,0 +1,36 @@
+// NVTX capture: libgpuidle.so is an NVTX injection library. NVTX (header-only, compiled into
+// each program and library that annotates: PyTorch, NCCL, the user's code) loads the library
+// named by NVTX_INJECTION64_PATH and calls its InitializeInjectionNvtx2, which hands over the
+// NVTX function tables; gpuidle fills the range entry points so that ranges reach the
+// HostRangeRecorder. `gpuidle run` and LD_PRELOAD set NVTX_INJECTION64_PATH; gpuidle's own
+// markers also reach it without the variable (InjectOwnNvtx).
+//
+// The domain "gpuidle" carries gpuidle's markers; its categories say what they mark.
+#ifndef GPUIDLE_LIB_COLLECT_NVTX_CAPTURE_H_
+#define GPUIDLE_LIB_COLLECT_NVTX_CAPTURE_H_
+
+#include <nvtx3/nvToolsExt.h>
+
+#include <cstdint>
+
+namespace gpuidle::internal {
+
+inline constexpr char kMarkerDomain[] = "gpuidle";
+inline constexpr uint32_t kMarkerCategoryStep = 1;
+inline constexpr uint32_t kMarkerCategoryData = 2;
+inline constexpr uint32_t kMarkerCategoryUser = 3;
+
+// Fills the range entry points of the NVTX instance that get_export_table belongs to (the body
+// of InitializeInjectionNvtx2). Returns 1 on success, 0 if the tables are not there.
+int AttachNvtx(NvtxGetExportTableFunc_t get_export_table);
+
+// Makes gpuidle's own NVTX instance (its markers) report to the capture even when
+// NVTX_INJECTION64_PATH is unset. Call before gpuidle's first NVTX call.
+void InjectOwnNvtx();
+
+// How many NVTX instances (modules) have handed their tables to gpuidle.
+int NvtxModulesAttached();
+
+}  // namespace gpuidle::internal
+
+#endif  // GPUIDLE_LIB_COLLECT_NVTX_CAPTURE_H_

@@ -1,0 +1,453 @@
+#include "collect/collector.h"
+
+#include <cupti.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "collect/clock.h"
+#include "collect/fake_cupti.h"
+#include "collect/host_ranges.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "model/timeline.h"
+
+namespace gpuidle::internal {
+namespace {
+
+namespace fake = fake_cupti;
+
+using ::testing::Contains;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::Not;
+using ::testing::SizeIs;
+using ::testing::UnorderedElementsAre;
+
+// The collector is one per process and creates its buffer pool at the first Start, so every
+// test uses the same pool shape: two buffers, large enough for any test's records.
+constexpr size_t kBufferBytes = 64 << 10;
+constexpr size_t kBufferCount = 2;
+
+CollectorOptions Options(int64_t max_records = 1'000'000) {
+  CollectorOptions o;
+  o.buffer_bytes = kBufferBytes;
+  o.buffer_count = kBufferCount;
+  o.max_records = max_records;
+  return o;
+}
+
+// Waits (up to 10 s) for condition; true if it came true.
+bool Eventually(const std::function<bool()>& condition) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (condition()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return condition();
+}
+
+template <typename T>
+T Locked(const std::function<T(fake::State&)>& read) {
+  fake::State& s = fake::GetState();
+  std::lock_guard<std::mutex> lock(s.mu);
+  return read(s);
+}
+
+constexpr uint32_t kLaunch = CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000;
+constexpr uint32_t kStreamSync = CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020;
+
+class CollectorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    fake::Reset();
+    ASSERT_FALSE(collector().collecting()) << "a previous test left the collector running";
+  }
+  void TearDown() override {
+    // The collector is process-wide: leave it stopped for the next test.
+    if (collector().collecting()) collector().Stop().IgnoreError();
+    fake::Reset();
+  }
+
+  static Collector& collector() { return Collector::Get(); }
+  static std::string Name(const Timeline& t, StringId id) { return std::string(t.strings.Get(id)); }
+
+  // Starts, records what record() queues while collecting, stops.
+  static absl::StatusOr<Timeline> Collect(const std::function<void()>& record,
+                                          const CollectorOptions& options = Options()) {
+    if (absl::Status s = collector().Start(fake::FakeApi(), options); !s.ok()) return s;
+    record();
+    return collector().Stop();
+  }
+};
+
+TEST_F(CollectorTest, StopReturnsTheRecordsCuptiDelivered) {
+  fake::GetState().dropped_to_report = 7;
+  absl::StatusOr<Timeline> t = Collect([] {
+    fake::Record(fake::Device(0, "NVIDIA H200", true));
+    fake::Record(fake::Api(CUPTI_ACTIVITY_KIND_RUNTIME, kLaunch, 1000, 1100, 42, 1));
+    fake::Record(fake::Kernel(0, 7, 1200, 2200, "_Z4spinPfi", 1));
+    fake::Record(fake::Api(CUPTI_ACTIVITY_KIND_RUNTIME, kLaunch, 1300, 1400, 42, 2));
+    fake::Record(fake::Kernel(0, 7, 2300, 3300, "_Z4spinPfi", 2));
+    fake::Record(fake::Api(CUPTI_ACTIVITY_KIND_RUNTIME, kStreamSync, 1500, 3400, 42, 3));
+    fake::Record(fake::Memcpy(0, 7, 3400, 3500, CUPTI_ACTIVITY_MEMCPY_KIND_DTOH,
+                              CUPTI_ACTIVITY_MEMORY_KIND_DEVICE,
+                              CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE, 4, 4));
+  });
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_FALSE(collector().collecting());
+  EXPECT_EQ(t->info.source, "gpuidle");
+  EXPECT_EQ(t->info.dropped_records, 7u);
+  EXPECT_FALSE(t->info.record_limit_reached);
+  EXPECT_THAT(t->info.visible_devices, ElementsAre(0));
+
+  ASSERT_THAT(t->devices, SizeIs(1));
+  EXPECT_EQ(t->devices[0].name, "NVIDIA H200");
+  const std::vector<DeviceOp>& ops = t->devices[0].ops;
+  ASSERT_THAT(ops, SizeIs(3));
+  EXPECT_EQ(Name(*t, ops[0].name), "spin(float*, int)");
+  EXPECT_EQ(ops[0].start_ns, 1200);
+  EXPECT_EQ(ops[1].start_ns, 2300);
+  EXPECT_EQ(ops[2].kind, OpKind::kMemcpy);
+  EXPECT_TRUE(ops[2].pageable);
+
+  ASSERT_THAT(t->calls, SizeIs(3));
+  EXPECT_EQ(Name(*t, t->calls[0].name), "cudaLaunchKernel");
+  EXPECT_EQ(t->calls[0].thread, 42u);
+  EXPECT_EQ(Name(*t, t->calls[2].name), "cudaStreamSynchronize");
+  EXPECT_EQ(t->calls[2].category, CallCategory::kSync);
+  EXPECT_EQ(collector().counters().records, 7u);
+}
+
+TEST_F(CollectorTest, StopFlushesForcedSoThatWorkInFlightIsIncluded) {
+  ASSERT_TRUE(Collect([] {}).ok());
+  EXPECT_THAT(Locked<std::vector<uint32_t>>([](fake::State& s) { return s.flush_flags; }),
+              ElementsAre(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
+}
+
+TEST_F(CollectorTest, ReportsNoDroppedRecordsWhenCuptiDroppedNone) {
+  absl::StatusOr<Timeline> t =
+      Collect([] { fake::Record(fake::Kernel(0, 7, 1200, 2200, "_Z4spinPfi", 1)); });
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->info.dropped_records, 0u);
+}
+
+TEST_F(CollectorTest, DecodesBuffersWhileStillCollecting) {
+  ASSERT_TRUE(collector().Start(fake::FakeApi(), Options()).ok());
+  fake::Record(fake::Kernel(0, 7, 1200, 2200, "_Z4spinPfi", 1));
+  fake::Record(fake::Kernel(0, 7, 2300, 3300, "_Z4spinPfi", 2));
+  fake::Deliver();  // a periodic flush, or a full buffer
+  EXPECT_TRUE(Eventually([] { return collector().counters().records == 2; }));
+  EXPECT_TRUE(collector().collecting());
+
+  fake::Record(fake::Kernel(0, 7, 3400, 4400, "_Z4spinPfi", 3));
+  absl::StatusOr<Timeline> t = collector().Stop();
+  ASSERT_TRUE(t.ok()) << t.status();
+  ASSERT_THAT(t->devices, SizeIs(1));
+  EXPECT_THAT(t->devices[0].ops, SizeIs(3));
+}
+
+TEST_F(CollectorTest, EnablesConcurrentKernelAndNeverKernel) {
+  ASSERT_TRUE(collector().Start(fake::FakeApi(), Options()).ok());
+  const std::set<CUpti_ActivityKind> enabled =
+      Locked<std::set<CUpti_ActivityKind>>([](fake::State& s) { return s.enabled_kinds; });
+  EXPECT_THAT(enabled, Contains(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
+  EXPECT_THAT(enabled, Not(Contains(CUPTI_ACTIVITY_KIND_KERNEL)));
+  EXPECT_THAT(enabled, Contains(CUPTI_ACTIVITY_KIND_MEMCPY));
+  EXPECT_THAT(enabled, Contains(CUPTI_ACTIVITY_KIND_MEMSET));
+  EXPECT_THAT(enabled, Contains(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION));
+  EXPECT_THAT(enabled, Contains(CUPTI_ACTIVITY_KIND_CUDA_EVENT));
+  EXPECT_THAT(enabled, Contains(CUPTI_ACTIVITY_KIND_DEVICE));
+  // Whole-kind API tracing would record every call (cudaGetDevice included).
+  EXPECT_THAT(enabled, Not(Contains(CUPTI_ACTIVITY_KIND_RUNTIME)));
+  EXPECT_THAT(enabled, Not(Contains(CUPTI_ACTIVITY_KIND_DRIVER)));
+}
+
+TEST_F(CollectorTest, TracesOnlyLaunchSyncCopyAndWaitEventCalls) {
+  ASSERT_TRUE(collector().Start(fake::FakeApi(), Options()).ok());
+  EXPECT_THAT(Locked<std::set<CUpti_CallbackId>>([](fake::State& s) { return s.enabled_runtime; }),
+              UnorderedElementsAre(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
+                                   CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020,
+                                   CUPTI_RUNTIME_TRACE_CBID_cudaStreamWaitEvent_v3020,
+                                   CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020));
+  EXPECT_THAT(Locked<std::set<CUpti_CallbackId>>([](fake::State& s) { return s.enabled_driver; }),
+              UnorderedElementsAre(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
+                                   CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize));
+}
+
+TEST_F(CollectorTest, KeepsCuptisClockAndRegistersNoTimestampCallback) {
+  ASSERT_TRUE(collector().Start(fake::FakeApi(), Options()).ok());
+  // A timestamp callback costs time on every launch; CUPTI's own clock is the timeline's.
+  EXPECT_EQ(Locked<CUpti_TimestampCallbackFunc>([](fake::State& s) { return s.timestamp; }),
+            nullptr);
+  const int64_t before = fake::FakeClockNs();
+  const int64_t now = TimelineNowNs();
+  const int64_t after = fake::FakeClockNs();
+  EXPECT_GE(now, before);
+  EXPECT_LE(now, after);
+}
+
+TEST_F(CollectorTest, StampsHostRangesWithCuptisClock) {
+  ASSERT_TRUE(collector().Start(fake::FakeApi(), Options()).ok());
+  const int64_t before = fake::FakeClockNs();
+  HostRangeRecorder::Get().Push(0, RangeKind::kUser, "on CUPTI's clock");
+  HostRangeRecorder::Get().Pop(0);
+  const int64_t after = fake::FakeClockNs();
+  absl::StatusOr<Timeline> t = collector().Stop();
+  ASSERT_TRUE(t.ok()) << t.status();
+  ASSERT_THAT(t->ranges, SizeIs(1));
+  EXPECT_GE(t->ranges[0].start_ns, before);
+  EXPECT_LE(t->ranges[0].end_ns, after);
+}
+
+TEST_F(CollectorTest, AsksCuptiForSystemThreadIds) {
+  ASSERT_TRUE(collector().Start(fake::FakeApi(), Options()).ok());
+  EXPECT_EQ(Locked<CUpti_ActivityThreadIdType>([](fake::State& s) { return s.thread_id_type; }),
+            CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+}
+
+TEST_F(CollectorTest, DisablesEverythingItEnabledWhenStopped) {
+  ASSERT_TRUE(collector().Start(fake::FakeApi(), Options()).ok());
+  EXPECT_TRUE(Locked<bool>([](fake::State& s) { return s.subscribed; }));
+  EXPECT_EQ(Locked<uint32_t>([](fake::State& s) { return s.flush_period_ms; }), 1000u);
+  ASSERT_TRUE(collector().Stop().ok());
+
+  fake::State& s = fake::GetState();
+  std::lock_guard<std::mutex> lock(s.mu);
+  EXPECT_THAT(s.kinds_ever_enabled, Not(IsEmpty()));
+  EXPECT_THAT(s.enabled_kinds, IsEmpty());
+  EXPECT_THAT(s.runtime_ever_enabled, Not(IsEmpty()));
+  EXPECT_THAT(s.enabled_runtime, IsEmpty());
+  EXPECT_THAT(s.driver_ever_enabled, Not(IsEmpty()));
+  EXPECT_THAT(s.enabled_driver, IsEmpty());
+  EXPECT_FALSE(s.subscribed);
+  EXPECT_EQ(s.flush_period_ms, 0u);
+  for (CUpti_ActivityKind kind : s.kinds_ever_enabled) {
+    EXPECT_EQ(s.disable_calls[kind], 1) << "kind " << kind;
+  }
+}
+
+TEST_F(CollectorTest, RecordsHostRangesOnlyWhileCollecting) {
+  HostRangeRecorder& ranges = HostRangeRecorder::Get();
+  EXPECT_FALSE(ranges.recording());
+  ASSERT_TRUE(collector().Start(fake::FakeApi(), Options()).ok());
+  EXPECT_TRUE(ranges.recording());
+  ranges.Push(0, RangeKind::kData, "load batch");
+  ranges.Pop(0);
+  absl::StatusOr<Timeline> t = collector().Stop();
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_FALSE(ranges.recording());
+  ASSERT_THAT(t->ranges, SizeIs(1));
+  EXPECT_EQ(Name(*t, t->ranges[0].name), "load batch");
+  EXPECT_EQ(t->ranges[0].kind, RangeKind::kData);
+  EXPECT_EQ(t->ranges[0].thread, CurrentThreadId());
+}
+
+TEST_F(CollectorTest, StepsAsideWhenAnotherToolOwnsCupti) {
+  fake::GetState().subscribe_result = CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+  const absl::Status status = collector().Start(fake::FakeApi(), Options());
+  EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(std::string(status.message()), HasSubstr("another tool"));
+  EXPECT_THAT(std::string(status.message()), HasSubstr("torch.profiler"));
+  EXPECT_THAT(std::string(status.message()), HasSubstr("Nsight Systems"));
+  EXPECT_FALSE(collector().collecting());
+  EXPECT_FALSE(HostRangeRecorder::Get().recording());
+
+  fake::State& s = fake::GetState();
+  std::lock_guard<std::mutex> lock(s.mu);
+  EXPECT_THAT(s.kinds_ever_enabled, IsEmpty());
+  EXPECT_THAT(s.runtime_ever_enabled, IsEmpty());
+  EXPECT_THAT(s.driver_ever_enabled, IsEmpty());
+  EXPECT_EQ(s.timestamp, nullptr) << "another tool's clock must not be replaced";
+  EXPECT_EQ(s.thread_id_type, CUPTI_ACTIVITY_THREAD_ID_TYPE_DEFAULT);
+}
+
+TEST_F(CollectorTest, SaysWhyWhenCuptiCannotStart) {
+  fake::GetState().subscribe_result = CUPTI_ERROR_NOT_INITIALIZED;
+  const absl::Status status = collector().Start(fake::FakeApi(), Options());
+  EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(std::string(status.message()), HasSubstr("CUPTI_ERROR_NOT_INITIALIZED"));
+  EXPECT_FALSE(collector().collecting());
+  EXPECT_THAT(
+      Locked<std::vector<CUpti_ActivityKind>>([](fake::State& s) { return s.kinds_ever_enabled; }),
+      IsEmpty());
+}
+
+TEST_F(CollectorTest, GivesUpAndReleasesCuptiWhenKernelTracingIsRefused) {
+  fake::GetState().refused_kinds = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL};
+  const absl::Status status = collector().Start(fake::FakeApi(), Options());
+  EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(std::string(status.message()), HasSubstr("kernel tracing"));
+  EXPECT_THAT(std::string(status.message()), HasSubstr("CUPTI_ERROR_NOT_SUPPORTED"));
+  EXPECT_FALSE(collector().collecting());
+  {
+    fake::State& s = fake::GetState();
+    std::lock_guard<std::mutex> lock(s.mu);
+    EXPECT_THAT(s.enabled_kinds, IsEmpty());
+    EXPECT_THAT(s.enabled_runtime, IsEmpty());
+    EXPECT_THAT(s.enabled_driver, IsEmpty());
+    EXPECT_FALSE(s.subscribed);
+    s.refused_kinds.clear();
+  }
+  // Nothing is left behind: collection can start afterwards.
+  absl::StatusOr<Timeline> t =
+      Collect([] { fake::Record(fake::Kernel(0, 7, 1200, 2200, "_Z4spinPfi", 1)); });
+  ASSERT_TRUE(t.ok()) << t.status();
+  ASSERT_THAT(t->devices, SizeIs(1));
+  EXPECT_THAT(t->devices[0].ops, SizeIs(1));
+}
+
+TEST_F(CollectorTest, KeepsCollectingWhenAnOptionalKindIsRefused) {
+  fake::GetState().refused_kinds = {CUPTI_ACTIVITY_KIND_CUDA_EVENT};
+  ASSERT_TRUE(collector().Start(fake::FakeApi(), Options()).ok());
+  EXPECT_TRUE(collector().collecting());
+  ASSERT_TRUE(collector().Stop().ok());
+  EXPECT_EQ(
+      Locked<int>([](fake::State& s) { return s.disable_calls[CUPTI_ACTIVITY_KIND_CUDA_EVENT]; }),
+      0)
+      << "a kind that was never enabled is not disabled";
+}
+
+TEST_F(CollectorTest, StartingTwiceIsAFailedPrecondition) {
+  ASSERT_TRUE(collector().Start(fake::FakeApi(), Options()).ok());
+  const absl::Status second = collector().Start(fake::FakeApi(), Options());
+  EXPECT_EQ(second.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(collector().collecting());
+  EXPECT_EQ(Locked<int>([](fake::State& s) { return s.subscribe_calls; }), 1);
+  EXPECT_TRUE(collector().Stop().ok());
+}
+
+TEST_F(CollectorTest, StoppingWithoutStartingIsAFailedPrecondition) {
+  EXPECT_EQ(collector().Stop().status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(Locked<int>([](fake::State& s) { return s.unsubscribe_calls; }), 0);
+}
+
+TEST_F(CollectorTest, StopsRecordingAtTheRecordLimitAndSaysSo) {
+  ASSERT_TRUE(collector().Start(fake::FakeApi(), Options(/*max_records=*/3)).ok());
+  for (uint32_t i = 0; i < 5; ++i) {
+    fake::Record(fake::Kernel(0, 7, 1000 + 100 * i, 1050 + 100 * i, "_Z4spinPfi", i + 1));
+  }
+  fake::Deliver();
+  // The worker disables every kind and call as soon as it has decoded the limit.
+  EXPECT_TRUE(Eventually([] {
+    return Locked<bool>([](fake::State& s) {
+      return s.enabled_kinds.empty() && s.enabled_runtime.empty() && s.enabled_driver.empty();
+    });
+  }));
+  EXPECT_TRUE(collector().collecting());
+
+  absl::StatusOr<Timeline> t = collector().Stop();
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_TRUE(t->info.record_limit_reached);
+  ASSERT_THAT(t->devices, SizeIs(1));
+  EXPECT_GE(t->devices[0].ops.size(), 3u);
+
+  fake::State& s = fake::GetState();
+  std::lock_guard<std::mutex> lock(s.mu);
+  for (CUpti_ActivityKind kind : s.kinds_ever_enabled) {
+    EXPECT_EQ(s.disable_calls[kind], 1) << "kind " << kind << " disabled more than once";
+  }
+}
+
+TEST_F(CollectorTest, DoesNotReportTheRecordLimitWhenItWasNotReached) {
+  ASSERT_TRUE(collector().Start(fake::FakeApi(), Options(/*max_records=*/3)).ok());
+  fake::Record(fake::Kernel(0, 7, 1000, 1050, "_Z4spinPfi", 1));
+  fake::Record(fake::Kernel(0, 7, 2000, 2050, "_Z4spinPfi", 2));
+  absl::StatusOr<Timeline> t = collector().Stop();
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_FALSE(t->info.record_limit_reached);
+}
+
+TEST_F(CollectorTest, AnswersWithAnEmptyBufferWhenThePoolIsExhausted) {
+  ASSERT_TRUE(collector().Start(fake::FakeApi(), Options()).ok());
+  const uint64_t exhausted_before = collector().counters().pool_exhausted;
+  for (size_t i = 0; i < kBufferCount; ++i) ASSERT_TRUE(fake::HoldBuffer()) << "buffer " << i;
+
+  uint8_t* buffer = reinterpret_cast<uint8_t*>(&buffer);  // not null, to see it cleared
+  size_t size = 123;
+  size_t max_records = 123;
+  Collector::BufferRequested(&buffer, &size, &max_records);
+  EXPECT_EQ(buffer, nullptr);
+  EXPECT_EQ(size, 0u);
+  EXPECT_EQ(collector().counters().pool_exhausted, exhausted_before + 1);
+
+  // CUPTI drops what it records meanwhile, and says so when a buffer completes.
+  fake::Record(fake::Kernel(0, 7, 1000, 1050, "_Z4spinPfi", 1));
+  fake::Record(fake::Kernel(0, 7, 2000, 2050, "_Z4spinPfi", 2));
+  fake::Record(fake::Kernel(0, 7, 3000, 3050, "_Z4spinPfi", 3));
+  absl::StatusOr<Timeline> t = collector().Stop();
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(Locked<size_t>([](fake::State& s) { return s.dropped_for_lack_of_buffer; }), 3u);
+  EXPECT_EQ(t->info.dropped_records, 3u);
+  EXPECT_TRUE(t->devices.empty() || t->devices[0].ops.empty());
+
+  // The held buffers came back with the flush: the pool is whole again.
+  ASSERT_TRUE(collector().Start(fake::FakeApi(), Options()).ok());
+  for (size_t i = 0; i < kBufferCount; ++i) EXPECT_TRUE(fake::HoldBuffer()) << "buffer " << i;
+  EXPECT_TRUE(collector().Stop().ok());
+}
+
+TEST_F(CollectorTest, ReturnsBuffersCompletedAfterStopToThePool) {
+  ASSERT_TRUE(Collect([] {}).ok());
+  // CUPTI may hand buffers back later (a flush by another part of the process).
+  for (size_t i = 0; i < kBufferCount; ++i) ASSERT_TRUE(fake::HoldBuffer()) << "buffer " << i;
+  EXPECT_FALSE(fake::HoldBuffer());
+  fake::Deliver();  // completes the held buffers
+  for (size_t i = 0; i < kBufferCount; ++i) EXPECT_TRUE(fake::HoldBuffer()) << "buffer " << i;
+  fake::Deliver();
+}
+
+TEST_F(CollectorTest, IgnoresBuffersThatAreNotItsOwn) {
+  ASSERT_TRUE(collector().Start(fake::FakeApi(), Options()).ok());
+  fake::PackedBuffer foreign = fake::Pack({fake::Bytes(fake::Kernel(0, 7, 1, 2, "_Z1kv", 1))});
+  Collector::BufferCompleted(nullptr, 0, foreign.data(), foreign.valid_bytes, foreign.valid_bytes);
+  Collector::BufferCompleted(nullptr, 0, nullptr, 0, 0);
+  absl::StatusOr<Timeline> t = collector().Stop();
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_FALSE(t->HasActivity());
+}
+
+TEST_F(CollectorTest, StartAndStopCanAlternate) {
+  fake::GetState().dropped_to_report = 2;
+  absl::StatusOr<Timeline> first =
+      Collect([] { fake::Record(fake::Kernel(0, 7, 1000, 1050, "_Z5firstv", 1)); });
+  ASSERT_TRUE(first.ok()) << first.status();
+  absl::StatusOr<Timeline> second = Collect([] {
+    fake::Record(fake::Kernel(1, 3, 5000, 5050, "_Z6secondv", 9));
+    fake::Record(fake::Kernel(1, 3, 6000, 6050, "_Z6secondv", 10));
+  });
+  ASSERT_TRUE(second.ok()) << second.status();
+
+  ASSERT_THAT(first->devices, SizeIs(1));
+  ASSERT_THAT(first->devices[0].ops, SizeIs(1));
+  EXPECT_EQ(Name(*first, first->devices[0].ops[0].name), "first()");
+  EXPECT_EQ(first->info.dropped_records, 2u);
+
+  ASSERT_THAT(second->devices, SizeIs(1));
+  EXPECT_EQ(second->devices[0].device, 1);
+  ASSERT_THAT(second->devices[0].ops, SizeIs(2));
+  EXPECT_EQ(Name(*second, second->devices[0].ops[0].name), "second()");
+  EXPECT_EQ(second->info.dropped_records, 0u) << "counts of the first session leaked";
+  EXPECT_EQ(collector().counters().records, 2u);
+
+  // Both sessions enabled and disabled everything.
+  fake::State& s = fake::GetState();
+  std::lock_guard<std::mutex> lock(s.mu);
+  EXPECT_EQ(s.subscribe_calls, 2);
+  EXPECT_EQ(s.unsubscribe_calls, 2);
+  EXPECT_THAT(s.enabled_kinds, IsEmpty());
+  EXPECT_EQ(s.disable_calls[CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL], 2);
+}
+
+}  // namespace
+}  // namespace gpuidle::internal
