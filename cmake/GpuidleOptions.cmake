@@ -1,6 +1,6 @@
 # Build options and output layout: binaries in build/bin, libraries in build/lib.
 option(GPUIDLE_BUILD_TESTS "Build the GoogleTest suite and the benchmarks" ON)
-option(GPUIDLE_WITH_CUPTI "Build the live CUPTI collector (needs the CUDA toolkit)" ON)
+option(GPUIDLE_BUILD_EXAMPLES "Build the CUDA scenario programs in examples/ (needs nvcc)" ON)
 
 if(NOT CMAKE_BUILD_TYPE AND NOT CMAKE_CONFIGURATION_TYPES)
   set(CMAKE_BUILD_TYPE RelWithDebInfo CACHE STRING "Build type" FORCE)

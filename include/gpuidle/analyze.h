@@ -14,6 +14,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "gpuidle/export.h"
 #include "gpuidle/options.h"
 #include "gpuidle/report.h"
 
@@ -21,16 +22,16 @@ namespace gpuidle {
 
 // Reads and analyses the traces of one job: one file per process (rank). Plain or gzip JSON.
 // Errors name the file and the problem (missing, not a trace, truncated, wrong field type).
-absl::StatusOr<Report> AnalyzeTraceFiles(const std::vector<std::string>& paths,
+GPUIDLE_EXPORT absl::StatusOr<Report> AnalyzeTraceFiles(const std::vector<std::string>& paths,
                                          const AnalysisOptions& options = {});
 
 // The report as "text" (the terminal summary) or "json" (schema gpuidle.report/1).
-absl::StatusOr<std::string> FormatReport(const Report& report, absl::string_view format,
+GPUIDLE_EXPORT absl::StatusOr<std::string> FormatReport(const Report& report, absl::string_view format,
                                          const AnalysisOptions& options = {});
 
 // Writes the report to path atomically (a failure leaves an existing file untouched). An
 // empty format is taken from the extension: ".json" is JSON, anything else text.
-absl::Status SaveReport(const Report& report, const std::string& path,
+GPUIDLE_EXPORT absl::Status SaveReport(const Report& report, const std::string& path,
                         absl::string_view format = {}, const AnalysisOptions& options = {});
 
 }  // namespace gpuidle

@@ -1,6 +1,6 @@
 // gpuidle's answer to "why was my GPU idle?", as plain C++ values.
 //
-//   absl::StatusOr<gpuidle::Report> report = gpuidle::AnalyzeTraceFile("trace.json.gz");
+//   absl::StatusOr<gpuidle::Report> report = gpuidle::AnalyzeTraceFiles({"trace.json.gz"});
 //   for (const gpuidle::DeviceReport& d : report->devices) {
 //     std::cout << "GPU " << d.device << " idle " << d.idle_ns / 1e6 << " ms, of which "
 //               << d.idle.CauseNs(gpuidle::Cause::kSyncBound) / 1e6 << " ms sync-bound\n";
@@ -17,6 +17,8 @@
 #include <string>
 #include "absl/strings/string_view.h"
 #include <vector>
+
+#include "gpuidle/export.h"
 
 namespace gpuidle {
 
@@ -36,15 +38,15 @@ enum class Subcause : int {
 };
 inline constexpr int kNumSubcauses = 9;
 
-Cause CauseOf(Subcause s);
-absl::string_view CauseName(Cause c);             // "data_starved"
-absl::string_view SubcauseName(Subcause s);       // "dataloader"
-std::string QualifiedSubcauseName(Subcause s);   // "data_starved.dataloader"
+GPUIDLE_EXPORT Cause CauseOf(Subcause s);
+GPUIDLE_EXPORT absl::string_view CauseName(Cause c);             // "data_starved"
+GPUIDLE_EXPORT absl::string_view SubcauseName(Subcause s);       // "dataloader"
+GPUIDLE_EXPORT std::string QualifiedSubcauseName(Subcause s);   // "data_starved.dataloader"
 // Parses "data_starved.dataloader" (or "unattributed"); nullopt if unknown.
-std::optional<Subcause> ParseSubcause(absl::string_view qualified_name);
+GPUIDLE_EXPORT std::optional<Subcause> ParseSubcause(absl::string_view qualified_name);
 
 // Idle nanoseconds per subcause.
-struct IdleBreakdown {
+struct GPUIDLE_EXPORT IdleBreakdown {
   std::array<int64_t, kNumSubcauses> ns{};
 
   int64_t& operator[](Subcause s) { return ns[static_cast<int>(s)]; }
@@ -117,7 +119,7 @@ struct Advice {
   std::string fix;
 };
 
-struct Report {
+struct GPUIDLE_EXPORT Report {
   std::string source;  // "pytorch-profiler", "gpuidle"
   std::vector<std::string> inputs;
   int64_t window_start_ns = 0;
@@ -131,6 +133,9 @@ struct Report {
   std::vector<Advice> advice;           // most idle first
   std::optional<uint64_t> dropped_records;  // nullopt: the source does not say
   uint64_t zero_timestamp_records = 0;
+  // A live capture reached its record limit (GPUIDLE_MAX_RECORDS) and stopped collecting: the
+  // report covers the time until then.
+  bool record_limit_reached = false;
 
   IdleBreakdown TotalIdle() const;
 };

@@ -412,6 +412,7 @@ absl::StatusOr<Report> AnalyzeRanks(std::span<const Timeline* const> ranks,
       report.dropped_records = report.dropped_records.value_or(0) + *t.info.dropped_records;
     }
     report.zero_timestamp_records += t.info.zero_timestamp_records;
+    report.record_limit_reached |= t.info.record_limit_reached;
     visible.insert(t.info.visible_devices.begin(), t.info.visible_devices.end());
 
     const TimelineIndex index(t, options);

@@ -96,6 +96,8 @@ class JsonWriter : public ReportWriter {
     }
     Str(w, "zero_timestamp_records");
     w.Uint64(r.zero_timestamp_records);
+    Str(w, "record_limit_reached");
+    w.Bool(r.record_limit_reached);
     w.EndObject();
 
     Str(w, "visible_device_count");

@@ -148,6 +148,10 @@ class TextWriter : public ReportWriter {
       absl::StrAppend(&records, "; ", r.zero_timestamp_records,
                       " records without time stamps skipped");
     }
+    if (r.record_limit_reached) {
+      absl::StrAppend(&records, "; collection stopped at the record limit (GPUIDLE_MAX_RECORDS): "
+                                "the report covers the time until then");
+    }
     absl::StrAppendFormat(&out, "window: %s ms   records: %s\n",
                           Ms(r.window_end_ns - r.window_start_ns), records);
     if (r.visible_device_count > 0) {

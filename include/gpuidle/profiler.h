@@ -1,0 +1,157 @@
+// Live profiling from C++: record the GPU timeline of this process with CUPTI and find out why
+// its GPUs were idle.
+//
+//   gpuidle::Profiler profiler;                  // options from GPUIDLE_* variables
+//   if (absl::Status s = profiler.Start(); !s.ok()) { /* gpuidle is inert; run as usual */ }
+//   for (int i = 0; i < steps; ++i) {
+//     gpuidle::StepMarker step;                  // marks one training step
+//     { gpuidle::DataRange data; batch = LoadBatch(); }
+//     Train(batch);
+//   }
+//   profiler.Stop();                             // analyses; writes GPUIDLE_OUT / GPUIDLE_TRACE
+//   std::cout << *profiler.FormatReport("text");
+//
+// Or with RAII: `gpuidle::ScopedProfile scope;` starts at construction and stops (analyses,
+// writes the configured outputs) at destruction.
+//
+// CUPTI has one owner per process, so one Profiler collects at a time. gpuidle never breaks the
+// program it runs in: with no GPU, no CUPTI, CUPTI owned by another tool or in a forked child,
+// Start() returns an error, prints one warning line and everything else does nothing.
+#ifndef GPUIDLE_INCLUDE_GPUIDLE_PROFILER_H_
+#define GPUIDLE_INCLUDE_GPUIDLE_PROFILER_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "gpuidle/export.h"
+#include "gpuidle/options.h"
+#include "gpuidle/report.h"
+
+namespace gpuidle {
+
+// What to record and where the results go. Every field has a GPUIDLE_* environment variable
+// (docs/CPP_API.md lists them); ProfilerOptionsFromEnvironment() reads them.
+struct ProfilerOptions {
+  AnalysisOptions analysis;
+
+  // Where the report is written when collection stops ("" = nowhere). The path may hold
+  // placeholders so that ranks and subprocesses never overwrite each other: %p (process id),
+  // %r (distributed rank from RANK / OMPI_COMM_WORLD_RANK / PMI_RANK / SLURM_PROCID, "0" if
+  // none), %h (host name), %% (a percent sign). An existing file is never replaced: the report
+  // then goes to a name with the process id added.                      GPUIDLE_OUT
+  std::string report_path;
+  // "text" or "json"; "" takes it from report_path's extension.         GPUIDLE_FORMAT
+  std::string report_format;
+  // Where the recorded timeline is written ("" = nowhere), same placeholders. A gpuidle trace
+  // (docs/TRACE_FORMAT.md): Perfetto UI opens it, `gpuidle analyze` reads it.  GPUIDLE_TRACE
+  std::string trace_path;
+  // Print the text summary on stderr when collection stops.            GPUIDLE_QUIET=1 clears
+  bool print_summary = true;
+
+  // Memory bound: collection stops after this many records; the report then says so and covers
+  // the time until then.                                                GPUIDLE_MAX_RECORDS
+  int64_t max_records = 20'000'000;
+  // CUPTI activity buffers: preallocated, never more than this much.   GPUIDLE_BUFFER_MB
+  int buffer_pool_mb = 64;
+};
+
+// The defaults overridden by the GPUIDLE_* environment variables. An unparsable value is an
+// InvalidArgument error naming the variable.
+GPUIDLE_EXPORT absl::StatusOr<ProfilerOptions> ProfilerOptionsFromEnvironment();
+
+class GPUIDLE_EXPORT Profiler {
+ public:
+  // Options from the environment (a bad variable makes Start() fail with its error).
+  Profiler();
+  explicit Profiler(ProfilerOptions options);
+  // Stops a running collection (analysing and writing the configured outputs).
+  ~Profiler();
+  Profiler(const Profiler&) = delete;
+  Profiler& operator=(const Profiler&) = delete;
+
+  // Starts collecting. FailedPrecondition if another Profiler (or injection) is collecting in
+  // this process; Unavailable if there is no GPU, no CUPTI, CUPTI is owned by another tool, or
+  // this is a forked child. On failure gpuidle prints one warning line and stays inert.
+  absl::Status Start();
+  // Stops collecting, analyses, prints the summary and writes the configured outputs.
+  // FailedPrecondition if not collecting. An output that cannot be written is a warning and an
+  // error status; the report is still available.
+  absl::Status Stop();
+  bool collecting() const;
+
+  // The analysis of the last collection; nullptr before the first Stop().
+  const Report* report() const;
+  // The report as "text" or "json".
+  absl::StatusOr<std::string> FormatReport(absl::string_view format) const;
+  // Writes the report (format from the extension if empty), atomically.
+  absl::Status SaveReport(const std::string& path, absl::string_view format = {}) const;
+  // Writes the recorded timeline as a gpuidle trace (placeholders expanded).
+  absl::Status SaveTrace(const std::string& path) const;
+
+  // Where the report and trace of the last collection were written ("" if not).
+  const std::string& written_report_path() const;
+  const std::string& written_trace_path() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Starts a Profiler at construction (warning and inert on failure) and stops it at destruction.
+class GPUIDLE_EXPORT ScopedProfile {
+ public:
+  ScopedProfile();
+  explicit ScopedProfile(ProfilerOptions options);
+  ~ScopedProfile();
+  ScopedProfile(const ScopedProfile&) = delete;
+  ScopedProfile& operator=(const ScopedProfile&) = delete;
+
+  Profiler& profiler() { return profiler_; }
+
+ private:
+  Profiler profiler_;
+};
+
+// Markers: host ranges on the calling thread, recorded by gpuidle (and visible to Nsight
+// Systems in the NVTX domain "gpuidle"). Near free when nothing collects; never throw.
+//   StepMarker: one training/serving step; steps get their own rows in the report.
+//   DataRange:  the thread waits for input; GPU idle meanwhile is data_starved.dataloader.
+//   UserRange:  any named region, shown in traces.
+class GPUIDLE_EXPORT StepMarker {
+ public:
+  StepMarker() noexcept;
+  ~StepMarker();
+  StepMarker(const StepMarker&) = delete;
+  StepMarker& operator=(const StepMarker&) = delete;
+};
+
+class GPUIDLE_EXPORT DataRange {
+ public:
+  DataRange() noexcept;
+  ~DataRange();
+  DataRange(const DataRange&) = delete;
+  DataRange& operator=(const DataRange&) = delete;
+};
+
+class GPUIDLE_EXPORT UserRange {
+ public:
+  explicit UserRange(const char* name) noexcept;
+  ~UserRange();
+  UserRange(const UserRange&) = delete;
+  UserRange& operator=(const UserRange&) = delete;
+};
+
+// The same markers without scopes, for bindings and non-nested code. Each Push must be
+// matched by a Pop on the same thread.
+enum class MarkerKind : int { kStep, kData, kUser };
+GPUIDLE_EXPORT void PushMarker(MarkerKind kind, absl::string_view name = {}) noexcept;
+GPUIDLE_EXPORT void PopMarker() noexcept;
+
+}  // namespace gpuidle
+
+#endif  // GPUIDLE_INCLUDE_GPUIDLE_PROFILER_H_

@@ -1,0 +1,123 @@
+// How libgpuidle.so gets into programs that do not know about it.
+//
+// - CUDA_INJECTION64_PATH=libgpuidle.so (what `gpuidle run` sets): the CUDA driver loads the
+//   library during cuInit and calls InitializeInjection, which starts collection. Only
+//   processes that use CUDA pay anything.
+// - LD_PRELOAD=libgpuidle.so: the constructor below arms the same injection (sets
+//   CUDA_INJECTION64_PATH to this library for the driver to read at cuInit) and NVTX capture.
+//   Preloading is inherited by every child (shells, compilers), so it starts nothing itself.
+// - Linked by an application (find_package): nothing happens until the C++ API is used.
+//
+// Every failure is one warning line; the program then runs exactly as without gpuidle.
+#include <dlfcn.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "collect/nvtx_capture.h"
+#include "gpuidle/export.h"
+#include "gpuidle/profiler.h"
+#include "session/session.h"
+
+namespace gpuidle::internal {
+namespace {
+
+// Identifies the injection as the owner of the session (not a Profiler).
+constexpr char kInjectionOwner[] = "injection";
+
+// Set by the constructor when LD_PRELOAD brought the library in (for messages).
+bool armed_by_preload = false;
+
+std::string OwnPath() {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&OwnPath), &info) == 0 || info.dli_fname == nullptr) {
+    return {};
+  }
+  char resolved[PATH_MAX];
+  return realpath(info.dli_fname, resolved) != nullptr ? resolved : info.dli_fname;
+}
+
+bool Truthy(const char* v) {
+  return v != nullptr && (std::strcmp(v, "1") == 0 || absl::EqualsIgnoreCase(v, "true") ||
+                          absl::EqualsIgnoreCase(v, "yes"));
+}
+
+bool SameFile(const std::string& a, const std::string& b) {
+  struct stat sa, sb;
+  return stat(a.c_str(), &sa) == 0 && stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev &&
+         sa.st_ino == sb.st_ino;
+}
+
+// True if LD_PRELOAD names this library (rather than an application linking it).
+bool Preloaded(const std::string& self) {
+  const char* preload = std::getenv("LD_PRELOAD");
+  if (preload == nullptr || self.empty()) return false;
+  for (absl::string_view entry :
+       absl::StrSplit(preload, absl::ByAnyChar(": "), absl::SkipEmpty())) {
+    if (SameFile(std::string(entry), self)) return true;
+  }
+  return false;
+}
+
+// One warning per process tree: preloading reaches every child process, and a shell script
+// should not print the same line for each command it runs.
+void WarnOnceForProcessTree(absl::string_view message) {
+  if (std::getenv("GPUIDLE_WARNED") != nullptr) return;
+  Warn(message);
+  setenv("GPUIDLE_WARNED", "1", 1);
+}
+
+void StartFromInjection(absl::string_view how) {
+  if (Truthy(std::getenv("GPUIDLE_DISABLE"))) return;
+  absl::StatusOr<ProfilerOptions> options = ProfilerOptionsFromEnvironment();
+  if (!options.ok()) {
+    Warn(absl::StrCat(options.status().message(), "; gpuidle is off, the program runs as usual"));
+    return;
+  }
+  // Session::Start warns on failure.
+  Session::Get().Start(*options, kInjectionOwner, how).IgnoreError();
+}
+
+__attribute__((constructor)) void ArmPreloadedInjection() {
+  const std::string self = OwnPath();
+  if (!Preloaded(self) || Truthy(std::getenv("GPUIDLE_DISABLE"))) return;
+  struct stat st;
+  if (stat("/dev/nvidiactl", &st) != 0) {
+    WarnOnceForProcessTree(
+        "no NVIDIA GPU on this machine (/dev/nvidiactl is missing); gpuidle is off, the program "
+        "runs as usual");
+    return;
+  }
+  const char* injection = std::getenv("CUDA_INJECTION64_PATH");
+  if (injection != nullptr && *injection != '\0' && !SameFile(injection, self)) {
+    WarnOnceForProcessTree(absl::StrCat("CUDA_INJECTION64_PATH names another tool (", injection,
+                                        "); gpuidle steps aside, the program runs as usual"));
+    return;
+  }
+  // The constructor runs before main, while the process has one thread: setenv is safe here.
+  setenv("CUDA_INJECTION64_PATH", self.c_str(), 1);
+  setenv("NVTX_INJECTION64_PATH", self.c_str(), 0);
+  armed_by_preload = true;
+}
+
+}  // namespace
+}  // namespace gpuidle::internal
+
+// Called by the CUDA driver inside cuInit when CUDA_INJECTION64_PATH names this library.
+extern "C" GPUIDLE_EXPORT int InitializeInjection(void) {
+  gpuidle::internal::StartFromInjection(
+      gpuidle::internal::armed_by_preload ? "LD_PRELOAD" : "CUDA_INJECTION64_PATH");
+  return 1;  // gpuidle's own failures never fail CUDA's initialisation
+}
+
+// Called by NVTX in each program module that annotates, when NVTX_INJECTION64_PATH names this
+// library (gpuidle run and LD_PRELOAD set it).
+extern "C" GPUIDLE_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_export_table) {
+  return gpuidle::internal::AttachNvtx(get_export_table);
+}

@@ -1,0 +1,152 @@
+// The public C++ API of live profiling: thin over Session.
+#include "gpuidle/profiler.h"
+
+#include <nvtx3/nvToolsExt.h>
+
+#include <atomic>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "collect/nvtx_capture.h"
+#include "gpuidle/analyze.h"
+#include "report/trace_writer.h"
+#include "session/session.h"
+
+namespace gpuidle {
+
+struct Profiler::Impl {
+  absl::StatusOr<ProfilerOptions> options;
+  std::shared_ptr<const internal::CollectionResult> last;
+  std::string no_path;
+};
+
+Profiler::Profiler() : impl_(std::make_unique<Impl>()) {
+  impl_->options = ProfilerOptionsFromEnvironment();
+}
+
+Profiler::Profiler(ProfilerOptions options) : impl_(std::make_unique<Impl>()) {
+  impl_->options = std::move(options);
+}
+
+Profiler::~Profiler() {
+  if (internal::Session::Get().CollectingFor(this)) Stop().IgnoreError();
+}
+
+absl::Status Profiler::Start() {
+  if (!impl_->options.ok()) {
+    internal::Warn(absl::StrCat(impl_->options.status().message(),
+                                "; gpuidle is off, the program runs as usual"));
+    return impl_->options.status();
+  }
+  return internal::Session::Get().Start(*impl_->options, this, "the C++ API");
+}
+
+absl::Status Profiler::Stop() {
+  absl::StatusOr<std::shared_ptr<const internal::CollectionResult>> result =
+      internal::Session::Get().Stop(this);
+  if (!result.ok()) return result.status();
+  impl_->last = *std::move(result);
+  return absl::OkStatus();
+}
+
+bool Profiler::collecting() const { return internal::Session::Get().CollectingFor(this); }
+
+const Report* Profiler::report() const {
+  return impl_->last != nullptr && impl_->last->report ? &*impl_->last->report : nullptr;
+}
+
+absl::StatusOr<std::string> Profiler::FormatReport(absl::string_view format) const {
+  const Report* r = report();
+  if (r == nullptr) return absl::FailedPreconditionError("no report: nothing was collected yet");
+  return gpuidle::FormatReport(*r, format, impl_->last->options.analysis);
+}
+
+absl::Status Profiler::SaveReport(const std::string& path, absl::string_view format) const {
+  const Report* r = report();
+  if (r == nullptr) return absl::FailedPreconditionError("no report: nothing was collected yet");
+  return gpuidle::SaveReport(*r, path, format, impl_->last->options.analysis);
+}
+
+absl::Status Profiler::SaveTrace(const std::string& path) const {
+  if (impl_->last == nullptr) {
+    return absl::FailedPreconditionError("no trace: nothing was collected yet");
+  }
+  return internal::Session::WriteOutput(
+             path, internal::FormatGpuidleTrace(impl_->last->timeline, report()))
+      .status();
+}
+
+const std::string& Profiler::written_report_path() const {
+  return impl_->last != nullptr ? impl_->last->report_path : impl_->no_path;
+}
+
+const std::string& Profiler::written_trace_path() const {
+  return impl_->last != nullptr ? impl_->last->trace_path : impl_->no_path;
+}
+
+ScopedProfile::ScopedProfile() { profiler_.Start().IgnoreError(); }
+ScopedProfile::ScopedProfile(ProfilerOptions options) : profiler_(std::move(options)) {
+  profiler_.Start().IgnoreError();
+}
+ScopedProfile::~ScopedProfile() {
+  if (profiler_.collecting()) profiler_.Stop().IgnoreError();
+}
+
+// --- markers: NVTX ranges in the domain "gpuidle" (see collect/nvtx_capture.h) ---
+
+namespace {
+
+nvtxDomainHandle_t MarkerDomain() {
+  static const nvtxDomainHandle_t domain =
+      (internal::InjectOwnNvtx(), nvtxDomainCreateA(internal::kMarkerDomain));
+  return domain;
+}
+
+uint32_t CategoryOf(MarkerKind kind) {
+  switch (kind) {
+    case MarkerKind::kStep:
+      return internal::kMarkerCategoryStep;
+    case MarkerKind::kData:
+      return internal::kMarkerCategoryData;
+    case MarkerKind::kUser:
+      break;
+  }
+  return internal::kMarkerCategoryUser;
+}
+
+std::atomic<uint64_t> step_counter{0};
+
+}  // namespace
+
+void PushMarker(MarkerKind kind, absl::string_view name) noexcept {
+  std::string message;
+  if (!name.empty()) {
+    message = std::string(name);
+  } else if (kind == MarkerKind::kStep) {
+    message = absl::StrCat("gpuidle.step#", step_counter.fetch_add(1));
+  } else if (kind == MarkerKind::kData) {
+    message = "gpuidle.data";
+  } else {
+    message = "gpuidle.range";
+  }
+  nvtxEventAttributes_t a{};
+  a.version = NVTX_VERSION;
+  a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+  a.category = CategoryOf(kind);
+  a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+  a.message.ascii = message.c_str();
+  nvtxDomainRangePushEx(MarkerDomain(), &a);
+}
+
+void PopMarker() noexcept { nvtxDomainRangePop(MarkerDomain()); }
+
+StepMarker::StepMarker() noexcept { PushMarker(MarkerKind::kStep); }
+StepMarker::~StepMarker() { PopMarker(); }
+DataRange::DataRange() noexcept { PushMarker(MarkerKind::kData); }
+DataRange::~DataRange() { PopMarker(); }
+UserRange::UserRange(const char* name) noexcept {
+  PushMarker(MarkerKind::kUser, name != nullptr ? name : "");
+}
+UserRange::~UserRange() { PopMarker(); }
+
+}  // namespace gpuidle

@@ -1,0 +1,199 @@
+#include "session/session.h"
+
+#include <pthread.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "absl/strings/str_cat.h"
+#include "analysis/analyze.h"
+#include "collect/clock.h"
+#include "collect/collector.h"
+#include "collect/cupti_api.h"
+#include "core/output_path.h"
+#include "core/status_macros.h"
+#include "gpuidle/analyze.h"
+#include "report/trace_writer.h"
+#include "report/writer.h"
+
+namespace gpuidle::internal {
+namespace {
+
+void WriteLine(absl::string_view prefix, absl::string_view message) {
+  // One write(2): the line stays whole among the program's own output, and no stdio state is
+  // needed (this also runs from exit handlers).
+  const std::string line = absl::StrCat(prefix, message, "\n");
+  size_t done = 0;
+  while (done < line.size()) {
+    const ssize_t n = write(STDERR_FILENO, line.data() + done, line.size() - done);
+    if (n <= 0) return;
+    done += static_cast<size_t>(n);
+  }
+}
+
+CollectorOptions CollectorOptionsFrom(const ProfilerOptions& options) {
+  CollectorOptions c;
+  const size_t pool_bytes = static_cast<size_t>(std::max(options.buffer_pool_mb, 1)) << 20;
+  // At least 4 buffers, so CUPTI always has one while others are being decoded.
+  c.buffer_bytes = std::min<size_t>(size_t{8} << 20, pool_bytes / 4);
+  c.buffer_count = pool_bytes / c.buffer_bytes;
+  c.max_records = options.max_records;
+  return c;
+}
+
+std::optional<int> IntFromEnv(const char* name) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return std::nullopt;
+  char* end = nullptr;
+  const long n = std::strtol(v, &end, 10);
+  if (*end != '\0' || n < 0 || n > (1 << 30)) return std::nullopt;
+  return static_cast<int>(n);
+}
+
+}  // namespace
+
+void Warn(absl::string_view message) { WriteLine("gpuidle: warning: ", message); }
+void Note(absl::string_view message) { WriteLine("gpuidle: ", message); }
+
+Session& Session::Get() {
+  static Session* session = new Session();  // never destroyed: exit handlers use it
+  return *session;
+}
+
+bool Session::CollectingFor(const void* owner) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return owner_ != nullptr && owner_ == owner;
+}
+
+absl::Status Session::Start(const ProfilerOptions& options, const void* owner,
+                            absl::string_view how) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto refuse = [](absl::Status status) {
+    Warn(absl::StrCat(status.message(), "; gpuidle is off, the program runs as usual"));
+    return status;
+  };
+  if (forked_child_) {
+    return refuse(absl::UnavailableError("not profiling a forked child process"));
+  }
+  if (owner_ != nullptr) {
+    return refuse(absl::FailedPreconditionError(absl::StrCat(
+        "gpuidle is already collecting in this process (started by ", started_by_, ")")));
+  }
+  absl::StatusOr<const CuptiApi*> api = LoadCupti();
+  if (!api.ok()) return refuse(api.status());
+  if (absl::Status s = Collector::Get().Start(**api, CollectorOptionsFrom(options)); !s.ok()) {
+    return refuse(s);
+  }
+  owner_ = owner;
+  started_by_ = std::string(how);
+  options_ = options;
+  wall_clock_offset_ns_ = WallClockOffsetNs();
+  if (!exit_handler_registered_) {
+    // Registered after the CUDA runtime's own exit handlers (it registers when the program's
+    // kernels are registered, before main), so it runs before them: CUDA is still alive.
+    std::atexit(&Session::StopAtExit);
+    pthread_atfork(nullptr, nullptr, &Session::AfterForkInChild);
+    exit_handler_registered_ = true;
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::shared_ptr<const CollectionResult>> Session::Stop(const void* owner) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (owner_ == nullptr || owner_ != owner) {
+    return absl::FailedPreconditionError("this profiler is not collecting");
+  }
+  return StopLocked();
+}
+
+absl::StatusOr<std::string> Session::WriteOutput(absl::string_view pattern,
+                                                 absl::string_view text) {
+  const ProcessIdentity id = CurrentProcessIdentity();
+  GPUIDLE_ASSIGN_OR_RETURN(std::string path, ExpandOutputPath(pattern, id));
+  return WriteNewFile(path, text, id.pid);
+}
+
+absl::StatusOr<std::shared_ptr<const CollectionResult>> Session::StopLocked() {
+  auto result = std::make_shared<CollectionResult>();
+  result->options = options_;
+  owner_ = nullptr;
+  absl::StatusOr<Timeline> timeline = Collector::Get().Stop();
+  if (!timeline.ok()) {
+    Warn(absl::StrCat("collection failed: ", timeline.status().message()));
+    return timeline.status();
+  }
+  result->timeline = *std::move(timeline);
+  TimelineInfo& info = result->timeline.info;
+  const ProcessIdentity id = CurrentProcessIdentity();
+  info.pid = id.pid;
+  info.host = id.host;
+  info.wall_clock_offset_ns = wall_clock_offset_ns_;
+  if (std::optional<int> rank = IntFromEnv("RANK")) info.rank = rank;
+  if (std::optional<int> world = IntFromEnv("WORLD_SIZE")) info.world_size = world;
+
+  const ProfilerOptions& o = options_;
+  absl::Status status;
+  if (!result->timeline.HasActivity()) {
+    if (o.print_summary) Note("no CUDA activity was recorded; no report");
+  } else {
+    absl::StatusOr<Report> report = Analyze(result->timeline, o.analysis);
+    if (!report.ok()) {
+      Warn(absl::StrCat("analysis failed: ", report.status().message()));
+      return report.status();
+    }
+    report->inputs = {"live capture"};
+    result->report = *std::move(report);
+  }
+  if (result->report && o.print_summary) {
+    absl::StatusOr<std::string> text = FormatReport(*result->report, "text", o.analysis);
+    if (text.ok()) WriteLine("", *text);
+  }
+  if (result->report && !o.report_path.empty()) {
+    const std::string format =
+        o.report_format.empty() ? FormatForPath(o.report_path) : o.report_format;
+    absl::StatusOr<std::string> text = FormatReport(*result->report, format, o.analysis);
+    absl::StatusOr<std::string> path =
+        text.ok() ? WriteOutput(o.report_path, *text) : text.status();
+    if (path.ok()) {
+      result->report_path = *path;
+      if (o.print_summary) Note(absl::StrCat("report written to ", *path));
+    } else {
+      Warn(absl::StrCat("report not written: ", path.status().message()));
+      status.Update(path.status());
+    }
+  }
+  if (!o.trace_path.empty() && result->timeline.HasActivity()) {
+    absl::StatusOr<std::string> path = WriteOutput(
+        o.trace_path,
+        FormatGpuidleTrace(result->timeline, result->report ? &*result->report : nullptr));
+    if (path.ok()) {
+      result->trace_path = *path;
+      if (o.print_summary) Note(absl::StrCat("trace written to ", *path));
+    } else {
+      Warn(absl::StrCat("trace not written: ", path.status().message()));
+      status.Update(path.status());
+    }
+  }
+  if (!status.ok()) return status;
+  return std::shared_ptr<const CollectionResult>(std::move(result));
+}
+
+void Session::StopAtExit() {
+  Session& s = Get();
+  std::lock_guard<std::mutex> lock(s.mu_);
+  if (s.owner_ == nullptr || s.forked_child_) return;
+  s.StopLocked().IgnoreError();
+}
+
+void Session::AfterForkInChild() {
+  Session& s = Get();
+  // The parent's threads (and any lock they held) do not exist here: never touch CUPTI, never
+  // write the parent's report.
+  new (&s.mu_) std::mutex();
+  s.forked_child_ = true;
+  s.owner_ = nullptr;
+  Collector::Get().AbandonAfterFork();
+}
+
+}  // namespace gpuidle::internal
