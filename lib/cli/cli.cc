@@ -1,10 +1,11 @@
 #include "cli/cli.h"
 
 #include <optional>
-#include "absl/strings/string_view.h"
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "cli/run_command.h"
 #include "core/version.h"
 #include "gpuidle/analyze.h"
 #include "report/writer.h"
@@ -20,6 +21,9 @@ sync-bound, with the evidence and the fix.
 commands:
   analyze TRACE...   analyse PyTorch profiler traces (torch.profiler export_chrome_trace,
                      .json or .json.gz); several files are the ranks of one job
+  run [options] -- COMMAND [ARGS...]
+                     run a program with gpuidle loaded into it (CUDA_INJECTION64_PATH); it
+                     reports why its GPUs were idle when it exits (docs/INJECTION.md)
   version            print the version
   help               print this help
 
@@ -37,7 +41,21 @@ analyze options:
                          adds to the defaults)
   --max-gaps N           longest gaps kept in the report (default 50)
 
-exit codes: 0 ok, 2 bad command line, 3 unreadable trace, 4 report not written
+run options (each sets a GPUIDLE_* variable for the program, overriding the environment):
+  --out PATH             write the report to PATH when the program exits; %p pid, %r rank,
+                         %h host, %% percent sign; an existing file is never replaced (the
+                         pid is added to the name instead)
+  --format FMT           text or json (default: from the --out extension)
+  --trace PATH           write the recorded timeline to PATH (same placeholders)
+  --quiet                no summary on standard error when the program exits
+  --launch-gap-max-us N, --dispatch-latency-max-us N, --data-range TEXT, --max-gaps N
+                         as for analyze (N may have decimals; 0 is allowed)
+  --max-records N        stop recording after N records (default 20000000)
+  --buffer-mb N          CUPTI buffer memory in MiB, 1 to 4096 (default 64)
+
+exit codes: 0 ok, 2 bad command line, 3 unreadable trace, 4 report not written,
+  5 libgpuidle.so not found (set GPUIDLE_LIBRARY); otherwise run exits with the program's
+  status: 128+N if signal N killed it, 126 if it cannot be executed, 127 if not found
 )";
 
 int Usage(std::ostream& err, absl::string_view problem) {
@@ -126,6 +144,8 @@ int Analyze(const std::vector<std::string>& args, std::ostream& out, std::ostrea
 
 }  // namespace
 
+absl::string_view CliUsage() { return kUsage; }
+
 int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   if (args.empty()) {
     err << kUsage;
@@ -134,6 +154,7 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
   const std::string& command = args[0];
   const std::vector<std::string> rest(args.begin() + 1, args.end());
   if (command == "analyze") return Analyze(rest, out, err);
+  if (command == "run") return RunCommand(rest, out, err);
   if (command == "version" || command == "--version") {
     out << "gpuidle " << kVersion << "\n";
     return kExitOk;

@@ -6,16 +6,23 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/string_view.h"
+
 namespace gpuidle::internal {
 
-// Exit codes (all below 124, which shells and timeout(1) reserve).
+// gpuidle's own exit codes (all below 124, which shells and timeout(1) reserve). `gpuidle run`
+// exits with the command's status instead (run_command.h).
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitInternal = 1;
 inline constexpr int kExitUsage = 2;      // bad command line
 inline constexpr int kExitBadInput = 3;   // a trace that cannot be read
 inline constexpr int kExitBadOutput = 4;  // the report cannot be written
+inline constexpr int kExitNoLibrary = 5;  // run: libgpuidle.so not found (an installation problem)
 
 int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+
+// The text of `gpuidle help`.
+absl::string_view CliUsage();
 
 }  // namespace gpuidle::internal
 

@@ -52,7 +52,8 @@ bool IsJson(const std::string& text) {
 }
 
 TEST(Cli, ExitCodesStayBelowTheRangeShellsReserve) {
-  for (int code : {kExitOk, kExitInternal, kExitUsage, kExitBadInput, kExitBadOutput}) {
+  for (int code :
+       {kExitOk, kExitInternal, kExitUsage, kExitBadInput, kExitBadOutput, kExitNoLibrary}) {
     EXPECT_LT(code, 124);
   }
   EXPECT_EQ(kExitOk, 0);
