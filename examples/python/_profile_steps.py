@@ -16,6 +16,9 @@ def parse_args(description, default_out):
     parser.add_argument("--out", default=default_out, help="trace file (.json or .json.gz)")
     parser.add_argument("--steps", type=int, default=12, help="profiled steps")
     parser.add_argument("--with-stack", action="store_true", help="record Python call stacks")
+    parser.add_argument("--plain", action="store_true",
+                        help="run the steps without torch.profiler (to profile the script with "
+                             "`gpuidle run -- python3 ...` instead)")
     return parser.parse_args()
 
 
@@ -24,6 +27,15 @@ def run_profiled(step, args, warmup_steps=3):
     for _ in range(warmup_steps):
         step()
     torch.cuda.synchronize()
+    if args.plain:
+        t0 = time.perf_counter()
+        for _ in range(args.steps + 1):
+            step()
+        torch.cuda.synchronize()
+        elapsed = time.perf_counter() - t0
+        print(f"{args.steps + 1} steps without torch.profiler, "
+              f"{elapsed * 1e3 / (args.steps + 1):.2f} ms/step")
+        return
     sched = schedule(wait=0, warmup=1, active=args.steps, repeat=1)
     t0 = time.perf_counter()
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], schedule=sched,

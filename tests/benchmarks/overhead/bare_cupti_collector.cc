@@ -1,0 +1,76 @@
+// The baseline of the overhead benchmark: the least a CUPTI kernel tracer can cost. Loaded by
+// the CUDA driver through CUDA_INJECTION64_PATH, it records concurrent-kernel activity only,
+// counts the records and throws them away. gpuidle's own added time is compared with this
+// one's (run_overhead_benchmark.sh): what is left over is gpuidle's, not CUPTI's.
+//
+//   CUDA_INJECTION64_PATH=build/lib/libgpuidle_bare_cupti.so ./app
+//   ... stderr at exit: "bare_cupti: 300000 kernel records"
+#include <cupti.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+
+namespace {
+
+// CUPTI fills a buffer before handing it back; 8 MiB holds tens of thousands of kernel records.
+constexpr size_t kBufferBytes = size_t{8} << 20;
+
+std::atomic<int64_t> kernel_records{0};
+std::atomic<bool> injected{false};
+
+bool Ok(CUptiResult result, const char* call) {
+  if (result == CUPTI_SUCCESS) return true;
+  const char* message = "unknown error";
+  cuptiGetResultString(result, &message);
+  std::fprintf(stderr, "bare_cupti: %s failed: %s\n", call, message);
+  return false;
+}
+
+// malloc is 16-byte aligned, more than the 8 bytes CUPTI asks for.
+void CUPTIAPI BufferRequested(uint8_t** buffer, size_t* size, size_t* max_num_records) {
+  *buffer = static_cast<uint8_t*>(std::malloc(kBufferBytes));
+  *size = *buffer == nullptr ? 0 : kBufferBytes;
+  *max_num_records = 0;  // as many as fit
+}
+
+void CUPTIAPI BufferCompleted(CUcontext /*context*/, uint32_t /*stream_id*/, uint8_t* buffer,
+                              size_t /*size*/, size_t valid_size) {
+  int64_t kernels = 0;
+  CUpti_Activity* record = nullptr;
+  while (cuptiActivityGetNextRecord(buffer, valid_size, &record) == CUPTI_SUCCESS) {
+    if (record->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) ++kernels;
+  }
+  kernel_records.fetch_add(kernels, std::memory_order_relaxed);
+  std::free(buffer);
+}
+
+// Registered from InitializeInjection, i.e. after the CUDA runtime registered its own teardown,
+// so this runs first, while the context still exists. Holds no containers that static
+// destruction could have destroyed.
+void FlushAtExit() {
+  Ok(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), "cuptiActivityFlushAll");
+  size_t dropped = 0;
+  Ok(cuptiActivityGetNumDroppedRecords(nullptr, 0, &dropped), "cuptiActivityGetNumDroppedRecords");
+  std::fprintf(stderr, "bare_cupti: %lld kernel records",
+               static_cast<long long>(kernel_records.load()));
+  if (dropped > 0) std::fprintf(stderr, ", %zu dropped", dropped);
+  std::fprintf(stderr, "\n");
+}
+
+}  // namespace
+
+// Called by the CUDA driver during cuInit when CUDA_INJECTION64_PATH names this library.
+// Returns 1 on success; on failure the program runs on untraced.
+extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) {
+  if (injected.exchange(true)) return 1;
+  if (!Ok(cuptiActivityRegisterCallbacks(BufferRequested, BufferCompleted),
+          "cuptiActivityRegisterCallbacks") ||
+      !Ok(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL),
+          "cuptiActivityEnable(CONCURRENT_KERNEL)")) {
+    return 0;
+  }
+  std::atexit(FlushAtExit);
+  return 1;
+}

@@ -1,0 +1,131 @@
+// The workloads of the overhead benchmark (run_overhead_benchmark.sh runs them untraced, under
+// the bare CUPTI collector and under gpuidle). Each round is timed inside the process, so
+// start-up and the report written at exit are not counted, only what tracing adds to the work.
+//
+//   gpuidle_bench_overhead --mode tiny      20,000 empty kernels back to back, then a sync
+//   gpuidle_bench_overhead --mode healthy   200 queued 2 ms kernels, then a sync
+//
+// Prints one line: result mode=tiny kernels=20000 rounds=15 median_ms=... min_ms=... max_ms=...
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#define GPUIDLE_BENCH_CHECK_CUDA(call)                                          \
+  do {                                                                          \
+    const cudaError_t gpuidle_bench_error = (call);                             \
+    if (gpuidle_bench_error != cudaSuccess) {                                   \
+      std::fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call, \
+                   cudaGetErrorString(gpuidle_bench_error));                    \
+      std::exit(1);                                                             \
+    }                                                                           \
+  } while (0)
+
+namespace {
+
+struct Options {
+  std::string mode = "tiny";
+  int kernels = 0;  // 0: the mode's default
+  int rounds = 0;
+  int warmup = 2;
+  int64_t kernel_ns = 2'000'000;  // healthy mode's kernel length
+};
+
+__global__ void EmptyKernel() {}
+
+// Busy for `duration_ns` on the GPU's nanosecond clock: a large kernel with an exact length.
+__global__ void SpinKernel(int64_t duration_ns) {
+  uint64_t start;
+  uint64_t now;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+  do {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  } while (now - start < static_cast<uint64_t>(duration_ns));
+}
+
+[[noreturn]] void Usage(const char* program, int exit_code) {
+  std::fprintf(stderr,
+               "usage: %s [--mode tiny|healthy] [--kernels N] [--rounds R] [--warmup W] "
+               "[--kernel-us U]\n"
+               "  tiny:    N (20000) empty kernels back to back, then cudaDeviceSynchronize\n"
+               "  healthy: N (200) queued U us (2000) kernels, then cudaDeviceSynchronize\n",
+               program);
+  std::exit(exit_code);
+}
+
+int PositiveInt(const char* program, const char* flag, const char* value) {
+  char* end = nullptr;
+  const long parsed = std::strtol(value, &end, 10);
+  if (end == value || *end != '\0' || parsed <= 0 || parsed > 100'000'000) {
+    std::fprintf(stderr, "%s: %s wants a positive integer, got '%s'\n", program, flag, value);
+    std::exit(2);
+  }
+  return static_cast<int>(parsed);
+}
+
+Options ParseOptions(int argc, char** argv) {
+  Options options;
+  for (int i = 1; i < argc; ++i) {
+    const std::string flag = argv[i];
+    if (flag == "--help") Usage(argv[0], 0);
+    if (i + 1 >= argc) Usage(argv[0], 2);
+    const char* value = argv[++i];
+    if (flag == "--mode") {
+      options.mode = value;
+    } else if (flag == "--kernels") {
+      options.kernels = PositiveInt(argv[0], "--kernels", value);
+    } else if (flag == "--rounds") {
+      options.rounds = PositiveInt(argv[0], "--rounds", value);
+    } else if (flag == "--warmup") {
+      options.warmup = PositiveInt(argv[0], "--warmup", value);
+    } else if (flag == "--kernel-us") {
+      options.kernel_ns = int64_t{1000} * PositiveInt(argv[0], "--kernel-us", value);
+    } else {
+      Usage(argv[0], 2);
+    }
+  }
+  if (options.mode != "tiny" && options.mode != "healthy") Usage(argv[0], 2);
+  const bool tiny = options.mode == "tiny";
+  if (options.kernels == 0) options.kernels = tiny ? 20'000 : 200;
+  if (options.rounds == 0) options.rounds = tiny ? 15 : 5;
+  return options;
+}
+
+// One round: launch everything, wait for it; returns the wall time in milliseconds.
+double RunRound(const Options& options) {
+  const auto start = std::chrono::steady_clock::now();
+  if (options.mode == "tiny") {
+    for (int k = 0; k < options.kernels; ++k) EmptyKernel<<<1, 1>>>();
+  } else {
+    for (int k = 0; k < options.kernels; ++k) SpinKernel<<<1, 1>>>(options.kernel_ns);
+  }
+  GPUIDLE_BENCH_CHECK_CUDA(cudaGetLastError());
+  GPUIDLE_BENCH_CHECK_CUDA(cudaDeviceSynchronize());
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Options options = ParseOptions(argc, argv);
+  GPUIDLE_BENCH_CHECK_CUDA(cudaFree(nullptr));  // context creation is not part of any round
+
+  for (int i = 0; i < options.warmup; ++i) RunRound(options);
+  std::vector<double> times;
+  for (int i = 0; i < options.rounds; ++i) times.push_back(RunRound(options));
+
+  std::sort(times.begin(), times.end());
+  const size_t n = times.size();
+  const double median = n % 2 == 1 ? times[n / 2] : (times[n / 2 - 1] + times[n / 2]) / 2;
+  std::printf("result mode=%s kernels=%d rounds=%d median_ms=%.3f min_ms=%.3f max_ms=%.3f\n",
+              options.mode.c_str(), options.kernels, options.rounds, median, times.front(),
+              times.back());
+  return 0;
+}

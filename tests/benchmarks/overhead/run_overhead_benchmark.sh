@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# Tracing overhead on a GPU machine: how much time gpuidle adds to a program, next to the least
+# a CUPTI kernel tracer adds (libgpuidle_bare_cupti.so) and to the untraced program.
+#
+#   tests/benchmarks/overhead/run_overhead_benchmark.sh BUILD_DIR [REPEATS]
+#
+# For each workload of gpuidle_bench_overhead (tiny: 20,000 empty kernels; healthy: 200 queued
+# 2 ms kernels) it runs REPEATS (7) interleaved rounds of untraced / bare CUPTI / gpuidle, so
+# that drifts in clock speed or machine load hit every configuration alike, and takes the
+# median of the per-process medians. The targets:
+#   tiny:    gpuidle's added time <= 1.25x the bare collector's added time
+#   healthy: gpuidle < 1% slower than untraced
+# Logs go to $OUT (or a temporary folder); the table is printed last. A configuration that
+# cannot run (gpuidle's injection not built yet, say) shows n/a.
+set -uo pipefail
+
+if [[ $# -lt 1 || ! -d $1 ]]; then
+  echo "usage: $0 BUILD_DIR [REPEATS]" >&2
+  exit 2
+fi
+build=$(cd "$1" && pwd)
+repeats=${2:-7}
+out=${OUT:-$(mktemp -d /tmp/gpuidle-overhead.XXXXXX)}
+mkdir -p "$out"
+log="$out/overhead.log"
+: >"$log"
+
+bench="$build/bin/gpuidle_bench_overhead"
+bare_lib="$build/lib/libgpuidle_bare_cupti.so"
+gpuidle_lib="$build/lib/libgpuidle.so"
+if [[ ! -x $bench ]]; then
+  echo "no $bench: build the target gpuidle_bench_overhead first" >&2
+  exit 1
+fi
+
+# A library can serve as CUDA_INJECTION64_PATH only if it exports InitializeInjection.
+injectable() {
+  [[ -f $1 ]] || return 1
+  command -v nm >/dev/null || return 0
+  nm -D --defined-only "$1" 2>/dev/null | grep -qw InitializeInjection
+}
+configs=(untraced)
+if injectable "$bare_lib"; then
+  configs+=(bare)
+else
+  echo "bare CUPTI collector not built: $bare_lib" | tee -a "$log"
+fi
+if injectable "$gpuidle_lib"; then
+  configs+=(gpuidle)
+else
+  echo "gpuidle injection not available: $gpuidle_lib" | tee -a "$log"
+fi
+
+{
+  date -u '+date: %Y-%m-%d %H:%M UTC'
+  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | sed 's/^/gpu: /'
+  echo "build: $build  repeats: $repeats  configs: ${configs[*]}"
+} | tee -a "$log"
+
+# Runs one configuration once; prints its median_ms, or nothing if the run failed.
+run_once() {
+  local mode=$1 config=$2 run_log
+  run_log="$out/$mode.$config.$3.log"
+  case $config in
+    untraced) "$bench" --mode "$mode" >"$run_log" 2>&1 ;;
+    bare) CUDA_INJECTION64_PATH="$bare_lib" "$bench" --mode "$mode" >"$run_log" 2>&1 ;;
+    # The report goes to a file so that the log shows gpuidle really collected; it is written
+    # at exit, after the timed rounds.
+    gpuidle)
+      CUDA_INJECTION64_PATH="$gpuidle_lib" GPUIDLE_QUIET=1 \
+        GPUIDLE_OUT="$out/$mode.gpuidle.$3.report.json" "$bench" --mode "$mode" >"$run_log" 2>&1 ;;
+  esac
+  local rc=$?
+  cat "$run_log" >>"$log"
+  [[ $rc -eq 0 ]] || { echo "$mode/$config run $3 failed (exit $rc)" >>"$log"; return; }
+  # A collector that did not collect would make tracing look free.
+  if [[ $config == bare ]] && ! grep -q '^bare_cupti: [1-9][0-9]* kernel records' "$run_log"; then
+    echo "$mode/bare run $3 recorded no kernels" >>"$log"
+    return
+  fi
+  sed -n 's/^result .*median_ms=\([0-9.]*\).*/\1/p' "$run_log"
+}
+
+median() {
+  sort -g | awk '{v[NR] = $1} END {
+    if (NR == 0) { print "n/a"; exit }
+    if (NR % 2) print v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+declare -A result
+for mode in ${MODES:-tiny healthy}; do
+  declare -A samples=()
+  for ((r = 1; r <= repeats; ++r)); do
+    for config in "${configs[@]}"; do
+      value=$(run_once "$mode" "$config" "$r")
+      echo "$mode $config run $r: ${value:-failed} ms" | tee -a "$log"
+      [[ -n $value ]] && samples[$config]+="$value"$'\n'
+    done
+  done
+  for config in untraced bare gpuidle; do
+    result[$mode.$config]=$(printf '%s' "${samples[$config]:-}" | median)
+  done
+  unset samples
+done
+
+# "n/a" wherever an input is missing; awk does the arithmetic.
+calc() {
+  local expr=$1
+  shift
+  for value in "$@"; do [[ $value == n/a ]] && { echo n/a; return; }; done
+  awk -v a="$1" -v b="${2:-0}" -v c="${3:-0}" "BEGIN { $expr }"
+}
+
+tu=${result[tiny.untraced]:-n/a} tb=${result[tiny.bare]:-n/a} tg=${result[tiny.gpuidle]:-n/a}
+
+hu=${result[healthy.untraced]:-n/a} hb=${result[healthy.bare]:-n/a} hg=${result[healthy.gpuidle]:-n/a}
+tiny_bare_added=$(calc 'printf "%.3f", b - a' "$tu" "$tb")
+tiny_gpuidle_added=$(calc 'printf "%.3f", b - a' "$tu" "$tg")
+tiny_ratio=$(calc 'if (b - a <= 0) print "n/a"; else printf "%.2f", (c - a) / (b - a)' \
+  "$tu" "$tb" "$tg")
+tiny_verdict=$(calc 'print (a + 0 <= 1.25 ? "PASS" : "FAIL")' "$tiny_ratio")
+healthy_bare_pct=$(calc 'printf "%+.2f%%", (b - a) / a * 100' "$hu" "$hb")
+healthy_gpuidle_pct=$(calc 'printf "%+.2f%%", (b - a) / a * 100' "$hu" "$hg")
+healthy_verdict=$(calc 'print ((b - a) / a * 100 < 1 ? "PASS" : "FAIL")' "$hu" "$hg")
+gpuidle_runs=0
+[[ " ${configs[*]} " == *" gpuidle "* ]] && gpuidle_runs=$((2 * repeats))
+reports=$(find "$out" -maxdepth 1 -name '*.gpuidle.*report*' | wc -l)
+
+{
+  echo
+  echo "median wall time per round (ms), $repeats interleaved runs each"
+  printf '%-9s %10s %10s %10s\n' mode untraced bare_cupti gpuidle
+  printf '%-9s %10s %10s %10s\n' tiny "$tu" "$tb" "$tg"
+  printf '%-9s %10s %10s %10s\n' healthy "$hu" "$hb" "$hg"
+  echo
+  echo "tiny (20,000 empty kernels): added ms bare $tiny_bare_added, gpuidle $tiny_gpuidle_added;" \
+    "gpuidle/bare = $tiny_ratio (target <= 1.25): $tiny_verdict"
+  echo "healthy (200 x 2 ms kernels): slowdown bare $healthy_bare_pct, gpuidle" \
+    "$healthy_gpuidle_pct (target < 1%): $healthy_verdict"
+  echo "gpuidle reports written: $reports of $gpuidle_runs runs (fewer: gpuidle may not have" \
+    "collected, check the logs); logs: $out"
+} | tee -a "$log"

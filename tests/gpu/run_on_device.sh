@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# The one script for the GPU machine (../shared/GPU.md): runs every ground-truth scenario of
+# examples/cuda through each way in (C++ API, `gpuidle run`, LD_PRELOAD), PyTorch under
+# `gpuidle run` (a launch-bound loop; a DataLoader that forks workers), the never-break checks
+# that need a GPU, and the overhead benchmark. Reports, traces and logs go to $OUT; the tables
+# come last (tests/gpu/scenario_table.py writes them, and $OUT/validation.md).
+#
+#   here:   tests/gpu/make_device_bundle.sh
+#   device: run(carry [".devbundle"], "tests/gpu/run_on_device.sh")
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+root=$PWD
+b=$root/.devbundle
+out=${OUT:-/tmp/gpuidle-out}
+mkdir -p "$out/reports" "$out/traces" "$out/logs"
+export LD_LIBRARY_PATH=$b/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export PYTHONUNBUFFERED=1
+log=$out/device.log
+{
+  date -u '+date: %Y-%m-%d %H:%M UTC'
+  nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader | sed 's/^/gpu: /'
+  echo "cuda: $(nvcc --version 2>/dev/null | sed -n 's/.*release \([0-9.]*\).*/\1/p')"
+} | tee "$log"
+
+scenarios=(host_work_marked host_work_unmarked pageable_h2d tiny_kernels sync_after_kernel
+           d2h_after_kernel cross_stream_wait healthy mixed)
+
+# Runs one command, keeps its output, records its exit status.
+run() {
+  local name=$1
+  shift
+  timeout 180 "$@" >"$out/logs/$name.log" 2>&1
+  local rc=$?
+  echo "$name: exit $rc" | tee -a "$log"
+  return 0
+}
+
+# Tens of thousands of kernels are enough, and keep the recorded traces small for CI replay.
+declare -A iterations=([tiny_kernels]=20 [mixed]=20)
+for s in "${scenarios[@]}"; do
+  args=()
+  [ -n "${iterations[$s]:-}" ] && args=(--iterations "${iterations[$s]}")
+  run "$s.api" env GPUIDLE_OUT="$out/reports/$s.api.json" GPUIDLE_FORMAT=json \
+    GPUIDLE_TRACE="$out/traces/$s.api.trace.json" "$b/bin/gpuidle_example_${s}_api" "${args[@]}"
+  run "$s.run" "$b/bin/gpuidle" run --out "$out/reports/$s.run.json" --format json \
+    --trace "$out/traces/$s.run.trace.json" -- "$b/bin/gpuidle_example_$s" "${args[@]}"
+  run "$s.preload" env LD_PRELOAD="$b/lib/libgpuidle.so" GPUIDLE_OUT="$out/reports/$s.preload.json" \
+    GPUIDLE_FORMAT=json GPUIDLE_TRACE="$out/traces/$s.preload.trace.json" "$b/bin/gpuidle_example_$s" \
+    "${args[@]}"
+done
+
+# PyTorch, unmodified, under gpuidle run.
+run torch_tiny_mlp.run "$b/bin/gpuidle" run --out "$out/reports/torch_tiny_mlp.run.json" \
+  --format json --trace "$out/traces/torch_tiny_mlp.run.trace.json" -- \
+  python3 examples/python/tiny_mlp_launch_bound.py --plain --steps 30
+run torch_dataloader.run "$b/bin/gpuidle" run --out "$out/reports/torch_dataloader.run.json" \
+  --format json -- python3 examples/python/dataloader_starved.py --plain --steps 12
+mkdir -p "$out/fork"
+run torch_fork_workers.run "$b/bin/gpuidle" run --out "$out/fork/report.%p.json" --format json \
+  -- python3 tests/gpu/fork_workers.py
+echo "fork_workers: $(ls "$out/fork" | wc -l) report file(s): $(ls "$out/fork" | tr '\n' ' ')" | tee -a "$log"
+
+# NCCL launches its own kernels: they must come with their launching calls; one report per rank.
+if [ "$(nvidia-smi -L | wc -l)" -ge 2 ]; then
+  run torch_nccl.run "$b/bin/gpuidle" run --out "$out/reports/torch_nccl.rank%r.json" --format json \
+    --trace "$out/traces/torch_nccl.rank%r.trace.json" -- \
+    torchrun --standalone --nproc-per-node=2 tests/gpu/nccl_ranks.py
+  for r in 0 1; do
+    python3 tests/gpu/check_nccl_trace.py "$out/traces/torch_nccl.rank$r.trace.json" | sed "s/^/rank $r: /" | tee -a "$log"
+  done
+  "$b/bin/gpuidle" analyze "$out/traces/torch_nccl.rank0.trace.json" \
+    "$out/traces/torch_nccl.rank1.trace.json" >"$out/logs/torch_nccl.merged.txt" 2>&1
+  grep -iE "comm|wait" "$out/logs/torch_nccl.merged.txt" | head -5 | tee -a "$log"
+else
+  echo "NCCL across ranks: skipped, needs 2 GPUs" | tee -a "$log"
+fi
+
+# Never break the host: exit status passes through, output unchanged, bad settings are one
+# warning, an unwritable output path is one warning.
+"$b/bin/gpuidle_example_healthy" --iterations 20 >"$out/logs/plain_healthy.out" 2>&1
+"$b/bin/gpuidle" run --quiet -- sh -c "'$b/bin/gpuidle_example_healthy' --iterations 20; exit 3" \
+  >"$out/logs/exit3.out" 2>"$out/logs/exit3.err"
+echo "exit status through gpuidle run: $? (expected 3)" | tee -a "$log"
+GPUIDLE_MAX_RECORDS=banana "$b/bin/gpuidle_example_healthy_api" --iterations 20 \
+  >"$out/logs/badsetting.out" 2>"$out/logs/badsetting.err"
+echo "bad setting: exit $?, stderr lines $(wc -l <"$out/logs/badsetting.err"): $(head -c 200 "$out/logs/badsetting.err")" | tee -a "$log"
+"$b/bin/gpuidle" run --out /proc/forbidden/report.json -- "$b/bin/gpuidle_example_healthy" \
+  --iterations 20 >"$out/logs/unwritable.out" 2>"$out/logs/unwritable.err"
+echo "unwritable output: exit $?; $(grep -c warning "$out/logs/unwritable.err") warning line(s)" | tee -a "$log"
+# The example prints its wall time: compare without digits.
+cmp -s <(grep -v '^gpuidle' "$out/logs/unwritable.out" | tr -d '0-9') <(tr -d '0-9' <"$out/logs/plain_healthy.out") &&
+  echo "program output unchanged under gpuidle: yes" | tee -a "$log" ||
+  echo "program output unchanged under gpuidle: NO" | tee -a "$log"
+
+# Overhead benchmark (tiny kernels vs the bare CUPTI baseline; healthy loop vs untraced).
+OUT=$out/logs/overhead tests/benchmarks/overhead/run_overhead_benchmark.sh "$b" 9 >"$out/overhead.log" 2>&1
+echo "overhead benchmark: exit $?" | tee -a "$log"
+
+python3 tests/gpu/scenario_table.py "$b/bin/gpuidle" "$out" | tee "$out/validation.md"
+tail -n 6 "$out/overhead.log"
+
+# At most 8 files come back from the device: everything else travels in one archive (traces
+# gzipped: they become the replay data of tests/data/traces/live).
+rm -f "$out"/traces/*.api.trace.json "$out"/traces/*.preload.trace.json  # read back above
+gzip -f "$out"/traces/*.json
+tar -C "$out" -czf "$out/results.tar.gz" reports traces logs fork
+rm -rf "$out/reports" "$out/traces" "$out/logs" "$out/fork"
+ls -l "$out"
