@@ -11,9 +11,53 @@ table() { python3 tests/replay/scenario_table.py "$gpuidle" "$traces" "$@"; }
 cat <<'MD'
 # Validation on a real GPU
 
-What gpuidle reports for each ground-truth scenario, from traces recorded on H200s. This file
-is written by `tests/replay/write_validation.sh`; the tables are its output. CI replays the
-same traces (`tests/replay/torch_traces_test.cc`) and fails if a classification moves.
+What gpuidle reports for each ground-truth scenario on H200s. This file is written by
+`tests/replay/write_validation.sh`; the tables are its output, or the GPU machine's own output
+kept beside the recorded traces. CI replays the same traces (`tests/replay/live_traces_test.cc`,
+`tests/replay/torch_traces_test.cc`) and fails if a classification moves.
+
+## Live capture: the CUDA ground-truth programs through each way in
+
+`tests/gpu/run_on_device.sh` (one device call, after `tests/gpu/make_device_bundle.sh` here)
+runs every program of `examples/cuda/` three ways — the C++ API (`gpuidle_example_<name>_api`:
+`ScopedProfile`, `StepMarker`, `DataRange`), `gpuidle run`, and `LD_PRELOAD=libgpuidle.so` —
+plus unmodified PyTorch scripts under `gpuidle run`, and checks each saved trace by reading it
+back with `gpuidle analyze` (the report must be identical). Expected: at least 90% of idle time
+in the intended cause; healthy: idle under 3% of the window; mixed: host work and launch
+overhead both named, nothing unattributed. The run printed (`tests/data/traces/live/record.log`):
+
+```
+MD
+grep -vE '^(overhead benchmark|NCCL)' tests/data/traces/live/record.log
+cat <<'MD'
+```
+
+and this table (`tests/gpu/scenario_table.py`, kept as `tests/data/traces/live/device_table.md`;
+way: api = C++ API, run = `gpuidle run`, preload = `LD_PRELOAD`; shares are of the device's idle
+time):
+
+MD
+cat tests/data/traces/live/device_table.md
+cat <<'MD'
+
+The `gpuidle run` traces are in `tests/data/traces/live/` with the report each live run wrote;
+CI reads each trace back and checks the cause and that the report is identical.
+
+Notes:
+- host_work_marked needs the NVTX range to reach gpuidle: `gpuidle run`, `LD_PRELOAD` and the
+  C++ API arrange it; with only `CUDA_INJECTION64_PATH` set by hand, the same waits are
+  data_starved.host.
+- tiny_kernels: the 2% of data_starved.host are pauses of more than 1 ms between launches of the
+  host loop (page faults, the first launches).
+- healthy: its tiny idle time is the start of the window and the per-step syncs.
+- The PyTorch rows profile the whole process, Python start-up and model set-up included, and
+  nothing marks the DataLoader without the Python package (issue 4): they show that injection
+  into an unmodified PyTorch process works, with a complete record and an identical read-back;
+  their step-level classification is the Python package's job.
+- fork_workers: a DataLoader with two forked workers under `gpuidle run --out report.%p.json`
+  wrote exactly one report (the parent's).
+- NCCL across two ranks was not run: only one-GPU machines were lent in this round.
+
 
 ## PyTorch profiler traces, one GPU
 

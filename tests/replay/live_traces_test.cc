@@ -1,0 +1,117 @@
+// Replays the gpuidle traces recorded live on an H200 (tests/gpu/run_on_device.sh, `gpuidle run`
+// of each examples/cuda scenario; docs/VALIDATION.md) and checks, on every CI run, what the GPU
+// proved: each scenario's idle time goes to its intended cause, and reading the trace back gives
+// exactly the report that the live run wrote.
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gpuidle/analyze.h"
+#include "gtest/gtest.h"
+#include "rapidjson/document.h"
+#include "testing/temp_dir.h"
+
+namespace gpuidle {
+namespace {
+
+using ::gpuidle::testing::ReadFileOrDie;
+
+std::string LivePath(const std::string& name) {
+  return std::string(GPUIDLE_TEST_DATA_DIR) + "/traces/live/" + name;
+}
+
+Report MustAnalyze(const std::string& scenario) {
+  absl::StatusOr<Report> r = AnalyzeTraceFiles({LivePath(scenario + ".trace.json.gz")});
+  EXPECT_TRUE(r.ok()) << r.status();
+  return r.ok() ? *std::move(r) : Report{};
+}
+
+double Share(const DeviceReport& d, Subcause s) {
+  return static_cast<double>(d.idle[s]) / static_cast<double>(d.idle_ns);
+}
+double Share(const DeviceReport& d, Cause c) {
+  return static_cast<double>(d.idle.CauseNs(c)) / static_cast<double>(d.idle_ns);
+}
+
+// The report as JSON without "inputs" (file names differ between the live run and the replay).
+rapidjson::Document ComparableJson(const std::string& json) {
+  rapidjson::Document doc;
+  doc.Parse(json.c_str());
+  EXPECT_FALSE(doc.HasParseError());
+  if (doc.IsObject()) doc.RemoveMember("inputs");
+  return doc;
+}
+
+struct Expectation {
+  std::string scenario;
+  Subcause subcause;  // at least 90% of idle time
+};
+
+class LiveScenario : public ::testing::TestWithParam<Expectation> {};
+
+TEST_P(LiveScenario, PutsAtLeast90PercentOfIdleTimeInTheIntendedCause) {
+  const Expectation& e = GetParam();
+  const Report r = MustAnalyze(e.scenario);
+  EXPECT_EQ(r.source, "gpuidle");
+  ASSERT_TRUE(r.dropped_records.has_value());
+  EXPECT_EQ(*r.dropped_records, 0u) << "the recording was complete";
+  ASSERT_EQ(r.devices.size(), 1u);
+  const DeviceReport& d = r.devices[0];
+  EXPECT_EQ(d.name, "NVIDIA H200");
+  EXPECT_EQ(d.idle.TotalNs(), d.idle_ns);
+  if (e.subcause == Subcause::kLaunchOverhead) {
+    EXPECT_GE(Share(d, Cause::kLaunchBound), 0.90);  // tiny kernels: launch-bound as a whole
+  } else {
+    EXPECT_GE(Share(d, e.subcause), 0.90) << QualifiedSubcauseName(e.subcause);
+  }
+}
+
+TEST_P(LiveScenario, ReadsBackToTheReportTheLiveRunWrote) {
+  const std::string scenario = GetParam().scenario;
+  const Report r = MustAnalyze(scenario);
+  absl::StatusOr<std::string> replayed = FormatReport(r, "json");
+  ASSERT_TRUE(replayed.ok()) << replayed.status();
+  const rapidjson::Document live =
+      ComparableJson(ReadFileOrDie(LivePath(scenario + ".report.json")));
+  EXPECT_TRUE(ComparableJson(*replayed) == live) << *replayed;
+}
+
+INSTANTIATE_TEST_SUITE_P(RecordedOnH200, LiveScenario,
+                         ::testing::Values(Expectation{"host_work_marked", Subcause::kDataLoader},
+                                           Expectation{"host_work_unmarked", Subcause::kHost},
+                                           Expectation{"pageable_h2d", Subcause::kH2DCopy},
+                                           Expectation{"tiny_kernels", Subcause::kLaunchOverhead},
+                                           Expectation{"sync_after_kernel", Subcause::kHostSync},
+                                           Expectation{"d2h_after_kernel", Subcause::kHostSync},
+                                           Expectation{"cross_stream_wait", Subcause::kDeviceWait}),
+                         [](const ::testing::TestParamInfo<Expectation>& param) {
+                           return param.param.scenario;
+                         });
+
+TEST(LiveHealthyTest, HealthyLoopIsIdleUnder3PercentOfItsWindow) {
+  const Report r = MustAnalyze("healthy");
+  ASSERT_EQ(r.devices.size(), 1u);
+  EXPECT_LT(static_cast<double>(r.devices[0].idle_ns) / static_cast<double>(r.devices[0].window_ns),
+            0.03);
+}
+
+TEST(LiveMixedTest, MixedNamesBothHostWorkAndLaunchOverhead) {
+  const Report r = MustAnalyze("mixed");
+  ASSERT_EQ(r.devices.size(), 1u);
+  const DeviceReport& d = r.devices[0];
+  EXPECT_GE(Share(d, Subcause::kHost), 0.30);
+  EXPECT_GE(Share(d, Cause::kLaunchBound), 0.30);
+  EXPECT_LT(Share(d, Cause::kUnattributed), 0.05);
+}
+
+TEST(LiveTorchTest, UnmodifiedPyTorchUnderGpuidleRunReadsBackIdentically) {
+  const Report r = MustAnalyze("torch_tiny_mlp");
+  ASSERT_EQ(r.devices.size(), 1u);
+  EXPECT_GT(r.devices[0].kernel_count, 1000);
+  absl::StatusOr<std::string> replayed = FormatReport(r, "json");
+  ASSERT_TRUE(replayed.ok());
+  EXPECT_TRUE(ComparableJson(*replayed) ==
+              ComparableJson(ReadFileOrDie(LivePath("torch_tiny_mlp.report.json"))));
+}
+
+}  // namespace
+}  // namespace gpuidle
