@@ -31,7 +31,10 @@ if [ "$mode" = test ]; then
   exit
 fi
 
-# The main job: analyse a bundled trace that torch.profiler recorded on an H200
-# (examples/python/mixed_resnet.py). Live profiling of a bundled example on a GPU machine
-# comes with the CUPTI collector.
+# The main job. With a GPU: profile a bundled example live (examples/cuda/mixed.cu: host work
+# and a storm of tiny kernels). Without one: analyse a bundled trace that torch.profiler
+# recorded on an H200 (examples/python/mixed_resnet.py).
+if [ -e /dev/nvidiactl ] && [ -x build/bin/gpuidle_example_mixed ]; then
+  exec build/bin/gpuidle run -- build/bin/gpuidle_example_mixed
+fi
 exec build/bin/gpuidle analyze tests/data/traces/torch/mixed_resnet.json.gz
