@@ -346,6 +346,15 @@ int RunCommand(const std::vector<std::string>& args, std::ostream& out, std::ost
     for (char** e = environ; *e != nullptr; ++e) env.emplace_back(*e);
     return Execute(command, env, err);
   }
+  // Without a GPU the driver never loads the library: say so once for the whole process tree
+  // (the preloaded library honours the same variable) rather than end without a report.
+  const char* warned = std::getenv("GPUIDLE_WARNED");
+  struct stat device_node;
+  if (stat("/dev/nvidiactl", &device_node) != 0 && (warned == nullptr || warned[0] == '\0')) {
+    err << "gpuidle: warning: no NVIDIA GPU on this machine (/dev/nvidiactl is missing); the "
+           "command runs without profiling\n";
+    variables["GPUIDLE_WARNED"] = "1";
+  }
   variables[kCudaInjection] = *library;
   const char* nvtx = std::getenv(kNvtxInjection);
   if (nvtx != nullptr && nvtx[0] != '\0' && !SameFile(nvtx, *library)) {

@@ -68,7 +68,8 @@ bool Preloaded(const std::string& self) {
 // One warning per process tree: preloading reaches every child process, and a shell script
 // should not print the same line for each command it runs.
 void WarnOnceForProcessTree(absl::string_view message) {
-  if (std::getenv("GPUIDLE_WARNED") != nullptr) return;
+  const char* warned = std::getenv("GPUIDLE_WARNED");
+  if (warned != nullptr && warned[0] != '\0') return;
   Warn(message);
   setenv("GPUIDLE_WARNED", "1", 1);
 }

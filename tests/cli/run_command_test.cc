@@ -29,7 +29,6 @@
 #include "testing/subprocess.h"
 #include "testing/temp_dir.h"
 
-
 namespace gpuidle::internal {
 namespace {
 
@@ -62,6 +61,8 @@ pid_t Start(const TempDir& dir, const Launch& launch) {
   p.argv = {launch.binary};
   p.argv.insert(p.argv.end(), launch.args.begin(), launch.args.end());
   p.env = launch.env;
+  // This machine may have no GPU; the tests that want run's no-GPU warning set it to "".
+  p.env.emplace("GPUIDLE_WARNED", "1");
   p.cwd = launch.cwd;
   p.stdin_path = launch.stdin_path;
   return ::gpuidle::testing::StartProcess(dir, p);
@@ -125,6 +126,20 @@ TEST(GpuidleRun, LeavesTheInterruptSignalToTheCommand) {
 
 // --- standard streams ---
 
+// Without a GPU the driver never loads gpuidle; run says so once instead of ending silently,
+// and tells the command's own children (GPUIDLE_WARNED) not to repeat it.
+TEST(GpuidleRun, WarnsOnceWithoutAGpuAndStillRunsTheCommand) {
+  if (Exists("/dev/nvidiactl")) GTEST_SKIP() << "this machine has an NVIDIA GPU";
+  TempDir dir;
+  const Process p =
+      RunWith(dir, {"--", "sh", "-c", "echo \"warned=$GPUIDLE_WARNED\""}, {{"GPUIDLE_WARNED", ""}});
+  EXPECT_EQ(p.code, 0);
+  EXPECT_EQ(p.out, "warned=1\n");
+  EXPECT_EQ(p.err,
+            "gpuidle: warning: no NVIDIA GPU on this machine (/dev/nvidiactl is missing); the "
+            "command runs without profiling\n");
+}
+
 TEST(GpuidleRun, LeavesStandardOutputToTheCommand) {
   TempDir dir;
   const Process p = RunWith(dir, {"--", "/bin/echo", "hello"});
@@ -176,31 +191,32 @@ TEST(GpuidleRun, PointsTheInjectionVariablesAtTheLibrary) {
 
 TEST(GpuidleRun, TranslatesEveryFlagToItsVariable) {
   TempDir dir;
-  const Process p = RunWith(dir, {"--out",
-                                  "/r/%r.json",
-                                  "--format",
-                                  "json",
-                                  "--trace",
-                                  "/t/%p.json.gz",
-                                  "--quiet",
-                                  "--launch-gap-max-us",
-                                  "250",
-                                  "--dispatch-latency-max-us",
-                                  "12.5",
-                                  "--data-range",
-                                  "fetch",
-                                  "--data-range",
-                                  "load_shard",
-                                  "--max-gaps",
-                                  "9",
-                                  "--max-records",
-                                  "1000",
-                                  "--buffer-mb",
-                                  "128",
-                                  "--",
-                                  "sh",
-                                  "-c",
-                                  "env | grep '^GPUIDLE_' | grep -v '^GPUIDLE_LIBRARY=' | sort"});
+  const Process p = RunWith(
+      dir, {"--out",
+            "/r/%r.json",
+            "--format",
+            "json",
+            "--trace",
+            "/t/%p.json.gz",
+            "--quiet",
+            "--launch-gap-max-us",
+            "250",
+            "--dispatch-latency-max-us",
+            "12.5",
+            "--data-range",
+            "fetch",
+            "--data-range",
+            "load_shard",
+            "--max-gaps",
+            "9",
+            "--max-records",
+            "1000",
+            "--buffer-mb",
+            "128",
+            "--",
+            "sh",
+            "-c",
+            "env | grep '^GPUIDLE_' | grep -v '^GPUIDLE_LIBRARY=\\|^GPUIDLE_WARNED=' | sort"});
   EXPECT_EQ(p.code, 0) << p.err;
   EXPECT_EQ(p.out,
             "GPUIDLE_BUFFER_MB=128\n"
