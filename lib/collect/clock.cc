@@ -35,6 +35,5 @@ void SetTimelineClock(int64_t (*source)()) {
 }
 
 int64_t WallClockOffsetNs() { return OffsetTo(CLOCK_REALTIME); }
-int64_t MonotonicOffsetNs() { return OffsetTo(CLOCK_MONOTONIC); }
 
 }  // namespace gpuidle::internal

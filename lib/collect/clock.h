@@ -22,10 +22,6 @@ void SetTimelineClock(int64_t (*source)());
 // timeline to get wall-clock time (about 0 while CUPTI uses CLOCK_REALTIME).
 int64_t WallClockOffsetNs();
 
-// CLOCK_MONOTONIC minus timeline time, measured now: the offset of Python's
-// time.perf_counter_ns() (and std::chrono::steady_clock) on Linux.
-int64_t MonotonicOffsetNs();
-
 }  // namespace gpuidle::internal
 
 #endif  // GPUIDLE_LIB_COLLECT_CLOCK_H_
