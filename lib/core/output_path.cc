@@ -91,6 +91,7 @@ ProcessIdentity CurrentProcessIdentity() {
     const char* value = std::getenv(name);
     if (value != nullptr && value[0] != '\0') {
       id.rank = value;
+      id.rank_known = true;
       break;
     }
   }

@@ -21,6 +21,7 @@ struct ProcessIdentity {
   int64_t pid = 0;
   std::string rank = "0";
   std::string host;
+  bool rank_known = false;  // a launcher set one of the rank variables
 };
 
 // This process: getpid(), the first non-empty of RANK, OMPI_COMM_WORLD_RANK, PMI_RANK,

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "analysis/analyze.h"
 #include "collect/clock.h"
@@ -129,7 +130,9 @@ absl::StatusOr<std::shared_ptr<const CollectionResult>> Session::StopLocked() {
   info.pid = id.pid;
   info.host = id.host;
   info.wall_clock_offset_ns = wall_clock_offset_ns_;
-  if (std::optional<int> rank = IntFromEnv("RANK")) info.rank = rank;
+  // The rank that names the output files (RANK, OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID).
+  int rank = 0;
+  if (id.rank_known && absl::SimpleAtoi(id.rank, &rank) && rank >= 0) info.rank = rank;
   if (std::optional<int> world = IntFromEnv("WORLD_SIZE")) info.world_size = world;
 
   const ProfilerOptions& o = options_;
