@@ -8,6 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "model/cuda_api.h"
+#include "model/trace_names.h"
 
 namespace gpuidle::internal {
 namespace {
@@ -32,24 +33,6 @@ CopyKind ToCopyKind(uint8_t kind) {
     default:
       return CopyKind::kUnknown;
   }
-}
-
-absl::string_view CopyKindName(uint8_t kind) {
-  switch (ToCopyKind(kind)) {
-    case CopyKind::kHtoD:
-      return "HtoD";
-    case CopyKind::kDtoH:
-      return "DtoH";
-    case CopyKind::kDtoD:
-      return "DtoD";
-    case CopyKind::kHtoH:
-      return "HtoH";
-    case CopyKind::kPeer:
-      return "PtoP";
-    case CopyKind::kUnknown:
-      break;
-  }
-  return "Unknown";
 }
 
 absl::string_view MemoryKindName(uint8_t kind) {
@@ -115,9 +98,9 @@ StringId RecordTranslator::CopyName(uint8_t copy_kind, uint8_t src_kind, uint8_t
   auto it = copy_names_.find(key);
   if (it != copy_names_.end()) return it->second;
   // The names Kineto and Nsight use, so that DescribeCopy() reads them back from a trace.
-  const StringId id = timeline_.strings.Intern(absl::StrCat("Memcpy ", CopyKindName(copy_kind),
-                                                            " (", MemoryKindName(src_kind), " -> ",
-                                                            MemoryKindName(dst_kind), ")"));
+  const StringId id = timeline_.strings.Intern(
+      absl::StrCat("Memcpy ", CopyKindName(ToCopyKind(copy_kind)), " (", MemoryKindName(src_kind),
+                   " -> ", MemoryKindName(dst_kind), ")"));
   copy_names_.emplace(key, id);
   return id;
 }
