@@ -64,21 +64,56 @@ HostRangeRecorder& Recorder() { return HostRangeRecorder::Get(); }
 // Start/end range ids: unique across threads and domains.
 std::atomic<uint64_t> next_range_id{1};
 
+// What a range is called and what it marks: worked out only while recording, because NVTX
+// calls come on the program's busiest threads and mostly while nothing collects.
+struct Named {
+  std::string name;
+  RangeKind kind;
+};
+
+Named FromText(std::string name) {
+  const RangeKind kind = AnnotationRangeKind(name);
+  return Named{std::move(name), kind};
+}
+
+Named FromAttributes(const Domain* d, const nvtxEventAttributes_t* a) {
+  std::string name = Message(a);
+  const RangeKind kind = KindOf(d, a, name);
+  return Named{std::move(name), kind};
+}
+
+template <typename NamedFn>
+void Push(uintptr_t stack, NamedFn named) {
+  if (!Recorder().recording()) {
+    Recorder().Push(stack, RangeKind::kUser, {});  // kept only so that its pop pairs up
+    return;
+  }
+  const Named n = named();
+  Recorder().Push(stack, n.kind, n.name);
+}
+
+template <typename NamedFn>
+nvtxRangeId_t Start(NamedFn named) {
+  const uint64_t id = next_range_id.fetch_add(1, std::memory_order_relaxed);
+  if (Recorder().recording()) {
+    const Named n = named();
+    Recorder().Start(id, n.kind, n.name);
+  }
+  return id;
+}
+
 // --- the entry points NVTX calls (never throw, never block on CUPTI) ---
 
 int NVTX_API RangePushA(const char* message) {
-  Recorder().Push(0, AnnotationRangeKind(message != nullptr ? message : ""),
-                  message != nullptr ? message : "");
+  Push(0, [&] { return FromText(message != nullptr ? message : ""); });
   return 0;
 }
 int NVTX_API RangePushW(const wchar_t* message) {
-  const std::string m = Narrow(message);
-  Recorder().Push(0, AnnotationRangeKind(m), m);
+  Push(0, [&] { return FromText(Narrow(message)); });
   return 0;
 }
 int NVTX_API RangePushEx(const nvtxEventAttributes_t* a) {
-  const std::string m = Message(a);
-  Recorder().Push(0, AnnotationRangeKind(m), m);
+  Push(0, [&] { return FromAttributes(nullptr, a); });
   return 0;
 }
 int NVTX_API RangePop() {
@@ -86,22 +121,13 @@ int NVTX_API RangePop() {
   return 0;
 }
 nvtxRangeId_t NVTX_API RangeStartA(const char* message) {
-  const uint64_t id = next_range_id.fetch_add(1, std::memory_order_relaxed);
-  const absl::string_view m = message != nullptr ? message : "";
-  Recorder().Start(id, AnnotationRangeKind(m), m);
-  return id;
+  return Start([&] { return FromText(message != nullptr ? message : ""); });
 }
 nvtxRangeId_t NVTX_API RangeStartW(const wchar_t* message) {
-  const uint64_t id = next_range_id.fetch_add(1, std::memory_order_relaxed);
-  const std::string m = Narrow(message);
-  Recorder().Start(id, AnnotationRangeKind(m), m);
-  return id;
+  return Start([&] { return FromText(Narrow(message)); });
 }
 nvtxRangeId_t NVTX_API RangeStartEx(const nvtxEventAttributes_t* a) {
-  const uint64_t id = next_range_id.fetch_add(1, std::memory_order_relaxed);
-  const std::string m = Message(a);
-  Recorder().Start(id, AnnotationRangeKind(m), m);
-  return id;
+  return Start([&] { return FromAttributes(nullptr, a); });
 }
 void NVTX_API RangeEnd(nvtxRangeId_t id) { Recorder().End(id); }
 
@@ -123,8 +149,7 @@ nvtxStringHandle_t NVTX_API DomainRegisterStringW(nvtxDomainHandle_t, const wcha
   return reinterpret_cast<nvtxStringHandle_t>(new std::string(Narrow(s)));
 }
 int NVTX_API DomainRangePushEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t* a) {
-  const std::string m = Message(a);
-  Recorder().Push(StackOf(d), KindOf(AsDomain(d), a, m), m);
+  Push(StackOf(d), [&] { return FromAttributes(AsDomain(d), a); });
   return 0;
 }
 int NVTX_API DomainRangePop(nvtxDomainHandle_t d) {
@@ -132,10 +157,7 @@ int NVTX_API DomainRangePop(nvtxDomainHandle_t d) {
   return 0;
 }
 nvtxRangeId_t NVTX_API DomainRangeStartEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t* a) {
-  const uint64_t id = next_range_id.fetch_add(1, std::memory_order_relaxed);
-  const std::string m = Message(a);
-  Recorder().Start(id, KindOf(AsDomain(d), a, m), m);
-  return id;
+  return Start([&] { return FromAttributes(AsDomain(d), a); });
 }
 void NVTX_API DomainRangeEnd(nvtxDomainHandle_t, nvtxRangeId_t id) { Recorder().End(id); }
 

@@ -73,24 +73,32 @@ bool RecordTranslator::ValidTimes(uint64_t start, uint64_t end) {
   return true;
 }
 
-void RecordTranslator::AddDeviceOp(uint32_t device, const DeviceOp& op) {
-  timeline_.DeviceFor(static_cast<int>(device)).ops.push_back(op);
+DeviceOp* RecordTranslator::AddDeviceOp(uint32_t device, uint64_t start, uint64_t end,
+                                        uint32_t correlation, uint32_t stream, OpKind kind) {
+  if (!ValidTimes(start, end)) return nullptr;
+  DeviceOp& op = timeline_.DeviceFor(static_cast<int>(device)).ops.emplace_back();
+  op.start_ns = static_cast<int64_t>(start);
+  op.end_ns = static_cast<int64_t>(end);
+  op.correlation_id = correlation;
+  op.stream = stream;
+  op.kind = kind;
+  return &op;
 }
 
-StringId RecordTranslator::KernelName(const char* raw) {
+const RecordTranslator::KernelInfo& RecordTranslator::Kernel(const char* raw) {
   const absl::string_view key = raw != nullptr ? raw : "";
-  auto it = kernel_names_.find(key);
-  if (it != kernel_names_.end()) return it->second;
+  auto it = kernels_.find(key);
+  if (it != kernels_.end()) return it->second;
   int status = 0;
   // Only C++ symbols: __cxa_demangle also decodes bare types, so an extern "C" kernel named
   // "f" would become "float".
   char* demangled =
       absl::StartsWith(key, "_Z") ? abi::__cxa_demangle(raw, nullptr, nullptr, &status) : nullptr;
-  const StringId id = timeline_.strings.Intern(
-      status == 0 && demangled != nullptr ? absl::string_view(demangled) : key);
+  const absl::string_view name =
+      status == 0 && demangled != nullptr ? absl::string_view(demangled) : key;
+  const KernelInfo info{timeline_.strings.Intern(name), IsCommunicationKernel(name)};
   std::free(demangled);
-  kernel_names_.emplace(key, id);
-  return id;
+  return kernels_.emplace(key, info).first->second;
 }
 
 StringId RecordTranslator::CopyName(uint8_t copy_kind, uint8_t src_kind, uint8_t dst_kind) {
@@ -135,61 +143,42 @@ void RecordTranslator::Translate(const CUpti_Activity& record) {
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
     case CUPTI_ACTIVITY_KIND_KERNEL: {
       const auto& k = reinterpret_cast<const CUpti_ActivityKernel10&>(record);
-      if (!ValidTimes(k.start, k.end)) return;
-      DeviceOp op;
-      op.start_ns = static_cast<int64_t>(k.start);
-      op.end_ns = static_cast<int64_t>(k.end);
-      op.correlation_id = k.correlationId;
-      op.name = KernelName(k.name);
-      op.stream = k.streamId;
-      op.kind = OpKind::kKernel;
-      op.communication = IsCommunicationKernel(timeline_.strings.Get(op.name));
-      AddDeviceOp(k.deviceId, op);
+      DeviceOp* op =
+          AddDeviceOp(k.deviceId, k.start, k.end, k.correlationId, k.streamId, OpKind::kKernel);
+      if (op == nullptr) return;
+      const KernelInfo& kernel = Kernel(k.name);
+      op->name = kernel.name;
+      op->communication = kernel.communication;
       return;
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY: {
       const auto& m = reinterpret_cast<const CUpti_ActivityMemcpy6&>(record);
-      if (!ValidTimes(m.start, m.end)) return;
-      DeviceOp op;
-      op.start_ns = static_cast<int64_t>(m.start);
-      op.end_ns = static_cast<int64_t>(m.end);
-      op.correlation_id = m.correlationId;
-      op.bytes = m.bytes;
-      op.name = CopyName(m.copyKind, m.srcKind, m.dstKind);
-      op.stream = m.streamId;
-      op.kind = OpKind::kMemcpy;
-      op.copy_kind = ToCopyKind(m.copyKind);
-      op.pageable = IsPageable(m.srcKind, m.dstKind);
-      AddDeviceOp(m.deviceId, op);
+      DeviceOp* op =
+          AddDeviceOp(m.deviceId, m.start, m.end, m.correlationId, m.streamId, OpKind::kMemcpy);
+      if (op == nullptr) return;
+      op->bytes = m.bytes;
+      op->name = CopyName(m.copyKind, m.srcKind, m.dstKind);
+      op->copy_kind = ToCopyKind(m.copyKind);
+      op->pageable = IsPageable(m.srcKind, m.dstKind);
       return;
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY2: {
       const auto& m = reinterpret_cast<const CUpti_ActivityMemcpyPtoP4&>(record);
-      if (!ValidTimes(m.start, m.end)) return;
-      DeviceOp op;
-      op.start_ns = static_cast<int64_t>(m.start);
-      op.end_ns = static_cast<int64_t>(m.end);
-      op.correlation_id = m.correlationId;
-      op.bytes = m.bytes;
-      op.name = CopyName(CUPTI_ACTIVITY_MEMCPY_KIND_PTOP, m.srcKind, m.dstKind);
-      op.stream = m.streamId;
-      op.kind = OpKind::kMemcpy;
-      op.copy_kind = CopyKind::kPeer;
-      AddDeviceOp(m.deviceId, op);
+      DeviceOp* op =
+          AddDeviceOp(m.deviceId, m.start, m.end, m.correlationId, m.streamId, OpKind::kMemcpy);
+      if (op == nullptr) return;
+      op->bytes = m.bytes;
+      op->name = CopyName(CUPTI_ACTIVITY_MEMCPY_KIND_PTOP, m.srcKind, m.dstKind);
+      op->copy_kind = CopyKind::kPeer;
       return;
     }
     case CUPTI_ACTIVITY_KIND_MEMSET: {
       const auto& m = reinterpret_cast<const CUpti_ActivityMemset4&>(record);
-      if (!ValidTimes(m.start, m.end)) return;
-      DeviceOp op;
-      op.start_ns = static_cast<int64_t>(m.start);
-      op.end_ns = static_cast<int64_t>(m.end);
-      op.correlation_id = m.correlationId;
-      op.bytes = m.bytes;
-      op.name = timeline_.strings.Intern("Memset");
-      op.stream = m.streamId;
-      op.kind = OpKind::kMemset;
-      AddDeviceOp(m.deviceId, op);
+      DeviceOp* op =
+          AddDeviceOp(m.deviceId, m.start, m.end, m.correlationId, m.streamId, OpKind::kMemset);
+      if (op == nullptr) return;
+      op->bytes = m.bytes;
+      op->name = timeline_.strings.Intern("Memset");
       return;
     }
     case CUPTI_ACTIVITY_KIND_RUNTIME:
@@ -288,7 +277,7 @@ Timeline RecordTranslator::Finish() {
   call_streams_.clear();
   events_.clear();
   waits_.clear();
-  kernel_names_.clear();
+  kernels_.clear();
   copy_names_.clear();
   api_names_.clear();
   records_ = 0;

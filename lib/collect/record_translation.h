@@ -45,8 +45,15 @@ class RecordTranslator {
   Timeline Finish();
 
  private:
-  void AddDeviceOp(uint32_t device, const DeviceOp& op);
-  StringId KernelName(const char* raw);
+  // Appends an op with the common fields to its device's timeline; nullptr (and counted) if
+  // its timestamps are unusable.
+  DeviceOp* AddDeviceOp(uint32_t device, uint64_t start, uint64_t end, uint32_t correlation,
+                        uint32_t stream, OpKind kind);
+  struct KernelInfo {
+    StringId name;       // demangled
+    bool communication;  // NCCL and the like
+  };
+  const KernelInfo& Kernel(const char* raw);
   StringId CopyName(uint8_t copy_kind, uint8_t src_kind, uint8_t dst_kind);
   StringId ApiName(CUpti_ActivityKind kind, CUpti_CallbackId cbid, CallCategory* category);
   bool ValidTimes(uint64_t start, uint64_t end);
@@ -70,7 +77,7 @@ class RecordTranslator {
   std::vector<CallStreams> call_streams_;
   std::vector<EventRecord> events_;
   std::vector<WaitRecord> waits_;
-  absl::flat_hash_map<std::string, StringId> kernel_names_;  // raw (mangled) -> demangled id
+  absl::flat_hash_map<std::string, KernelInfo> kernels_;  // by raw (mangled) name
   absl::flat_hash_map<uint32_t, StringId> copy_names_;
   absl::flat_hash_map<uint64_t, ApiInfo> api_names_;  // (kind << 32 | cbid)
   uint64_t records_ = 0;
