@@ -57,6 +57,12 @@ Notes:
 - fork_workers: a DataLoader with two forked workers under `gpuidle run --out report.%p.json`
   wrote exactly one report (the parent's).
 - NCCL across two ranks was not run: only one-GPU machines were lent in this round.
+- The run used the library as of commit 475d6e3. Later changes to device-side code were not
+  run on a GPU (no device time left): the no-GPU warning of `gpuidle run` (inactive where
+  `/dev/nvidiactl` exists), the rank read from the same launcher variables as `%r` (no rank
+  was set in these runs), "unknown" spelled in lower case in names of copies of unknown kind,
+  and a refactor of record translation and NVTX handlers that keeps their behaviour (CPU tests
+  with the fake CUPTI and real NVTX calls). CI replays the recorded traces against them.
 
 
 ## PyTorch profiler traces, one GPU
