@@ -1,6 +1,9 @@
 #include "collect/collector.h"
 
+#include <algorithm>
 #include <condition_variable>
+#include <iterator>
+#include <utility>
 #include <deque>
 #include <memory>
 #include <mutex>
@@ -8,7 +11,9 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "collect/buffer_pool.h"
 #include "collect/clock.h"
 #include "collect/host_ranges.h"
@@ -54,6 +59,28 @@ std::vector<CUpti_CallbackId> NeededCallbackIds(const CuptiApi& api, CUpti_Callb
 
 }  // namespace
 
+absl::StatusOr<uint32_t> ParseCollectorParts(absl::string_view names) {
+  static constexpr std::pair<absl::string_view, CollectorPart> kParts[] = {
+      {"runtime", kPartRuntimeCalls},       {"driver", kPartDriverCalls},
+      {"other-kinds", kPartOtherKinds},     {"decode", kPartDecode},
+      {"subscriber", kPartSubscriber},      {"system-thread-ids", kPartSystemThreadIds},
+      {"flush-period", kPartFlushPeriod},
+  };
+  uint32_t bits = 0;
+  for (absl::string_view name : absl::StrSplit(names, ',', absl::SkipWhitespace())) {
+    name = absl::StripAsciiWhitespace(name);
+    const auto* part = std::find_if(std::begin(kParts), std::end(kParts),
+                                    [&](const auto& p) { return p.first == name; });
+    if (part == std::end(kParts)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "unknown collector part '", name,
+          "' (runtime, driver, other-kinds, decode, subscriber, system-thread-ids, flush-period)"));
+    }
+    bits |= part->second;
+  }
+  return bits;
+}
+
 struct Collector::State {
   // Set while collecting; read by CUPTI's callbacks.
   const CuptiApi* api = nullptr;
@@ -64,6 +91,7 @@ struct Collector::State {
   std::atomic<uint64_t> records{0};
   std::atomic<bool> limit_reached{false};
   int64_t max_records = 0;
+  uint32_t leave_out = 0;
   bool callbacks_registered = false;
   CUpti_SubscriberHandle subscriber = nullptr;
   std::vector<CUpti_ActivityKind> enabled_kinds;
@@ -92,13 +120,19 @@ struct Collector::State {
   // the whole RUNTIME/DRIVER kinds and disabling the rest, CUPTI's other documented way, was
   // slower in the tiny-kernel benchmark: docs/PERFORMANCE.md.)
   void EnableApiCalls(const CuptiApi& cupti) {
-    for (CUpti_CallbackId cbid :
-         NeededCallbackIds(cupti, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE)) {
-      if (cupti.ActivityEnableRuntimeApi(cbid, 1) == CUPTI_SUCCESS) runtime_cbids.push_back(cbid);
+    if ((leave_out & kPartRuntimeCalls) == 0) {
+      for (CUpti_CallbackId cbid :
+           NeededCallbackIds(cupti, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE)) {
+        if (cupti.ActivityEnableRuntimeApi(cbid, 1) == CUPTI_SUCCESS) {
+          runtime_cbids.push_back(cbid);
+        }
+      }
     }
-    for (CUpti_CallbackId cbid :
-         NeededCallbackIds(cupti, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE)) {
-      if (cupti.ActivityEnableDriverApi(cbid, 1) == CUPTI_SUCCESS) driver_cbids.push_back(cbid);
+    if ((leave_out & kPartDriverCalls) == 0) {
+      for (CUpti_CallbackId cbid :
+           NeededCallbackIds(cupti, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE)) {
+        if (cupti.ActivityEnableDriverApi(cbid, 1) == CUPTI_SUCCESS) driver_cbids.push_back(cbid);
+      }
     }
   }
 
@@ -112,7 +146,7 @@ struct Collector::State {
         c = queue.front();
         queue.pop_front();
       }
-      translator->TranslateBuffer(c.buffer, c.valid_bytes);
+      if ((leave_out & kPartDecode) == 0) translator->TranslateBuffer(c.buffer, c.valid_bytes);
       pool->Release(c.buffer);
       records.store(translator->records(), std::memory_order_relaxed);
       if (translator->records() >= static_cast<uint64_t>(max_records) &&
@@ -172,7 +206,10 @@ void Collector::BufferCompleted(CUcontext context, uint32_t stream, uint8_t* buf
 absl::Status Collector::Start(const CuptiApi& api, const CollectorOptions& options) {
   State& s = *state_;
   if (s.collecting.load()) return absl::FailedPreconditionError("already collecting");
-  CUptiResult r = api.Subscribe(&s.subscriber, &IgnoreCallback, nullptr);
+  s.leave_out = options.leave_out;
+  CUptiResult r = (s.leave_out & kPartSubscriber) != 0
+                      ? CUPTI_SUCCESS
+                      : api.Subscribe(&s.subscriber, &IgnoreCallback, nullptr);
   if (r != CUPTI_SUCCESS) {
     if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
       return absl::UnavailableError(
@@ -183,13 +220,15 @@ absl::Status Collector::Start(const CuptiApi& api, const CollectorOptions& optio
         absl::StrCat("CUPTI cannot start: ", DescribeCuptiResult(api, r)));
   }
   auto fail = [&](absl::string_view what, CUptiResult result) {
-    api.Unsubscribe(s.subscriber);
+    if (s.subscriber != nullptr) api.Unsubscribe(s.subscriber);
     s.subscriber = nullptr;
     return absl::UnavailableError(
         absl::StrCat("CUPTI ", what, " failed: ", DescribeCuptiResult(api, result)));
   };
   // Thread ids as the kernel knows them, like gpuidle's own host ranges.
-  api.SetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+  if ((s.leave_out & kPartSystemThreadIds) == 0) {
+    api.SetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+  }
   // One clock for records and host ranges: CUPTI's (see collect/clock.h).
   clock_api.store(&api, std::memory_order_release);
   SetTimelineClock(&CuptiNowNs);
@@ -215,6 +254,9 @@ absl::Status Collector::Start(const CuptiApi& api, const CollectorOptions& optio
   s.disabled = false;
   s.enabled_kinds.clear();
   for (CUpti_ActivityKind kind : kCollectedKinds) {
+    if ((s.leave_out & kPartOtherKinds) != 0 && kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
+      continue;
+    }
     r = api.ActivityEnable(kind);
     if (r == CUPTI_SUCCESS) {
       s.enabled_kinds.push_back(kind);
@@ -236,7 +278,7 @@ absl::Status Collector::Start(const CuptiApi& api, const CollectorOptions& optio
   s.driver_cbids.clear();
   s.EnableApiCalls(api);
   // Hand buffers over at least every second so long runs are decoded as they go.
-  api.ActivityFlushPeriod(1000);
+  if ((s.leave_out & kPartFlushPeriod) == 0) api.ActivityFlushPeriod(1000);
   s.collecting = true;
   HostRangeRecorder::Get().SetRecording(true);
   return absl::OkStatus();
@@ -257,7 +299,7 @@ absl::StatusOr<Timeline> Collector::Stop() {
   }
   s.cv.notify_one();
   s.worker.join();
-  s.api->Unsubscribe(s.subscriber);
+  if (s.subscriber != nullptr) s.api->Unsubscribe(s.subscriber);
   s.subscriber = nullptr;
   s.collecting = false;
 

@@ -14,10 +14,27 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "collect/cupti_api.h"
 #include "model/timeline.h"
 
 namespace gpuidle::internal {
+
+// Parts of the collector that the overhead benchmark can leave out, one at a time, to price
+// each (GPUIDLE_BENCH_LEAVE_OUT, docs/PERFORMANCE.md). Leaving one out loses evidence or
+// breaks the timeline's thread ids: never a user setting.
+enum CollectorPart : uint32_t {
+  kPartRuntimeCalls = 1u << 0,     // runtime API records (launch, sync, copy, wait-event)
+  kPartDriverCalls = 1u << 1,      // driver API records
+  kPartOtherKinds = 1u << 2,       // every activity kind but CONCURRENT_KERNEL
+  kPartDecode = 1u << 3,           // translating buffers (they are returned undecoded)
+  kPartSubscriber = 1u << 4,       // the callback subscriber that claims CUPTI
+  kPartSystemThreadIds = 1u << 5,  // CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM
+  kPartFlushPeriod = 1u << 6,      // the periodic flush
+};
+
+// "runtime,decode" -> the parts' bits; an unknown name is an error naming it.
+absl::StatusOr<uint32_t> ParseCollectorParts(absl::string_view names);
 
 struct CollectorOptions {
   size_t buffer_bytes = size_t{8} << 20;  // CUPTI's recommended buffer size
@@ -25,6 +42,7 @@ struct CollectorOptions {
   // Collection stops (every kind disabled) once this many records were decoded; the timeline
   // says so (TimelineInfo::record_limit_reached).
   int64_t max_records = 20'000'000;
+  uint32_t leave_out = 0;  // CollectorPart bits: benchmark diagnostics only
 };
 
 struct CollectorCounters {

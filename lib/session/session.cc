@@ -83,7 +83,17 @@ absl::Status Session::Start(const ProfilerOptions& options, const void* owner,
   }
   absl::StatusOr<const CuptiApi*> api = LoadCupti();
   if (!api.ok()) return refuse(api.status());
-  if (absl::Status s = Collector::Get().Start(**api, CollectorOptionsFrom(options)); !s.ok()) {
+  CollectorOptions collector_options = CollectorOptionsFrom(options);
+  // The overhead benchmark's diagnostics (docs/PERFORMANCE.md): not a user setting.
+  if (const char* parts = std::getenv("GPUIDLE_BENCH_LEAVE_OUT"); parts != nullptr) {
+    absl::StatusOr<uint32_t> bits = ParseCollectorParts(parts);
+    if (!bits.ok()) {
+      return refuse(absl::InvalidArgumentError(
+          absl::StrCat("GPUIDLE_BENCH_LEAVE_OUT: ", bits.status().message())));
+    }
+    collector_options.leave_out = *bits;
+  }
+  if (absl::Status s = Collector::Get().Start(**api, collector_options); !s.ok()) {
     return refuse(s);
   }
   owner_ = owner;

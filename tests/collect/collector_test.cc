@@ -237,6 +237,44 @@ TEST_F(CollectorTest, DisablesEverythingItEnabledWhenStopped) {
   }
 }
 
+TEST(CollectorPartsTest, ParsesTheBenchmarksNamesAndNamesAnUnknownOne) {
+  absl::StatusOr<uint32_t> bits = ParseCollectorParts("runtime, decode,other-kinds");
+  ASSERT_TRUE(bits.ok()) << bits.status();
+  EXPECT_EQ(*bits, kPartRuntimeCalls | kPartDecode | kPartOtherKinds);
+  EXPECT_EQ(*ParseCollectorParts(""), 0u);
+  absl::StatusOr<uint32_t> bad = ParseCollectorParts("runtime,kernels");
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(bad.status().message(), HasSubstr("'kernels'"));
+}
+
+TEST_F(CollectorTest, LeavesOutWhatTheBenchmarkAsksAndKeepsKernels) {
+  CollectorOptions options = Options();
+  options.leave_out = kPartRuntimeCalls | kPartDriverCalls | kPartOtherKinds | kPartSubscriber |
+                      kPartSystemThreadIds | kPartFlushPeriod;
+  ASSERT_TRUE(collector().Start(fake::FakeApi(), options).ok());
+  {
+    fake::State& s = fake::GetState();
+    std::lock_guard<std::mutex> lock(s.mu);
+    EXPECT_THAT(s.enabled_kinds, ElementsAre(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
+    EXPECT_THAT(s.enabled_runtime, IsEmpty());
+    EXPECT_THAT(s.enabled_driver, IsEmpty());
+    EXPECT_FALSE(s.subscribed);
+    EXPECT_NE(s.thread_id_type, CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+    EXPECT_EQ(s.flush_period_ms, 0u);
+  }
+  ASSERT_TRUE(collector().Stop().ok());
+}
+
+TEST_F(CollectorTest, ReturnsBuffersUndecodedWhenDecodingIsLeftOut) {
+  CollectorOptions options = Options();
+  options.leave_out = kPartDecode;
+  absl::StatusOr<Timeline> t = Collect(
+      [] { fake::Record(fake::Kernel(0, 7, 1200, 2200, "_Z4spinPfi", 1)); }, options);
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_THAT(t->devices, IsEmpty());
+  EXPECT_EQ(collector().counters().records, 0u);
+}
+
 TEST_F(CollectorTest, RecordsHostRangesOnlyWhileCollecting) {
   HostRangeRecorder& ranges = HostRangeRecorder::Get();
   EXPECT_FALSE(ranges.recording());

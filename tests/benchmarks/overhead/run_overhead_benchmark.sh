@@ -12,6 +12,16 @@
 #   healthy: gpuidle < 1% slower than untraced
 # Logs go to $OUT (or a temporary folder); the table is printed last. A configuration that
 # cannot run (gpuidle's injection not built yet, say) shows n/a.
+#
+# Environment:
+#   MODES     workloads to run (default "tiny healthy")
+#   VARIANTS  diagnostics for the tiny workload: each word is a comma list of collector parts
+#             gpuidle leaves out (GPUIDLE_BENCH_LEAVE_OUT: runtime, driver, other-kinds, decode,
+#             subscriber, system-thread-ids, flush-period), run as one more configuration, so
+#             that the price of each part shows beside the rest (default: none)
+#   BENCH_CPUS  CPUs every run is pinned to with taskset (default 2-5 where there are at least
+#             8, else unpinned): the launching thread then cannot wander between cores and
+#             clock domains, which made unpinned runs differ by up to 30%
 set -uo pipefail
 
 if [[ $# -lt 1 || ! -d $1 ]]; then
@@ -57,18 +67,28 @@ fi
   echo "build: $build  repeats: $repeats  configs: ${configs[*]}"
 } | tee -a "$log"
 
+pin=()
+cpus=${BENCH_CPUS-}
+if [[ -z ${BENCH_CPUS+set} && $(nproc) -ge 8 ]]; then cpus=2-5; fi
+if [[ -n $cpus ]] && command -v taskset >/dev/null; then pin=(taskset -c "$cpus"); fi
+echo "pinned to CPUs: ${cpus:-no}" | tee -a "$log"
+
 # Runs one configuration once; prints its median_ms, or nothing if the run failed.
+# Configurations: untraced, bare, gpuidle, and gpuidle-PARTS (PARTS left out).
 run_once() {
-  local mode=$1 config=$2 run_log
+  local mode=$1 config=$2 run_log leave_out=${2#gpuidle}
+  leave_out=${leave_out#-}
   run_log="$out/$mode.$config.$3.log"
   case $config in
-    untraced) "$bench" --mode "$mode" >"$run_log" 2>&1 ;;
-    bare) CUDA_INJECTION64_PATH="$bare_lib" "$bench" --mode "$mode" >"$run_log" 2>&1 ;;
+    untraced) "${pin[@]}" "$bench" --mode "$mode" >"$run_log" 2>&1 ;;
+    bare) CUDA_INJECTION64_PATH="$bare_lib" "${pin[@]}" "$bench" --mode "$mode" >"$run_log" 2>&1 ;;
     # The report goes to a file so that the log shows gpuidle really collected; it is written
     # at exit, after the timed rounds.
-    gpuidle)
+    gpuidle*)
       CUDA_INJECTION64_PATH="$gpuidle_lib" GPUIDLE_QUIET=1 \
-        GPUIDLE_OUT="$out/$mode.gpuidle.$3.report.json" "$bench" --mode "$mode" >"$run_log" 2>&1 ;;
+        GPUIDLE_BENCH_LEAVE_OUT="$leave_out" \
+        GPUIDLE_OUT="$out/$mode.$config.$3.report.json" "${pin[@]}" "$bench" --mode "$mode" \
+        >"$run_log" 2>&1 ;;
   esac
   local rc=$?
   cat "$run_log" >>"$log"
@@ -87,17 +107,24 @@ median() {
     if (NR % 2) print v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
+variant_configs=()
+if [[ " ${configs[*]} " == *" gpuidle "* ]]; then
+  for v in ${VARIANTS:-}; do variant_configs+=("gpuidle-$v"); done
+fi
+
 declare -A result
 for mode in ${MODES:-tiny healthy}; do
   declare -A samples=()
+  mode_configs=("${configs[@]}")
+  [[ $mode == tiny ]] && mode_configs+=("${variant_configs[@]}")
   for ((r = 1; r <= repeats; ++r)); do
-    for config in "${configs[@]}"; do
+    for config in "${mode_configs[@]}"; do
       value=$(run_once "$mode" "$config" "$r")
       echo "$mode $config run $r: ${value:-failed} ms" | tee -a "$log"
       [[ -n $value ]] && samples[$config]+="$value"$'\n'
     done
   done
-  for config in untraced bare gpuidle; do
+  for config in untraced bare gpuidle "${variant_configs[@]}"; do
     result[$mode.$config]=$(printf '%s' "${samples[$config]:-}" | median)
   done
   unset samples
@@ -123,8 +150,8 @@ healthy_bare_pct=$(calc 'printf "%+.2f%%", (b - a) / a * 100' "$hu" "$hb")
 healthy_gpuidle_pct=$(calc 'printf "%+.2f%%", (b - a) / a * 100' "$hu" "$hg")
 healthy_verdict=$(calc 'print ((b - a) / a * 100 < 1 ? "PASS" : "FAIL")' "$hu" "$hg")
 gpuidle_runs=0
-[[ " ${configs[*]} " == *" gpuidle "* ]] && gpuidle_runs=$((2 * repeats))
-reports=$(find "$out" -maxdepth 1 -name '*.gpuidle.*report*' | wc -l)
+[[ " ${configs[*]} " == *" gpuidle "* ]] && gpuidle_runs=$(((2 + ${#variant_configs[@]}) * repeats))
+reports=$(find "$out" -maxdepth 1 -name '*.gpuidle*.report.json' | wc -l)
 
 {
   echo
@@ -135,6 +162,12 @@ reports=$(find "$out" -maxdepth 1 -name '*.gpuidle.*report*' | wc -l)
   echo
   echo "tiny (20,000 empty kernels): added ms bare $tiny_bare_added, gpuidle $tiny_gpuidle_added;" \
     "gpuidle/bare = $tiny_ratio (target <= 1.25): $tiny_verdict"
+  for config in "${variant_configs[@]}"; do
+    v=${result[tiny.$config]:-n/a}
+    echo "  leaving out ${config#gpuidle-}: median $v ms, added" \
+      "$(calc 'printf "%.3f", b - a' "$tu" "$v") ms, /bare =" \
+      "$(calc 'if (b - a <= 0) print "n/a"; else printf "%.2f", (c - a) / (b - a)' "$tu" "$tb" "$v")"
+  done
   echo "healthy (200 x 2 ms kernels): slowdown bare $healthy_bare_pct, gpuidle" \
     "$healthy_gpuidle_pct (target < 1%): $healthy_verdict"
   echo "gpuidle reports written: $reports of $gpuidle_runs runs (fewer: gpuidle may not have" \
