@@ -5,6 +5,9 @@
 //
 //   CUDA_INJECTION64_PATH=build/lib/libgpuidle_bare_cupti.so ./app
 //   ... stderr at exit: "bare_cupti: 300000 kernel records"
+//
+// The paired benchmark (gpuidle_bench_overhead --pair bare) links it instead and switches it
+// on and off between rounds with gpuidle_bare_cupti_start / _stop.
 #include <cupti.h>
 
 #include <atomic>
@@ -61,16 +64,35 @@ void FlushAtExit() {
 
 }  // namespace
 
+// Starts recording kernels; 1 on success.
+extern "C" __attribute__((visibility("default"))) int gpuidle_bare_cupti_start(void) {
+  static const bool registered = Ok(
+      cuptiActivityRegisterCallbacks(BufferRequested, BufferCompleted),
+      "cuptiActivityRegisterCallbacks");
+  return registered && Ok(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL),
+                          "cuptiActivityEnable(CONCURRENT_KERNEL)")
+             ? 1
+             : 0;
+}
+
+// Stops recording and hands every buffer back (so that their records are counted); 1 on success.
+extern "C" __attribute__((visibility("default"))) int gpuidle_bare_cupti_stop(void) {
+  return Ok(cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL),
+            "cuptiActivityDisable(CONCURRENT_KERNEL)") &&
+                 Ok(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), "cuptiActivityFlushAll")
+             ? 1
+             : 0;
+}
+
+extern "C" __attribute__((visibility("default"))) long long gpuidle_bare_cupti_kernel_records(void) {
+  return kernel_records.load();
+}
+
 // Called by the CUDA driver during cuInit when CUDA_INJECTION64_PATH names this library.
 // Returns 1 on success; on failure the program runs on untraced.
 extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) {
   if (injected.exchange(true)) return 1;
-  if (!Ok(cuptiActivityRegisterCallbacks(BufferRequested, BufferCompleted),
-          "cuptiActivityRegisterCallbacks") ||
-      !Ok(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL),
-          "cuptiActivityEnable(CONCURRENT_KERNEL)")) {
-    return 0;
-  }
+  if (gpuidle_bare_cupti_start() == 0) return 0;
   std::atexit(FlushAtExit);
   return 1;
 }

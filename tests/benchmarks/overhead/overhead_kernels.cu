@@ -6,6 +6,14 @@
 //   gpuidle_bench_overhead --mode healthy   200 queued 2 ms kernels, then a sync
 //
 // Prints one line: result mode=tiny kernels=20000 rounds=15 median_ms=... min_ms=... max_ms=...
+//
+// With --pair bare|gpuidle the process itself switches that tracer on and off (tracer_switch.h;
+// switching is not timed): R untraced rounds before the tracer is first started, R traced, R
+// untraced after it stopped, and prints the medians of each phase:
+//   result mode=tiny pair=gpuidle kernels=20000 rounds=15 before_ms=... traced_ms=...
+//          after_ms=... added_ms=... leftover_ms=... records=...
+// Rounds of one process share its CPU placement and clocks, which differ from process to
+// process by up to 30% on the H200 machine: the in-process difference does not see that noise.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -16,6 +24,8 @@
 #include <cstring>
 #include <string>
 #include <vector>
+
+#include "tracer_switch.h"
 
 #define GPUIDLE_BENCH_CHECK_CUDA(call)                                          \
   do {                                                                          \
@@ -35,6 +45,7 @@ struct Options {
   int rounds = 0;
   int warmup = 2;
   int64_t kernel_ns = 2'000'000;  // healthy mode's kernel length
+  std::string pair;                // "": one process, one configuration
 };
 
 __global__ void EmptyKernel() {}
@@ -52,7 +63,7 @@ __global__ void SpinKernel(int64_t duration_ns) {
 [[noreturn]] void Usage(const char* program, int exit_code) {
   std::fprintf(stderr,
                "usage: %s [--mode tiny|healthy] [--kernels N] [--rounds R] [--warmup W] "
-               "[--kernel-us U]\n"
+               "[--kernel-us U] [--pair bare|gpuidle]\n"
                "  tiny:    N (20000) empty kernels back to back, then cudaDeviceSynchronize\n"
                "  healthy: N (200) queued U us (2000) kernels, then cudaDeviceSynchronize\n",
                program);
@@ -84,6 +95,9 @@ Options ParseOptions(int argc, char** argv) {
       options.rounds = PositiveInt(argv[0], "--rounds", value);
     } else if (flag == "--warmup") {
       options.warmup = PositiveInt(argv[0], "--warmup", value);
+    } else if (flag == "--pair") {
+      options.pair = value;
+      if (!gpuidle_bench::KnownTracer(options.pair)) Usage(argv[0], 2);
     } else if (flag == "--kernel-us") {
       options.kernel_ns = int64_t{1000} * PositiveInt(argv[0], "--kernel-us", value);
     } else {
@@ -111,6 +125,30 @@ double RunRound(const Options& options) {
       .count();
 }
 
+double Median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+// Three phases in one process: untraced rounds before the tracer was ever started, traced
+// rounds, untraced rounds after it stopped. Added time is traced - before; leftover is after -
+// before (what a tracer that was switched off still costs, e.g. hooks CUPTI keeps installed).
+int RunPhases(const Options& options) {
+  std::vector<double> before, traced, after;
+  for (int i = 0; i < options.rounds; ++i) before.push_back(RunRound(options));
+  if (!gpuidle_bench::StartTracer(options.pair)) return 1;
+  for (int i = 0; i < options.rounds; ++i) traced.push_back(RunRound(options));
+  if (!gpuidle_bench::StopTracer(options.pair)) return 1;
+  for (int i = 0; i < options.rounds; ++i) after.push_back(RunRound(options));
+  const double b = Median(before), t = Median(traced), a = Median(after);
+  std::printf("result mode=%s pair=%s kernels=%d rounds=%d before_ms=%.3f traced_ms=%.3f "
+              "after_ms=%.3f added_ms=%.3f leftover_ms=%.3f records=%lld\n",
+              options.mode.c_str(), options.pair.c_str(), options.kernels, options.rounds, b, t, a,
+              t - b, a - b, gpuidle_bench::TracerRecords(options.pair));
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -118,14 +156,12 @@ int main(int argc, char** argv) {
   GPUIDLE_BENCH_CHECK_CUDA(cudaFree(nullptr));  // context creation is not part of any round
 
   for (int i = 0; i < options.warmup; ++i) RunRound(options);
+  if (!options.pair.empty()) return RunPhases(options);
   std::vector<double> times;
   for (int i = 0; i < options.rounds; ++i) times.push_back(RunRound(options));
 
-  std::sort(times.begin(), times.end());
-  const size_t n = times.size();
-  const double median = n % 2 == 1 ? times[n / 2] : (times[n / 2 - 1] + times[n / 2]) / 2;
+  const auto [min, max] = std::minmax_element(times.begin(), times.end());
   std::printf("result mode=%s kernels=%d rounds=%d median_ms=%.3f min_ms=%.3f max_ms=%.3f\n",
-              options.mode.c_str(), options.kernels, options.rounds, median, times.front(),
-              times.back());
+              options.mode.c_str(), options.kernels, options.rounds, Median(times), *min, *max);
   return 0;
 }

@@ -14,7 +14,13 @@
 # cannot run (gpuidle's injection not built yet, say) shows n/a.
 #
 # Environment:
-#   MODES     workloads to run (default "tiny healthy")
+#   MODES     workloads to run process against process (default "tiny healthy"; "" for none)
+#   PAIRED    processes of the in-process measurement of the tiny workload (default REPEATS;
+#             0: none): each times untraced rounds, then switches its tracer on (bare, or
+#             gpuidle through the C++ API, with each VARIANTS entry too), then off again
+#             (gpuidle_bench_overhead --pair) and reports added = traced - untraced and
+#             leftover = after - untraced; the ratio of the medians over processes is the
+#             tiny-kernel verdict, as process-to-process noise does not enter it
 #   VARIANTS  diagnostics for the tiny workload: each word is a comma list of collector parts
 #             gpuidle leaves out (GPUIDLE_BENCH_LEAVE_OUT: runtime, driver, other-kinds, decode,
 #             subscriber, system-thread-ids, flush-period), run as one more configuration, so
@@ -107,13 +113,40 @@ median() {
     if (NR % 2) print v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
+# In-process: untraced, traced, untraced again. Prints "added_ms leftover_ms".
+run_pair() {
+  local tracer=$1 variant=$2 r=$3 run_log
+  run_log="$out/paired.$tracer${variant:+-$variant}.$r.log"
+  GPUIDLE_QUIET=1 GPUIDLE_BENCH_LEAVE_OUT="$variant" "${pin[@]}" "$bench" --mode tiny \
+    --pair "$tracer" >"$run_log" 2>&1
+  local rc=$?
+  cat "$run_log" >>"$log"
+  [[ $rc -eq 0 ]] || { echo "paired $tracer $variant run $r failed (exit $rc)" >>"$log"; return; }
+  grep -q '^result .*records=[1-9]' "$run_log" || { echo "paired $tracer run $r recorded nothing" >>"$log"; return; }
+  sed -n 's/^result .*added_ms=\([-0-9.]*\) leftover_ms=\([-0-9.]*\).*/\1 \2/p' "$run_log"
+}
+
+declare -A paired=() leftover=()
+paired_rounds=${PAIRED:-$repeats}
+pair_configs=(bare gpuidle)
+for v in ${VARIANTS:-}; do pair_configs+=("gpuidle:$v"); done
+if ((paired_rounds > 0)) && [[ " ${configs[*]} " == *" gpuidle "* && " ${configs[*]} " == *" bare "* ]]; then
+  for ((r = 1; r <= paired_rounds; ++r)); do
+    for config in "${pair_configs[@]}"; do
+      value=$(run_pair "${config%%:*}" "$([[ $config == *:* ]] && echo "${config#*:}")" "$r")
+      echo "paired $config run $r: added, leftover ${value:-failed} ms" | tee -a "$log"
+      [[ -n $value ]] && paired[$config]+="${value% *}"$'\n' && leftover[$config]+="${value#* }"$'\n'
+    done
+  done
+fi
+
 variant_configs=()
 if [[ " ${configs[*]} " == *" gpuidle "* ]]; then
   for v in ${VARIANTS:-}; do variant_configs+=("gpuidle-$v"); done
 fi
 
 declare -A result
-for mode in ${MODES:-tiny healthy}; do
+for mode in ${MODES-tiny healthy}; do
   declare -A samples=()
   mode_configs=("${configs[@]}")
   [[ $mode == tiny ]] && mode_configs+=("${variant_configs[@]}")
@@ -152,6 +185,10 @@ healthy_verdict=$(calc 'print ((b - a) / a * 100 < 1 ? "PASS" : "FAIL")' "$hu" "
 gpuidle_runs=0
 [[ " ${configs[*]} " == *" gpuidle "* ]] && gpuidle_runs=$(((2 + ${#variant_configs[@]}) * repeats))
 reports=$(find "$out" -maxdepth 1 -name '*.gpuidle*.report.json' | wc -l)
+pb=$(printf '%s' "${paired[bare]:-}" | median)
+pg=$(printf '%s' "${paired[gpuidle]:-}" | median)
+paired_ratio=$(calc 'if (a <= 0) print "n/a"; else printf "%.2f", b / a' "$pb" "$pg")
+paired_verdict=$(calc 'print (a + 0 <= 1.25 ? "PASS" : "FAIL")' "$paired_ratio")
 
 {
   echo
@@ -168,6 +205,21 @@ reports=$(find "$out" -maxdepth 1 -name '*.gpuidle*.report.json' | wc -l)
       "$(calc 'printf "%.3f", b - a' "$tu" "$v") ms, /bare =" \
       "$(calc 'if (b - a <= 0) print "n/a"; else printf "%.2f", (c - a) / (b - a)' "$tu" "$tb" "$v")"
   done
+  if ((paired_rounds > 0)); then
+    echo
+    echo "in one process (untraced rounds, then traced, then untraced again; median over" \
+      "$paired_rounds processes of each one's medians, ms per 20,000 kernels):"
+    echo "tiny in-process: added ms bare $pb, gpuidle $pg; gpuidle/bare = $paired_ratio" \
+      "(target <= 1.25): $paired_verdict"
+    echo "  left over after stopping: bare $(printf '%s' "${leftover[bare]:-}" | median) ms," \
+      "gpuidle $(printf '%s' "${leftover[gpuidle]:-}" | median) ms"
+    for config in "${pair_configs[@]:2}"; do
+      v=$(printf '%s' "${paired[$config]:-}" | median)
+      echo "  leaving out ${config#*:}: added $v ms, /bare =" \
+        "$(calc 'if (a <= 0) print "n/a"; else printf "%.2f", b / a' "$pb" "$v")," \
+        "left over $(printf '%s' "${leftover[$config]:-}" | median) ms"
+    done
+  fi
   echo "healthy (200 x 2 ms kernels): slowdown bare $healthy_bare_pct, gpuidle" \
     "$healthy_gpuidle_pct (target < 1%): $healthy_verdict"
   echo "gpuidle reports written: $reports of $gpuidle_runs runs (fewer: gpuidle may not have" \
