@@ -113,5 +113,44 @@ TEST(LiveTorchTest, UnmodifiedPyTorchUnderGpuidleRunReadsBackIdentically) {
               ComparableJson(ReadFileOrDie(LivePath("torch_tiny_mlp.report.json"))));
 }
 
+// tests/gpu/nccl_ranks.py under `gpuidle run` with torchrun on two H200s: 40 all-reduces, rank 1
+// sleeps 20 ms of host work before each. Each rank wrote its own trace and report (%r).
+TEST(LiveNcclTest, EachRanksTraceReadsBackToItsOwnReport) {
+  for (const std::string rank : {"0", "1"}) {
+    const Report r = MustAnalyze("torch_nccl.rank" + rank);
+    ASSERT_EQ(r.devices.size(), 1u);
+    ASSERT_TRUE(r.devices[0].rank.has_value());
+    EXPECT_EQ(*r.devices[0].rank, std::stoi(rank));
+    EXPECT_GT(r.devices[0].comm_ns, 0) << "NCCL kernels were captured";
+    absl::StatusOr<std::string> replayed = FormatReport(r, "json");
+    ASSERT_TRUE(replayed.ok());
+    EXPECT_TRUE(ComparableJson(*replayed) ==
+                ComparableJson(ReadFileOrDie(LivePath("torch_nccl.rank" + rank + ".report.json"))))
+        << "rank " << rank;
+  }
+}
+
+TEST(LiveNcclTest, MergedRanksShowThePunctualRankWaitingForTheStraggler) {
+  absl::StatusOr<Report> r = AnalyzeTraceFiles({LivePath("torch_nccl.rank0.trace.json.gz"),
+                                                LivePath("torch_nccl.rank1.trace.json.gz")});
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->devices.size(), 2u);
+  const DeviceReport* punctual = nullptr;
+  const DeviceReport* straggler = nullptr;
+  for (const DeviceReport& d : r->devices) {
+    ASSERT_TRUE(d.rank.has_value());
+    (*d.rank == 0 ? punctual : straggler) = &d;
+  }
+  ASSERT_NE(punctual, nullptr);
+  ASSERT_NE(straggler, nullptr);
+  ASSERT_TRUE(punctual->comm_wait_ns.has_value());
+  ASSERT_TRUE(straggler->comm_wait_ns.has_value());
+  // 40 x 20 ms of the straggler's host work: rank 0's all-reduces wait for most of it.
+  EXPECT_GE(*punctual->comm_wait_ns, 700'000'000);
+  EXPECT_LT(*straggler->comm_wait_ns, 50'000'000);
+  // The straggler's own idle time is its host work.
+  EXPECT_GE(Share(*straggler, Cause::kDataStarved), 0.90);
+}
+
 }  // namespace
 }  // namespace gpuidle

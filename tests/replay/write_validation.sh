@@ -56,13 +56,17 @@ Notes:
   their step-level classification is the Python package's job.
 - fork_workers: a DataLoader with two forked workers under `gpuidle run --out report.%p.json`
   wrote exactly one report (the parent's).
-- NCCL across two ranks was not run: only one-GPU machines were lent in this round.
-- The run used the library as of commit 475d6e3. Later changes to device-side code were not
-  run on a GPU (no device time left): the no-GPU warning of `gpuidle run` (inactive where
-  `/dev/nvidiactl` exists), the rank read from the same launcher variables as `%r` (no rank
-  was set in these runs), "unknown" spelled in lower case in names of copies of unknown kind,
-  and a refactor of record translation and NVTX handlers that keeps their behaviour (CPU tests
-  with the fake CUPTI and real NVTX calls). CI replays the recorded traces against them.
+- NCCL across two ranks (`tests/gpu/nccl_ranks.py`: torchrun, one H200 per rank, 40
+  all-reduces, rank 1 sleeping 20 ms before each) under one `gpuidle run --out
+  report.rank%r.json --trace trace.rank%r.json`: each rank wrote its own report and trace;
+  every NCCL kernel came with its launching call (`cuLaunchKernelEx`, NCCL launches through
+  the driver API), and NCCL's own NVTX ranges (`ncclAllReduce`, domain NCCL) were captured by
+  gpuidle's NVTX injection (`tests/gpu/check_nccl_trace.py`). The two rank traces analysed
+  together (`gpuidle analyze rank0 rank1`) show rank 0's all-reduces waiting 806.5 ms for the
+  straggler (40 x 20 ms) and the straggler's own idle time as host work. Both traces are
+  replayed in CI (`LiveNcclTest`).
+- The run used the library as of commit 1bfdb0b (every change to device-side code of the
+  collector issue included), on a machine with two H200s.
 
 
 ## PyTorch profiler traces, one GPU
