@@ -62,11 +62,21 @@ Notes:
   every NCCL kernel came with its launching call (`cuLaunchKernelEx`, NCCL launches through
   the driver API), and NCCL's own NVTX ranges (`ncclAllReduce`, domain NCCL) were captured by
   gpuidle's NVTX injection (`tests/gpu/check_nccl_trace.py`). The two rank traces analysed
-  together (`gpuidle analyze rank0 rank1`) show rank 0's all-reduces waiting 806.5 ms for the
-  straggler (40 x 20 ms) and the straggler's own idle time as host work. Both traces are
-  replayed in CI (`LiveNcclTest`).
+  together show rank 0's all-reduces waiting for the straggler (40 x 20 ms) and the
+  straggler's own idle time as host work (below). Both traces are replayed in CI
+  (`LiveNcclTest`).
 - The run used the library as of commit 1bfdb0b (every change to device-side code of the
   collector issue included), on a machine with two H200s.
+
+`gpuidle analyze tests/data/traces/live/torch_nccl.rank0.trace.json.gz
+tests/data/traces/live/torch_nccl.rank1.trace.json.gz` (per-GPU part):
+
+```
+MD
+"$gpuidle" analyze tests/data/traces/live/torch_nccl.rank0.trace.json.gz \
+  tests/data/traces/live/torch_nccl.rank1.trace.json.gz | sed -n '/^rank 0 GPU/,/^$/p' | sed '/^$/d'
+cat <<'MD'
+```
 
 
 ## PyTorch profiler traces, one GPU
