@@ -152,6 +152,15 @@ enum class MarkerKind : int { kStep, kData, kUser };
 GPUIDLE_EXPORT void PushMarker(MarkerKind kind, absl::string_view name = {}) noexcept;
 GPUIDLE_EXPORT void PopMarker() noexcept;
 
+// For language bindings: names the place in the program that is calling CUDA right now
+// ("train.py:42 in train_step"), or returns nullptr when it cannot. gpuidle calls it on the
+// calling thread at the start of every CUDA runtime launch, sync and copy call of a collection
+// started after it was set; the place becomes the call site of the idle time those calls
+// cause (report offenders). It must be fast, never block and never throw; the string must stay
+// valid for the life of the process. nullptr removes it. The Python package sets one.
+using CallSiteProvider = const char* (*)();
+GPUIDLE_EXPORT void SetCallSiteProvider(CallSiteProvider provider) noexcept;
+
 }  // namespace gpuidle
 
 #endif  // GPUIDLE_INCLUDE_GPUIDLE_PROFILER_H_

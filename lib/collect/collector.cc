@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <condition_variable>
+#include <initializer_list>
 #include <iterator>
 #include <utility>
 #include <deque>
@@ -15,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "collect/buffer_pool.h"
+#include "collect/call_sites.h"
 #include "collect/clock.h"
 #include "collect/host_ranges.h"
 #include "collect/record_translation.h"
@@ -33,9 +35,22 @@ int64_t CuptiNowNs() {
   return static_cast<int64_t>(t);
 }
 
-// gpuidle subscribes only to claim CUPTI (a second subscriber is refused, which is how another
-// tool — or gpuidle — learns that CUPTI is taken); it needs no callbacks.
-void CUPTIAPI IgnoreCallback(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void*) {}
+// Sites named by a language binding, gathered at the start of the calls that the callbacks of
+// the running collection were enabled for.
+CallSiteLog call_sites;
+
+// gpuidle subscribes to claim CUPTI (a second subscriber is refused, which is how another tool
+// — or gpuidle — learns that CUPTI is taken), and, when a binding set a call-site provider, to
+// ask it where each launch, sync and copy comes from. Runs on the application's thread.
+void CUPTIAPI ApiCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId,
+                          const void* data) {
+  if (domain != CUPTI_CB_DOMAIN_RUNTIME_API) return;
+  const auto* call = static_cast<const CUpti_CallbackData*>(data);
+  if (call->callbackSite != CUPTI_API_ENTER) return;
+  const SiteFunction provider = CurrentCallSiteProvider();
+  if (provider == nullptr) return;
+  if (const char* site = provider(); site != nullptr) call_sites.Add(call->correlationId, site);
+}
 
 struct Completed {
   uint8_t* buffer;
@@ -43,16 +58,18 @@ struct Completed {
 };
 
 // The callback ids of one API domain whose calls the analysis needs (launch, sync, copy,
-// wait-event: model/cuda_api.h decides).
-std::vector<CUpti_CallbackId> NeededCallbackIds(const CuptiApi& api, CUpti_CallbackDomain domain,
-                                                uint32_t end) {
+// wait-event: model/cuda_api.h decides), or only those of the given categories.
+std::vector<CUpti_CallbackId> NeededCallbackIds(
+    const CuptiApi& api, CUpti_CallbackDomain domain, uint32_t end,
+    std::initializer_list<CallCategory> only = {}) {
   std::vector<CUpti_CallbackId> ids;
   for (uint32_t cbid = 1; cbid < end; ++cbid) {
     const char* name = nullptr;
     if (api.GetCallbackName(domain, cbid, &name) != CUPTI_SUCCESS || name == nullptr) continue;
-    if (CategorizeCudaApi(CanonicalCudaApiName(name)) != CallCategory::kOther) {
-      ids.push_back(cbid);
-    }
+    const CallCategory category = CategorizeCudaApi(CanonicalCudaApiName(name));
+    if (category == CallCategory::kOther) continue;
+    if (only.size() > 0 && std::find(only.begin(), only.end(), category) == only.end()) continue;
+    ids.push_back(cbid);
   }
   return ids;
 }
@@ -136,6 +153,17 @@ struct Collector::State {
     }
   }
 
+  // With a call-site provider: CUPTI calls back at the start of every runtime launch, sync and
+  // copy (the calls that idle time is blamed on). The callbacks go with the subscriber.
+  void EnableCallSites(const CuptiApi& cupti) {
+    if (CurrentCallSiteProvider() == nullptr || subscriber == nullptr) return;
+    for (CUpti_CallbackId cbid : NeededCallbackIds(
+             cupti, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE,
+             {CallCategory::kLaunch, CallCategory::kSync, CallCategory::kCopy})) {
+      cupti.EnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, cbid);
+    }
+  }
+
   void Work() {
     for (;;) {
       Completed c;
@@ -209,7 +237,7 @@ absl::Status Collector::Start(const CuptiApi& api, const CollectorOptions& optio
   s.leave_out = options.leave_out;
   CUptiResult r = (s.leave_out & kPartSubscriber) != 0
                       ? CUPTI_SUCCESS
-                      : api.Subscribe(&s.subscriber, &IgnoreCallback, nullptr);
+                      : api.Subscribe(&s.subscriber, &ApiCallback, nullptr);
   if (r != CUPTI_SUCCESS) {
     if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
       return absl::UnavailableError(
@@ -277,6 +305,8 @@ absl::Status Collector::Start(const CuptiApi& api, const CollectorOptions& optio
   s.runtime_cbids.clear();
   s.driver_cbids.clear();
   s.EnableApiCalls(api);
+  call_sites.Reset(static_cast<size_t>(std::max<int64_t>(s.max_records, 0)));
+  s.EnableCallSites(api);
   // Hand buffers over at least every second so long runs are decoded as they go.
   if ((s.leave_out & kPartFlushPeriod) == 0) api.ActivityFlushPeriod(1000);
   s.collecting = true;
@@ -305,6 +335,7 @@ absl::StatusOr<Timeline> Collector::Stop() {
 
   Timeline timeline = s.translator->Finish();
   s.translator.reset();
+  call_sites.MoveInto(&timeline);
   HostRangeRecorder::Get().MoveInto(&timeline);
   timeline.Finalize();
   timeline.info.source = "gpuidle";

@@ -16,6 +16,8 @@ namespace gpuidle::internal {
 struct CuptiApi {
   CUptiResult (*Subscribe)(CUpti_SubscriberHandle*, CUpti_CallbackFunc, void*) = nullptr;
   CUptiResult (*Unsubscribe)(CUpti_SubscriberHandle) = nullptr;
+  CUptiResult (*EnableCallback)(uint32_t, CUpti_SubscriberHandle, CUpti_CallbackDomain,
+                                CUpti_CallbackId) = nullptr;
   CUptiResult (*ActivityRegisterCallbacks)(CUpti_BuffersCallbackRequestFunc,
                                            CUpti_BuffersCallbackCompleteFunc) = nullptr;
   CUptiResult (*ActivityRegisterTimestampCallback)(CUpti_TimestampCallbackFunc) = nullptr;

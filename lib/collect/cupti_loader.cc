@@ -49,6 +49,7 @@ absl::StatusOr<const CuptiApi*> Load() {
   std::vector<std::string> missing;
   Resolve(h, "cuptiSubscribe", &api.Subscribe, &missing);
   Resolve(h, "cuptiUnsubscribe", &api.Unsubscribe, &missing);
+  Resolve(h, "cuptiEnableCallback", &api.EnableCallback, &missing);
   Resolve(h, "cuptiActivityRegisterCallbacks", &api.ActivityRegisterCallbacks, &missing);
   Resolve(h, "cuptiActivityRegisterTimestampCallback", &api.ActivityRegisterTimestampCallback,
           &missing);

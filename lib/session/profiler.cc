@@ -7,6 +7,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "collect/call_sites.h"
 #include "collect/nvtx_capture.h"
 #include "gpuidle/analyze.h"
 #include "report/trace_writer.h"
@@ -139,6 +140,10 @@ void PushMarker(MarkerKind kind, absl::string_view name) noexcept {
 }
 
 void PopMarker() noexcept { nvtxDomainRangePop(MarkerDomain()); }
+
+void SetCallSiteProvider(CallSiteProvider provider) noexcept {
+  internal::SetSiteFunction(provider);
+}
 
 StepMarker::StepMarker() noexcept { PushMarker(MarkerKind::kStep); }
 StepMarker::~StepMarker() { PopMarker(); }

@@ -14,6 +14,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "collect/call_sites.h"
 #include "collect/clock.h"
 #include "collect/fake_cupti.h"
 #include "collect/host_ranges.h"
@@ -273,6 +274,88 @@ TEST_F(CollectorTest, ReturnsBuffersUndecodedWhenDecodingIsLeftOut) {
   ASSERT_TRUE(t.ok()) << t.status();
   EXPECT_THAT(t->devices, IsEmpty());
   EXPECT_EQ(collector().counters().records, 0u);
+}
+
+// A binding's provider, as the Python package's names the Python line calling CUDA.
+const char* PythonLine() { return "train.py:42 in train_step"; }
+const char* NoPlace() { return nullptr; }
+
+class CallSiteTest : public CollectorTest {
+ protected:
+  void TearDown() override {
+    SetSiteFunction(nullptr);
+    CollectorTest::TearDown();
+  }
+};
+
+TEST_F(CallSiteTest, AsksNothingOfCuptiWithoutAProvider) {
+  ASSERT_TRUE(collector().Start(fake::FakeApi(), Options()).ok());
+  EXPECT_THAT(Locked<std::set<CUpti_CallbackId>>([](fake::State& s) { return s.runtime_callbacks; }),
+              IsEmpty());
+}
+
+TEST_F(CallSiteTest, CallsBackOnLaunchSyncAndCopyCallsOnly) {
+  SetSiteFunction(&PythonLine);
+  ASSERT_TRUE(collector().Start(fake::FakeApi(), Options()).ok());
+  EXPECT_THAT(Locked<std::set<CUpti_CallbackId>>([](fake::State& s) { return s.runtime_callbacks; }),
+              UnorderedElementsAre(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
+                                   CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020,
+                                   CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020));
+}
+
+TEST_F(CallSiteTest, EachNamedCallGetsAPythonFrameSpanningIt) {
+  SetSiteFunction(&PythonLine);
+  absl::StatusOr<Timeline> t = Collect([] {
+    EXPECT_TRUE(fake::CallRuntimeApi(kStreamSync, 3));
+    fake::Record(fake::Api(CUPTI_ACTIVITY_KIND_RUNTIME, kStreamSync, 1500, 3400, 42, 3));
+    // A site whose call record never arrived (lost, say) adds nothing.
+    EXPECT_TRUE(fake::CallRuntimeApi(kLaunch, 4));
+  });
+  ASSERT_TRUE(t.ok()) << t.status();
+  ASSERT_THAT(t->ranges, SizeIs(1));
+  const Range& frame = t->ranges[0];
+  EXPECT_EQ(frame.kind, RangeKind::kPython);
+  EXPECT_EQ(Name(*t, frame.name), "train.py:42 in train_step");
+  EXPECT_EQ(frame.start_ns, 1500);
+  EXPECT_EQ(frame.end_ns, 3400);
+  EXPECT_EQ(frame.thread, 42u);
+}
+
+TEST_F(CallSiteTest, ACallTheProviderCannotPlaceGetsNoFrame) {
+  SetSiteFunction(&NoPlace);
+  absl::StatusOr<Timeline> t = Collect([] {
+    EXPECT_TRUE(fake::CallRuntimeApi(kStreamSync, 3));
+    fake::Record(fake::Api(CUPTI_ACTIVITY_KIND_RUNTIME, kStreamSync, 1500, 3400, 42, 3));
+  });
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_THAT(t->ranges, IsEmpty());
+}
+
+TEST_F(CallSiteTest, StopsCallingBackWithTheCollection) {
+  SetSiteFunction(&PythonLine);
+  ASSERT_TRUE(collector().Start(fake::FakeApi(), Options()).ok());
+  ASSERT_TRUE(collector().Stop().ok());
+  EXPECT_FALSE(fake::CallRuntimeApi(kStreamSync, 5));
+}
+
+TEST(CallSiteLogTest, KeepsAtMostItsLimitAndCountsTheRest) {
+  CallSiteLog log;
+  log.Reset(2);
+  for (uint64_t c = 1; c <= 5; ++c) log.Add(c, "x.py:1");
+  EXPECT_EQ(log.overflowed(), 3u);
+  Timeline t;
+  for (uint64_t c = 1; c <= 5; ++c) {
+    HostCall call;
+    call.correlation_id = c;
+    call.start_ns = static_cast<int64_t>(c) * 10;
+    call.end_ns = call.start_ns + 5;
+    t.calls.push_back(call);
+  }
+  log.MoveInto(&t);
+  ASSERT_THAT(t.ranges, SizeIs(2));
+  EXPECT_EQ(t.ranges[0].start_ns, 10);
+  EXPECT_EQ(t.ranges[1].start_ns, 20);
+  EXPECT_EQ(t.ranges[0].name, t.ranges[1].name) << "one string per site";
 }
 
 TEST_F(CollectorTest, RecordsHostRangesOnlyWhileCollecting) {

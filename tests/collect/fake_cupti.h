@@ -252,6 +252,9 @@ struct State {
   CUpti_BuffersCallbackCompleteFunc buffer_completed = nullptr;
   CUpti_TimestampCallbackFunc timestamp = nullptr;
   int register_callbacks_calls = 0;
+  CUpti_CallbackFunc api_callback = nullptr;  // the subscriber's
+  void* api_callback_userdata = nullptr;
+  std::set<CUpti_CallbackId> runtime_callbacks;  // EnableCallback(1, RUNTIME_API, id)
   CUpti_ActivityThreadIdType thread_id_type = CUPTI_ACTIVITY_THREAD_ID_TYPE_DEFAULT;
   // The order of calls: "Subscribe", "ActivityEnable <kind>", "EnableRuntimeApi off", ...
   std::vector<std::string> calls;
@@ -304,6 +307,9 @@ inline void Reset() {
   s.driver_turned_off.clear();
   s.flush_flags.clear();
   s.flush_period_ms = 0;
+  s.api_callback = nullptr;
+  s.api_callback_userdata = nullptr;
+  s.runtime_callbacks.clear();
   s.queued.clear();
   s.held.clear();
   s.dropped_for_lack_of_buffer = 0;
@@ -381,8 +387,8 @@ inline void Deliver() {
 
 // --- the CuptiApi functions -------------------------------------------------------------------
 
-inline CUptiResult CUPTIAPI Subscribe(CUpti_SubscriberHandle* subscriber, CUpti_CallbackFunc,
-                                      void*) {
+inline CUptiResult CUPTIAPI Subscribe(CUpti_SubscriberHandle* subscriber,
+                                      CUpti_CallbackFunc callback, void* userdata) {
   State& s = GetState();
   std::lock_guard<std::mutex> lock(s.mu);
   ++s.subscribe_calls;
@@ -390,6 +396,8 @@ inline CUptiResult CUPTIAPI Subscribe(CUpti_SubscriberHandle* subscriber, CUpti_
   if (s.subscribe_result != CUPTI_SUCCESS) return s.subscribe_result;
   if (s.subscribed) return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
   s.subscribed = true;
+  s.api_callback = callback;
+  s.api_callback_userdata = userdata;
   *subscriber = reinterpret_cast<CUpti_SubscriberHandle>(&s);
   return CUPTI_SUCCESS;
 }
@@ -403,6 +411,7 @@ inline CUptiResult CUPTIAPI Unsubscribe(CUpti_SubscriberHandle subscriber) {
     return CUPTI_ERROR_INVALID_PARAMETER;
   }
   s.subscribed = false;
+  s.runtime_callbacks.clear();  // CUPTI forgets a subscriber's callbacks with it
   return CUPTI_SUCCESS;
 }
 
@@ -514,6 +523,44 @@ inline int64_t FakeClockNs() {
   return kFakeClockOffsetNs + static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
+inline CUptiResult CUPTIAPI EnableCallback(uint32_t enable, CUpti_SubscriberHandle subscriber,
+                                           CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
+  State& s = GetState();
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (!s.subscribed || subscriber != reinterpret_cast<CUpti_SubscriberHandle>(&s)) {
+    return CUPTI_ERROR_INVALID_PARAMETER;
+  }
+  if (domain != CUPTI_CB_DOMAIN_RUNTIME_API) return CUPTI_ERROR_INVALID_PARAMETER;
+  if (enable != 0) {
+    s.runtime_callbacks.insert(cbid);
+  } else {
+    s.runtime_callbacks.erase(cbid);
+  }
+  return CUPTI_SUCCESS;
+}
+
+// A runtime API call on the calling thread, as CUPTI reports it to the subscriber when its
+// callback id is enabled: API_ENTER then API_EXIT with the call's correlation id. False if the
+// id is not enabled (CUPTI would not call back).
+inline bool CallRuntimeApi(CUpti_CallbackId cbid, uint32_t correlation) {
+  CUpti_CallbackFunc callback;
+  void* userdata;
+  {
+    State& s = GetState();
+    std::lock_guard<std::mutex> lock(s.mu);
+    if (!s.subscribed || s.runtime_callbacks.count(cbid) == 0) return false;
+    callback = s.api_callback;
+    userdata = s.api_callback_userdata;
+  }
+  CUpti_CallbackData data{};
+  data.correlationId = correlation;
+  data.callbackSite = CUPTI_API_ENTER;
+  callback(userdata, CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &data);
+  data.callbackSite = CUPTI_API_EXIT;
+  callback(userdata, CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &data);
+  return true;
+}
+
 inline CUptiResult CUPTIAPI GetTimestamp(uint64_t* timestamp) {
   *timestamp = static_cast<uint64_t>(FakeClockNs());
   return CUPTI_SUCCESS;
@@ -525,6 +572,7 @@ inline const CuptiApi& FakeApi() {
     auto* a = new CuptiApi();
     a->Subscribe = &Subscribe;
     a->Unsubscribe = &Unsubscribe;
+    a->EnableCallback = &EnableCallback;
     a->ActivityRegisterCallbacks = &RegisterCallbacks;
     a->ActivityRegisterTimestampCallback = &RegisterTimestampCallback;
     a->SetThreadIdType = &SetThreadIdType;

@@ -1,0 +1,42 @@
+// Call sites named by a language binding (gpuidle::SetCallSiteProvider, which sets the provider
+// here): while collecting, the
+// collector asks the provider at the start of each traced launch, sync and copy call (CUPTI's
+// API_ENTER callback, on the calling thread) and keeps (correlation id, site). When the
+// collection stops, each site becomes a Python-frame range spanning exactly its call, so the
+// analysis finds it where it looks for PyTorch's with_stack frames.
+#ifndef GPUIDLE_LIB_COLLECT_CALL_SITES_H_
+#define GPUIDLE_LIB_COLLECT_CALL_SITES_H_
+
+#include <cstdint>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include "model/timeline.h"
+
+namespace gpuidle::internal {
+
+// Returns the place calling CUDA on this thread, or nullptr (gpuidle/profiler.h says more).
+using SiteFunction = const char* (*)();
+void SetSiteFunction(SiteFunction f);
+SiteFunction CurrentCallSiteProvider();
+
+class CallSiteLog {
+ public:
+  // Keeps at most `limit` sites (bounded memory on long runs); counts the rest.
+  void Reset(size_t limit);
+  void Add(uint64_t correlation_id, const char* site);
+  // Adds a kPython range for each site whose call is in the timeline; forgets the sites.
+  void MoveInto(Timeline* timeline);
+  uint64_t overflowed() const;
+
+ private:
+  mutable std::mutex mu_;
+  std::vector<std::pair<uint64_t, const char*>> sites_;
+  size_t limit_ = 0;
+  uint64_t overflowed_ = 0;
+};
+
+}  // namespace gpuidle::internal
+
+#endif  // GPUIDLE_LIB_COLLECT_CALL_SITES_H_
