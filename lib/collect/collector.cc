@@ -109,7 +109,6 @@ struct Collector::State {
   std::atomic<bool> limit_reached{false};
   int64_t max_records = 0;
   uint32_t leave_out = 0;
-  bool callbacks_registered = false;
   CUpti_SubscriberHandle subscriber = nullptr;
   std::vector<CUpti_ActivityKind> enabled_kinds;
   std::vector<CUpti_CallbackId> runtime_cbids;
@@ -260,11 +259,10 @@ absl::Status Collector::Start(const CuptiApi& api, const CollectorOptions& optio
   // One clock for records and host ranges: CUPTI's (see collect/clock.h).
   clock_api.store(&api, std::memory_order_release);
   SetTimelineClock(&CuptiNowNs);
-  if (!s.callbacks_registered) {
-    r = api.ActivityRegisterCallbacks(&Collector::BufferRequested, &Collector::BufferCompleted);
-    if (r != CUPTI_SUCCESS) return fail("buffer callbacks", r);
-    s.callbacks_registered = true;
-  }
+  // At every start: another tool (torch.profiler) may have registered its own in between,
+  // and gpuidle's records would then go to it.
+  r = api.ActivityRegisterCallbacks(&Collector::BufferRequested, &Collector::BufferCompleted);
+  if (r != CUPTI_SUCCESS) return fail("buffer callbacks", r);
   if (s.pool == nullptr) s.pool = new BufferPool(options.buffer_bytes, options.buffer_count);
   s.api = &api;
   s.max_records = options.max_records;

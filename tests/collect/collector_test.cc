@@ -358,6 +358,14 @@ TEST(CallSiteLogTest, KeepsAtMostItsLimitAndCountsTheRest) {
   EXPECT_EQ(t.ranges[0].name, t.ranges[1].name) << "one string per site";
 }
 
+TEST_F(CollectorTest, RegistersItsBufferCallbacksAtEveryStart) {
+  // Between two collections another tool (torch.profiler) may have registered its own.
+  ASSERT_TRUE(collector().Start(fake::FakeApi(), Options()).ok());
+  ASSERT_TRUE(collector().Stop().ok());
+  ASSERT_TRUE(collector().Start(fake::FakeApi(), Options()).ok());
+  EXPECT_EQ(Locked<int>([](fake::State& s) { return s.register_callbacks_calls; }), 2);
+}
+
 TEST_F(CollectorTest, RecordsHostRangesOnlyWhileCollecting) {
   HostRangeRecorder& ranges = HostRangeRecorder::Get();
   EXPECT_FALSE(ranges.recording());
