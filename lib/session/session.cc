@@ -70,8 +70,13 @@ bool Session::CollectingFor(const void* owner) const {
 absl::Status Session::Start(const ProfilerOptions& options, const void* owner,
                             absl::string_view how) {
   std::lock_guard<std::mutex> lock(mu_);
-  auto refuse = [](absl::Status status) {
-    Warn(absl::StrCat(status.message(), "; gpuidle is off, the program runs as usual"));
+  auto refuse = [this](absl::Status status) {
+    // One line per reason and process (a profiled function called in a loop), and none where
+    // `gpuidle run` or the preloaded library already told this process tree there is no GPU.
+    const char* warned = std::getenv("GPUIDLE_WARNED");
+    const bool told = absl::IsUnavailable(status) && warned != nullptr && warned[0] != '\0';
+    std::string line = absl::StrCat(status.message(), "; gpuidle is off, the program runs as usual");
+    if (!told && warned_.insert(line).second) Warn(line);
     return status;
   };
   if (forked_child_) {

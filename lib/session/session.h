@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "absl/status/status.h"
@@ -60,6 +61,7 @@ class Session {
   ProfilerOptions options_;
   int64_t wall_clock_offset_ns_ = 0;
   bool forked_child_ = false;
+  std::set<std::string> warned_;  // refusals already printed
   bool exit_handler_registered_ = false;
 };
 
