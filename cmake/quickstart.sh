@@ -9,7 +9,8 @@ mode=${1:-run}
 case "$mode" in run|test) ;; *) echo "usage: $0 [run|test]" >&2; exit 2 ;; esac
 
 packages=(cmake ninja-build g++ pkg-config zlib1g-dev libabsl-dev rapidjson-dev
-          libgtest-dev libgmock-dev libbenchmark-dev python3)
+          libgtest-dev libgmock-dev libbenchmark-dev python3
+          pybind11-dev python3-dev python3-pytest)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -96,7 +96,9 @@ quiet "configuring examples/cpp/find_package against $prefix failed" \
 found_dir=$(sed -n 's/^gpuidle_DIR:PATH=//p' "$consumer/CMakeCache.txt")
 case "$found_dir" in "$prefix"/*) ;; *) fail "find_package(gpuidle) found '$found_dir', not the test prefix" ;; esac
 quiet "building examples/cpp/find_package failed" "$cmake_cmd" --build "$consumer"
-ldd "$consumer/idle_report" | grep -q "libgpuidle.so.* => $prefix/" ||
+# grep reads all of ldd's output: with -q it could exit first, and pipefail would then count
+# ldd's SIGPIPE as a failure (seen under parallel ctest).
+ldd "$consumer/idle_report" | grep "libgpuidle.so.* => $prefix/" >/dev/null ||
   fail "idle_report does not load libgpuidle.so from $prefix: $(ldd "$consumer/idle_report" | grep gpuidle)"
 if "$consumer/idle_report" "$trace" >"$tmp/consumer.out" 2>&1; then
   grep -q 'GPU 0  NVIDIA H200' "$tmp/consumer.out" || fail "consumer output does not name the device (GPU 0  NVIDIA H200)"

@@ -1,0 +1,295 @@
+// gpuidle._gpuidle: the native half of the Python package. Thin over the public C++ API in
+// libgpuidle.so (Profiler, markers, AnalyzeTraceFiles, FormatReport) and the CLI; the Python
+// side (bindings/python/gpuidle) builds the user-facing objects from what this returns.
+//
+// One collector per process: the module links libgpuidle.so for everything that has state
+// (the session, the collector, the NVTX capture). What it takes from the static layers is only
+// the stateless code behind the CLI and the option parser (cli, profiler_options, report/writer),
+// hidden inside this module (--exclude-libs); tests/python/test_native.py checks that no
+// collector or session code is in it.
+#include <dlfcn.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "cli/cli.h"
+#include "core/version.h"
+#include "gpuidle/analyze.h"
+#include "gpuidle/options.h"
+#include "gpuidle/profiler.h"
+#include "gpuidle/report.h"
+#include "report/writer.h"
+#include "session/profiler_options.h"
+
+namespace py = pybind11;
+
+namespace gpuidle::python {
+namespace {
+
+// gpuidle.GpuidleError(RuntimeError): every error without a closer Python equivalent. Created
+// once at import and never released (it lives as long as the interpreter's module).
+PyObject* gpuidle_error = nullptr;
+
+// The one place where absl::Status codes become Python exceptions.
+[[noreturn]] void ThrowStatus(const absl::Status& status) {
+  const std::string message(status.message());
+  switch (status.code()) {
+    case absl::StatusCode::kInvalidArgument:
+      PyErr_SetString(PyExc_ValueError, message.c_str());
+      break;
+    case absl::StatusCode::kNotFound:
+      PyErr_SetString(PyExc_FileNotFoundError, message.c_str());
+      break;
+    default: {
+      // The code travels along (e.g. "DATA_LOSS" for a truncated trace) for callers that care.
+      py::object error = py::reinterpret_borrow<py::object>(gpuidle_error)(message);
+      error.attr("code") = absl::StatusCodeToString(status.code());
+      PyErr_SetObject(gpuidle_error, error.ptr());
+      break;
+    }
+  }
+  throw py::error_already_set();
+}
+
+void ThrowIfError(const absl::Status& status) {
+  if (!status.ok()) ThrowStatus(status);
+}
+
+// (label, variable, value): a keyword argument of the Python API as the GPUIDLE_* variable
+// that means the same, so that Python, the environment and `gpuidle run` share one set of
+// rules (session/profiler_options.h). The label names the keyword in error messages.
+using Setting = std::tuple<std::string, std::string, std::string>;
+
+void ApplySettings(const std::vector<Setting>& settings, ProfilerOptions* options) {
+  for (const auto& [label, variable, value] : settings) {
+    absl::Status s = internal::ApplyProfilerVariable(variable, value, options);
+    if (!s.ok()) ThrowStatus(absl::InvalidArgumentError(absl::StrCat(label, ": ", s.message())));
+  }
+}
+
+// A finished analysis and the options it was made with (the writers print thresholds).
+class NativeReport {
+ public:
+  NativeReport(Report report, AnalysisOptions options)
+      : report_(std::move(report)), options_(std::move(options)) {}
+
+  std::string Format(const std::string& format) const {
+    absl::StatusOr<std::string> text;
+    {
+      py::gil_scoped_release release;
+      text = FormatReport(report_, format, options_);
+    }
+    if (!text.ok()) ThrowStatus(text.status());
+    return *std::move(text);
+  }
+
+ private:
+  Report report_;
+  AnalysisOptions options_;
+};
+
+NativeReport Analyze(const std::vector<std::string>& paths, const std::vector<Setting>& settings) {
+  ProfilerOptions options;  // the analysis part only; the environment is not read (as the CLI)
+  ApplySettings(settings, &options);
+  absl::StatusOr<Report> report;
+  {
+    py::gil_scoped_release release;
+    report = AnalyzeTraceFiles(paths, options.analysis);
+  }
+  if (!report.ok()) ThrowStatus(report.status());
+  return NativeReport(*std::move(report), options.analysis);
+}
+
+// gpuidle::Profiler with the options fixed at construction: the GPUIDLE_* environment first,
+// then the keyword arguments. A bad environment is not an error here: like the C++ Profiler,
+// start() then warns once and gpuidle stays inert.
+class NativeProfiler {
+ public:
+  explicit NativeProfiler(const std::vector<Setting>& settings)
+      : options_(ProfilerOptionsFromEnvironment()) {
+    ProfilerOptions scratch;
+    ApplySettings(settings, options_.ok() ? &*options_ : &scratch);
+    if (options_.ok()) {
+      // The Python side prints the summary (through sys.stderr, which notebooks show).
+      print_summary_ = options_->print_summary;
+      options_->print_summary = false;
+    }
+  }
+
+  // None when collecting; otherwise why not (gpuidle already printed one warning line).
+  std::optional<std::string> Start() {
+    if (profiler_ != nullptr && profiler_->collecting()) {
+      return "this profiler is already collecting";
+    }
+    absl::Status status;
+    {
+      py::gil_scoped_release release;
+      profiler_ =
+          options_.ok() ? std::make_unique<Profiler>(*options_) : std::make_unique<Profiler>();
+      status = profiler_->Start();
+    }
+    if (status.ok()) return std::nullopt;
+    return std::string(status.message());
+  }
+
+  // Stops, analyses and writes the configured outputs. None on success, else why an output was
+  // not written (warned already; the report is still there). Raises if it was not collecting.
+  std::optional<std::string> Stop() {
+    if (profiler_ == nullptr) {
+      ThrowStatus(absl::FailedPreconditionError("this profiler is not collecting"));
+    }
+    absl::Status status;
+    bool was_collecting = false;
+    {
+      py::gil_scoped_release release;
+      was_collecting = profiler_->collecting();
+      status = profiler_->Stop();
+    }
+    if (!was_collecting && !status.ok()) ThrowStatus(status);
+    if (status.ok()) return std::nullopt;
+    return std::string(status.message());
+  }
+
+  bool collecting() const { return profiler_ != nullptr && profiler_->collecting(); }
+
+  std::optional<NativeReport> Report() const {
+    const gpuidle::Report* r = profiler_ != nullptr ? profiler_->report() : nullptr;
+    if (r == nullptr) return std::nullopt;
+    return NativeReport(*r, options_.ok() ? options_->analysis : AnalysisOptions{});
+  }
+
+  void SaveTrace(const std::string& path) const {
+    if (profiler_ == nullptr) {
+      ThrowStatus(absl::FailedPreconditionError("no trace: nothing was collected yet"));
+    }
+    absl::Status status;
+    {
+      py::gil_scoped_release release;
+      status = profiler_->SaveTrace(path);
+    }
+    ThrowIfError(status);
+  }
+
+  std::string written_report_path() const {
+    return profiler_ != nullptr ? profiler_->written_report_path() : "";
+  }
+  std::string written_trace_path() const {
+    return profiler_ != nullptr ? profiler_->written_trace_path() : "";
+  }
+  bool print_summary() const { return print_summary_; }
+
+ private:
+  absl::StatusOr<ProfilerOptions> options_;
+  bool print_summary_ = true;
+  std::unique_ptr<Profiler> profiler_;
+};
+
+// The command line on this process's standard output and error, as `gpuidle ARGS...` would
+// print it. The GIL is released: `run` waits for its command.
+int CliMain(const std::vector<std::string>& args) {
+  int code = 0;
+  {
+    py::gil_scoped_release release;
+    code = internal::RunCli(args, std::cout, std::cerr);
+    std::cout.flush();
+    std::cerr.flush();
+    std::fflush(stdout);
+  }
+  return code;
+}
+
+// The libgpuidle.so this module uses: the file that `gpuidle run` should inject, so that a child
+// that imports gpuidle too ends up with one copy of the library.
+std::string LibraryPath() {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&gpuidle::PopMarker), &info) == 0 ||
+      info.dli_fname == nullptr) {
+    return "";
+  }
+  return info.dli_fname;
+}
+
+}  // namespace
+
+void DefineCallSites(py::module_& m);  // call_sites.cc
+
+}  // namespace gpuidle::python
+
+PYBIND11_MODULE(_gpuidle, m) {
+  using namespace gpuidle::python;  // NOLINT(build/namespaces): the binding table reads better
+  m.doc() = "Native part of gpuidle; use the gpuidle package instead.";
+  m.attr("__version__") = gpuidle::internal::kVersion;
+
+  gpuidle_error = PyErr_NewExceptionWithDoc(
+      "gpuidle.GpuidleError",
+      "A gpuidle error without a closer Python exception; `code` is the status code name "
+      "(such as \"DATA_LOSS\" for a truncated trace).",
+      PyExc_RuntimeError, nullptr);
+  if (gpuidle_error == nullptr) throw py::error_already_set();
+  m.attr("GpuidleError") = py::reinterpret_borrow<py::object>(gpuidle_error);
+
+  // The taxonomy in report order (the JSON report's keys).
+  py::list causes, subcauses;
+  for (int c = 0; c < gpuidle::kNumCauses; ++c) {
+    causes.append(std::string(gpuidle::CauseName(static_cast<gpuidle::Cause>(c))));
+  }
+  for (int s = 0; s < gpuidle::kNumSubcauses; ++s) {
+    subcauses.append(gpuidle::QualifiedSubcauseName(static_cast<gpuidle::Subcause>(s)));
+  }
+  m.attr("CAUSES") = py::tuple(causes);
+  m.attr("SUBCAUSES") = py::tuple(subcauses);
+
+  m.attr("MARKER_STEP") = static_cast<int>(gpuidle::MarkerKind::kStep);
+  m.attr("MARKER_DATA") = static_cast<int>(gpuidle::MarkerKind::kData);
+  m.attr("MARKER_USER") = static_cast<int>(gpuidle::MarkerKind::kUser);
+
+  py::class_<NativeReport>(m, "NativeReport")
+      .def("format", &NativeReport::Format, py::arg("format"),
+           "The report as \"text\" or \"json\" (ValueError for another format).");
+
+  m.def("analyze", &Analyze, py::arg("paths"), py::arg("settings"),
+        "Analyses the trace files of one job.");
+
+  py::class_<NativeProfiler>(m, "Profiler")
+      .def(py::init<const std::vector<Setting>&>(), py::arg("settings"))
+      .def("start", &NativeProfiler::Start)
+      .def("stop", &NativeProfiler::Stop)
+      .def_property_readonly("collecting", &NativeProfiler::collecting)
+      .def("report", &NativeProfiler::Report)
+      .def("save_trace", &NativeProfiler::SaveTrace, py::arg("path"))
+      .def_property_readonly("written_report_path", &NativeProfiler::written_report_path)
+      .def_property_readonly("written_trace_path", &NativeProfiler::written_trace_path)
+      .def_property_readonly("print_summary", &NativeProfiler::print_summary);
+
+  // Markers cost one NVTX call when nothing collects; they never raise.
+  m.def(
+      "push_marker",
+      [](int kind, const std::string& name) {
+        if (kind < 0 || kind > static_cast<int>(gpuidle::MarkerKind::kUser)) {
+          ThrowStatus(absl::InvalidArgumentError(absl::StrCat("unknown marker kind ", kind)));
+        }
+        gpuidle::PushMarker(static_cast<gpuidle::MarkerKind>(kind), name);
+      },
+      py::arg("kind"), py::arg("name") = "");
+  m.def("pop_marker", &gpuidle::PopMarker);
+
+  m.def(
+      "format_for_path",
+      [](const std::string& path) { return gpuidle::internal::FormatForPath(path); },
+      py::arg("path"),
+      "The report format a file name asks for: \"json\" for .json, else \"text\".");
+  m.def("cli_main", &CliMain, py::arg("args"), "Runs `gpuidle ARGS...`; returns its exit code.");
+  m.def("library_path", &LibraryPath, "The libgpuidle.so this module uses.");
+  DefineCallSites(m);
+}

@@ -1,0 +1,299 @@
+"""Live profiling: ``with gpuidle.profile() as p:``."""
+
+from __future__ import annotations
+
+import atexit
+import functools
+import os
+import sys
+import threading
+import weakref
+from typing import Any, Callable, Iterable, Optional, TypeVar, Union, overload
+
+from . import _call_sites, _markers, _options
+from ._native import _gpuidle
+from ._report import Report
+
+F = TypeVar("F", bound=Callable[..., Any])
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+def _warn(message: str) -> None:
+    sys.stderr.write(f"gpuidle: warning: {message}\n")
+    sys.stderr.flush()
+
+
+def _note(message: str) -> None:
+    sys.stderr.write(f"gpuidle: {message}\n")
+
+
+class Profile:
+    """A collection of this process's GPU timeline, and its report when it stops.
+
+    Use :func:`profile` to make one. It starts on ``with`` (or when the decorated function is
+    called) and stops at the end: the analysis then prints the summary on standard error (unless
+    ``quiet``), writes ``out`` / ``trace`` if given, and leaves the :class:`Report` in
+    :attr:`report`. Without a GPU, driver or CUPTI, with CUPTI owned by another tool, or in a
+    forked child, gpuidle prints one warning line and the block runs as usual: :attr:`active` is
+    False and :attr:`report` stays None.
+    """
+
+    def __init__(
+        self,
+        out: Optional[PathLike] = None,
+        format: Optional[str] = None,
+        trace: Optional[PathLike] = None,
+        quiet: Optional[bool] = None,
+        *,
+        launch_gap_max_us: Optional[float] = None,
+        dispatch_latency_max_us: Optional[float] = None,
+        data_ranges: Union[str, Iterable[str], None] = None,
+        max_gaps: Optional[int] = None,
+        max_records: Optional[int] = None,
+        buffer_mb: Optional[int] = None,
+    ) -> None:
+        settings = _options.settings(
+            out=out, format=format, trace=trace, quiet=quiet,
+            launch_gap_max_us=launch_gap_max_us, dispatch_latency_max_us=dispatch_latency_max_us,
+            data_ranges=data_ranges, max_gaps=max_gaps, max_records=max_records,
+            buffer_mb=buffer_mb)
+        # Reads the GPUIDLE_* environment now, then the keywords over it (ValueError here for a
+        # bad keyword; a bad environment variable is the one warning at start instead).
+        self._native = _gpuidle.Profiler(settings)
+        self._lock = threading.Lock()
+        self._depth = 0
+        self._torch_installed = False
+        #: The analysis of the last collection; None before it stops or when nothing was
+        #: collected (no GPU, no CUDA work).
+        self.report: Optional[Report] = None
+        #: Why the last start() did not collect (the warning gpuidle printed), else None.
+        self.error: Optional[str] = None
+        #: Why a configured output was not written at stop (warned already), else None.
+        self.output_error: Optional[str] = None
+
+    # --- state ------------------------------------------------------------------------------
+
+    @property
+    def active(self) -> bool:
+        """True while this profile collects."""
+        return bool(self._native.collecting)
+
+    @property
+    def report_path(self) -> Optional[str]:
+        """Where the report was written at stop (``out``, after placeholders and the
+        never-overwrite rule), or None."""
+        return self._native.written_report_path or None
+
+    @property
+    def trace_path(self) -> Optional[str]:
+        """Where the trace was written at stop (``trace``), or None."""
+        return self._native.written_trace_path or None
+
+    # --- start / stop ---------------------------------------------------------------------------
+
+    def start(self) -> bool:
+        """Starts collecting; False (after one warning line) if gpuidle cannot."""
+        with self._lock:
+            self._depth += 1
+            if self._depth > 1:  # nested use of the same profile: the outer one collects
+                return self.active
+        self.report = None
+        self.error = None
+        self.output_error = None
+        if "torch" in sys.modules:
+            from . import _torch
+
+            if _torch.in_worker():  # a DataLoader worker makes batches; it never collects
+                self.error = "not profiling a DataLoader worker process"
+                return False
+            conflict = _torch.conflict()
+            if conflict is not None:
+                # Taking CUPTI now would silently cost torch.profiler its records.
+                self.error = f"{conflict}: gpuidle steps aside and collects nothing"
+                _warn(f"{self.error} (analyse torch.profiler's trace with gpuidle.analyze)")
+                return False
+        self._install_torch()
+        _call_sites.enable()
+        error = self._native.start()
+        if error is not None:
+            self.error = error
+            _call_sites.disable()
+            self._uninstall_torch()
+            return False
+        _running.add(self)
+        return True
+
+    def stop(self) -> Optional[Report]:
+        """Stops collecting, analyses, prints the summary and writes the outputs; returns
+        :attr:`report`. Does nothing if this profile is not collecting."""
+        with self._lock:
+            if self._depth > 1:
+                self._depth -= 1
+                return self.report
+            self._depth = 0
+        _markers.end_step()
+        try:
+            if self._native.collecting:
+                self.output_error = self._native.stop()  # the GIL is released meanwhile
+                native = self._native.report()
+                self.report = Report._from_native(native) if native is not None else None
+                self._print_outcome()
+        finally:
+            _running.discard(self)
+            _call_sites.disable()
+            self._uninstall_torch()
+        return self.report
+
+    def _print_outcome(self) -> None:
+        # What the C++ session prints, but through sys.stderr so that notebooks and redirected
+        # streams see it.
+        if not self._native.print_summary:
+            return
+        if self.report is None:
+            if self.output_error is None:
+                _note("no CUDA activity was recorded; no report")
+        else:
+            sys.stderr.write(self.report.summary() + "\n")
+        if self.report_path:
+            _note(f"report written to {self.report_path}")
+        if self.trace_path:
+            _note(f"trace written to {self.trace_path}")
+        sys.stderr.flush()
+
+    def save_trace(self, path: PathLike) -> None:
+        """Writes the recorded timeline as a gpuidle trace (Perfetto UI opens it,
+        :func:`gpuidle.analyze` reads it back). Placeholders and the never-overwrite rule apply
+        as for ``trace``."""
+        self._native.save_trace(os.fspath(path))
+
+    # --- markers --------------------------------------------------------------------------------
+
+    def step(self) -> _markers.StepHandle:
+        """Ends the current step of this thread and begins the next (see :func:`gpuidle.step`)."""
+        return _markers.step()
+
+    # --- PyTorch --------------------------------------------------------------------------------
+
+    def _install_torch(self) -> None:
+        # Only when the program already imported torch: gpuidle never pays torch's import.
+        if "torch" not in sys.modules:
+            return
+        try:
+            from . import _torch
+
+            _torch.install(self)
+            self._torch_installed = True
+        except Exception as e:  # never break the program over the integration
+            _warn(f"PyTorch integration failed ({type(e).__name__}: {e}); profiling without it")
+
+    def _uninstall_torch(self) -> None:
+        if not self._torch_installed:
+            return
+        self._torch_installed = False
+        try:
+            from . import _torch
+
+            _torch.uninstall()
+        except Exception as e:
+            _warn(f"PyTorch integration failed to uninstall ({type(e).__name__}: {e})")
+
+    # --- context manager and decorator ----------------------------------------------------------
+
+    def __enter__(self) -> "Profile":
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def __call__(self, func: F) -> F:
+        """Used as a decorator: each call of func is profiled (nested calls join the outer)."""
+
+        @functools.wraps(func)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            with self:
+                return func(*args, **kwargs)
+
+        wrapper.profile = self  # type: ignore[attr-defined]
+        return wrapper  # type: ignore[return-value]
+
+    def __repr__(self) -> str:
+        state = "active" if self.active else ("inactive: " + self.error if self.error else "inactive")
+        return f"<gpuidle.Profile {state}>"
+
+
+# Profiles still collecting when the interpreter exits are stopped by Python's atexit, before
+# the C++ exit handlers and CUDA's teardown, so that their summary and outputs appear as usual.
+_running: "weakref.WeakSet[Profile]" = weakref.WeakSet()
+
+
+@atexit.register
+def _stop_running_profiles() -> None:
+    for p in list(_running):
+        try:
+            p._depth = 1
+            p.stop()
+        except Exception as e:  # exiting: report, never raise
+            _warn(f"stopping at exit failed: {e}")
+
+
+@overload
+def profile(func: F, /) -> F: ...
+
+
+@overload
+def profile(
+    out: Optional[PathLike] = None,
+    format: Optional[str] = None,
+    trace: Optional[PathLike] = None,
+    quiet: Optional[bool] = None,
+    *,
+    launch_gap_max_us: Optional[float] = None,
+    dispatch_latency_max_us: Optional[float] = None,
+    data_ranges: Union[str, Iterable[str], None] = None,
+    max_gaps: Optional[int] = None,
+    max_records: Optional[int] = None,
+    buffer_mb: Optional[int] = None,
+) -> Profile: ...
+
+
+def profile(out: Any = None, *args: Any, **kwargs: Any) -> Any:
+    """Profiles a block or a function: why were the GPUs idle meanwhile?
+
+    ::
+
+        with gpuidle.profile(out="report.json") as p:
+            for batch in loader:
+                p.step()
+                train_step(batch)
+        print(p.report.devices[0].cause_shares)
+
+        @gpuidle.profile(quiet=True)
+        def train(): ...
+
+    Every keyword has a ``GPUIDLE_*`` environment variable (docs/INJECTION.md), which gives its
+    default; a keyword that is given wins.
+
+    Args:
+        out: write the report here when collection stops (``%p`` pid, ``%r`` rank, ``%h`` host;
+            an existing file is never replaced: the pid is added to the name instead).
+        format: "text" or "json" for ``out`` (default: from its extension).
+        trace: write the recorded timeline here (a gpuidle trace; Perfetto UI opens it).
+        quiet: no summary on standard error at the end.
+        launch_gap_max_us: host stretches between CUDA calls shorter than this are launch
+            overhead, longer ones host work (default 1000).
+        dispatch_latency_max_us: queued work that waits longer than this with no cause in the
+            trace is unattributed, not kernel_gap (default 100).
+        data_ranges: host ranges whose name contains one of these are data waits (added to
+            the defaults; a comma separates patterns).
+        max_gaps: longest gaps kept in the report (default 50).
+        max_records: stop recording after this many records (default 20,000,000).
+        buffer_mb: CUPTI buffer memory in MiB, 1 to 4096 (default 64).
+
+    Raises:
+        ValueError: a keyword has a bad value (TypeError: a wrong type). Nothing is raised when
+            gpuidle cannot collect; it warns once and :attr:`Profile.active` is False.
+    """
+    if callable(out) and not isinstance(out, (str, os.PathLike)) and not args and not kwargs:
+        return Profile()(out)  # @gpuidle.profile without parentheses
+    return Profile(out, *args, **kwargs)

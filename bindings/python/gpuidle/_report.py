@@ -1,0 +1,412 @@
+"""gpuidle's answer to "why was my GPU idle?" as Python values.
+
+A :class:`Report` is built from the JSON report (schema ``gpuidle.report/1``,
+docs/REPORT_SCHEMA.md) that the C++ engine writes, so its figures are exactly those of
+``gpuidle analyze --format json``. Times are integer nanoseconds.
+"""
+
+from __future__ import annotations
+
+import copy
+import errno
+import html
+import json
+import os
+import secrets
+from dataclasses import dataclass, field
+from typing import Any, Optional, Union
+
+from ._native import _gpuidle
+
+#: The causes of idle time, in report order.
+CAUSES: tuple[str, ...] = tuple(_gpuidle.CAUSES)
+#: The qualified subcauses ("data_starved.dataloader", ...), in report order.
+SUBCAUSES: tuple[str, ...] = tuple(_gpuidle.SUBCAUSES)
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+def _cause_of(subcause: str) -> str:
+    return subcause.split(".", 1)[0]
+
+
+def _share(part: int, whole: int) -> float:
+    return part / whole if whole > 0 else 0.0
+
+
+class _Idle:
+    """Per-cause and per-subcause idle time; mixed into devices and steps."""
+
+    idle_ns: int
+    idle_by_cause: dict[str, int]
+    idle_by_subcause: dict[str, int]
+
+    @property
+    def cause_shares(self) -> dict[str, float]:
+        """Each cause's share of the idle time (0..1; all 0 when there is none)."""
+        return {c: _share(ns, self.idle_ns) for c, ns in self.idle_by_cause.items()}
+
+    @property
+    def subcause_shares(self) -> dict[str, float]:
+        """Each subcause's share of the idle time (0..1)."""
+        return {s: _share(ns, self.idle_ns) for s, ns in self.idle_by_subcause.items()}
+
+    @property
+    def dominant(self) -> str:
+        """The subcause with the most idle time ("unattributed" when there is none)."""
+        best = max(self.idle_by_subcause.items(), key=lambda kv: kv[1], default=("", 0))
+        return best[0] if best[1] > 0 else "unattributed"
+
+
+@dataclass(frozen=True)
+class DeviceReport(_Idle):
+    """One device (per rank when several traces are analysed together)."""
+
+    rank: Optional[int]
+    device: int
+    name: str
+    window_ns: int
+    busy_ns: int  #: at least one kernel executing (NCCL kernels included)
+    idle_ns: int  #: window_ns - busy_ns; the sum of idle_by_subcause
+    idle_by_cause: dict[str, int]
+    idle_by_subcause: dict[str, int]
+    kernel_count: int
+    memcpy_count: int
+    memset_count: int
+    comm_ns: int  #: NCCL kernels executing
+    exposed_comm_ns: int  #: ... while no other kernel executes
+    comm_wait_ns: Optional[int]  #: part of comm_ns waiting for peers; None unless all ranks
+
+    @property
+    def busy_share(self) -> float:
+        """Busy time over the window (what nvidia-smi calls utilisation)."""
+        return _share(self.busy_ns, self.window_ns)
+
+    @property
+    def idle_share(self) -> float:
+        return _share(self.idle_ns, self.window_ns)
+
+    @property
+    def label(self) -> str:
+        """"GPU 0" or "rank 1 GPU 0"."""
+        return f"GPU {self.device}" if self.rank is None else f"rank {self.rank} GPU {self.device}"
+
+
+@dataclass(frozen=True)
+class StepReport(_Idle):
+    """One step (``ProfilerStep#N``, :func:`gpuidle.step`) on one device."""
+
+    rank: Optional[int]
+    device: int
+    name: str
+    start_ns: int
+    end_ns: int
+    busy_ns: int
+    idle_ns: int
+    idle_by_cause: dict[str, int]
+    idle_by_subcause: dict[str, int]
+
+    @property
+    def duration_ns(self) -> int:
+        return self.end_ns - self.start_ns
+
+
+@dataclass(frozen=True)
+class Gap:
+    """A contiguous idle interval of one device with one cause."""
+
+    rank: Optional[int]
+    device: int
+    start_ns: int
+    end_ns: int
+    cause: str
+    subcause: str  #: qualified: "sync_bound.host_sync"
+    next_op: str  #: the kernel that ended the gap ("" at the end of the window)
+    thread: int  #: the launching host thread (0 if unknown)
+    evidence: str  #: API call, marker or collective that explains the gap
+    call_site: str  #: framework op / Python frame, where captured
+
+    @property
+    def duration_ns(self) -> int:
+        return self.end_ns - self.start_ns
+
+
+@dataclass(frozen=True)
+class Offender:
+    """A place in the program that caused much idle time."""
+
+    cause: str
+    subcause: str
+    what: str  #: the API call, kernel or range
+    site: str  #: framework op and Python frame ("" if unknown)
+    idle_ns: int
+    count: int  #: gaps it caused
+
+
+@dataclass(frozen=True)
+class Advice:
+    """The fix for one subcause that lost much time."""
+
+    cause: str
+    subcause: str
+    share_of_lost_time: float  #: 0..1 over all devices
+    fix: str
+
+
+def _pick(cls: type, d: dict[str, Any]) -> Any:
+    names = cls.__dataclass_fields__  # type: ignore[attr-defined]
+    return cls(**{k: copy.deepcopy(v) for k, v in d.items() if k in names})
+
+
+@dataclass(frozen=True, eq=False)
+class Report:
+    """Why the GPUs were idle: per device, per cause, per step, with offenders and fixes.
+
+    From :func:`gpuidle.analyze` (trace files) or ``profile().report`` (a live capture)::
+
+        report = gpuidle.analyze("trace.json.gz")
+        for d in report.devices:
+            print(d.label, d.idle_ns / 1e6, "ms idle,", d.cause_shares["sync_bound"], "sync-bound")
+        print(report.summary())
+        report.save("report.json")
+    """
+
+    source: str  #: "pytorch-profiler" or "gpuidle"
+    inputs: list[str]
+    window_start_ns: int
+    window_end_ns: int
+    devices: list[DeviceReport]  #: devices that ran work
+    visible_device_count: int  #: per process, 0 if unknown
+    unused_devices: list[int]  #: visible but never used
+    steps: list[StepReport]
+    longest_gaps: list[Gap]  #: longest first
+    offenders: list[Offender]  #: most idle first
+    advice: list[Advice]  #: most lost time first
+    completeness: str  #: "complete", "records_lost" or "unknown" (the source does not say)
+    dropped_records: Optional[int]  #: None when unknown
+    zero_timestamp_records: int
+    record_limit_reached: bool  #: a live capture stopped at its record limit
+    options: dict[str, Any] = field(repr=False)  #: the analysis thresholds used
+    _native: Any = field(repr=False)
+    _data: dict[str, Any] = field(repr=False)
+
+    @classmethod
+    def _from_native(cls, native: Any) -> "Report":
+        data = json.loads(native.format("json"))
+        c = data["completeness"]
+        return cls(
+            source=data["source"],
+            inputs=list(data["inputs"]),
+            window_start_ns=data["window"]["start_ns"],
+            window_end_ns=data["window"]["end_ns"],
+            devices=[_pick(DeviceReport, d) for d in data["devices"]],
+            visible_device_count=data["visible_device_count"],
+            unused_devices=list(data["unused_devices"]),
+            steps=[_pick(StepReport, s) for s in data["steps"]],
+            longest_gaps=[_pick(Gap, g) for g in data["longest_gaps"]],
+            offenders=[_pick(Offender, o) for o in data["offenders"]],
+            advice=[_pick(Advice, a) for a in data["advice"]],
+            completeness=c["status"],
+            dropped_records=c["dropped_records"],
+            zero_timestamp_records=c["zero_timestamp_records"],
+            record_limit_reached=c["record_limit_reached"],
+            options=data.get("options", {}),
+            _native=native,
+            _data=data,
+        )
+
+    # --- figures over all devices -------------------------------------------------------------
+
+    @property
+    def window_ns(self) -> int:
+        return self.window_end_ns - self.window_start_ns
+
+    @property
+    def complete(self) -> Optional[bool]:
+        """True if no record was lost, False if some were (or the record limit was reached),
+        None if the source does not say (PyTorch profiler traces)."""
+        if self.record_limit_reached or self.completeness == "records_lost":
+            return False
+        return True if self.completeness == "complete" else None
+
+    @property
+    def busy_ns(self) -> int:
+        return sum(d.busy_ns for d in self.devices)
+
+    @property
+    def idle_ns(self) -> int:
+        return sum(d.idle_ns for d in self.devices)
+
+    @property
+    def idle_by_cause(self) -> dict[str, int]:
+        """Idle ns per cause, summed over devices."""
+        return {c: sum(d.idle_by_cause.get(c, 0) for d in self.devices) for c in CAUSES}
+
+    @property
+    def idle_by_subcause(self) -> dict[str, int]:
+        """Idle ns per qualified subcause, summed over devices."""
+        return {s: sum(d.idle_by_subcause.get(s, 0) for d in self.devices) for s in SUBCAUSES}
+
+    @property
+    def cause_shares(self) -> dict[str, float]:
+        """Each cause's share of all idle time (0..1)."""
+        total = self.idle_ns
+        return {c: _share(ns, total) for c, ns in self.idle_by_cause.items()}
+
+    # --- outputs ------------------------------------------------------------------------------
+
+    def format(self, format: str) -> str:
+        """The report as "text" (the terminal summary) or "json" (schema gpuidle.report/1)."""
+        return str(self._native.format(format))
+
+    def summary(self) -> str:
+        """The text summary: the table a person reads in ten seconds."""
+        return self.format("text")
+
+    def to_json(self) -> str:
+        """The JSON report, exactly as ``gpuidle analyze --format json`` writes it."""
+        return self.format("json")
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON report as plain Python values (a copy)."""
+        return copy.deepcopy(self._data)
+
+    def save(self, path: PathLike, format: Optional[str] = None, *, overwrite: bool = False) -> str:
+        """Writes the report to path; returns the path.
+
+        The format comes from the extension when not given (".json" is JSON, anything else
+        text). Like every output of gpuidle, the file is written completely or not at all (a
+        temporary file next to it is linked into place), and an existing file is never replaced
+        unless ``overwrite=True``: FileExistsError instead.
+        """
+        target = os.fspath(path)
+        text = self.format(format if format is not None else _gpuidle.format_for_path(target))
+        _write_file(target, text, overwrite)
+        return target
+
+    def __str__(self) -> str:
+        return self.summary()
+
+    def __repr__(self) -> str:
+        devices = ", ".join(
+            f"{d.label} idle {d.idle_share:.1%} ({d.dominant})" for d in self.devices) or "no devices"
+        return f"<gpuidle.Report {self.source}: {devices}>"
+
+    def _repr_html_(self) -> str:
+        return _html(self)
+
+
+def _write_file(path: str, text: str, overwrite: bool) -> None:
+    directory = os.path.dirname(os.path.abspath(path))
+    # Created exclusively, never through a link; the umask applies as to any new file.
+    for _ in range(100):
+        temporary = os.path.join(
+            directory, f".{os.path.basename(path)}.{secrets.token_hex(6)}.tmp")
+        try:
+            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666)
+            break
+        except FileExistsError:
+            continue
+    else:
+        raise FileExistsError(errno.EEXIST, "cannot create a temporary file", directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        if overwrite:
+            os.replace(temporary, path)
+        else:
+            try:
+                # link() fails rather than replace anything, symbolic links included.
+                os.link(temporary, path)
+            except FileExistsError:
+                raise FileExistsError(
+                    errno.EEXIST, f"{path} exists; gpuidle does not replace it (pass "
+                    "overwrite=True to)", path) from None
+    finally:
+        try:
+            os.unlink(temporary)
+        except FileNotFoundError:
+            pass
+
+
+# --- HTML for notebooks -------------------------------------------------------------------------
+
+# The colour families of the Perfetto trace: reds for data-starved, blues for launch-bound,
+# yellows for sync-bound, grey for no evidence.
+_COLOURS = {
+    "busy": "#4caf50",
+    "data_starved": "#d62728",
+    "launch_bound": "#1f77b4",
+    "sync_bound": "#e6a800",
+    "unattributed": "#9e9e9e",
+}
+
+
+def _ms(ns: int) -> str:
+    return f"{ns / 1e6:.1f}"
+
+
+def _bar(parts: list[tuple[str, int, str]], whole: int, width: str) -> str:
+    """A horizontal stacked bar of (colour, ns, title) parts."""
+    cells = "".join(
+        f'<div title="{html.escape(title)}" style="width:{100 * _share(ns, whole):.3f}%;'
+        f'background:{colour};height:100%"></div>'
+        for colour, ns, title in parts if ns > 0)
+    return (f'<div style="display:flex;width:{width};height:10px;background:#eee;'
+            f'border-radius:2px;overflow:hidden">{cells}</div>')
+
+
+def _html(r: Report) -> str:
+    e = html.escape
+    td = 'style="padding:2px 8px;text-align:{}"'
+    left, right = td.format("left"), td.format("right")
+    records = {"complete": "complete", "unknown": "the source does not report lost records"}.get(
+        r.completeness, f"{r.dropped_records} records lost")
+    if r.record_limit_reached:
+        records += "; record limit reached"
+    rows = []
+    for d in r.devices:
+        window_bar = _bar([(_COLOURS["busy"], d.busy_ns, f"busy {_ms(d.busy_ns)} ms")] +
+                          [(_COLOURS[c], d.idle_by_cause.get(c, 0), f"{c} {_ms(d.idle_by_cause.get(c, 0))} ms")
+                           for c in CAUSES], d.window_ns, "240px")
+        rows.append(
+            f'<tr style="border-top:1px solid #ccc"><td {left} colspan="3"><b>{e(d.label)}</b> '
+            f'{e(d.name)} &nbsp; busy {d.busy_share:.1%} &nbsp; idle {d.idle_share:.1%} '
+            f'({_ms(d.idle_ns)} ms of {_ms(d.window_ns)} ms)</td><td {left} colspan="2">'
+            f'{window_bar}</td></tr>')
+        for c in CAUSES:
+            ns = d.idle_by_cause.get(c, 0)
+            if ns <= 0:
+                continue
+            subs = ", ".join(
+                f"{s.split('.', 1)[-1]} {_ms(v)}" for s, v in d.idle_by_subcause.items()
+                if v > 0 and _cause_of(s) == c and s != c)
+            rows.append(
+                f'<tr><td {left}><span style="color:{_COLOURS[c]}">&#9632;</span> {e(c)}</td>'
+                f'<td {right}>{_ms(ns)}</td><td {right}>{d.cause_shares[c]:.1%}</td>'
+                f'<td {left}>{_bar([(_COLOURS[c], ns, c)], d.idle_ns, "240px")}</td>'
+                f'<td style="padding:2px 8px;color:#555">{e(subs)}</td></tr>')
+        if d.idle_ns == 0:
+            rows.append(f'<tr><td {left} colspan="5">no idle time</td></tr>')
+    advice = "".join(
+        f"<li><b>{e(a.subcause)}</b> ({a.share_of_lost_time:.0%} of lost time): {e(a.fix)}</li>"
+        for a in r.advice)
+    offenders = "".join(
+        f"<li><b>{e(o.subcause)}</b> {_ms(o.idle_ns)} ms in {o.count} gaps: "
+        f"{e(o.what)}{(' at ' + e(o.site)) if o.site else ''}</li>" for o in r.offenders[:5])
+    unused = (f"<div>visible but unused GPUs: {e(', '.join(map(str, r.unused_devices)))}</div>"
+              if r.unused_devices else "")
+    return (
+        '<div class="gpuidle-report" style="font-family:system-ui,sans-serif;font-size:13px">'
+        '<div style="font-weight:600;font-size:14px">gpuidle: why the GPU was idle</div>'
+        f'<div style="color:#555">{e(r.source)} &middot; window {_ms(r.window_ns)} ms &middot; '
+        f'records: {e(records)}</div>{unused}'
+        '<table style="border-collapse:collapse;margin-top:4px"><thead><tr>'
+        f'<th {left}>idle cause</th><th {right}>ms</th><th {right}>of idle</th><th {left}></th>'
+        f'<th {left}>subcauses (ms)</th></tr></thead><tbody>{"".join(rows)}</tbody></table>'
+        + (f'<div style="margin-top:4px">top offenders<ul style="margin:2px 0">{offenders}</ul></div>'
+           if offenders else "")
+        + (f'<div>what to do<ul style="margin:2px 0">{advice}</ul></div>' if advice else "")
+        + "</div>")

@@ -1,0 +1,163 @@
+"""PyTorch integration, installed by :class:`gpuidle.Profile` while it collects.
+
+- **DataLoader waits are data ranges.** ``__next__`` of every DataLoader iterator runs inside a
+  gpuidle data marker, so the GPU's wait for input is named ``data_starved.dataloader`` with no
+  change to the training loop. DataLoader worker processes never run it (they produce batches;
+  the training process waits for them).
+- **torch.profiler and gpuidle never both hold CUPTI.** CUPTI serves one activity client per
+  process: two tools would silently lose each other's records. A profile that starts while
+  torch.profiler (or the autograd profiler) runs steps aside with one warning
+  (:func:`conflict`); a torch.profiler that starts with CUDA activities while gpuidle collects
+  makes gpuidle stop first, with one warning: gpuidle's report covers the time until then and
+  torch.profiler's trace is complete. Analyse that trace with ``gpuidle.analyze``.
+- **Children never collect.** DataLoader workers (forked or spawned) and other
+  multiprocessing children that inherit or re-run a profile stay inert (:func:`in_worker`).
+
+Contract (kept by gpuidle/_profile.py): ``install(profile)`` is called when a profile starts,
+only if ``"torch" in sys.modules`` (gpuidle never imports torch); ``uninstall()`` when it stops.
+Neither may change what the program computes.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+import threading
+from typing import Any, Callable, Optional
+
+from . import _markers
+
+_lock = threading.Lock()
+_profile: Any = None  # the profile the patches report to
+_patches: list[tuple[Any, str, Any, Any]] = []  # (owner, name, original, wrapper)
+
+_DATA_MARKER = "DataLoader.__next__"
+
+
+def _torch() -> Any:
+    return sys.modules.get("torch")
+
+
+def conflict() -> Optional[str]:
+    """Why gpuidle must not take CUPTI now (a profiler of PyTorch's is running), else None."""
+    torch = _torch()
+    if torch is None:
+        return None
+    enabled = getattr(getattr(getattr(torch, "_C", None), "_autograd", None),
+                      "_profiler_enabled", None)
+    try:
+        if enabled is not None and enabled():
+            return "torch.profiler is running"
+    except Exception:  # an unexpected torch: no conflict known
+        return None
+    return None
+
+
+def in_worker() -> bool:
+    """True in a DataLoader worker process (it makes batches; it must not collect)."""
+    torch = _torch()
+    if torch is None:
+        return False
+    try:
+        from torch.utils.data import get_worker_info
+
+        return get_worker_info() is not None
+    except Exception:
+        return False
+
+
+def _patch(owner: Any, name: str, make_wrapper: Callable[[Any], Any]) -> None:
+    original = owner.__dict__.get(name)
+    if original is None:
+        return
+    wrapper = make_wrapper(original)
+    setattr(owner, name, wrapper)
+    _patches.append((owner, name, original, wrapper))
+
+
+def _mark_dataloader(torch: Any) -> None:
+    from torch.utils.data import dataloader
+
+    def make(original: Any) -> Any:
+        @functools.wraps(original)
+        def __next__(self: Any) -> Any:
+            _markers._push(_markers._DATA, _DATA_MARKER)
+            try:
+                return original(self)
+            finally:
+                _markers._pop()
+
+        return __next__
+
+    _patch(dataloader._BaseDataLoaderIter, "__next__", make)
+
+
+def _wants_cuda(prof: Any) -> bool:
+    # torch.autograd.profiler.profile keeps the activities it was asked for; CPU-only profiling
+    # does not use CUPTI and may run beside gpuidle.
+    activities = getattr(prof, "kineto_activities", None)
+    if activities is None:
+        return bool(getattr(prof, "use_cuda", True))
+    return any("CUDA" in str(a) for a in activities)
+
+
+def _hand_over(prof: Any) -> None:
+    """torch.profiler is about to take CUPTI: gpuidle stops first and says so."""
+    profile = _profile
+    if profile is None or not _wants_cuda(prof) or not profile.active:
+        return
+    sys.stderr.write(
+        "gpuidle: warning: torch.profiler is starting with CUDA activities: gpuidle stops "
+        "collecting here and leaves CUPTI to it (gpuidle's report covers the time until now; "
+        "analyse torch.profiler's trace with gpuidle.analyze)\n")
+    sys.stderr.flush()
+    profile.stop()
+
+
+def _yield_to_torch_profiler(torch: Any) -> None:
+    # Both torch.profiler.profile and the autograd profiler start CUPTI through these two.
+    owner = torch.autograd.profiler.profile
+
+    def make(original: Any) -> Any:
+        @functools.wraps(original)
+        def start(self: Any, *args: Any, **kwargs: Any) -> Any:
+            _hand_over(self)
+            return original(self, *args, **kwargs)
+
+        return start
+
+    for name in ("_prepare_trace", "_start_trace"):
+        _patch(owner, name, make)
+
+
+def install(profile: Any) -> None:
+    """Hooks gpuidle into the already imported torch for the duration of ``profile``."""
+    global _profile
+    torch = _torch()
+    if torch is None:
+        return
+    with _lock:
+        if _patches:  # installed by another profile that is still running
+            return
+        _profile = profile
+        try:
+            _mark_dataloader(torch)
+            _yield_to_torch_profiler(torch)
+        except Exception:
+            _undo()
+            raise
+
+
+def _undo() -> None:
+    global _profile
+    while _patches:
+        owner, name, original, wrapper = _patches.pop()
+        if owner.__dict__.get(name) is wrapper:  # someone else may have patched it since
+            setattr(owner, name, original)
+    _profile = None
+
+
+def uninstall() -> None:
+    """Undoes :func:`install`."""
+    with _lock:
+        _undo()

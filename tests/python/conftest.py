@@ -1,0 +1,65 @@
+"""Shared helpers for the Python package's CPU tests.
+
+CTest sets PYTHONPATH=<build>/python, GPUIDLE_CLI (the gpuidle executable of the same build) and
+GPUIDLE_TEST_DATA_DIR; run by hand:
+
+    PYTHONPATH=build/python GPUIDLE_CLI=build/bin/gpuidle /usr/bin/python3 -m pytest tests/python
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import gpuidle
+
+PACKAGE_DIR = Path(gpuidle.__file__).resolve().parent
+DATA_DIR = Path(os.environ.get("GPUIDLE_TEST_DATA_DIR", Path(__file__).resolve().parents[1] / "data"))
+TORCH_TRACES = sorted((DATA_DIR / "traces" / "torch").glob("*.json.gz"))
+LIVE_TRACES = sorted((DATA_DIR / "traces" / "live").glob("*.trace.json.gz"))
+HAS_GPU = os.path.exists("/dev/nvidiactl")
+
+
+def cli_path() -> str:
+    path = os.environ.get("GPUIDLE_CLI") or str(PACKAGE_DIR.parents[1] / "bin" / "gpuidle")
+    if not os.access(path, os.X_OK):
+        pytest.skip(f"the gpuidle CLI is not at {path} (set GPUIDLE_CLI)")
+    return path
+
+
+def run(args: list[str], **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run(args, capture_output=True, text=True, timeout=120, **kwargs)
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess:
+    return run([cli_path(), *args])
+
+
+def cli_json(*args: str) -> dict:
+    proc = run_cli("analyze", "--format", "json", *args)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def python_env(**extra: str) -> dict[str, str]:
+    """The environment for a child Python that imports this very package."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(PACKAGE_DIR.parent)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    for name in ("GPUIDLE_WARNED", "GPUIDLE_LIBRARY", "CUDA_INJECTION64_PATH", "LD_PRELOAD"):
+        env.pop(name, None)
+    env.update(extra)
+    return env
+
+
+def run_python(code: str, *args: str, **extra_env: str) -> subprocess.CompletedProcess:
+    return run([sys.executable, "-c", code, *args], env=python_env(**extra_env))
+
+
+def gpuidle_lines(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if line.startswith("gpuidle:")]

@@ -1,0 +1,228 @@
+"""gpuidle.analyze() against the CLI on the committed traces, the Report's Python values, its
+outputs, and the mapping of errors to Python exceptions."""
+
+from __future__ import annotations
+
+import dataclasses
+import gzip
+import json
+import os
+import sys
+
+import pytest
+
+import gpuidle
+
+from conftest import DATA_DIR, LIVE_TRACES, TORCH_TRACES, cli_json, run, run_cli, python_env
+
+SINGLE_TRACES = [t for t in TORCH_TRACES + LIVE_TRACES if "nccl_straggler" not in t.name]
+RANKS = sorted((DATA_DIR / "traces" / "torch").glob("nccl_straggler.rank*.json.gz"))
+
+
+def test_every_committed_trace_is_there():
+    assert len(TORCH_TRACES) >= 9 and len(LIVE_TRACES) >= 10 and len(RANKS) == 2
+
+
+def check_against_cli(report: gpuidle.Report, cli: dict) -> None:
+    assert report.source == cli["source"]
+    assert report.inputs == cli["inputs"]
+    assert (report.window_start_ns, report.window_end_ns) == (
+        cli["window"]["start_ns"], cli["window"]["end_ns"])
+    assert report.completeness == cli["completeness"]["status"]
+    assert report.dropped_records == cli["completeness"]["dropped_records"]
+    assert report.zero_timestamp_records == cli["completeness"]["zero_timestamp_records"]
+    assert report.record_limit_reached == cli["completeness"]["record_limit_reached"]
+    assert report.visible_device_count == cli["visible_device_count"]
+    assert report.unused_devices == cli["unused_devices"]
+    for values, expected in ((report.devices, cli["devices"]), (report.steps, cli["steps"]),
+                             (report.longest_gaps, cli["longest_gaps"]),
+                             (report.offenders, cli["offenders"]), (report.advice, cli["advice"])):
+        assert len(values) == len(expected)
+        for value, want in zip(values, expected):
+            got = dataclasses.asdict(value)
+            assert got == {k: want[k] for k in got}
+    assert report.options == cli["options"]
+
+
+def check_invariants(report: gpuidle.Report) -> None:
+    assert report.devices
+    for d in report.devices:
+        assert d.busy_ns + d.idle_ns == d.window_ns
+        assert sum(d.idle_by_subcause.values()) == d.idle_ns
+        assert sum(d.idle_by_cause.values()) == d.idle_ns
+        assert set(d.idle_by_cause) == set(gpuidle.CAUSES)
+        assert set(d.idle_by_subcause) == set(gpuidle.SUBCAUSES)
+        if d.idle_ns:
+            assert sum(d.cause_shares.values()) == pytest.approx(1.0)
+            assert sum(d.subcause_shares.values()) == pytest.approx(1.0)
+            assert d.idle_by_subcause[d.dominant] == max(d.idle_by_subcause.values())
+        assert d.busy_share + d.idle_share == pytest.approx(1.0)
+    assert report.idle_ns == sum(report.idle_by_cause.values())
+    for s in report.steps:
+        assert s.busy_ns + s.idle_ns == s.duration_ns
+    assert all(a.duration_ns >= b.duration_ns
+               for a, b in zip(report.longest_gaps, report.longest_gaps[1:]))
+
+
+@pytest.mark.parametrize("trace", SINGLE_TRACES, ids=lambda p: p.name)
+def test_analyze_agrees_with_the_cli(trace):
+    report = gpuidle.analyze(trace)
+    check_against_cli(report, cli_json(str(trace)))
+    check_invariants(report)
+    assert report.to_dict() == json.loads(report.to_json())
+
+
+def test_ranks_of_one_job_are_analysed_together():
+    report = gpuidle.analyze([str(p) for p in RANKS])
+    check_against_cli(report, cli_json(*map(str, RANKS)))
+    check_invariants(report)
+    assert sorted(d.rank for d in report.devices) == [0, 1]
+    assert all(d.comm_wait_ns is not None for d in report.devices)
+    assert [d.label for d in report.devices][0].startswith("rank ")
+    # The late rank's peer spent most of its collective waiting (busy time, not idle).
+    waits = {d.rank: d.comm_wait_ns for d in report.devices}
+    assert waits[0] > 0.9 * report.devices[0].comm_ns > 0 and waits[0] > waits[1]
+
+
+def test_options_change_the_analysis_as_the_cli_flags_do():
+    trace = str(next(t for t in TORCH_TRACES if t.name.startswith("tiny_mlp")))
+    default = gpuidle.analyze(trace)
+    tight = gpuidle.analyze(trace, launch_gap_max_us=20, max_gaps=3, data_ranges="my_loader")
+    check_against_cli(tight, cli_json("--launch-gap-max-us", "20", "--max-gaps", "3",
+                                      "--data-range", "my_loader", trace))
+    assert len(tight.longest_gaps) == 3
+    assert tight.options["launch_gap_max_ns"] == 20_000
+    assert "my_loader" in tight.options["data_range_patterns"]
+    assert (tight.devices[0].idle_by_subcause["data_starved.host"] >
+            default.devices[0].idle_by_subcause["data_starved.host"])
+
+
+def test_summary_is_the_cli_text():
+    trace = str(TORCH_TRACES[0])
+    proc = run_cli("analyze", trace)
+    assert proc.returncode == 0
+    report = gpuidle.analyze(trace)
+    assert report.summary() == proc.stdout == str(report)
+    assert report.format("text") == report.summary()
+
+
+def test_python_m_gpuidle_analyze_prints_what_the_cli_prints():
+    traces = [str(t) for t in TORCH_TRACES[:2]]
+    for args in (["analyze", *traces], ["analyze", "--format", "json", *traces],
+                 ["analyze", "--max-gaps", "2", "--format", "json", *traces]):
+        ours = run([sys.executable, "-m", "gpuidle", *args], env=python_env())
+        theirs = run_cli(*args)
+        assert ours.returncode == theirs.returncode == 0
+        assert ours.stdout == theirs.stdout and ours.stdout
+        assert ours.stderr == theirs.stderr
+
+
+# --- errors -------------------------------------------------------------------------------------
+
+def test_missing_file_is_file_not_found(tmp_path):
+    missing = tmp_path / "nope.json"
+    with pytest.raises(FileNotFoundError, match="nope.json"):
+        gpuidle.analyze(missing)
+
+
+def test_not_json_is_a_value_error_naming_file_and_problem(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text("hello")
+    with pytest.raises(ValueError, match=r"bad\.json: not JSON"):
+        gpuidle.analyze(bad)
+    wrong = tmp_path / "wrong.json"
+    wrong.write_text('{"traceEvents": 5}')
+    with pytest.raises(ValueError, match=r'"traceEvents" must be an array'):
+        gpuidle.analyze(wrong)
+
+
+def test_truncated_trace_is_a_gpuidle_error_with_its_code(tmp_path):
+    truncated = tmp_path / "cut.json.gz"
+    truncated.write_bytes(TORCH_TRACES[0].read_bytes()[:5000])
+    with pytest.raises(gpuidle.GpuidleError, match=r"cut\.json\.gz: truncated gzip") as info:
+        gpuidle.analyze(truncated)
+    assert info.value.code == "DATA_LOSS"
+    assert isinstance(info.value, RuntimeError)
+
+
+def test_trace_without_activity_is_a_gpuidle_error(tmp_path):
+    empty = tmp_path / "empty.json.gz"
+    with gzip.open(empty, "wt") as f:
+        f.write('{"traceEvents": []}')
+    with pytest.raises(gpuidle.GpuidleError, match="holds no host or GPU activity") as info:
+        gpuidle.analyze(empty)
+    assert info.value.code == "FAILED_PRECONDITION"
+
+
+def test_bad_arguments_are_value_or_type_errors():
+    trace = TORCH_TRACES[0]
+    with pytest.raises(ValueError, match="no trace file"):
+        gpuidle.analyze([])
+    with pytest.raises(ValueError, match="launch_gap_max_us='-1'"):
+        gpuidle.analyze(trace, launch_gap_max_us=-1)
+    with pytest.raises(ValueError, match="launch_gap_max must be positive"):
+        gpuidle.analyze(trace, launch_gap_max_us=0)
+    with pytest.raises(TypeError):
+        gpuidle.analyze(trace, max_gaps=1.5)  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        gpuidle.analyze([b"trace.json"])  # type: ignore[list-item]
+    with pytest.raises(ValueError, match="unknown report format"):
+        gpuidle.analyze(trace).format("xml")
+
+
+# --- saving and showing -------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def report():
+    return gpuidle.analyze(next(t for t in TORCH_TRACES if t.name.startswith("mixed_resnet")))
+
+
+def test_save_takes_the_format_from_the_extension(report, tmp_path):
+    assert report.save(tmp_path / "r.json") == str(tmp_path / "r.json")
+    assert (tmp_path / "r.json").read_text() == report.to_json()
+    report.save(tmp_path / "r.txt")
+    assert (tmp_path / "r.txt").read_text() == report.summary()
+    report.save(tmp_path / "forced.txt", format="json")
+    assert json.loads((tmp_path / "forced.txt").read_text())["schema"] == "gpuidle.report/1"
+    assert sorted(os.listdir(tmp_path)) == ["forced.txt", "r.json", "r.txt"]  # no temporaries
+
+
+def test_save_never_replaces_a_file_unless_told(report, tmp_path):
+    target = tmp_path / "r.json"
+    target.write_text("mine")
+    with pytest.raises(FileExistsError, match="overwrite=True"):
+        report.save(target)
+    assert target.read_text() == "mine"
+    link = tmp_path / "link.json"
+    link.symlink_to(tmp_path / "elsewhere.json")  # dangling: saving must not create its target
+    with pytest.raises(FileExistsError):
+        report.save(link)
+    assert not (tmp_path / "elsewhere.json").exists()
+    assert sorted(os.listdir(tmp_path)) == ["link.json", "r.json"]
+    report.save(target, overwrite=True)
+    assert target.read_text() == report.to_json()
+    with pytest.raises(FileNotFoundError):
+        report.save(tmp_path / "missing" / "r.json")
+
+
+def test_html_is_self_contained_and_shows_each_cause(report):
+    page = report._repr_html_()
+    d = report.devices[0]
+    assert d.name in page and "GPU 0" in page
+    for cause, ns in d.idle_by_cause.items():
+        assert (cause in page) == (ns > 0), cause
+        if ns:
+            assert f"{ns / 1e6:.1f}" in page and f"{d.cause_shares[cause]:.1%}" in page
+    assert report.advice and report.advice[0].fix.split(":")[0] in page
+    for external in ("<script", "http://", "https://", "<link", "url("):
+        assert external not in page
+
+
+def test_repr_and_values_are_plain_python(report):
+    assert repr(report).startswith("<gpuidle.Report pytorch-profiler: GPU 0 idle 94.")
+    d = report.devices[0]
+    assert type(d.idle_ns) is int and type(d.cause_shares["data_starved"]) is float
+    assert d.dominant == "data_starved.dataloader"
+    assert report.complete is None and report.completeness == "unknown"
+    live = gpuidle.analyze(LIVE_TRACES[0])
+    assert live.source == "gpuidle" and live.complete is True

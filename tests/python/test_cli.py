@@ -1,0 +1,79 @@
+"""python -m gpuidle: every verb of the command line, from Python."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+
+import gpuidle
+from gpuidle._native import _gpuidle
+
+from conftest import HAS_GPU, gpuidle_lines, python_env, run, run_cli
+
+
+def gpuidle_m(*args: str, **env: str):
+    return run([sys.executable, "-m", "gpuidle", *args], env=python_env(**env))
+
+
+def test_run_passes_output_through():
+    proc = gpuidle_m("run", "--", "/bin/echo", "hi")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "hi\n"
+    assert len(gpuidle_lines(proc.stderr)) <= 1
+    assert gpuidle_lines(proc.stderr) == proc.stderr.splitlines()
+
+
+def test_run_passes_the_exit_status_through():
+    assert gpuidle_m("run", "--", "sh", "-c", "exit 3").returncode == 3
+    assert gpuidle_m("run", "--quiet", "sh", "-c", "kill -TERM $$").returncode == 128 + 15
+    assert gpuidle_m("run", "--", "/nonexistent/command").returncode == 127
+
+
+def test_run_injects_the_library_this_package_uses():
+    proc = gpuidle_m("run", "--", "sh", "-c", 'printf "%s|%s" "$CUDA_INJECTION64_PATH" '
+                     '"$NVTX_INJECTION64_PATH"')
+    assert proc.returncode == 0, proc.stderr
+    library = _gpuidle.library_path()
+    assert proc.stdout == f"{library}|{library}"
+    other = gpuidle_m("run", "--", "sh", "-c", 'printf %s "$CUDA_INJECTION64_PATH"',
+                      GPUIDLE_LIBRARY="/nonexistent/libgpuidle.so")
+    assert other.returncode == 5 and "GPUIDLE_LIBRARY=/nonexistent/libgpuidle.so" in other.stderr
+
+
+@pytest.mark.skipif(HAS_GPU, reason="checks the behaviour without a GPU")
+def test_run_warns_once_without_a_gpu():
+    proc = gpuidle_m("run", "--", "sh", "-c", "echo one; echo two")
+    assert proc.stdout == "one\ntwo\n"
+    assert len(proc.stderr.splitlines()) == 1 and "no NVIDIA GPU" in proc.stderr
+
+
+def test_run_checks_its_flags_as_the_cli_does():
+    ours = gpuidle_m("run", "--buffer-mb", "0", "--", "/bin/true")
+    theirs = run_cli("run", "--buffer-mb", "0", "--", "/bin/true")
+    assert ours.returncode == theirs.returncode == 2
+    assert ours.stderr == theirs.stderr and "--buffer-mb" in ours.stderr
+
+
+def test_help_version_and_usage_errors():
+    help_text = gpuidle_m("help")
+    assert help_text.returncode == 0 and help_text.stdout == run_cli("help").stdout
+    assert "analyze TRACE" in help_text.stdout and "run [options]" in help_text.stdout
+    assert gpuidle_m("version").stdout == f"gpuidle {gpuidle.__version__}\n"
+    nothing = gpuidle_m()
+    assert nothing.returncode == 2 and "usage: gpuidle" in nothing.stderr
+    bogus = gpuidle_m("bogus")
+    assert bogus.returncode == 2 and 'unknown command "bogus"' in bogus.stderr
+    assert gpuidle_m("analyze").returncode == 2
+    missing = gpuidle_m("analyze", "/nonexistent/trace.json")
+    assert missing.returncode == 3 and "/nonexistent/trace.json" in missing.stderr
+
+
+def test_cli_main_in_process_writes_to_the_process_streams(capfd):
+    print("before", flush=False)  # Python's buffer comes out first
+    assert gpuidle.cli_main(["version"]) == 0
+    assert capfd.readouterr().out == f"before\ngpuidle {gpuidle.__version__}\n"
+    assert "GPUIDLE_LIBRARY" not in os.environ
+    with pytest.raises(TypeError):
+        gpuidle.cli_main(["version", 3])  # type: ignore[list-item]

@@ -1,0 +1,176 @@
+"""gpuidle's PyTorch integration (gpuidle/_torch.py) against stand-in torch modules: the real
+torch is not on CI machines; tests/gpu/python proves the same on the GPU with torch itself."""
+
+from __future__ import annotations
+
+import sys
+import types
+
+import pytest
+
+import gpuidle
+from gpuidle import _markers, _torch
+from conftest import HAS_GPU, gpuidle_lines, run_python
+
+no_gpu = pytest.mark.skipif(HAS_GPU, reason="checks the behaviour without a GPU")
+
+
+class NvtxCalls:
+    def __init__(self):
+        self.calls = []
+
+    def push(self, kind, name=""):
+        self.calls.append(("push", kind, name))
+
+    def pop(self):
+        self.calls.append(("pop",))
+
+
+@pytest.fixture
+def fake_torch(monkeypatch):
+    """torch, torch.utils.data (get_worker_info), its dataloader module and the autograd
+    profiler, as far as gpuidle touches them."""
+    torch = types.ModuleType("torch")
+    utils = types.ModuleType("torch.utils")
+    data = types.ModuleType("torch.utils.data")
+    dataloader = types.ModuleType("torch.utils.data.dataloader")
+
+    class _BaseDataLoaderIter:
+        def __init__(self):
+            self.i = 0
+
+        def __next__(self):
+            self.i += 1
+            return self.i
+
+    class AutogradProfile:
+        def __init__(self, cuda=True):
+            self.kineto_activities = {"ProfilerActivity.CPU"} | (
+                {"ProfilerActivity.CUDA"} if cuda else set())
+            self.started = False
+
+        def _prepare_trace(self):
+            self.started = True
+
+        def _start_trace(self):
+            self.started = True
+
+    dataloader._BaseDataLoaderIter = _BaseDataLoaderIter
+    data.dataloader = dataloader
+    data.worker = None
+    data.get_worker_info = lambda: data.worker
+    utils.data = data
+    torch.utils = utils
+    torch.autograd = types.SimpleNamespace(
+        profiler=types.SimpleNamespace(profile=AutogradProfile))
+    torch.profiling = False
+    torch._C = types.SimpleNamespace(
+        _autograd=types.SimpleNamespace(_profiler_enabled=lambda: torch.profiling))
+    for name, module in [("torch", torch), ("torch.utils", utils), ("torch.utils.data", data),
+                         ("torch.utils.data.dataloader", dataloader)]:
+        monkeypatch.setitem(sys.modules, name, module)
+    yield torch
+    _torch.uninstall()
+
+
+class FakeProfile:
+    def __init__(self):
+        self.active = True
+        self.stops = 0
+
+    def stop(self):
+        self.active = False
+        self.stops += 1
+
+
+def test_dataloader_waits_become_data_ranges_while_installed(fake_torch, monkeypatch):
+    nvtx = NvtxCalls()
+    monkeypatch.setattr(_markers, "_push", nvtx.push)
+    monkeypatch.setattr(_markers, "_pop", nvtx.pop)
+    it = fake_torch.utils.data.dataloader._BaseDataLoaderIter()
+    _torch.install(FakeProfile())
+    assert next(it) == 1
+    assert nvtx.calls == [("push", _markers._DATA, "DataLoader.__next__"), ("pop",)]
+    _torch.uninstall()
+    assert next(it) == 2
+    assert len(nvtx.calls) == 2, "no marker after uninstall"
+
+
+def test_the_data_range_closes_when_the_loader_raises(fake_torch, monkeypatch):
+    nvtx = NvtxCalls()
+    monkeypatch.setattr(_markers, "_push", nvtx.push)
+    monkeypatch.setattr(_markers, "_pop", nvtx.pop)
+    cls = fake_torch.utils.data.dataloader._BaseDataLoaderIter
+
+    def exhausted(self):
+        raise StopIteration
+
+    cls.__next__ = exhausted
+    _torch.install(FakeProfile())
+    with pytest.raises(StopIteration):
+        next(cls())
+    assert nvtx.calls[-1] == ("pop",)
+
+
+def test_uninstall_leaves_a_later_patch_of_someone_else_alone(fake_torch):
+    cls = fake_torch.utils.data.dataloader._BaseDataLoaderIter
+    _torch.install(FakeProfile())
+    theirs = lambda self: "theirs"  # noqa: E731
+    cls.__next__ = theirs
+    _torch.uninstall()
+    assert cls.__next__ is theirs
+
+
+def test_gpuidle_stops_before_torch_profiler_takes_cupti(fake_torch, capfd):
+    profile = FakeProfile()
+    _torch.install(profile)
+    prof = fake_torch.autograd.profiler.profile(cuda=True)
+    prof._prepare_trace()
+    assert prof.started and profile.stops == 1 and not profile.active
+    err = capfd.readouterr().err
+    assert err.count("gpuidle: warning: torch.profiler is starting") == 1, err
+
+
+def test_a_cpu_only_torch_profiler_runs_beside_gpuidle(fake_torch):
+    profile = FakeProfile()
+    _torch.install(profile)
+    fake_torch.autograd.profiler.profile(cuda=False)._start_trace()
+    assert profile.active and profile.stops == 0
+
+
+def test_conflict_and_worker_follow_torch(fake_torch):
+    assert _torch.conflict() is None and not _torch.in_worker()
+    fake_torch.profiling = True
+    assert _torch.conflict() == "torch.profiler is running"
+    fake_torch.utils.data.worker = object()
+    assert _torch.in_worker()
+
+
+STAND_IN = """
+import sys, types
+torch = types.ModuleType("torch")
+data = types.ModuleType("torch.utils.data")
+data.get_worker_info = lambda: WORKER
+torch.utils = types.SimpleNamespace(data=data)
+torch._C = types.SimpleNamespace(_autograd=types.SimpleNamespace(_profiler_enabled=lambda: PROFILING))
+sys.modules.update({"torch": torch, "torch.utils": torch.utils, "torch.utils.data": data})
+import gpuidle
+with gpuidle.profile() as p:
+    pass
+print(p.active, p.error)
+"""
+
+
+def test_a_profile_inside_torch_profiler_steps_aside_with_one_warning():
+    proc = run_python(STAND_IN.replace("WORKER", "None").replace("PROFILING", "True"))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("False torch.profiler is running")
+    lines = gpuidle_lines(proc.stderr)
+    assert len(lines) == 1 and "gpuidle steps aside" in lines[0], proc.stderr
+
+
+def test_a_profile_in_a_dataloader_worker_stays_silent_and_inert():
+    proc = run_python(STAND_IN.replace("WORKER", "object()").replace("PROFILING", "False"))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "False not profiling a DataLoader worker process\n"
+    assert gpuidle_lines(proc.stderr) == [], proc.stderr
