@@ -1,8 +1,10 @@
-"""Shared by the scenario scripts: run a training step under torch.profiler and save the trace.
+"""Shared by the scenario scripts: run a training step under torch.profiler and save the trace,
+or under gpuidle.profile().
 
 Each scenario in this folder creates one cause of GPU idle time on purpose, so that the right
 answer is known. Run one directly to see it (`python3 tiny_mlp_launch_bound.py --out t.json.gz`),
-then `gpuidle analyze t.json.gz`.
+then `gpuidle analyze t.json.gz`; or let gpuidle profile it live
+(`python3 tiny_mlp_launch_bound.py --gpuidle report.json`).
 """
 import argparse
 import time
@@ -19,6 +21,9 @@ def parse_args(description, default_out):
     parser.add_argument("--plain", action="store_true",
                         help="run the steps without torch.profiler (to profile the script with "
                              "`gpuidle run -- python3 ...` instead)")
+    parser.add_argument("--gpuidle", metavar="REPORT",
+                        help="profile the steps with gpuidle.profile() instead of torch.profiler "
+                             "and write its report (JSON) there, its trace beside it")
     return parser.parse_args()
 
 
@@ -27,6 +32,20 @@ def run_profiled(step, args, warmup_steps=3):
     for _ in range(warmup_steps):
         step()
     torch.cuda.synchronize()
+    if args.gpuidle:
+        import gpuidle
+
+        trace = args.gpuidle.rsplit(".json", 1)[0] + ".trace.json.gz"
+        t0 = time.perf_counter()
+        with gpuidle.profile(out=args.gpuidle, format="json", trace=trace) as p:
+            for _ in range(args.steps):
+                with p.step():  # one row per step in the report
+                    step()
+            torch.cuda.synchronize()
+        elapsed = time.perf_counter() - t0
+        print(f"{args.gpuidle}: {args.steps} steps under gpuidle.profile(), "
+              f"{elapsed * 1e3 / args.steps:.2f} ms/step")
+        return
     if args.plain:
         t0 = time.perf_counter()
         for _ in range(args.steps + 1):

@@ -6,10 +6,14 @@
 # come last (tests/gpu/scenario_table.py writes them, and $OUT/validation.md).
 #
 #   here:   tests/gpu/make_device_bundle.sh
-#   device: run(carry [".devbundle"], "tests/gpu/run_on_device.sh [scenarios] [overhead]")
+#   device: run(carry [".devbundle", ".devdeps"],
+#               "tests/gpu/run_on_device.sh [scenarios] [overhead] [python]")
 #
-# With no argument it runs both parts; one call may last 10 minutes at most, so a round with the
-# overhead diagnostics (VARIANTS) runs them as two calls on the same warm machine.
+# With no argument it runs scenarios and overhead; one call may last 10 minutes at most, so a
+# round runs the parts as separate calls on the same warm machine. `python` builds the Python
+# package there (it must be built for the machine's Python; Abseil and RapidJSON come from
+# .devdeps: ../shared/tools/stage-device-deps.sh rapidjson-dev zlib1g-dev) and runs the Python
+# package's GPU proof and its overhead benchmark.
 set -uo pipefail
 parts=" ${*:-scenarios overhead} "
 cd "$(dirname "$0")/../.."
@@ -109,10 +113,46 @@ if [[ $parts == *" overhead "* ]]; then
   tail -n 16 "$out/overhead.log"
 fi
 
+if [[ $parts == *" python "* ]]; then
+  py=$(command -v python3)
+  pybuild=/tmp/gpuidle-pybuild
+  zlib=()
+  # The machine may lack zlib's header: the staged one, with the system's libz.so.1.
+  if [[ ! -e /usr/include/zlib.h ]]; then
+    zlib=(-DZLIB_INCLUDE_DIR="$root/.devdeps/usr/include"
+          -DZLIB_LIBRARY="$(ls /usr/lib/x86_64-linux-gnu/libz.so.1 /lib/x86_64-linux-gnu/libz.so.1 2>/dev/null | head -1)")
+  fi
+  export CMAKE_PREFIX_PATH=$root/.devdeps/usr
+  { cmake -S . -B "$pybuild" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUIDLE_BUILD_TESTS=OFF \
+      -DGPUIDLE_BUILD_EXAMPLES=OFF -DPython3_EXECUTABLE="$py" "${zlib[@]}" &&
+    cmake --build "$pybuild" -j "$(nproc)"; } >"$out/logs/python_build.log" 2>&1
+  echo "python package build: exit $? ($(python3 --version))" | tee -a "$log"
+  # pip, as users install it (scikit-build-core; no network: --no-build-isolation).
+  SKBUILD_CMAKE_ARGS="$(IFS=';'; echo "${zlib[*]}")" timeout 400 "$py" -m pip install \
+    --no-build-isolation --no-deps --target /tmp/gpuidle-pip . >"$out/logs/pip_install.log" 2>&1
+  echo "pip install --no-build-isolation .: exit $?;" \
+    "$(PYTHONPATH=/tmp/gpuidle-pip "$py" -c 'import gpuidle; print("imports from", gpuidle.__file__)' 2>&1 | tail -1)" | tee -a "$log"
+  export PYTHONPATH=$pybuild/python
+  mkdir -p "$out/python"
+  for s in dataloader_starved tiny_mlp_launch_bound item_sync healthy_matmul; do
+    run "py_$s" python3 "examples/python/$s.py" --gpuidle "$out/python/$s.json" --steps 12
+  done
+  python3 tests/gpu/python/check_reports.py "$out/python" | tee "$out/python_table.md"
+  run py_coexistence python3 tests/gpu/python/coexistence.py
+  cat "$out/logs/py_coexistence.log" | tee -a "$log"
+  run py_workers python3 tests/gpu/python/workers.py "$out/python/workers"
+  grep -v '^gpuidle: ' "$out/logs/py_workers.log" | tail -3 | tee -a "$log"
+  OUT=$out/logs/torch_overhead tests/benchmarks/python/run_torch_overhead.sh "${PY_REPEATS:-5}" \
+    >"$out/torch_overhead.log" 2>&1
+  echo "torch overhead benchmark: exit $?" | tee -a "$log"
+  tail -n 9 "$out/torch_overhead.log"
+fi
+
 # At most 8 files come back from the device: everything else travels in one archive (traces
 # gzipped: they become the replay data of tests/data/traces/live).
 rm -f "$out"/traces/*.api.trace.json "$out"/traces/*.preload.trace.json  # read back above
 gzip -f "$out"/traces/*.json 2>/dev/null
-tar -C "$out" -czf "$out/results.tar.gz" reports traces logs fork
-rm -rf "$out/reports" "$out/traces" "$out/logs" "$out/fork"
+mkdir -p "$out/python"
+tar -C "$out" -czf "$out/results.tar.gz" reports traces logs fork python
+rm -rf "$out/reports" "$out/traces" "$out/logs" "$out/fork" "$out/python"
 ls -l "$out"

@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""Checks the reports that examples/python/*.py --gpuidle wrote on the GPU machine (issue 4's
+proof): each puts at least 90% of its idle time in the intended cause through gpuidle.profile(),
+the healthy loop idles under 5% of its window, and item_sync's worst sync names the `.item()`
+line as its call site. Prints a table; exit status 1 if a check fails.
+
+  tests/gpu/python/check_reports.py REPORT_DIR
+"""
+import json
+import os
+import re
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+EXAMPLES = os.path.join(HERE, "..", "..", "..", "examples", "python")
+
+
+def line_of(script, needle):
+    with open(os.path.join(EXAMPLES, script)) as f:
+        for number, line in enumerate(f, 1):
+            if needle in line:
+                return number
+    raise SystemExit(f"{script}: no line with {needle!r}")
+
+
+def share(device, key, by="idle_by_cause"):
+    idle = device["idle_ns"]
+    return device[by].get(key, 0) / idle if idle else 0.0
+
+
+def main():
+    folder = sys.argv[1]
+    item_line = line_of("item_sync.py", ".item()")
+    checks = [
+        # (report, what, expected share key, by)
+        ("dataloader_starved", "data_starved.dataloader", "idle_by_subcause"),
+        ("tiny_mlp_launch_bound", "launch_bound", "idle_by_cause"),
+        ("item_sync", "sync_bound", "idle_by_cause"),
+    ]
+    failed = False
+    print("| script | window ms | idle % | expected | share | verdict |")
+    print("|---|---|---|---|---|---|")
+    for name, key, by in checks + [("healthy_matmul", None, None)]:
+        path = os.path.join(folder, f"{name}.json")
+        try:
+            with open(path) as f:
+                report = json.load(f)
+            device = report["devices"][0]
+        except (OSError, ValueError, KeyError, IndexError) as e:
+            print(f"| {name} | | | | no report ({e}) | FAIL |")
+            failed = True
+            continue
+        idle_pct = 100.0 * device["idle_ns"] / device["window_ns"]
+        if key is None:
+            ok = idle_pct < 5.0
+            print(f"| {name} | {device['window_ns'] / 1e6:.1f} | {idle_pct:.2f}% | idle < 5% | "
+                  f"{idle_pct:.2f}% | {'ok' if ok else 'FAIL'} |")
+        else:
+            s = share(device, key, by)
+            ok = s >= 0.90
+            print(f"| {name} | {device['window_ns'] / 1e6:.1f} | {idle_pct:.1f}% | {key} | "
+                  f"{100 * s:.1f}% | {'ok' if ok else 'FAIL'} |")
+        failed |= not ok
+        if name == "item_sync":
+            syncs = [o for o in report["offenders"] if o["cause"] == "sync_bound"]
+            top = syncs[0] if syncs else {}
+            site = top.get("site", "")
+            ok = re.search(rf"item_sync\.py:{item_line}\b", site) is not None
+            failed |= not ok
+            print(f"| item_sync top sync offender | | | item_sync.py:{item_line} | "
+                  f"{site or '(none)'} ({top.get('idle_ns', 0) / 1e6:.1f} ms, "
+                  f"{top.get('what', '')}) | {'ok' if ok else 'FAIL'} |")
+        if name == "tiny_mlp_launch_bound":
+            launches = [o for o in report["offenders"] if o["cause"] == "launch_bound"]
+            sites = [o["site"] for o in launches if o["site"]][:3]
+            print(f"| tiny_mlp launch offenders' sites | | | (shown) | {'; '.join(sites) or '(none)'} | |")
+    print("\nall checks passed" if not failed else "\nSOME CHECKS FAILED")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
