@@ -7,13 +7,13 @@
 #
 #   here:   tests/gpu/make_device_bundle.sh
 #   device: run(carry [".devbundle", ".devdeps"],
-#               "tests/gpu/run_on_device.sh [scenarios] [overhead] [python]")
+#               "tests/gpu/run_on_device.sh [scenarios] [overhead] [python] [python-overhead]")
 #
 # With no argument it runs scenarios and overhead; one call may last 10 minutes at most, so a
 # round runs the parts as separate calls on the same warm machine. `python` builds the Python
 # package there (it must be built for the machine's Python; Abseil and RapidJSON come from
 # .devdeps: ../shared/tools/stage-device-deps.sh rapidjson-dev zlib1g-dev) and runs the Python
-# package's GPU proof and its overhead benchmark.
+# package's GPU proof; `python-overhead` then its overhead benchmark (same warm machine).
 set -uo pipefail
 parts=" ${*:-scenarios overhead} "
 cd "$(dirname "$0")/../.."
@@ -142,8 +142,12 @@ if [[ $parts == *" python "* ]]; then
   cat "$out/logs/py_coexistence.log" | tee -a "$log"
   run py_workers python3 tests/gpu/python/workers.py "$out/python/workers"
   grep -v '^gpuidle: ' "$out/logs/py_workers.log" | tail -3 | tee -a "$log"
-  OUT=$out/logs/torch_overhead tests/benchmarks/python/run_torch_overhead.sh "${PY_REPEATS:-5}" \
-    >"$out/torch_overhead.log" 2>&1
+fi
+
+# The Python package's overhead (needs the package that `python` built on this machine).
+if [[ $parts == *" python-overhead "* ]]; then
+  PYTHONPATH=/tmp/gpuidle-pybuild/python OUT=$out/logs/torch_overhead \
+    tests/benchmarks/python/run_torch_overhead.sh "${PY_REPEATS:-5}" >"$out/torch_overhead.log" 2>&1
   echo "torch overhead benchmark: exit $?" | tee -a "$log"
   tail -n 9 "$out/torch_overhead.log"
 fi
