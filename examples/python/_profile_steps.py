@@ -35,7 +35,7 @@ def run_profiled(step, args, warmup_steps=3):
     if args.gpuidle:
         import gpuidle
 
-        trace = args.gpuidle.rsplit(".json", 1)[0] + ".trace.json.gz"
+        trace = args.gpuidle.rsplit(".json", 1)[0] + ".trace.json"
         t0 = time.perf_counter()
         with gpuidle.profile(out=args.gpuidle, format="json", trace=trace) as p:
             for _ in range(args.steps):

@@ -98,6 +98,14 @@ absl::StatusOr<uint32_t> ParseCollectorParts(absl::string_view names) {
   return bits;
 }
 
+absl::StatusOr<ApiRecords> ParseApiRecords(absl::string_view name) {
+  if (name == "attach") return ApiRecords::kAttachThenIds;
+  if (name == "ids") return ApiRecords::kIdsOnly;
+  if (name == "kinds") return ApiRecords::kWholeKinds;
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown API record mode '", name, "' (attach, ids, kinds)"));
+}
+
 struct Collector::State {
   // Set while collecting; read by CUPTI's callbacks.
   const CuptiApi* api = nullptr;
@@ -135,20 +143,36 @@ struct Collector::State {
   // Enables tracing of the API calls the analysis needs, one callback id at a time. (Enabling
   // the whole RUNTIME/DRIVER kinds and disabling the rest, CUPTI's other documented way, was
   // slower in the tiny-kernel benchmark: docs/PERFORMANCE.md.)
-  void EnableApiCalls(const CuptiApi& cupti) {
+  void EnableApiCalls(const CuptiApi& cupti, ApiRecords mode) {
     if ((leave_out & kPartRuntimeCalls) == 0) {
-      for (CUpti_CallbackId cbid :
-           NeededCallbackIds(cupti, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE)) {
-        if (cupti.ActivityEnableRuntimeApi(cbid, 1) == CUPTI_SUCCESS) {
-          runtime_cbids.push_back(cbid);
-        }
-      }
+      EnableApiDomain(cupti, mode, CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_CB_DOMAIN_RUNTIME_API,
+                      CUPTI_RUNTIME_TRACE_CBID_SIZE, cupti.ActivityEnableRuntimeApi,
+                      &runtime_cbids);
     }
     if ((leave_out & kPartDriverCalls) == 0) {
-      for (CUpti_CallbackId cbid :
-           NeededCallbackIds(cupti, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE)) {
-        if (cupti.ActivityEnableDriverApi(cbid, 1) == CUPTI_SUCCESS) driver_cbids.push_back(cbid);
+      EnableApiDomain(cupti, mode, CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_CB_DOMAIN_DRIVER_API,
+                      CUPTI_DRIVER_TRACE_CBID_SIZE, cupti.ActivityEnableDriverApi, &driver_cbids);
+    }
+  }
+
+  void EnableApiDomain(const CuptiApi& cupti, ApiRecords mode, CUpti_ActivityKind kind,
+                       CUpti_CallbackDomain domain, uint32_t end,
+                       CUptiResult (*enable_id)(CUpti_CallbackId, uint8_t),
+                       std::vector<CUpti_CallbackId>* enabled) {
+    const std::vector<CUpti_CallbackId> needed = NeededCallbackIds(cupti, domain, end);
+    if (mode == ApiRecords::kWholeKinds) {
+      if (cupti.ActivityEnable(kind) != CUPTI_SUCCESS) return;
+      enabled_kinds.push_back(kind);
+      for (uint32_t cbid = 1; cbid < end; ++cbid) {
+        enable_id(cbid, std::binary_search(needed.begin(), needed.end(), cbid) ? 1 : 0);
       }
+      return;
+    }
+    if (mode == ApiRecords::kAttachThenIds && cupti.ActivityEnable(kind) == CUPTI_SUCCESS) {
+      cupti.ActivityDisable(kind);  // the hooks stay; only the ids below record
+    }
+    for (CUpti_CallbackId cbid : needed) {
+      if (enable_id(cbid, 1) == CUPTI_SUCCESS) enabled->push_back(cbid);
     }
   }
 
@@ -240,8 +264,8 @@ absl::Status Collector::Start(const CuptiApi& api, const CollectorOptions& optio
   if (r != CUPTI_SUCCESS) {
     if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
       return absl::UnavailableError(
-          "CUPTI is in use by another tool in this process (torch.profiler, Nsight Systems, "
-          "...)");
+          "CUPTI is in use by another tool in this process (torch.profiler, which keeps it once "
+          "it has run; Nsight Systems, ...)");
     }
     return absl::UnavailableError(
         absl::StrCat("CUPTI cannot start: ", DescribeCuptiResult(api, r)));
@@ -302,7 +326,7 @@ absl::Status Collector::Start(const CuptiApi& api, const CollectorOptions& optio
   // Only the calls the analysis needs: tracing every API call costs far more (DESIGN.md).
   s.runtime_cbids.clear();
   s.driver_cbids.clear();
-  s.EnableApiCalls(api);
+  s.EnableApiCalls(api, options.api_records);
   call_sites.Reset(static_cast<size_t>(std::max<int64_t>(s.max_records, 0)));
   s.EnableCallSites(api);
   // Hand buffers over at least every second so long runs are decoded as they go.

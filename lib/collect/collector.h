@@ -33,6 +33,19 @@ enum CollectorPart : uint32_t {
   kPartFlushPeriod = 1u << 6,      // the periodic flush
 };
 
+// How API records are switched on. CUPTI records the calls of single callback ids only once its
+// runtime/driver hooks are in place; they are when CUPTI starts with the process (injection),
+// but not when a collection starts after CUDA was initialised (profile() in a PyTorch script):
+// enabling a whole API kind puts them in place.
+enum class ApiRecords {
+  kAttachThenIds,  // enable and disable each API kind once, then the needed callback ids
+  kIdsOnly,        // the needed callback ids only (enough when starting with the process)
+  kWholeKinds,     // the API kinds, every unneeded callback id switched off (Kineto's way)
+};
+
+// "attach", "ids", "kinds" (GPUIDLE_BENCH_API_RECORDS, benchmark diagnostics).
+absl::StatusOr<ApiRecords> ParseApiRecords(absl::string_view name);
+
 // "runtime,decode" -> the parts' bits; an unknown name is an error naming it.
 absl::StatusOr<uint32_t> ParseCollectorParts(absl::string_view names);
 
@@ -43,6 +56,7 @@ struct CollectorOptions {
   // says so (TimelineInfo::record_limit_reached).
   int64_t max_records = 20'000'000;
   uint32_t leave_out = 0;  // CollectorPart bits: benchmark diagnostics only
+  ApiRecords api_records = ApiRecords::kAttachThenIds;
 };
 
 struct CollectorCounters {

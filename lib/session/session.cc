@@ -98,6 +98,14 @@ absl::Status Session::Start(const ProfilerOptions& options, const void* owner,
     }
     collector_options.leave_out = *bits;
   }
+  if (const char* mode = std::getenv("GPUIDLE_BENCH_API_RECORDS"); mode != nullptr && *mode) {
+    absl::StatusOr<ApiRecords> records = ParseApiRecords(mode);
+    if (!records.ok()) {
+      return refuse(absl::InvalidArgumentError(
+          absl::StrCat("GPUIDLE_BENCH_API_RECORDS: ", records.status().message())));
+    }
+    collector_options.api_records = *records;
+  }
   if (absl::Status s = Collector::Get().Start(**api, collector_options); !s.ok()) {
     return refuse(s);
   }

@@ -30,10 +30,6 @@ log=$out/device.log
   echo "cuda: $(nvcc --version 2>/dev/null | sed -n 's/.*release \([0-9.]*\).*/\1/p')"
 } | tee "$log"
 
-if [[ $parts == *" scenarios "* ]]; then
-scenarios=(host_work_marked host_work_unmarked pageable_h2d tiny_kernels sync_after_kernel
-           d2h_after_kernel cross_stream_wait healthy mixed)
-
 # Runs one command, keeps its output, records its exit status.
 run() {
   local name=$1
@@ -43,6 +39,11 @@ run() {
   echo "$name: exit $rc" | tee -a "$log"
   return 0
 }
+
+if [[ $parts == *" scenarios "* ]]; then
+scenarios=(host_work_marked host_work_unmarked pageable_h2d tiny_kernels sync_after_kernel
+           d2h_after_kernel cross_stream_wait healthy mixed)
+
 
 # Tens of thousands of kernels are enough, and keep the recorded traces small for CI replay.
 declare -A iterations=([tiny_kernels]=20 [mixed]=20)
@@ -138,6 +139,16 @@ if [[ $parts == *" python "* ]]; then
     run "py_$s" python3 "examples/python/$s.py" --gpuidle "$out/python/$s.json" --steps 12
   done
   python3 tests/gpu/python/check_reports.py "$out/python" | tee "$out/python_table.md"
+  # How API records are switched on, for a collection that starts after CUDA was initialised
+  # (collect/collector.h ApiRecords): host calls recorded in each mode.
+  for mode in attach ids kinds; do
+    GPUIDLE_BENCH_API_RECORDS=$mode python3 examples/python/item_sync.py \
+      --gpuidle "$out/python/api_$mode.json" --steps 6 >"$out/logs/py_api_$mode.log" 2>&1
+    echo "API records mode $mode: $(python3 -c 'import json, sys, collections
+e = json.load(open(sys.argv[1]))["traceEvents"]
+c = collections.Counter(x["name"] for x in e if x.get("cat") in ("cuda_runtime", "cuda_driver"))
+print(sum(c.values()), "calls:", dict(c.most_common(6)))' "$out/python/api_$mode.trace.json" 2>&1 | tail -1)" | tee -a "$log"
+  done
   run py_coexistence python3 tests/gpu/python/coexistence.py
   cat "$out/logs/py_coexistence.log" | tee -a "$log"
   run py_workers python3 tests/gpu/python/workers.py "$out/python/workers"
