@@ -121,6 +121,8 @@ struct Collector::State {
   std::vector<CUpti_ActivityKind> enabled_kinds;
   std::vector<CUpti_CallbackId> runtime_cbids;
   std::vector<CUpti_CallbackId> driver_cbids;
+  std::vector<CUpti_CallbackId> runtime_ids_off;  // switched off under ApiRecords::kWholeKinds
+  std::vector<CUpti_CallbackId> driver_ids_off;
 
   // The decode queue: CUPTI's thread (or a flushing thread) pushes, the worker pops.
   std::mutex mu;
@@ -138,6 +140,11 @@ struct Collector::State {
     for (CUpti_CallbackId cbid : runtime_cbids) api->ActivityEnableRuntimeApi(cbid, 0);
     for (CUpti_CallbackId cbid : driver_cbids) api->ActivityEnableDriverApi(cbid, 0);
     for (CUpti_ActivityKind kind : enabled_kinds) api->ActivityDisable(kind);
+    // CUPTI's defaults again for the next user of CUPTI (ApiRecords::kWholeKinds).
+    for (CUpti_CallbackId cbid : runtime_ids_off) api->ActivityEnableRuntimeApi(cbid, 1);
+    for (CUpti_CallbackId cbid : driver_ids_off) api->ActivityEnableDriverApi(cbid, 1);
+    runtime_ids_off.clear();
+    driver_ids_off.clear();
   }
 
   // Enables tracing of the API calls the analysis needs, one callback id at a time. (Enabling
@@ -164,7 +171,10 @@ struct Collector::State {
       if (cupti.ActivityEnable(kind) != CUPTI_SUCCESS) return;
       enabled_kinds.push_back(kind);
       for (uint32_t cbid = 1; cbid < end; ++cbid) {
-        enable_id(cbid, std::binary_search(needed.begin(), needed.end(), cbid) ? 1 : 0);
+        if (!std::binary_search(needed.begin(), needed.end(), cbid) &&
+            enable_id(cbid, 0) == CUPTI_SUCCESS) {
+          (kind == CUPTI_ACTIVITY_KIND_RUNTIME ? runtime_ids_off : driver_ids_off).push_back(cbid);
+        }
       }
       return;
     }

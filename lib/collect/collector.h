@@ -33,14 +33,16 @@ enum CollectorPart : uint32_t {
   kPartFlushPeriod = 1u << 6,      // the periodic flush
 };
 
-// How API records are switched on. CUPTI records the calls of single callback ids only once its
-// runtime/driver hooks are in place; they are when CUPTI starts with the process (injection),
-// but not when a collection starts after CUDA was initialised (profile() in a PyTorch script):
-// enabling a whole API kind puts them in place.
+// How API records are switched on. Enabling single callback ids records calls when CUPTI starts
+// while CUDA initialises (the injection), but records nothing when a collection starts after
+// CUDA was initialised (profile() in a PyTorch script; H200, CUDA 13.0: docs/VALIDATION.md).
+// Enabling the API kinds and switching off every callback id the analysis does not need works in
+// both (it is what Kineto does); the ids are switched back on when the collection stops, so that
+// the next user of CUPTI (torch.profiler) finds CUPTI's defaults.
 enum class ApiRecords {
-  kAttachThenIds,  // enable and disable each API kind once, then the needed callback ids
-  kIdsOnly,        // the needed callback ids only (enough when starting with the process)
-  kWholeKinds,     // the API kinds, every unneeded callback id switched off (Kineto's way)
+  kWholeKinds,     // the API kinds, every unneeded callback id off while collecting
+  kIdsOnly,        // only the needed callback ids (the injection: measured, cheapest)
+  kAttachThenIds,  // each kind on and off once, then the ids (a diagnostic: records nothing late)
 };
 
 // "attach", "ids", "kinds" (GPUIDLE_BENCH_API_RECORDS, benchmark diagnostics).
@@ -56,7 +58,7 @@ struct CollectorOptions {
   // says so (TimelineInfo::record_limit_reached).
   int64_t max_records = 20'000'000;
   uint32_t leave_out = 0;  // CollectorPart bits: benchmark diagnostics only
-  ApiRecords api_records = ApiRecords::kAttachThenIds;
+  ApiRecords api_records = ApiRecords::kWholeKinds;
 };
 
 struct CollectorCounters {

@@ -45,6 +45,8 @@ CollectorOptions Options(int64_t max_records = 1'000'000) {
   o.buffer_bytes = kBufferBytes;
   o.buffer_count = kBufferCount;
   o.max_records = max_records;
+  // The injection's way (most tests check which ids are traced); kWholeKinds has its own tests.
+  o.api_records = ApiRecords::kIdsOnly;
   return o;
 }
 
@@ -366,27 +368,8 @@ TEST_F(CollectorTest, RegistersItsBufferCallbacksAtEveryStart) {
   EXPECT_EQ(Locked<int>([](fake::State& s) { return s.register_callbacks_calls; }), 2);
 }
 
-TEST_F(CollectorTest, PutsCuptisApiHooksInPlaceBeforeEnablingCallbackIds) {
-  // A collection that starts after CUDA was initialised gets no API records from callback ids
-  // alone (seen on the H200 with PyTorch): the API kinds are switched on and off first.
-  ASSERT_TRUE(collector().Start(fake::FakeApi(), Options()).ok());
-  const std::vector<std::string> calls =
-      Locked<std::vector<std::string>>([](fake::State& s) { return s.calls; });
-  const std::string on = "ActivityEnable " + std::to_string(CUPTI_ACTIVITY_KIND_RUNTIME);
-  const std::string off = "ActivityDisable " + std::to_string(CUPTI_ACTIVITY_KIND_RUNTIME);
-  const auto enable = std::find(calls.begin(), calls.end(), on);
-  const auto disable = std::find(calls.begin(), calls.end(), off);
-  const auto first_id = std::find(calls.begin(), calls.end(), "EnableRuntimeApi on");
-  ASSERT_NE(enable, calls.end());
-  ASSERT_NE(disable, calls.end());
-  ASSERT_NE(first_id, calls.end());
-  EXPECT_LT(enable, disable);
-  EXPECT_LT(disable, first_id);
-  EXPECT_THAT(Locked<std::set<CUpti_ActivityKind>>([](fake::State& s) { return s.enabled_kinds; }),
-              Not(Contains(CUPTI_ACTIVITY_KIND_RUNTIME)));
-}
-
-TEST_F(CollectorTest, WholeKindModeSwitchesOffEveryUnneededCallbackId) {
+TEST_F(CollectorTest, WholeKindModeSwitchesOffEveryUnneededCallbackIdUntilItStops) {
+  // A collection started after CUDA was initialised records API calls only this way (H200).
   CollectorOptions options = Options();
   options.api_records = ApiRecords::kWholeKinds;
   ASSERT_TRUE(collector().Start(fake::FakeApi(), options).ok());
@@ -394,12 +377,20 @@ TEST_F(CollectorTest, WholeKindModeSwitchesOffEveryUnneededCallbackId) {
   {
     std::lock_guard<std::mutex> lock(s.mu);
     EXPECT_THAT(s.enabled_kinds, Contains(CUPTI_ACTIVITY_KIND_RUNTIME));
+    EXPECT_THAT(s.enabled_kinds, Contains(CUPTI_ACTIVITY_KIND_DRIVER));
     EXPECT_THAT(s.runtime_turned_off, Contains(CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020));
-    EXPECT_THAT(s.enabled_runtime, Contains(kLaunch));
+    EXPECT_THAT(s.runtime_turned_off, Not(Contains(kLaunch)));
+    EXPECT_THAT(s.runtime_turned_off, Not(Contains(kStreamSync)));
   }
   ASSERT_TRUE(collector().Stop().ok());
   std::lock_guard<std::mutex> lock(s.mu);
   EXPECT_THAT(s.enabled_kinds, IsEmpty());
+  // CUPTI's defaults again for torch.profiler or whoever uses CUPTI next.
+  EXPECT_THAT(s.enabled_runtime, Contains(CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020));
+}
+
+TEST(ApiRecordsTest, CollectionsOutsideTheInjectionUseWholeKinds) {
+  EXPECT_EQ(CollectorOptions().api_records, ApiRecords::kWholeKinds);
 }
 
 TEST(ApiRecordsTest, ParsesTheThreeModes) {

@@ -141,7 +141,7 @@ if [[ $parts == *" python "* ]]; then
   python3 tests/gpu/python/check_reports.py "$out/python" | tee "$out/python_table.md"
   # How API records are switched on, for a collection that starts after CUDA was initialised
   # (collect/collector.h ApiRecords): host calls recorded in each mode.
-  for mode in attach ids kinds; do
+  for mode in ids kinds; do
     GPUIDLE_BENCH_API_RECORDS=$mode python3 examples/python/item_sync.py \
       --gpuidle "$out/python/api_$mode.json" --steps 6 >"$out/logs/py_api_$mode.log" 2>&1
     echo "API records mode $mode: $(python3 -c 'import json, sys, collections
