@@ -253,6 +253,7 @@ PYBIND11_MODULE(_gpuidle, m) {
   m.attr("MARKER_STEP") = static_cast<int>(gpuidle::MarkerKind::kStep);
   m.attr("MARKER_DATA") = static_cast<int>(gpuidle::MarkerKind::kData);
   m.attr("MARKER_USER") = static_cast<int>(gpuidle::MarkerKind::kUser);
+  m.attr("MARKER_CALL_SITE") = static_cast<int>(gpuidle::MarkerKind::kCallSite);
 
   py::class_<NativeReport>(m, "NativeReport")
       .def("format", &NativeReport::Format, py::arg("format"),
@@ -276,7 +277,7 @@ PYBIND11_MODULE(_gpuidle, m) {
   m.def(
       "push_marker",
       [](int kind, const std::string& name) {
-        if (kind < 0 || kind > static_cast<int>(gpuidle::MarkerKind::kUser)) {
+        if (kind < 0 || kind > static_cast<int>(gpuidle::MarkerKind::kCallSite)) {
           ThrowStatus(absl::InvalidArgumentError(absl::StrCat("unknown marker kind ", kind)));
         }
         gpuidle::PushMarker(static_cast<gpuidle::MarkerKind>(kind), name);

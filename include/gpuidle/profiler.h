@@ -148,7 +148,9 @@ class GPUIDLE_EXPORT UserRange {
 
 // The same markers without scopes, for bindings and non-nested code. Each Push must be
 // matched by a Pop on the same thread.
-enum class MarkerKind : int { kStep, kData, kUser };
+// kCallSite: the place in the program around a call ("train.py:42 in train_step"), which the
+// analysis names as the call site of the idle time that call causes (bindings use it).
+enum class MarkerKind : int { kStep, kData, kUser, kCallSite };
 GPUIDLE_EXPORT void PushMarker(MarkerKind kind, absl::string_view name = {}) noexcept;
 GPUIDLE_EXPORT void PopMarker() noexcept;
 

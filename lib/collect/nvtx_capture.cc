@@ -52,6 +52,7 @@ RangeKind KindOf(const Domain* d, const nvtxEventAttributes_t* a, absl::string_v
   if (d != nullptr && d->markers && a != nullptr) {
     if (a->category == kMarkerCategoryStep) return RangeKind::kStep;
     if (a->category == kMarkerCategoryData) return RangeKind::kData;
+    if (a->category == kMarkerCategoryCallSite) return RangeKind::kPython;
     return RangeKind::kUser;
   }
   return AnnotationRangeKind(name);

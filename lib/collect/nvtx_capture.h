@@ -19,6 +19,7 @@ inline constexpr char kMarkerDomain[] = "gpuidle";
 inline constexpr uint32_t kMarkerCategoryStep = 1;
 inline constexpr uint32_t kMarkerCategoryData = 2;
 inline constexpr uint32_t kMarkerCategoryUser = 3;
+inline constexpr uint32_t kMarkerCategoryCallSite = 4;  // a place in the program: "file:line in f"
 
 // Fills the range entry points of the NVTX instance that get_export_table belongs to (the body
 // of InitializeInjectionNvtx2). Returns 1 on success, 0 if the tables are not there.

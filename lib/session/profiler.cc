@@ -109,6 +109,8 @@ uint32_t CategoryOf(MarkerKind kind) {
       return internal::kMarkerCategoryStep;
     case MarkerKind::kData:
       return internal::kMarkerCategoryData;
+    case MarkerKind::kCallSite:
+      return internal::kMarkerCategoryCallSite;
     case MarkerKind::kUser:
       break;
   }

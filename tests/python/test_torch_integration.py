@@ -9,7 +9,7 @@ import types
 import pytest
 
 import gpuidle
-from gpuidle import _markers, _torch
+from gpuidle import _call_sites, _markers, _torch
 from conftest import HAS_GPU, gpuidle_lines, run_python
 
 no_gpu = pytest.mark.skipif(HAS_GPU, reason="checks the behaviour without a GPU")
@@ -55,6 +55,19 @@ def fake_torch(monkeypatch):
         def _start_trace(self):
             self.started = True
 
+    class TensorBase:  # like torch._C.TensorBase: the sync methods are inherited
+        def item(self):
+            return 7.0
+
+    class Tensor(TensorBase):
+        def __repr__(self):
+            return "tensor(7.)"
+
+    def synchronize():
+        return "synced"
+
+    torch.Tensor = Tensor
+    torch.cuda = types.SimpleNamespace(synchronize=synchronize)
     dataloader._BaseDataLoaderIter = _BaseDataLoaderIter
     data.dataloader = dataloader
     data.worker = None
@@ -119,6 +132,54 @@ def test_uninstall_leaves_a_later_patch_of_someone_else_alone(fake_torch):
     cls.__next__ = theirs
     _torch.uninstall()
     assert cls.__next__ is theirs
+
+
+def test_syncs_run_inside_a_call_site_marker_naming_the_programs_line(fake_torch, monkeypatch):
+    nvtx = NvtxCalls()
+    monkeypatch.setattr(_markers, "_push", nvtx.push)
+    monkeypatch.setattr(_markers, "_pop", nvtx.pop)
+    _call_sites.enable()
+    _torch.install(FakeProfile())
+    t = fake_torch.Tensor()
+
+    def train_step():
+        return t.item(), repr(t), fake_torch.cuda.synchronize()  # one line: three syncs
+
+    line = train_step.__code__.co_firstlineno + 1
+    assert train_step() == (7.0, "tensor(7.)", "synced")
+    site = f"{__file__}:{line} in train_step"
+    assert nvtx.calls == [("push", _markers._CALL_SITE, site), ("pop",)] * 3, nvtx.calls
+
+
+def test_uninstall_gives_back_inherited_and_own_methods(fake_torch):
+    tensor, cuda = fake_torch.Tensor, fake_torch.cuda
+    own_repr, synchronize = tensor.__dict__["__repr__"], cuda.synchronize
+    _torch.install(FakeProfile())
+    assert "item" in tensor.__dict__ and cuda.synchronize is not synchronize
+    _torch.uninstall()
+    assert "item" not in tensor.__dict__, "inherited again from the base class"
+    assert tensor.__dict__["__repr__"] is own_repr and cuda.synchronize is synchronize
+
+
+def test_caller_site_skips_library_frames(tmp_path, monkeypatch):
+    # A library (torch formatting a tensor for print, say) calls the sync: the site is the
+    # program's line that called into the library.
+    (tmp_path / "somelib.py").write_text(
+        "from gpuidle import _call_sites\n"
+        "def sync():\n"
+        "    return _call_sites.caller_site(1)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import somelib
+
+    _call_sites.enable()
+    monkeypatch.setattr(_call_sites, "_prefixes", _call_sites._prefixes + (str(tmp_path) + "/",))
+    monkeypatch.setattr(_call_sites, "_is_library", {})
+
+    def log_loss():
+        return somelib.sync()
+
+    line = log_loss.__code__.co_firstlineno + 1
+    assert log_loss() == f"{__file__}:{line} in log_loss"
 
 
 def test_gpuidle_stops_before_torch_profiler_takes_cupti(fake_torch, capfd):

@@ -1,9 +1,13 @@
-"""The Python line behind each CUDA launch, sync and copy (native part: call_sites.cc).
+"""The Python line behind the CUDA calls that make a GPU wait.
 
-While a profile collects, gpuidle names the innermost frame of the program's own code at the
-start of every CUDA runtime launch, sync and copy, so that the report's offenders say which line
-made the GPU wait (``train.py:57 in train_step`` for an ``.item()`` there). Frames in libraries
-are skipped: the standard library, site-packages (torch and the rest) and gpuidle itself.
+The report's offenders say which line made the GPU wait (``train.py:57 in train_step`` for an
+``.item()`` there): the innermost frame of the program's own code, skipping library frames (the
+standard library, site-packages with torch, gpuidle itself). Two sources:
+
+- natively (call_sites.cc): at the start of every CUDA runtime launch, sync and copy, when the
+  calling thread holds the GIL (plain Python extensions, CuPy's raw calls);
+- from Python (:func:`caller_site`), around PyTorch's sync points (``_torch.py``): PyTorch
+  releases the GIL inside its operators, so the native path never sees their frames.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ import os
 import site
 import sys
 import sysconfig
+from typing import Any, Optional
 
 from ._native import _gpuidle
 
@@ -35,8 +40,43 @@ def library_prefixes() -> list[str]:
     return sorted(os.path.join(os.path.abspath(f), "") for f in folders if f)
 
 
+_prefixes: tuple[str, ...] = ()
+_is_library: dict[Any, bool] = {}  # code object -> library code?
+_sites: dict[tuple[Any, int], str] = {}  # (code object, line) -> "file:line in function"
+_MAX_SITES = 100_000
+
+
+def caller_site(skip: int = 2) -> Optional[str]:
+    """The program's innermost frame above the caller's caller, as "file:line in function"."""
+    try:
+        frame: Any = sys._getframe(skip)
+    except ValueError:
+        return None
+    while frame is not None:
+        code = frame.f_code
+        library = _is_library.get(code)
+        if library is None:
+            name = code.co_filename
+            library = not name or name.startswith("<") or name.startswith(_prefixes)
+            _is_library[code] = library
+        if not library:
+            key = (code, frame.f_lineno)
+            site = _sites.get(key)
+            if site is None and len(_sites) < _MAX_SITES:
+                site = f"{code.co_filename}:{frame.f_lineno} in {code.co_name}"
+                _sites[key] = site
+            return site
+        frame = frame.f_back
+    return None
+
+
 def enable() -> None:
-    _gpuidle.enable_call_sites(library_prefixes())
+    global _prefixes
+    prefixes = library_prefixes()
+    if tuple(prefixes) != _prefixes:
+        _prefixes = tuple(prefixes)
+        _is_library.clear()
+    _gpuidle.enable_call_sites(prefixes)
 
 
 def disable() -> None:

@@ -8,6 +8,7 @@ SUBCAUSES: Tuple[str, ...]
 MARKER_STEP: int
 MARKER_DATA: int
 MARKER_USER: int
+MARKER_CALL_SITE: int
 
 class GpuidleError(RuntimeError):
     code: str

@@ -22,6 +22,7 @@ _pop = _gpuidle.pop_marker
 _STEP: int = _gpuidle.MARKER_STEP
 _DATA: int = _gpuidle.MARKER_DATA
 _USER: int = _gpuidle.MARKER_USER
+_CALL_SITE: int = _gpuidle.MARKER_CALL_SITE
 
 
 class _Open:

@@ -10,6 +10,10 @@
   (:func:`conflict`); a torch.profiler that starts with CUDA activities while gpuidle collects
   makes gpuidle stop first, with one warning: gpuidle's report covers the time until then and
   torch.profiler's trace is complete. Analyse that trace with ``gpuidle.analyze``.
+- **Syncs name their line.** ``.item()``, ``.tolist()``, ``.cpu()``, ``.numpy()``, ``.to()``,
+  truth and number conversions, printing a tensor and ``torch.cuda.synchronize()`` run inside a
+  call-site marker with the program's line (``_call_sites.caller_site``): PyTorch releases the
+  GIL inside its operators, so only Python sees where a sync came from.
 - **Children never collect.** DataLoader workers (forked or spawned) and other
   multiprocessing children that inherit or re-run a profile stay inert (:func:`in_worker`).
 
@@ -25,7 +29,7 @@ import sys
 import threading
 from typing import Any, Callable, Optional
 
-from . import _markers
+from . import _call_sites, _markers
 
 _lock = threading.Lock()
 _profile: Any = None  # the profile the patches report to
@@ -66,13 +70,48 @@ def in_worker() -> bool:
         return False
 
 
+_INHERITED = object()  # the patched attribute came from a base class: undo deletes ours
+
+
 def _patch(owner: Any, name: str, make_wrapper: Callable[[Any], Any]) -> None:
-    original = owner.__dict__.get(name)
+    original = getattr(owner, name, None)
     if original is None:
         return
+    own = owner.__dict__.get(name, _INHERITED) if hasattr(owner, "__dict__") else original
     wrapper = make_wrapper(original)
     setattr(owner, name, wrapper)
-    _patches.append((owner, name, original, wrapper))
+    _patches.append((owner, name, own, wrapper))
+
+
+# Where PyTorch waits for the GPU (with the GIL released, so CUPTI's callbacks cannot see the
+# Python line): Tensor methods, and torch.cuda functions and methods.
+_TENSOR_SYNCS = ("item", "tolist", "cpu", "numpy", "to", "__bool__", "__int__", "__float__",
+                 "__index__", "__repr__", "__format__")
+
+
+def _mark_sync_sites(torch: Any) -> None:
+    def make(original: Any) -> Any:
+        @functools.wraps(original)
+        def synced(*args: Any, **kwargs: Any) -> Any:
+            site = _call_sites.caller_site()
+            if site is None:
+                return original(*args, **kwargs)
+            _markers._push(_markers._CALL_SITE, site)
+            try:
+                return original(*args, **kwargs)
+            finally:
+                _markers._pop()
+
+        return synced
+
+    for name in _TENSOR_SYNCS:
+        _patch(torch.Tensor, name, make)
+    cuda = getattr(torch, "cuda", None)
+    if cuda is not None:
+        _patch(cuda, "synchronize", make)
+        for cls in (getattr(cuda, "Stream", None), getattr(cuda, "Event", None)):
+            if cls is not None:
+                _patch(cls, "synchronize", make)
 
 
 def _mark_dataloader(torch: Any) -> None:
@@ -142,6 +181,7 @@ def install(profile: Any) -> None:
         _profile = profile
         try:
             _mark_dataloader(torch)
+            _mark_sync_sites(torch)
             _yield_to_torch_profiler(torch)
         except Exception:
             _undo()
@@ -152,7 +192,11 @@ def _undo() -> None:
     global _profile
     while _patches:
         owner, name, original, wrapper = _patches.pop()
-        if owner.__dict__.get(name) is wrapper:  # someone else may have patched it since
+        if getattr(owner, name, None) is not wrapper:  # someone else patched it since
+            continue
+        if original is _INHERITED:
+            delattr(owner, name)
+        else:
             setattr(owner, name, original)
     _profile = None
 

@@ -30,7 +30,7 @@ def share(device, key, by="idle_by_cause"):
 
 def main():
     folder = sys.argv[1]
-    item_line = line_of("item_sync.py", ".item()")
+    item_line = line_of("item_sync.py", "loss.item()")
     checks = [
         # (report, what, expected share key, by)
         ("dataloader_starved", "data_starved.dataloader", "idle_by_subcause"),
