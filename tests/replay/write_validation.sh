@@ -66,7 +66,11 @@ Notes:
   straggler's own idle time as host work (below). Both traces are replayed in CI
   (`LiveNcclTest`).
 - The run used the library as of commit 1bfdb0b (every change to device-side code of the
-  collector issue included), on a machine with two H200s.
+  collector issue included), on a machine with two H200s. Later, collections started through
+  the API (the `api` rows) switched to enabling the API kinds (next section: needed when the
+  collection starts after CUDA was initialised); the `api` rows were recorded before that
+  change and were not re-run. `gpuidle run` and `LD_PRELOAD` (the replayed traces) did not
+  change.
 
 `gpuidle analyze tests/data/traces/live/torch_nccl.rank0.trace.json.gz
 tests/data/traces/live/torch_nccl.rank1.trace.json.gz` (per-GPU part):
@@ -79,6 +83,58 @@ cat <<'MD'
 ```
 
 
+MD
+cat <<'MD'
+## The Python package: gpuidle.profile() in PyTorch scripts
+
+`tests/gpu/run_on_device.sh python` (one H200, Python 3.12, torch 2.11) builds the package on
+the machine, installs it with `pip install --no-build-isolation .`, runs each
+`examples/python/*.py --gpuidle REPORT` (12 steps inside `gpuidle.profile()`, `p.step()` per
+step, no other change to the script; the profile starts after PyTorch initialised CUDA), the
+torch.profiler coexistence cases (`tests/gpu/python/coexistence.py`) and the worker-process
+check (`tests/gpu/python/workers.py`). The run printed
+(`tests/data/traces/live_python/record.log`):
+
+```
+MD
+grep -vE '^(overhead benchmark|torch overhead)' tests/data/traces/live_python/record.log
+cat <<'MD'
+```
+
+Checked against the issue's targets (`tests/gpu/python/check_reports.py` over the reports the
+run wrote, `tests/data/traces/live_python/*.report.json`):
+
+MD
+checks=$(mktemp -d)
+for f in tests/data/traces/live_python/*.report.json; do
+  cp "$f" "$checks/$(basename "$f" .report.json).json"
+done
+python3 tests/gpu/python/check_reports.py "$checks" || true
+rm -rf "$checks"
+cat <<'MD'
+
+What these say:
+- **API records at a late start.** A collection that starts after CUDA was initialised records
+  no API calls when only single callback ids are enabled (`ids` above: 0 calls); enabling the
+  API kinds and switching off every unneeded id records exactly the needed calls (`kinds`:
+  133). The first run of the day had no host calls at all (every gap unattributed); since
+  then collections started through the API use the kinds (collect/collector.h `ApiRecords`),
+  the injection keeps single ids. CI replays these traces (`LivePythonTest`).
+- **dataloader_starved (81%) and item_sync (89%) miss 90%** for one shared reason: the first
+  CUDA call after the profile starts took about 6 ms inside CUPTI (item_sync: its first
+  `cudaMemsetAsync` lasted 6.1 ms; dataloader_starved: its first step has 10.5 ms of launch
+  overhead against about 3 ms in the others), which counts as launch overhead of the first
+  step. dataloader_starved also has about 3 ms of real launch-bound time per step (its model
+  is tiny); under torch.profiler the same script was 89.9% data-starved.
+- **Call sites of syncs**: the top sync offender had no site in this run. PyTorch releases
+  the GIL inside `.item()`, so the native provider (which reads Python frames only where the
+  GIL is held) never saw the line. Since then PyTorch's sync points run inside a call-site
+  marker set from Python (`gpuidle/_torch.py`); not yet run on a GPU.
+- The run used commit 134550b (API kinds). The call-site markers of PyTorch's syncs came after
+  it and were not run on a GPU (no device time was left in the session).
+
+MD
+cat <<'MD'
 ## PyTorch profiler traces, one GPU
 
 Recorded by `tests/gpu/record_torch_traces.sh` (one device call): each script in
