@@ -7,8 +7,8 @@ import torch
 from _profile_steps import parse_args, run_profiled
 
 
-def main():
-    args = parse_args(__doc__, "healthy_matmul.json.gz")
+def make_step():
+    """One step of large matrix products (tests/benchmarks/python uses it too)."""
     a = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
     b = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
 
@@ -18,7 +18,12 @@ def main():
             c = c @ b
             c = c * 0.01
 
-    run_profiled(step, args)
+    return step
+
+
+def main():
+    args = parse_args(__doc__, "healthy_matmul.json.gz")  # first: --help needs no GPU
+    run_profiled(make_step(), args)
 
 
 if __name__ == "__main__":

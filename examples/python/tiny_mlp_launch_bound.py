@@ -9,8 +9,8 @@ import torch
 from _profile_steps import parse_args, run_profiled
 
 
-def main():
-    args = parse_args(__doc__, "tiny_mlp_launch_bound.json.gz")
+def make_step():
+    """One training step of the tiny MLP (tests/benchmarks/python uses it too)."""
     layers = []
     for _ in range(12):
         layers += [torch.nn.Linear(64, 64), torch.nn.ReLU()]
@@ -25,7 +25,12 @@ def main():
         loss.backward()
         opt.step()
 
-    run_profiled(step, args)
+    return step
+
+
+def main():
+    args = parse_args(__doc__, "tiny_mlp_launch_bound.json.gz")  # first: --help needs no GPU
+    run_profiled(make_step(), args)
 
 
 if __name__ == "__main__":

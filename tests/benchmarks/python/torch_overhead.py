@@ -3,14 +3,15 @@ profiler, in one process (run_torch_overhead.sh runs the processes interleaved).
 
   python3 torch_overhead.py --loop tiny_mlp --profiler gpuidle|torch --steps 60
 
-tiny_mlp: a 12-layer 64-wide MLP with Adam, batch 8: hundreds of tiny kernels per step, so the
-host's cost per launch is the step time, and a profiler's per-launch cost shows in full.
-healthy: eight 8192x8192 bf16 matmuls per step: the GPU is the bottleneck.
+tiny_mlp: examples/python/tiny_mlp_launch_bound.py's step (a 12-layer 64-wide MLP with Adam,
+batch 8: hundreds of tiny kernels, so a profiler's per-launch cost shows in full).
+healthy: examples/python/healthy_matmul.py's step (large bf16 matmuls: the GPU is the bottleneck).
 Each step ends with torch.cuda.synchronize() so that a step's time is its own. Prints
   result loop=tiny_mlp profiler=gpuidle steps=60 untraced_ms=... traced_ms=... ratio=...
 (medians of the step times of each phase; ratio = traced / untraced).
 """
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -18,34 +19,12 @@ import time
 import torch
 
 
-def tiny_mlp():
-    layers = []
-    for _ in range(12):
-        layers += [torch.nn.Linear(64, 64), torch.nn.ReLU()]
-    model = torch.nn.Sequential(*layers).cuda()
-    opt = torch.optim.Adam(model.parameters(), lr=1e-3, foreach=False)
-    x = torch.randn(8, 64, device="cuda")
-    y = torch.randn(8, 64, device="cuda")
-
-    def step():
-        loss = torch.nn.functional.mse_loss(model(x), y)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-
-    return step
-
-
-def healthy():
-    a = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
-    b = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
-
-    def step():
-        c = a
-        for _ in range(8):
-            c = (c @ b) * 0.01
-
-    return step
+def make_step(loop):
+    # The loops of the scenario scripts, so that the benchmark measures what they show.
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..",
+                                    "examples", "python"))
+    module = __import__("tiny_mlp_launch_bound" if loop == "tiny_mlp" else "healthy_matmul")
+    return module.make_step()
 
 
 def timed(step, n, after_step=None):
@@ -66,7 +45,7 @@ def main():
     parser.add_argument("--profiler", choices=["gpuidle", "torch"], required=True)
     parser.add_argument("--steps", type=int, default=60)
     args = parser.parse_args()
-    step = tiny_mlp() if args.loop == "tiny_mlp" else healthy()
+    step = make_step(args.loop)
     timed(step, 20)  # warm-up: allocator, cuBLAS handles, autotuning
     untraced = timed(step, args.steps)
     if args.profiler == "gpuidle":
