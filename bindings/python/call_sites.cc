@@ -27,8 +27,10 @@ namespace {
 
 namespace py = pybind11;
 
-// Distinct call sites kept at most (a program generating code without end stops being named).
+// Distinct call sites and classified code objects kept at most (a program generating code
+// without end, such as torch.compile's, must not grow them without bound).
 constexpr size_t kMaxSites = 200'000;
+constexpr size_t kMaxCodeObjects = 100'000;
 
 struct PairHash {
   size_t operator()(const std::pair<const void*, int>& p) const {
@@ -46,23 +48,44 @@ struct Caches {
 
 Caches* caches = nullptr;  // created on first enable; lives as long as the process
 
+// UTF-8 of a str without disturbing an exception the program may have pending.
+const char* Utf8(PyObject* s) {
+  PyObject *type, *value, *traceback;
+  PyErr_Fetch(&type, &value, &traceback);
+  const char* utf8 = PyUnicode_AsUTF8(s);
+  if (utf8 == nullptr) PyErr_Clear();
+  PyErr_Restore(type, value, traceback);
+  return utf8;
+}
+
 bool IsLibrary(PyCodeObject* code) {
   auto it = caches->is_library.find(code);
   if (it != caches->is_library.end()) return it->second;
   bool library = true;  // a file name we cannot read is not the user's line
-  if (const char* file = PyUnicode_AsUTF8(code->co_filename); file != nullptr) {
+  if (const char* file = Utf8(code->co_filename); file != nullptr) {
     const std::string name(file);
     library = name.empty() || name[0] == '<';  // <frozen ...>, <string>
     for (const std::string& prefix : caches->library_prefixes) {
       if (library) break;
       library = name.compare(0, prefix.size(), prefix) == 0;
     }
-  } else {
-    PyErr_Clear();
   }
-  Py_INCREF(code);
-  caches->is_library.emplace(code, library);
+  if (caches->is_library.size() < kMaxCodeObjects) {
+    Py_INCREF(code);
+    caches->is_library.emplace(code, library);
+  }
   return library;
+}
+
+// True if this thread holds the GIL. PyGILState_Check() answers 1 whenever CPython switched
+// the check off (once a subinterpreter exists): compare thread states instead.
+bool HoldsGil() {
+  PyThreadState* mine = PyGILState_GetThisThreadState();
+#if PY_VERSION_HEX >= 0x030D0000
+  return mine != nullptr && mine == PyThreadState_GetUnchecked();
+#else
+  return mine != nullptr && mine == _PyThreadState_UncheckedGet();
+#endif
 }
 
 const std::string* SiteOf(PyFrameObject* frame, PyCodeObject* code) {
@@ -74,12 +97,9 @@ const std::string* SiteOf(PyFrameObject* frame, PyCodeObject* code) {
   const std::pair<const void*, int> key{code, instruction};
   if (auto it = caches->sites.find(key); it != caches->sites.end()) return it->second;
   if (caches->sites.size() >= kMaxSites) return nullptr;
-  const char* file = PyUnicode_AsUTF8(code->co_filename);
-  const char* function = PyUnicode_AsUTF8(code->co_name);
-  if (file == nullptr || function == nullptr) {
-    PyErr_Clear();
-    return nullptr;
-  }
+  const char* file = Utf8(code->co_filename);
+  const char* function = Utf8(code->co_name);
+  if (file == nullptr || function == nullptr) return nullptr;
   auto* site = new std::string(file);  // never freed: the provider's strings live for good
   site->append(":").append(std::to_string(PyFrame_GetLineNumber(frame)));
   site->append(" in ").append(function);
@@ -88,7 +108,7 @@ const std::string* SiteOf(PyFrameObject* frame, PyCodeObject* code) {
 }
 
 const char* PythonCallSite() {
-  if (caches == nullptr || !Py_IsInitialized() || PyGILState_Check() == 0) return nullptr;
+  if (caches == nullptr || !Py_IsInitialized() || !HoldsGil()) return nullptr;
   const std::string* site = nullptr;
   PyFrameObject* frame = PyEval_GetFrame();  // borrowed
   Py_XINCREF(frame);

@@ -36,8 +36,11 @@ int64_t CuptiNowNs() {
 }
 
 // Sites named by a language binding, gathered at the start of the calls that the callbacks of
-// the running collection were enabled for.
+// the running collection were enabled for; on only while recording.
 CallSiteLog call_sites;
+std::atomic<bool> naming_call_sites{false};
+// 16 bytes each: 1M sites is 16 MB, many hours of syncs and launches' worth of offenders.
+constexpr size_t kMaxCallSites = size_t{1} << 20;
 
 // gpuidle subscribes to claim CUPTI (a second subscriber is refused, which is how another tool
 // — or gpuidle — learns that CUPTI is taken), and, when a binding set a call-site provider, to
@@ -47,6 +50,7 @@ void CUPTIAPI ApiCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId,
   if (domain != CUPTI_CB_DOMAIN_RUNTIME_API) return;
   const auto* call = static_cast<const CUpti_CallbackData*>(data);
   if (call->callbackSite != CUPTI_API_ENTER) return;
+  if (!naming_call_sites.load(std::memory_order_relaxed)) return;
   const SiteFunction provider = CurrentCallSiteProvider();
   if (provider == nullptr) return;
   if (const char* site = provider(); site != nullptr) call_sites.Add(call->correlationId, site);
@@ -137,6 +141,7 @@ struct Collector::State {
   // the record limit is reached. Never under mu (no lock of ours across a CUPTI call).
   void DisableRecording() {
     if (disabled.exchange(true)) return;
+    naming_call_sites = false;
     for (CUpti_CallbackId cbid : runtime_cbids) api->ActivityEnableRuntimeApi(cbid, 0);
     for (CUpti_CallbackId cbid : driver_cbids) api->ActivityEnableDriverApi(cbid, 0);
     for (CUpti_ActivityKind kind : enabled_kinds) api->ActivityDisable(kind);
@@ -337,8 +342,9 @@ absl::Status Collector::Start(const CuptiApi& api, const CollectorOptions& optio
   s.runtime_cbids.clear();
   s.driver_cbids.clear();
   s.EnableApiCalls(api, options.api_records);
-  call_sites.Reset(static_cast<size_t>(std::max<int64_t>(s.max_records, 0)));
+  call_sites.Reset(std::min(kMaxCallSites, static_cast<size_t>(std::max<int64_t>(s.max_records, 0))));
   s.EnableCallSites(api);
+  naming_call_sites = true;
   // Hand buffers over at least every second so long runs are decoded as they go.
   if ((s.leave_out & kPartFlushPeriod) == 0) api.ActivityFlushPeriod(1000);
   s.collecting = true;

@@ -1,6 +1,7 @@
 #include "session/session.h"
 
 #include <pthread.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -74,7 +75,9 @@ absl::Status Session::Start(const ProfilerOptions& options, const void* owner,
     // One line per reason and process (a profiled function called in a loop), and none where
     // `gpuidle run` or the preloaded library already told this process tree there is no GPU.
     const char* warned = std::getenv("GPUIDLE_WARNED");
-    const bool told = absl::IsUnavailable(status) && warned != nullptr && warned[0] != '\0';
+    struct stat device_node;
+    const bool told = absl::IsUnavailable(status) && warned != nullptr && warned[0] != '\0' &&
+                      stat("/dev/nvidiactl", &device_node) != 0;
     std::string line = absl::StrCat(status.message(), "; gpuidle is off, the program runs as usual");
     if (!told && warned_.insert(line).second) Warn(line);
     return status;

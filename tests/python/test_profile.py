@@ -384,3 +384,29 @@ print("ok")
     assert "gpuidle: warning: PyTorch integration failed (RuntimeError: boom)" in proc.stderr
     if not HAS_GPU:  # the no-GPU line once for the three profiles, plus the integration's
         assert len(gpuidle_lines(proc.stderr)) == 2, proc.stderr
+
+
+@no_gpu
+def test_a_refused_profile_leaves_a_running_ones_hooks_alone(monkeypatch):
+    # A decorated function called inside `with gpuidle.profile()` is refused (one collection per
+    # process); its start and stop must not undo the running profile's call sites and PyTorch
+    # hooks. (Without a GPU every start is refused: a stand-in plays the running profile.)
+    from gpuidle import _call_sites, _profile
+
+    class Running:
+        pass
+
+    running = Running()
+    calls = []
+    monkeypatch.setattr(_call_sites, "enable", lambda: calls.append("enable"))
+    monkeypatch.setattr(_call_sites, "disable", lambda: calls.append("disable"))
+    monkeypatch.setattr(_profile.Profile, "_install_torch", lambda self: calls.append("install"))
+    monkeypatch.setattr(_profile.Profile, "_uninstall_torch",
+                        lambda self: calls.append("uninstall"))
+    _profile._running.add(running)
+    try:
+        with gpuidle.profile(quiet=True) as p:
+            pass
+    finally:
+        _profile._running.discard(running)
+    assert not p.active and calls == []

@@ -56,8 +56,14 @@ def fake_torch(monkeypatch):
             self.started = True
 
     class TensorBase:  # like torch._C.TensorBase: the sync methods are inherited
+        def __init__(self, is_cuda=True):
+            self.is_cuda = is_cuda
+
         def item(self):
             return 7.0
+
+        def __bool__(self):
+            return True
 
     class Tensor(TensorBase):
         def __repr__(self):
@@ -143,21 +149,59 @@ def test_syncs_run_inside_a_call_site_marker_naming_the_programs_line(fake_torch
     t = fake_torch.Tensor()
 
     def train_step():
-        return t.item(), repr(t), fake_torch.cuda.synchronize()  # one line: three syncs
+        return t.item(), repr(t), bool(t), fake_torch.cuda.synchronize()  # one line: four syncs
 
     line = train_step.__code__.co_firstlineno + 1
-    assert train_step() == (7.0, "tensor(7.)", "synced")
+    assert train_step() == (7.0, "tensor(7.)", True, "synced")
     site = f"{__file__}:{line} in train_step"
-    assert nvtx.calls == [("push", _markers._CALL_SITE, site), ("pop",)] * 3, nvtx.calls
+    assert nvtx.calls == [("push", _markers._CALL_SITE, site), ("pop",)] * 4, nvtx.calls
+
+
+def test_host_tensors_are_not_marked(fake_torch, monkeypatch):
+    # A CPU tensor's .item() or truth value does not wait for the GPU: no marker, no host range.
+    nvtx = NvtxCalls()
+    monkeypatch.setattr(_markers, "_push", nvtx.push)
+    monkeypatch.setattr(_markers, "_pop", nvtx.pop)
+    _call_sites.enable()
+    _torch.install(FakeProfile())
+    t = fake_torch.Tensor(is_cuda=False)
+    assert t.item() == 7.0 and bool(t) and repr(t) == "tensor(7.)"
+    assert nvtx.calls == []
+
+
+class NestedProfile(FakeProfile):
+    """Stops only when told to stop however deeply nested (gpuidle.Profile._stop_now)."""
+
+    def __init__(self):
+        super().__init__()
+        self.depth = 2
+
+    def stop(self):
+        self.depth -= 1
+        if self.depth == 0:
+            super().stop()
+
+    def _stop_now(self):
+        self.depth = 1
+        self.stop()
+
+
+def test_a_nested_profile_still_hands_cupti_over(fake_torch):
+    profile = NestedProfile()
+    _torch.install(profile)
+    fake_torch.autograd.profiler.profile(cuda=True)._prepare_trace()
+    assert not profile.active
 
 
 def test_uninstall_gives_back_inherited_and_own_methods(fake_torch):
     tensor, cuda = fake_torch.Tensor, fake_torch.cuda
     own_repr, synchronize = tensor.__dict__["__repr__"], cuda.synchronize
     _torch.install(FakeProfile())
-    assert "item" in tensor.__dict__ and cuda.synchronize is not synchronize
+    assert "item" in tensor.__dict__ and "__bool__" in tensor.__dict__
+    assert cuda.synchronize is not synchronize
     _torch.uninstall()
     assert "item" not in tensor.__dict__, "inherited again from the base class"
+    assert "__bool__" not in tensor.__dict__ and bool(tensor()) is True
     assert tensor.__dict__["__repr__"] is own_repr and cuda.synchronize is synchronize
 
 

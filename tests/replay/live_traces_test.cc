@@ -162,6 +162,18 @@ Report MustAnalyzePython(const std::string& name) {
   return r.ok() ? *std::move(r) : Report{};
 }
 
+TEST(LivePythonTest, EachTraceReadsBackToTheReportTheLiveRunWrote) {
+  for (const std::string name :
+       {"dataloader_starved", "tiny_mlp_launch_bound", "item_sync", "healthy_matmul"}) {
+    absl::StatusOr<std::string> replayed = FormatReport(MustAnalyzePython(name), "json");
+    ASSERT_TRUE(replayed.ok());
+    EXPECT_TRUE(ComparableJson(*replayed) ==
+                ComparableJson(ReadFileOrDie(std::string(GPUIDLE_TEST_DATA_DIR) +
+                                             "/traces/live_python/" + name + ".report.json")))
+        << name;
+  }
+}
+
 TEST(LivePythonTest, ProfileStartedLateStillRecordsTheHostCalls) {
   // Without them every gap would be unattributed (the first run on the H200 was).
   const Report r = MustAnalyzePython("item_sync");

@@ -58,7 +58,8 @@ def caller_site(skip: int = 2) -> Optional[str]:
         if library is None:
             name = code.co_filename
             library = not name or name.startswith("<") or name.startswith(_prefixes)
-            _is_library[code] = library
+            if len(_is_library) < _MAX_SITES:  # generated code (torch.compile) must not grow it
+                _is_library[code] = library
         if not library:
             key = (code, frame.f_lineno)
             site = _sites.get(key)

@@ -112,16 +112,27 @@ class Profile:
                 self.error = f"{conflict}: gpuidle steps aside and collects nothing"
                 _warn(f"{self.error} (analyse torch.profiler's trace with gpuidle.analyze)")
                 return False
-        self._install_torch()
-        _call_sites.enable()
+        # Another profile may be collecting (this one is then refused below): its PyTorch
+        # integration and call sites are its own, and stay.
+        owns_hooks = not _running
+        if owns_hooks:
+            self._install_torch()
+            _call_sites.enable()
         error = self._native.start()
         if error is not None:
             self.error = error
-            _call_sites.disable()
-            self._uninstall_torch()
+            if owns_hooks:
+                _call_sites.disable()
+                self._uninstall_torch()
             return False
         _running.add(self)
         return True
+
+    def _stop_now(self) -> Optional[Report]:
+        """Stops however deeply nested (torch.profiler is about to take CUPTI)."""
+        with self._lock:
+            self._depth = min(self._depth, 1)
+        return self.stop()
 
     def stop(self) -> Optional[Report]:
         """Stops collecting, analyses, prints the summary and writes the outputs; returns
@@ -131,6 +142,8 @@ class Profile:
                 self._depth -= 1
                 return self.report
             self._depth = 0
+        if self not in _running:  # never started (or already stopped): nothing of it to undo
+            return self.report
         _markers.end_step()
         try:
             if self._native.collecting:

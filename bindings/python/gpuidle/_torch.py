@@ -10,10 +10,10 @@
   (:func:`conflict`); a torch.profiler that starts with CUDA activities while gpuidle collects
   makes gpuidle stop first, with one warning: gpuidle's report covers the time until then and
   torch.profiler's trace is complete. Analyse that trace with ``gpuidle.analyze``.
-- **Syncs name their line.** ``.item()``, ``.tolist()``, ``.cpu()``, ``.numpy()``, ``.to()``,
-  truth and number conversions, printing a tensor and ``torch.cuda.synchronize()`` run inside a
-  call-site marker with the program's line (``_call_sites.caller_site``): PyTorch releases the
-  GIL inside its operators, so only Python sees where a sync came from.
+- **Syncs name their line.** ``.item()``, ``.tolist()``, ``.cpu()``, ``.numpy()``, truth and
+  number conversions and printing of CUDA tensors, and ``torch.cuda.synchronize()``, run inside
+  a call-site marker with the program's line (``_call_sites.caller_site``): PyTorch releases
+  the GIL inside its operators, so only Python sees where a sync came from.
 - **Children never collect.** DataLoader workers (forked or spawned) and other
   multiprocessing children that inherit or re-run a profile stay inert (:func:`in_worker`).
 
@@ -84,34 +84,39 @@ def _patch(owner: Any, name: str, make_wrapper: Callable[[Any], Any]) -> None:
 
 
 # Where PyTorch waits for the GPU (with the GIL released, so CUPTI's callbacks cannot see the
-# Python line): Tensor methods, and torch.cuda functions and methods.
-_TENSOR_SYNCS = ("item", "tolist", "cpu", "numpy", "to", "__bool__", "__int__", "__float__",
-                 "__index__", "__repr__", "__format__")
+# Python line): Tensor methods that copy a CUDA tensor to the host, and torch.cuda's syncs.
+# Each marked call records one host range, so only calls that sync are marked: the Tensor
+# methods only on CUDA tensors, and not .to() or __index__, which mostly do not sync.
+_TENSOR_SYNCS = ("item", "tolist", "cpu", "numpy", "__bool__", "__int__", "__float__", "__repr__")
+
+
+def _marked(original: Any, on_cuda_tensor: bool) -> Any:
+    @functools.wraps(original)
+    def synced(*args: Any, **kwargs: Any) -> Any:
+        if on_cuda_tensor and not (args and getattr(args[0], "is_cuda", False)):
+            return original(*args, **kwargs)
+        site = _call_sites.caller_site()
+        if site is None:
+            return original(*args, **kwargs)
+        _markers._push(_markers._CALL_SITE, site)
+        try:
+            return original(*args, **kwargs)
+        finally:
+            _markers._pop()
+
+    return synced
 
 
 def _mark_sync_sites(torch: Any) -> None:
-    def make(original: Any) -> Any:
-        @functools.wraps(original)
-        def synced(*args: Any, **kwargs: Any) -> Any:
-            site = _call_sites.caller_site()
-            if site is None:
-                return original(*args, **kwargs)
-            _markers._push(_markers._CALL_SITE, site)
-            try:
-                return original(*args, **kwargs)
-            finally:
-                _markers._pop()
-
-        return synced
-
     for name in _TENSOR_SYNCS:
-        _patch(torch.Tensor, name, make)
+        _patch(torch.Tensor, name, lambda original: _marked(original, on_cuda_tensor=True))
     cuda = getattr(torch, "cuda", None)
     if cuda is not None:
-        _patch(cuda, "synchronize", make)
+        on_any = lambda original: _marked(original, on_cuda_tensor=False)  # noqa: E731
+        _patch(cuda, "synchronize", on_any)
         for cls in (getattr(cuda, "Stream", None), getattr(cuda, "Event", None)):
             if cls is not None:
-                _patch(cls, "synchronize", make)
+                _patch(cls, "synchronize", on_any)
 
 
 def _mark_dataloader(torch: Any) -> None:
@@ -150,7 +155,7 @@ def _hand_over(prof: Any) -> None:
         "collecting here and leaves CUPTI to it (gpuidle's report covers the time until now; "
         "analyse torch.profiler's trace with gpuidle.analyze)\n")
     sys.stderr.flush()
-    profile.stop()
+    getattr(profile, "_stop_now", profile.stop)()
 
 
 def _yield_to_torch_profiler(torch: Any) -> None:
