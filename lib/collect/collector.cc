@@ -348,6 +348,8 @@ absl::Status Collector::Start(const CuptiApi& api, const CollectorOptions& optio
   // Hand buffers over at least every second so long runs are decoded as they go.
   if ((s.leave_out & kPartFlushPeriod) == 0) api.ActivityFlushPeriod(1000);
   s.collecting = true;
+  HostRangeRecorder::Get().SetLimit(
+      std::min(HostRangeRecorder::kDefaultLimit, static_cast<size_t>(std::max<int64_t>(s.max_records, 1))));
   HostRangeRecorder::Get().SetRecording(true);
   return absl::OkStatus();
 }
@@ -377,7 +379,8 @@ absl::StatusOr<Timeline> Collector::Stop() {
   HostRangeRecorder::Get().MoveInto(&timeline);
   timeline.Finalize();
   timeline.info.source = "gpuidle";
-  timeline.info.dropped_records = s.dropped.load();
+  // The host ranges dropped past their limit were counted in by MoveInto.
+  timeline.info.dropped_records = timeline.info.dropped_records.value_or(0) + s.dropped.load();
   timeline.info.record_limit_reached = s.limit_reached.load();
   return timeline;
 }

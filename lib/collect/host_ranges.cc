@@ -73,8 +73,7 @@ void HostRangeRecorder::Pop(uintptr_t stack) {
     }
     const int64_t end = TimelineNowNs();
     std::lock_guard<std::mutex> lock(mu_);
-    closed_.push_back(
-        Closed{open.start_ns, end, CurrentThreadId(), open.kind, std::move(open.name)});
+    KeepLocked(Closed{open.start_ns, end, CurrentThreadId(), open.kind, std::move(open.name)});
     return;
   }
   // A pop without a push (unbalanced NVTX use in the program): nothing to close.
@@ -84,6 +83,10 @@ void HostRangeRecorder::Start(uint64_t id, RangeKind kind, absl::string_view nam
   if (!recording()) return;
   const int64_t now = TimelineNowNs();
   std::lock_guard<std::mutex> lock(mu_);
+  if (closed_.size() + started_.size() >= limit_) {
+    ++dropped_;
+    return;
+  }
   started_[id] = Open{now, CurrentThreadId(), kind, std::string(name), true};
 }
 
@@ -93,9 +96,23 @@ void HostRangeRecorder::End(uint64_t id) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = started_.find(id);
   if (it == started_.end()) return;
-  Open& o = it->second;
-  closed_.push_back(Closed{o.start_ns, now, o.thread, o.kind, std::move(o.name)});
+  Closed c{it->second.start_ns, now, it->second.thread, it->second.kind,
+           std::move(it->second.name)};
   started_.erase(it);
+  KeepLocked(std::move(c));
+}
+
+void HostRangeRecorder::KeepLocked(Closed c) {
+  if (closed_.size() + started_.size() >= limit_) {
+    ++dropped_;
+    return;
+  }
+  closed_.push_back(std::move(c));
+}
+
+void HostRangeRecorder::SetLimit(size_t limit) {
+  std::lock_guard<std::mutex> lock(mu_);
+  limit_ = limit;
 }
 
 void HostRangeRecorder::MoveInto(Timeline* timeline) {
@@ -103,6 +120,8 @@ void HostRangeRecorder::MoveInto(Timeline* timeline) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     closed.swap(closed_);
+    timeline->info.dropped_records = timeline->info.dropped_records.value_or(0) + dropped_;
+    dropped_ = 0;
   }
   timeline->ranges.reserve(timeline->ranges.size() + closed.size());
   for (Closed& c : closed) {
@@ -122,6 +141,7 @@ void HostRangeRecorder::ResetAfterFork() {
   recording_.store(false, std::memory_order_relaxed);
   closed_.clear();
   started_.clear();
+  dropped_ = 0;
 }
 
 }  // namespace gpuidle::internal

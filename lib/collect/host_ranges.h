@@ -3,7 +3,8 @@
 // and per NVTX domain, as NVTX defines them; start/end ranges may end on another thread.
 //
 // Cheap when off: one relaxed atomic load. While recording, a closed range costs a mutex'd
-// append (ranges are per step and per collective, not per kernel).
+// append (ranges are per step, data wait, collective and sync call site, not per kernel).
+// Bounded: past the limit ranges are dropped and counted with the lost records.
 #ifndef GPUIDLE_LIB_COLLECT_HOST_RANGES_H_
 #define GPUIDLE_LIB_COLLECT_HOST_RANGES_H_
 
@@ -38,7 +39,12 @@ class HostRangeRecorder {
   void Start(uint64_t id, RangeKind kind, absl::string_view name);
   void End(uint64_t id);
 
-  // Moves the closed ranges into timeline (interning names); clears them.
+  // Ranges kept at most per recording (closed ones and started ones not yet ended).
+  static constexpr size_t kDefaultLimit = size_t{1} << 20;
+  void SetLimit(size_t limit);
+
+  // Moves the closed ranges into timeline (interning names) and adds the dropped ones to its
+  // lost records; clears them.
   void MoveInto(Timeline* timeline);
 
   // After fork(): the child never records (and must not wait on a lock held by a parent thread).
@@ -63,7 +69,12 @@ class HostRangeRecorder {
   std::atomic<bool> recording_{false};
   // Counts the times recording started: a push/pop range of an earlier recording is dropped.
   std::atomic<uint64_t> session_{0};
+  // Keeps c unless the limit is reached (then counts it). Under mu_.
+  void KeepLocked(Closed c);
+
   std::mutex mu_;
+  size_t limit_ = kDefaultLimit;
+  uint64_t dropped_ = 0;
   std::vector<Closed> closed_;
   absl::flat_hash_map<uint64_t, Open> started_;  // start/end ranges by id
 };

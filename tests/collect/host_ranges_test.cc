@@ -76,6 +76,25 @@ class HostRangesTest : public ::testing::Test {
 
 // --- the recorder ----------------------------------------------------------------------------
 
+TEST_F(HostRangesTest, KeepsAtMostItsLimitAndCountsTheRestAsLost) {
+  recorder().SetLimit(2);
+  for (int i = 0; i < 3; ++i) {
+    recorder().Push(0, RangeKind::kPython, "x.py:1 in f");
+    recorder().Pop(0);
+  }
+  recorder().Start(7, RangeKind::kUser, "started past the limit");
+  recorder().End(7);
+  Timeline t;
+  recorder().MoveInto(&t);
+  recorder().SetLimit(HostRangeRecorder::kDefaultLimit);
+  EXPECT_EQ(t.ranges.size(), 2u);
+  EXPECT_EQ(t.info.dropped_records, 2u);
+  // Counted once: the next recording starts from zero.
+  Timeline next;
+  recorder().MoveInto(&next);
+  EXPECT_EQ(next.info.dropped_records, 0u);
+}
+
 TEST_F(HostRangesTest, PushAndPopGiveARangeOnTheCallingThread) {
   recorder().Push(0, RangeKind::kData, "load");
   Tick();
