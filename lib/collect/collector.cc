@@ -18,6 +18,7 @@
 #include "collect/buffer_pool.h"
 #include "collect/call_sites.h"
 #include "collect/clock.h"
+#include "collect/device_names.h"
 #include "collect/host_ranges.h"
 #include "collect/record_translation.h"
 #include "model/cuda_api.h"
@@ -121,6 +122,7 @@ struct Collector::State {
   std::atomic<bool> limit_reached{false};
   int64_t max_records = 0;
   uint32_t leave_out = 0;
+  DeviceNameFunction device_name = nullptr;
   CUpti_SubscriberHandle subscriber = nullptr;
   std::vector<CUpti_ActivityKind> enabled_kinds;
   std::vector<CUpti_CallbackId> runtime_cbids;
@@ -273,6 +275,7 @@ absl::Status Collector::Start(const CuptiApi& api, const CollectorOptions& optio
   State& s = *state_;
   if (s.collecting.load()) return absl::FailedPreconditionError("already collecting");
   s.leave_out = options.leave_out;
+  s.device_name = options.device_name;
   CUptiResult r = (s.leave_out & kPartSubscriber) != 0
                       ? CUPTI_SUCCESS
                       : api.Subscribe(&s.subscriber, &ApiCallback, nullptr);
@@ -376,6 +379,7 @@ absl::StatusOr<Timeline> Collector::Stop() {
   Timeline timeline = s.translator->Finish();
   s.translator.reset();
   call_sites.MoveInto(&timeline);
+  NameUnnamedDevices(&timeline, s.device_name);
   HostRangeRecorder::Get().MoveInto(&timeline);
   timeline.Finalize();
   timeline.info.source = "gpuidle";

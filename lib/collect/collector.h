@@ -16,6 +16,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "collect/cupti_api.h"
+#include "collect/device_names.h"
 #include "model/timeline.h"
 
 namespace gpuidle::internal {
@@ -59,6 +60,8 @@ struct CollectorOptions {
   int64_t max_records = 20'000'000;
   uint32_t leave_out = 0;  // CollectorPart bits: benchmark diagnostics only
   ApiRecords api_records = ApiRecords::kWholeKinds;
+  // Names devices that CUPTI sent no DEVICE record for (a late start); tests replace it.
+  DeviceNameFunction device_name = &CudaDriverDeviceName;
 };
 
 struct CollectorCounters {

@@ -16,6 +16,7 @@
 #include "absl/status/statusor.h"
 #include "collect/call_sites.h"
 #include "collect/clock.h"
+#include "collect/device_names.h"
 #include "collect/fake_cupti.h"
 #include "collect/host_ranges.h"
 #include "gmock/gmock.h"
@@ -47,6 +48,7 @@ CollectorOptions Options(int64_t max_records = 1'000'000) {
   o.max_records = max_records;
   // The injection's way (most tests check which ids are traced); kWholeKinds has its own tests.
   o.api_records = ApiRecords::kIdsOnly;
+  o.device_name = [](int) { return std::string(); };  // no driver in CPU tests
   return o;
 }
 
@@ -398,6 +400,28 @@ TEST(ApiRecordsTest, ParsesTheThreeModes) {
   EXPECT_EQ(*ParseApiRecords("ids"), ApiRecords::kIdsOnly);
   EXPECT_EQ(*ParseApiRecords("kinds"), ApiRecords::kWholeKinds);
   EXPECT_FALSE(ParseApiRecords("all").ok());
+}
+
+TEST_F(CollectorTest, NamesDevicesThatCuptiSentNoDeviceRecordFor) {
+  // A collection started after CUDA was initialised gets kernels but no DEVICE record.
+  CollectorOptions options = Options();
+  options.device_name = [](int device) { return "GPU named by the driver " + std::to_string(device); };
+  absl::StatusOr<Timeline> t = Collect(
+      [] {
+        fake::Record(fake::Device(0, "NVIDIA H200", true));
+        fake::Record(fake::Kernel(0, 7, 1200, 2200, "_Z4spinPfi", 1));
+        fake::Record(fake::Kernel(1, 7, 1200, 2200, "_Z4spinPfi", 2));
+      },
+      options);
+  ASSERT_TRUE(t.ok()) << t.status();
+  ASSERT_THAT(t->devices, SizeIs(2));
+  EXPECT_EQ(t->devices[0].name, "NVIDIA H200");  // CUPTI's name stays
+  EXPECT_EQ(t->devices[1].name, "GPU named by the driver 1");
+}
+
+TEST(DeviceNamesTest, WithoutALoadedDriverThereIsNoName) {
+  // This test process never loads libcuda (and gpuidle never loads it itself).
+  EXPECT_EQ(CudaDriverDeviceName(0), "");
 }
 
 TEST_F(CollectorTest, RecordsHostRangesOnlyWhileCollecting) {
