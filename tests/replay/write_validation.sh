@@ -120,12 +120,15 @@ What these say:
   133). The first run of the day had no host calls at all (every gap unattributed); since
   then collections started through the API use the kinds (collect/collector.h `ApiRecords`),
   the injection keeps single ids. CI replays these traces (`LivePythonTest`).
-- **dataloader_starved (81%) and item_sync (89%) miss 90%** for one shared reason: the first
-  CUDA call after the profile starts took about 6 ms inside CUPTI (item_sync: its first
-  `cudaMemsetAsync` lasted 6.1 ms; dataloader_starved: its first step has 10.5 ms of launch
-  overhead against about 3 ms in the others), which counts as launch overhead of the first
-  step. dataloader_starved also has about 3 ms of real launch-bound time per step (its model
-  is tiny); under torch.profiler the same script was 89.9% data-starved.
+- **dataloader_starved (81%) and item_sync (89%) miss 90%** for one shared reason: after a
+  collection starts, the first recorded CUDA call *on each thread* takes 4.5-6.5 ms inside
+  CUPTI (in every trace of this run: item_sync's first `cudaMemsetAsync` 6.1 ms;
+  dataloader_starved's first `cudaMemcpyAsync` 6.5 ms on the main thread and first
+  `cudaLaunchKernel` 6.3 ms on autograd's thread; tiny_mlp 4.5 ms on each of its two
+  threads), which the analysis rightly sees as launch overhead of the first step.
+  dataloader_starved also has about 3 ms of real launch-bound time per step (its model is
+  tiny); under torch.profiler the same script was 89.9% data-starved. torch.profiler's answer
+  to its own start-up cost is warm-up steps outside the analysed window; gpuidle has none yet.
 - **Call sites of syncs**: the top sync offender had no site in this run. PyTorch releases
   the GIL inside `.item()`, so the native provider (which reads Python frames only where the
   GIL is held) never saw the line. Since then PyTorch's sync points run inside a call-site
