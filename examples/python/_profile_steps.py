@@ -37,14 +37,15 @@ def run_profiled(step, args, warmup_steps=3):
 
         trace = args.gpuidle.rsplit(".json", 1)[0] + ".trace.json"
         t0 = time.perf_counter()
-        with gpuidle.profile(out=args.gpuidle, format="json", trace=trace) as p:
-            for _ in range(args.steps):
+        # One warm-up step left out of the report, as torch.profiler's schedule does below.
+        with gpuidle.profile(out=args.gpuidle, format="json", trace=trace, skip_steps=1) as p:
+            for _ in range(args.steps + 1):
                 with p.step():  # one row per step in the report
                     step()
             torch.cuda.synchronize()
         elapsed = time.perf_counter() - t0
-        print(f"{args.gpuidle}: {args.steps} steps under gpuidle.profile(), "
-              f"{elapsed * 1e3 / args.steps:.2f} ms/step")
+        print(f"{args.gpuidle}: {args.steps} profiled steps under gpuidle.profile(), "
+              f"{elapsed * 1e3 / (args.steps + 1):.2f} ms/step")
         return
     if args.plain:
         t0 = time.perf_counter()

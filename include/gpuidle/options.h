@@ -29,6 +29,13 @@ struct AnalysisOptions {
   std::vector<std::string> data_range_patterns = {"DataLoader", "gpuidle.data", "data_load",
                                                   "dataload", "next_batch", "load_batch"};
 
+  // Warm-up: the first this many steps (step ranges, in time order) are left out, and the window
+  // begins where the next one begins. Like torch.profiler's warm-up steps, for start-up costs
+  // that are not the program's own: a profiler's (CUPTI spends milliseconds on the first call
+  // of each thread after a collection starts), the allocator's, cuDNN's autotuning. A timeline
+  // with no more steps than this cannot be analysed (FailedPrecondition).
+  int skip_steps = 0;
+
   // How many of the longest gap records the report keeps.
   int max_gap_records = 50;
   // How many offenders the report keeps.

@@ -374,6 +374,7 @@ absl::Status ValidateOptions(const AnalysisOptions& options) {
   if (options.dispatch_latency_max_ns < 0) {
     return absl::InvalidArgumentError("dispatch_latency_max must not be negative");
   }
+  if (options.skip_steps < 0) return absl::InvalidArgumentError("skip_steps must not be negative");
   if (options.max_gap_records < 0 || options.max_offenders < 0) {
     return absl::InvalidArgumentError("record limits must not be negative");
   }
@@ -394,11 +395,20 @@ absl::StatusOr<Report> AnalyzeRanks(std::span<const Timeline* const> ranks,
   bool have_window = false;
   for (size_t r = 0; r < ranks.size(); ++r) {
     const Timeline& t = *ranks[r];
-    const std::optional<Interval> window = WindowOf(t);
+    std::optional<Interval> window = WindowOf(t);
+    const std::string input = ranks.size() > 1 ? absl::StrCat("input ", r + 1) : "the trace";
     if (!window) {
-      return absl::FailedPreconditionError(
-          ranks.size() > 1 ? absl::StrCat("input ", r + 1, " holds no host or GPU activity")
-                           : "the trace holds no host or GPU activity");
+      return absl::FailedPreconditionError(absl::StrCat(input, " holds no host or GPU activity"));
+    }
+    std::vector<int32_t> steps = StepRanges(t);
+    if (options.skip_steps > 0) {
+      const auto skip = static_cast<size_t>(options.skip_steps);
+      if (steps.size() <= skip) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            input, " has ", steps.size(), " step(s): skipping ", skip, " leaves none"));
+      }
+      window->start_ns = std::max(window->start_ns, t.ranges[steps[skip]].start_ns);
+      steps.erase(steps.begin(), steps.begin() + static_cast<ptrdiff_t>(skip));
     }
     report.window_start_ns = have_window ? std::min(report.window_start_ns, window->start_ns)
                                          : window->start_ns;
@@ -417,7 +427,6 @@ absl::StatusOr<Report> AnalyzeRanks(std::span<const Timeline* const> ranks,
 
     const TimelineIndex index(t, options);
     OffenderTable table(index);
-    const std::vector<int32_t> steps = StepRanges(t);
     for (const DeviceTimeline& device : t.devices) {
       DeviceReport d;
       d.rank = rank;

@@ -40,6 +40,8 @@ analyze options:
   --data-range TEXT      host ranges whose name contains TEXT are data waits (repeatable;
                          adds to the defaults)
   --max-gaps N           longest gaps kept in the report (default 50)
+  --skip-steps N         leave out the first N steps (warm-up: start-up costs that are not
+                         the program's, such as a profiler's); the window begins at step N+1
 
 run options (each sets a GPUIDLE_* variable for the program, overriding the environment):
   --out PATH             write the report to PATH when the program exits; %p pid, %r rank,
@@ -48,8 +50,8 @@ run options (each sets a GPUIDLE_* variable for the program, overriding the envi
   --format FMT           text or json (default: from the --out extension)
   --trace PATH           write the recorded timeline to PATH (same placeholders)
   --quiet                no summary on standard error when the program exits
-  --launch-gap-max-us N, --dispatch-latency-max-us N, --data-range TEXT, --max-gaps N
-                         as for analyze (N may have decimals; 0 is allowed)
+  --launch-gap-max-us N, --dispatch-latency-max-us N, --data-range TEXT, --max-gaps N,
+  --skip-steps N         as for analyze (N may have decimals; 0 is allowed)
   --max-records N        stop recording after N records (default 20000000)
   --buffer-mb N          CUPTI buffer memory in MiB, 1 to 4096 (default 64)
 
@@ -71,7 +73,7 @@ int Analyze(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a == "--format" || a == "--out" || a == "--launch-gap-max-us" || a == "--data-range" ||
-        a == "--max-gaps" || a == "--dispatch-latency-max-us") {
+        a == "--max-gaps" || a == "--dispatch-latency-max-us" || a == "--skip-steps") {
       if (i + 1 >= args.size()) return Usage(err, absl::StrCat(a, " needs a value"));
       const std::string& v = args[++i];
       if (a == "--format") {
@@ -87,6 +89,8 @@ int Analyze(const std::vector<std::string>& args, std::ostream& out, std::ostrea
         }
         if (a == "--max-gaps") {
           options.max_gap_records = static_cast<int>(std::min<int64_t>(n, 1'000'000));
+        } else if (a == "--skip-steps") {
+          options.skip_steps = static_cast<int>(std::min<int64_t>(n, 1'000'000));
         } else {
           if (n > 3'600'000'000) return Usage(err, absl::StrCat(a, " is too large"));
           (a == "--launch-gap-max-us" ? options.launch_gap_max_ns

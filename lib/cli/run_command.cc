@@ -61,6 +61,7 @@ constexpr RunFlag kRunFlags[] = {
     {"--dispatch-latency-max-us", "GPUIDLE_DISPATCH_LATENCY_MAX_US"},
     {"--data-range", "GPUIDLE_DATA_RANGE"},
     {"--max-gaps", "GPUIDLE_MAX_GAPS"},
+    {"--skip-steps", "GPUIDLE_SKIP_STEPS"},
     {"--max-records", "GPUIDLE_MAX_RECORDS"},
     {"--buffer-mb", "GPUIDLE_BUFFER_MB"},
 };

@@ -232,6 +232,10 @@ class JsonWriter : public ReportWriter {
     w.StartArray();
     for (const std::string& p : options.data_range_patterns) Str(w, p);
     w.EndArray();
+    if (options.skip_steps > 0) {  // only then: reports without warm-up stay as they were
+      Str(w, "skip_steps");
+      w.Int(options.skip_steps);
+    }
     w.EndObject();
     w.EndObject();
     std::string out(buffer.GetString(), buffer.GetSize());

@@ -97,6 +97,12 @@ absl::Status ApplyProfilerVariable(absl::string_view name, absl::string_view val
     options->analysis.max_gap_records = static_cast<int>(*n);
     return absl::OkStatus();
   }
+  if (name == "GPUIDLE_SKIP_STEPS") {
+    const std::optional<int64_t> n = Integer(value);
+    if (!n || *n < 0 || *n > 1'000'000) return Bad("must be an integer from 0 to 1000000");
+    options->analysis.skip_steps = static_cast<int>(*n);
+    return absl::OkStatus();
+  }
   return Bad(absl::StrCat("unknown variable ", name));
 }
 

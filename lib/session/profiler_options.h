@@ -22,7 +22,8 @@ inline constexpr const char* kProfilerVariables[] = {"GPUIDLE_OUT",
                                                      "GPUIDLE_LAUNCH_GAP_MAX_US",
                                                      "GPUIDLE_DISPATCH_LATENCY_MAX_US",
                                                      "GPUIDLE_DATA_RANGE",
-                                                     "GPUIDLE_MAX_GAPS"};
+                                                     "GPUIDLE_MAX_GAPS",
+                                                     "GPUIDLE_SKIP_STEPS"};
 
 // Sets the option that variable `name` (one of kProfilerVariables) controls from a non-empty
 // value. The error says only why the value is bad; callers name the variable or flag.

@@ -162,12 +162,20 @@ absl::StatusOr<std::shared_ptr<const CollectionResult>> Session::StopLocked() {
   if (id.rank_known && absl::SimpleAtoi(id.rank, &rank) && rank >= 0) info.rank = rank;
   if (std::optional<int> world = IntFromEnv("WORLD_SIZE")) info.world_size = world;
 
-  const ProfilerOptions& o = options_;
+  ProfilerOptions& o = options_;
   absl::Status status;
   if (!result->timeline.HasActivity()) {
     if (o.print_summary) Note("no CUDA activity was recorded; no report");
   } else {
     absl::StatusOr<Report> report = Analyze(result->timeline, o.analysis);
+    if (!report.ok() && absl::IsFailedPrecondition(report.status()) && o.analysis.skip_steps > 0) {
+      // Too few steps to leave the warm-up out: a report of the whole collection beats none.
+      Warn(absl::StrCat("warm-up steps not left out: ", report.status().message(),
+                        "; the report covers the whole collection"));
+      o.analysis.skip_steps = 0;  // this finished collection's options (Start sets new ones)
+      result->options.analysis.skip_steps = 0;
+      report = Analyze(result->timeline, o.analysis);
+    }
     if (!report.ok()) {
       Warn(absl::StrCat("analysis failed: ", report.status().message()));
       return report.status();

@@ -283,6 +283,47 @@ TEST(Analyze, CutsStepsWhereTheHostRangeBeganAndThePreviousStepsGpuWorkEnded) {
   EXPECT_EQ(r.steps[1].idle.TotalNs(), 50 * kUs);
 }
 
+TEST(Analyze, WarmUpStepsAreLeftOutAndTheWindowBeginsAtTheNextStep) {
+  // Step 1's first launch call is slow (a profiler's start-up on this thread); steps 2 and 3
+  // each sync on a long kernel, then do 4 ms of host work with the result (sync-bound).
+  const auto t = TimelineBuilder()
+                     .Step(1, 0, 6000, "step 1")
+                     .Launch(1, 10, 5900).Kernel(5910, 6000)
+                     .Step(1, 6000, 20000, "step 2")
+                     .Launch(1, 6000, 6005).Kernel(6010, 16000)
+                     .Sync(1, 6006, 16005)
+                     .Step(1, 20000, 34000, "step 3")
+                     .Launch(1, 20000, 20005).Kernel(20010, 30000)
+                     .Sync(1, 20006, 30005)
+                     .Launch(1, 34000, 34005).Kernel(34010, 34100)
+                     .Build();
+  AnalysisOptions options;
+  const DeviceReport all = OnlyDevice(MustAnalyze(t, options));
+  EXPECT_GE(all.idle[Subcause::kLaunchOverhead], 5800 * kUs);
+
+  options.skip_steps = 1;
+  const Report r = MustAnalyze(t, options);
+  const DeviceReport& d = OnlyDevice(r);
+  EXPECT_EQ(r.window_start_ns, 6000 * kUs);
+  EXPECT_EQ(d.window_ns, (34100 - 6000) * kUs);
+  EXPECT_LT(d.idle[Subcause::kLaunchOverhead], 100 * kUs);
+  EXPECT_GE(d.idle[Subcause::kHostSync], 7900 * kUs);
+  ASSERT_EQ(r.steps.size(), 2u);
+  EXPECT_EQ(r.steps[0].name, "step 2");
+  EXPECT_EQ(r.steps[1].name, "step 3");
+}
+
+TEST(Analyze, SkippingEveryStepIsAnErrorThatSaysSo) {
+  const auto t = TimelineBuilder().Step(1, 0, 100, "only").Launch(1, 1, 2).Kernel(3, 90).Build();
+  AnalysisOptions options;
+  options.skip_steps = 1;
+  absl::StatusOr<Report> r = internal::Analyze(t, options);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(r.status().message(), ::testing::HasSubstr("has 1 step(s): skipping 1 leaves none"));
+  options.skip_steps = -1;
+  EXPECT_EQ(internal::Analyze(t, options).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
 TEST(Analyze, NamesTheSyncCallSiteAsTheTopOffender) {
   const auto t = TimelineBuilder()
                      .Launch(1, 0, 5).Kernel(10, 10000)

@@ -136,6 +136,17 @@ TEST(Cli, RejectsABadGapCount) {
   EXPECT_THAT(r.err, HasSubstr("--max-gaps needs a positive integer"));
 }
 
+TEST(Cli, SkipsWarmUpStepsAndSaysWhenNoneWouldBeLeft) {
+  const CliResult all = Cli({"analyze", "--format", "json", kItemSync});
+  const CliResult warm = Cli({"analyze", "--format", "json", "--skip-steps", "1", kItemSync});
+  ASSERT_EQ(warm.code, kExitOk) << warm.err;
+  EXPECT_THAT(warm.out, HasSubstr("\"skip_steps\": 1"));
+  EXPECT_NE(warm.out, all.out);
+  const CliResult none = Cli({"analyze", "--skip-steps", "1000", kItemSync});
+  EXPECT_NE(none.code, kExitOk);
+  EXPECT_THAT(none.err, HasSubstr("skipping 1000 leaves none"));
+}
+
 TEST(Cli, NeedsATrace) {
   const CliResult r = Cli({"analyze", "--format", "json"});
   EXPECT_EQ(r.code, kExitUsage);

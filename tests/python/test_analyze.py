@@ -97,6 +97,18 @@ def test_options_change_the_analysis_as_the_cli_flags_do():
             default.devices[0].idle_by_subcause["data_starved.host"])
 
 
+def test_warm_up_steps_are_left_out_as_the_cli_flag_does():
+    trace = str(DATA_DIR / "traces" / "live_python" / "item_sync.trace.json.gz")
+    whole = gpuidle.analyze(trace)
+    warm = gpuidle.analyze(trace, skip_steps=1)
+    check_against_cli(warm, cli_json("--skip-steps", "1", trace))
+    assert warm.options["skip_steps"] == 1 and "skip_steps" not in whole.options
+    assert len(warm.steps) == len(whole.steps) - 1
+    assert warm.devices[0].subcause_shares["sync_bound.host_sync"] >= 0.90
+    with pytest.raises(gpuidle.GpuidleError, match="skipping 99 leaves none"):
+        gpuidle.analyze(trace, skip_steps=99)
+
+
 def test_summary_is_the_cli_text():
     trace = str(TORCH_TRACES[0])
     proc = run_cli("analyze", trace)

@@ -203,6 +203,18 @@ TEST(LivePythonTest, DataLoaderWaitsAreNamedWithoutUserMarkers) {
   EXPECT_EQ(r.offenders[0].what, "DataLoader.__next__");
 }
 
+TEST(LivePythonTest, WithoutTheWarmUpStepItemAfterLargeKernelsIsSyncBoundAsIntended) {
+  // The first step holds CUPTI's start-up cost on each thread (docs/VALIDATION.md).
+  AnalysisOptions options;
+  options.skip_steps = 1;
+  absl::StatusOr<Report> r = AnalyzeTraceFiles(
+      {std::string(GPUIDLE_TEST_DATA_DIR) + "/traces/live_python/item_sync.trace.json.gz"}, options);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->devices.size(), 1u);
+  EXPECT_GE(Share(r->devices[0], Subcause::kHostSync), 0.90);
+  EXPECT_EQ(r->steps.size(), 11u);
+}
+
 TEST(LivePythonTest, ItemAfterLargeKernelsIsSyncBound) {
   const Report r = MustAnalyzePython("item_sync");
   ASSERT_EQ(r.devices.size(), 1u);

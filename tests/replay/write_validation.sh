@@ -110,6 +110,17 @@ for f in tests/data/traces/live_python/*.report.json; do
   cp "$f" "$checks/$(basename "$f" .report.json).json"
 done
 python3 tests/gpu/python/check_reports.py "$checks" || true
+cat <<'MD'
+
+The same traces read back here with the first step left out as warm-up (`gpuidle analyze
+--skip-steps 1`, added after the run; `examples/python/*.py --gpuidle` now profiles one more
+step and leaves it out, as its torch.profiler mode does with `schedule(warmup=1)`):
+
+MD
+for f in tests/data/traces/live_python/*.trace.json.gz; do
+  "$gpuidle" analyze --skip-steps 1 --format json --quiet --out "$checks/$(basename "$f" .trace.json.gz).json" "$f"
+done
+python3 tests/gpu/python/check_reports.py "$checks" || true
 rm -rf "$checks"
 cat <<'MD'
 
@@ -127,8 +138,12 @@ What these say:
   `cudaLaunchKernel` 6.3 ms on autograd's thread; tiny_mlp 4.5 ms on each of its two
   threads), which the analysis rightly sees as launch overhead of the first step.
   dataloader_starved also has about 3 ms of real launch-bound time per step (its model is
-  tiny); under torch.profiler the same script was 89.9% data-starved. torch.profiler's answer
-  to its own start-up cost is warm-up steps outside the analysed window; gpuidle has none yet.
+  tiny); under torch.profiler the same script was 89.9% data-starved. Since the run: warm-up
+  steps (`skip_steps`, as torch.profiler's schedule has) leave the first step out, which puts
+  item_sync at 98.9% (second table); and dataloader_starved's dataset spends 1.2 ms per sample
+  instead of 0.6, so that data waits outweigh the tiny model's launch overhead (from the 85%
+  above, about 92% expected: 2 x 21 ms of data against 3 ms of launches per step). Neither
+  was run on a GPU yet.
 - **Call sites of syncs**: the top sync offender had no site in this run. PyTorch releases
   the GIL inside `.item()`, so the native provider (which reads Python frames only where the
   GIL is held) never saw the line. Since then PyTorch's sync points run inside a call-site
@@ -157,7 +172,7 @@ is the profiled span.)
 
 | scenario | what it does | expected |
 |---|---|---|
-| dataloader_starved | `DataLoader(num_workers=0)` over a dataset spending 0.6 ms of Python per sample, batch 32; a 3-layer MLP | data_starved.dataloader |
+| dataloader_starved | `DataLoader(num_workers=0)` over a dataset spending 0.6 ms of Python per sample, batch 32; a 3-layer MLP (the script spends 1.2 ms since; this trace was recorded before) | data_starved.dataloader |
 | tiny_mlp_launch_bound | 12-layer MLP of width 64, batch 8, Adam (foreach=False), eager | launch_bound |
 | item_sync | six 8192² bf16 matmuls, `loss.item()`, then ~4 ms of host work using the value | sync_bound.host_sync at the `.item()` call |
 | pageable_h2d | a 256 MiB batch in pageable memory copied with `.cuda()` each step, then one matmul | data_starved.h2d_copy |

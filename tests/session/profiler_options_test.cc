@@ -87,6 +87,7 @@ TEST_F(ProfilerOptionsFromEnvironmentTest, ReadsEveryVariable) {
   Set("GPUIDLE_DISPATCH_LATENCY_MAX_US", "12.5");
   Set("GPUIDLE_DATA_RANGE", "fetch, prefetch_batch,,");
   Set("GPUIDLE_MAX_GAPS", "7");
+  Set("GPUIDLE_SKIP_STEPS", "2");
   const absl::StatusOr<ProfilerOptions> options = ProfilerOptionsFromEnvironment();
   ASSERT_TRUE(options.ok()) << options.status();
   EXPECT_EQ(options->report_path, "/tmp/report.%r.json");  // expanded when written
@@ -98,6 +99,7 @@ TEST_F(ProfilerOptionsFromEnvironmentTest, ReadsEveryVariable) {
   EXPECT_EQ(options->analysis.launch_gap_max_ns, 250'000);
   EXPECT_EQ(options->analysis.dispatch_latency_max_ns, 12'500);
   EXPECT_EQ(options->analysis.max_gap_records, 7);
+  EXPECT_EQ(options->analysis.skip_steps, 2);
 }
 
 TEST_F(ProfilerOptionsFromEnvironmentTest, AddsDataRangePatternsToTheDefaults) {

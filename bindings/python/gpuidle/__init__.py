@@ -92,6 +92,7 @@ def analyze(
     dispatch_latency_max_us: Optional[float] = None,
     data_ranges: Union[str, Iterable[str], None] = None,
     max_gaps: Optional[int] = None,
+    skip_steps: Optional[int] = None,
 ) -> Report:
     """Analyses trace files: why were the GPUs idle?
 
@@ -107,7 +108,7 @@ def analyze(
     """
     settings = _options.settings(
         launch_gap_max_us=launch_gap_max_us, dispatch_latency_max_us=dispatch_latency_max_us,
-        data_ranges=data_ranges, max_gaps=max_gaps)
+        data_ranges=data_ranges, max_gaps=max_gaps, skip_steps=skip_steps)
     return Report._from_native(_gpuidle.analyze(_paths(paths), settings))
 
 

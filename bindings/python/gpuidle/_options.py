@@ -22,10 +22,12 @@ _VARIABLES: dict[str, tuple[str, str]] = {
     "dispatch_latency_max_us": ("GPUIDLE_DISPATCH_LATENCY_MAX_US", "number"),
     "data_ranges": ("GPUIDLE_DATA_RANGE", "strings"),
     "max_gaps": ("GPUIDLE_MAX_GAPS", "int"),
+    "skip_steps": ("GPUIDLE_SKIP_STEPS", "int"),
 }
 
 #: The keywords gpuidle.analyze() takes (the analysis thresholds; no outputs).
-ANALYSIS_KEYWORDS = ("launch_gap_max_us", "dispatch_latency_max_us", "data_ranges", "max_gaps")
+ANALYSIS_KEYWORDS = ("launch_gap_max_us", "dispatch_latency_max_us", "data_ranges", "max_gaps",
+                     "skip_steps")
 
 Setting = tuple[str, str, str]  # (label for messages, variable, value)
 

@@ -49,13 +49,15 @@ class Profile:
         dispatch_latency_max_us: Optional[float] = None,
         data_ranges: Union[str, Iterable[str], None] = None,
         max_gaps: Optional[int] = None,
+        skip_steps: Optional[int] = None,
         max_records: Optional[int] = None,
         buffer_mb: Optional[int] = None,
     ) -> None:
         settings = _options.settings(
             out=out, format=format, trace=trace, quiet=quiet,
             launch_gap_max_us=launch_gap_max_us, dispatch_latency_max_us=dispatch_latency_max_us,
-            data_ranges=data_ranges, max_gaps=max_gaps, max_records=max_records,
+            data_ranges=data_ranges, max_gaps=max_gaps, skip_steps=skip_steps,
+            max_records=max_records,
             buffer_mb=buffer_mb)
         # Reads the GPUIDLE_* environment now, then the keywords over it (ValueError here for a
         # bad keyword; a bad environment variable is the one warning at start instead).
@@ -265,6 +267,7 @@ def profile(
     dispatch_latency_max_us: Optional[float] = None,
     data_ranges: Union[str, Iterable[str], None] = None,
     max_gaps: Optional[int] = None,
+    skip_steps: Optional[int] = None,
     max_records: Optional[int] = None,
     buffer_mb: Optional[int] = None,
 ) -> Profile: ...
@@ -300,6 +303,9 @@ def profile(out: Any = None, *args: Any, **kwargs: Any) -> Any:
         data_ranges: host ranges whose name contains one of these are data waits (added to
             the defaults; a comma separates patterns).
         max_gaps: longest gaps kept in the report (default 50).
+        skip_steps: leave the first this many steps out of the report (warm-up: CUPTI spends
+            milliseconds on the first CUDA call of each thread after a profile starts; default
+            0). The report's window begins at the next step.
         max_records: stop recording after this many records (default 20,000,000).
         buffer_mb: CUPTI buffer memory in MiB, 1 to 4096 (default 64).
 
