@@ -18,7 +18,7 @@
 #include "collect/buffer_pool.h"
 #include "collect/call_sites.h"
 #include "collect/clock.h"
-#include "collect/device_names.h"
+#include "collect/cuda_driver.h"
 #include "collect/host_ranges.h"
 #include "collect/record_translation.h"
 #include "model/cuda_api.h"
@@ -104,11 +104,12 @@ absl::StatusOr<uint32_t> ParseCollectorParts(absl::string_view names) {
 }
 
 absl::StatusOr<ApiRecords> ParseApiRecords(absl::string_view name) {
+  if (name == "auto") return ApiRecords::kAuto;
   if (name == "attach") return ApiRecords::kAttachThenIds;
   if (name == "ids") return ApiRecords::kIdsOnly;
   if (name == "kinds") return ApiRecords::kWholeKinds;
   return absl::InvalidArgumentError(
-      absl::StrCat("unknown API record mode '", name, "' (attach, ids, kinds)"));
+      absl::StrCat("unknown API record mode '", name, "' (auto, attach, ids, kinds)"));
 }
 
 struct Collector::State {
@@ -344,7 +345,13 @@ absl::Status Collector::Start(const CuptiApi& api, const CollectorOptions& optio
   // Only the calls the analysis needs: tracing every API call costs far more (DESIGN.md).
   s.runtime_cbids.clear();
   s.driver_cbids.clear();
-  s.EnableApiCalls(api, options.api_records);
+  ApiRecords api_records = options.api_records;
+  if (api_records == ApiRecords::kAuto) {
+    api_records = options.cuda_initialized != nullptr && options.cuda_initialized()
+                      ? ApiRecords::kWholeKinds
+                      : ApiRecords::kIdsOnly;
+  }
+  s.EnableApiCalls(api, api_records);
   call_sites.Reset(std::min(kMaxCallSites, static_cast<size_t>(std::max<int64_t>(s.max_records, 0))));
   s.EnableCallSites(api);
   naming_call_sites = true;

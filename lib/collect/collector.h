@@ -16,7 +16,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "collect/cupti_api.h"
-#include "collect/device_names.h"
+#include "collect/cuda_driver.h"
 #include "model/timeline.h"
 
 namespace gpuidle::internal {
@@ -41,12 +41,13 @@ enum CollectorPart : uint32_t {
 // both (it is what Kineto does); the ids are switched back on when the collection stops, so that
 // the next user of CUPTI (torch.profiler) finds CUPTI's defaults.
 enum class ApiRecords {
+  kAuto,           // kIdsOnly before the program initialised CUDA, else kWholeKinds
   kWholeKinds,     // the API kinds, every unneeded callback id off while collecting
   kIdsOnly,        // only the needed callback ids (the injection: measured, cheapest)
   kAttachThenIds,  // each kind on and off once, then the ids (a diagnostic: records nothing late)
 };
 
-// "attach", "ids", "kinds" (GPUIDLE_BENCH_API_RECORDS, benchmark diagnostics).
+// "auto", "attach", "ids", "kinds" (GPUIDLE_BENCH_API_RECORDS, benchmark diagnostics).
 absl::StatusOr<ApiRecords> ParseApiRecords(absl::string_view name);
 
 // "runtime,decode" -> the parts' bits; an unknown name is an error naming it.
@@ -59,7 +60,8 @@ struct CollectorOptions {
   // says so (TimelineInfo::record_limit_reached).
   int64_t max_records = 20'000'000;
   uint32_t leave_out = 0;  // CollectorPart bits: benchmark diagnostics only
-  ApiRecords api_records = ApiRecords::kWholeKinds;
+  ApiRecords api_records = ApiRecords::kAuto;
+  CudaInitializedFunction cuda_initialized = &CudaDriverInitialized;  // for kAuto; tests replace
   // Names devices that CUPTI sent no DEVICE record for (a late start); tests replace it.
   DeviceNameFunction device_name = &CudaDriverDeviceName;
 };

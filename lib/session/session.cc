@@ -92,7 +92,7 @@ absl::Status Session::Start(const ProfilerOptions& options, const void* owner,
   absl::StatusOr<const CuptiApi*> api = LoadCupti();
   if (!api.ok()) return refuse(api.status());
   CollectorOptions collector_options = CollectorOptionsFrom(options);
-  collector_options.api_records = at_cuda_init ? ApiRecords::kIdsOnly : ApiRecords::kWholeKinds;
+  collector_options.api_records = at_cuda_init ? ApiRecords::kIdsOnly : ApiRecords::kAuto;
   // The overhead benchmark's diagnostics (docs/PERFORMANCE.md): not a user setting.
   if (const char* parts = std::getenv("GPUIDLE_BENCH_LEAVE_OUT"); parts != nullptr) {
     absl::StatusOr<uint32_t> bits = ParseCollectorParts(parts);

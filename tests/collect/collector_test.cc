@@ -16,7 +16,7 @@
 #include "absl/status/statusor.h"
 #include "collect/call_sites.h"
 #include "collect/clock.h"
-#include "collect/device_names.h"
+#include "collect/cuda_driver.h"
 #include "collect/fake_cupti.h"
 #include "collect/host_ranges.h"
 #include "gmock/gmock.h"
@@ -391,11 +391,12 @@ TEST_F(CollectorTest, WholeKindModeSwitchesOffEveryUnneededCallbackIdUntilItStop
   EXPECT_THAT(s.enabled_runtime, Contains(CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020));
 }
 
-TEST(ApiRecordsTest, CollectionsOutsideTheInjectionUseWholeKinds) {
-  EXPECT_EQ(CollectorOptions().api_records, ApiRecords::kWholeKinds);
+TEST(ApiRecordsTest, CollectionsOutsideTheInjectionChooseByWhetherCudaIsInitialised) {
+  EXPECT_EQ(CollectorOptions().api_records, ApiRecords::kAuto);
 }
 
 TEST(ApiRecordsTest, ParsesTheThreeModes) {
+  EXPECT_EQ(*ParseApiRecords("auto"), ApiRecords::kAuto);
   EXPECT_EQ(*ParseApiRecords("attach"), ApiRecords::kAttachThenIds);
   EXPECT_EQ(*ParseApiRecords("ids"), ApiRecords::kIdsOnly);
   EXPECT_EQ(*ParseApiRecords("kinds"), ApiRecords::kWholeKinds);
@@ -417,6 +418,30 @@ TEST_F(CollectorTest, NamesDevicesThatCuptiSentNoDeviceRecordFor) {
   ASSERT_THAT(t->devices, SizeIs(2));
   EXPECT_EQ(t->devices[0].name, "NVIDIA H200");  // CUPTI's name stays
   EXPECT_EQ(t->devices[1].name, "GPU named by the driver 1");
+  // Listed as visible, so that a saved trace carries the name (deviceProperties).
+  EXPECT_THAT(t->info.visible_devices, ElementsAre(0, 1));
+  EXPECT_THAT(t->info.visible_device_names, ElementsAre("NVIDIA H200", "GPU named by the driver 1"));
+}
+
+TEST_F(CollectorTest, AutoModeTracesSingleIdsBeforeCudaIsInitialisedAndKindsAfter) {
+  CollectorOptions options = Options();
+  options.api_records = ApiRecords::kAuto;
+  options.cuda_initialized = [] { return false; };
+  ASSERT_TRUE(collector().Start(fake::FakeApi(), options).ok());
+  EXPECT_THAT(Locked<std::set<CUpti_ActivityKind>>([](fake::State& s) { return s.enabled_kinds; }),
+              Not(Contains(CUPTI_ACTIVITY_KIND_RUNTIME)));
+  EXPECT_THAT(Locked<std::set<CUpti_CallbackId>>([](fake::State& s) { return s.enabled_runtime; }),
+              Contains(kLaunch));
+  ASSERT_TRUE(collector().Stop().ok());
+
+  options.cuda_initialized = [] { return true; };
+  ASSERT_TRUE(collector().Start(fake::FakeApi(), options).ok());
+  EXPECT_THAT(Locked<std::set<CUpti_ActivityKind>>([](fake::State& s) { return s.enabled_kinds; }),
+              Contains(CUPTI_ACTIVITY_KIND_RUNTIME));
+}
+
+TEST(CudaDriverTest, WithoutALoadedDriverCudaIsNotInitialised) {
+  EXPECT_FALSE(CudaDriverInitialized());
 }
 
 TEST(DeviceNamesTest, WithoutALoadedDriverThereIsNoName) {

@@ -66,11 +66,9 @@ Notes:
   straggler's own idle time as host work (below). Both traces are replayed in CI
   (`LiveNcclTest`).
 - The run used the library as of commit 1bfdb0b (every change to device-side code of the
-  collector issue included), on a machine with two H200s. Later, collections started through
-  the API (the `api` rows) switched to enabling the API kinds (next section: needed when the
-  collection starts after CUDA was initialised); the `api` rows were recorded before that
-  change and were not re-run. `gpuidle run` and `LD_PRELOAD` (the replayed traces) did not
-  change.
+  collector issue included), on a machine with two H200s. Later, a collection started through
+  the API after the program initialised CUDA enables the API kinds (next section); one that
+  starts before, as the `api` programs do, still enables single ids, as recorded here.
 
 `gpuidle analyze tests/data/traces/live/torch_nccl.rank0.trace.json.gz
 tests/data/traces/live/torch_nccl.rank1.trace.json.gz` (per-GPU part):
@@ -129,8 +127,9 @@ What these say:
   no API calls when only single callback ids are enabled (`ids` above: 0 calls); enabling the
   API kinds and switching off every unneeded id records exactly the needed calls (`kinds`:
   133). The first run of the day had no host calls at all (every gap unattributed); since
-  then collections started through the API use the kinds (collect/collector.h `ApiRecords`),
-  the injection keeps single ids. CI replays these traces (`LivePythonTest`).
+  then a collection that starts after CUDA was initialised uses the kinds (it asks the driver
+  in the process; collect/collector.h `ApiRecords`); the injection and earlier starts keep
+  single ids. CI replays these traces (`LivePythonTest`).
 - **dataloader_starved (81%) and item_sync (89%) miss 90%** for one shared reason: after a
   collection starts, the first recorded CUDA call *on each thread* takes 4.5-6.5 ms inside
   CUPTI (in every trace of this run: item_sync's first `cudaMemsetAsync` 6.1 ms;
