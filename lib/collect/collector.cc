@@ -123,7 +123,7 @@ struct Collector::State {
   std::atomic<bool> limit_reached{false};
   int64_t max_records = 0;
   uint32_t leave_out = 0;
-  DeviceNameFunction device_name = nullptr;
+  CudaDriverQueries driver;
   CUpti_SubscriberHandle subscriber = nullptr;
   std::vector<CUpti_ActivityKind> enabled_kinds;
   std::vector<CUpti_CallbackId> runtime_cbids;
@@ -276,7 +276,7 @@ absl::Status Collector::Start(const CuptiApi& api, const CollectorOptions& optio
   State& s = *state_;
   if (s.collecting.load()) return absl::FailedPreconditionError("already collecting");
   s.leave_out = options.leave_out;
-  s.device_name = options.device_name;
+  s.driver = options.driver;
   CUptiResult r = (s.leave_out & kPartSubscriber) != 0
                       ? CUPTI_SUCCESS
                       : api.Subscribe(&s.subscriber, &ApiCallback, nullptr);
@@ -347,7 +347,7 @@ absl::Status Collector::Start(const CuptiApi& api, const CollectorOptions& optio
   s.driver_cbids.clear();
   ApiRecords api_records = options.api_records;
   if (api_records == ApiRecords::kAuto) {
-    api_records = options.cuda_initialized != nullptr && options.cuda_initialized()
+    api_records = options.driver.initialized()
                       ? ApiRecords::kWholeKinds
                       : ApiRecords::kIdsOnly;
   }
@@ -386,7 +386,7 @@ absl::StatusOr<Timeline> Collector::Stop() {
   Timeline timeline = s.translator->Finish();
   s.translator.reset();
   call_sites.MoveInto(&timeline);
-  NameUnnamedDevices(&timeline, s.device_name);
+  CompleteDevicesFromDriver(&timeline, s.driver);
   HostRangeRecorder::Get().MoveInto(&timeline);
   timeline.Finalize();
   timeline.info.source = "gpuidle";

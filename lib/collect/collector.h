@@ -61,9 +61,9 @@ struct CollectorOptions {
   int64_t max_records = 20'000'000;
   uint32_t leave_out = 0;  // CollectorPart bits: benchmark diagnostics only
   ApiRecords api_records = ApiRecords::kAuto;
-  CudaInitializedFunction cuda_initialized = &CudaDriverInitialized;  // for kAuto; tests replace
-  // Names devices that CUPTI sent no DEVICE record for (a late start); tests replace it.
-  DeviceNameFunction device_name = &CudaDriverDeviceName;
+  // Whether CUDA is initialised (kAuto), the devices and their names where CUPTI sent no
+  // DEVICE record (a late start); tests replace them.
+  CudaDriverQueries driver;
 };
 
 struct CollectorCounters {

@@ -12,48 +12,80 @@ using CuDeviceGetCount = int (*)(int* count);
 using CuDeviceGet = int (*)(int* device, int ordinal);
 using CuDeviceGetName = int (*)(char* name, int length, int device);
 
-// The driver the program loaded, or nullptr (RTLD_NOLOAD: never loads it). Not cached: the
-// program may load it later.
-void* LoadedDriver() { return dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD); }
+// The driver the program loaded, if it did (RTLD_NOLOAD: never loads it). Looked up at each
+// use, not cached: the program may load it after gpuidle first looked.
+class LoadedDriver {
+ public:
+  LoadedDriver() : handle_(dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD)) {}
+  ~LoadedDriver() {
+    if (handle_ != nullptr) dlclose(handle_);  // drops only the reference taken above
+  }
+  LoadedDriver(const LoadedDriver&) = delete;
+  LoadedDriver& operator=(const LoadedDriver&) = delete;
+
+  template <typename F>
+  F Find(const char* name) const {
+    return handle_ != nullptr ? reinterpret_cast<F>(dlsym(handle_, name)) : nullptr;
+  }
+
+ private:
+  void* handle_;
+};
+
+// CUDA_SUCCESS; every call returns CUDA_ERROR_NOT_INITIALIZED (3) before cuInit, and none of
+// these three initialises CUDA.
+constexpr int kCudaSuccess = 0;
 
 }  // namespace
 
-bool CudaDriverInitialized() {
-  void* driver = LoadedDriver();
-  if (driver == nullptr) return false;
-  const auto count = reinterpret_cast<CuDeviceGetCount>(dlsym(driver, "cuDeviceGetCount"));
+bool CudaDriverInitialized() { return CudaDriverDeviceCount() >= 0; }
+
+int CudaDriverDeviceCount() {
+  const LoadedDriver driver;
+  const auto count = driver.Find<CuDeviceGetCount>("cuDeviceGetCount");
   int n = 0;
-  // CUDA_ERROR_NOT_INITIALIZED (3) before cuInit; cuDeviceGetCount never initialises.
-  const bool initialized = count != nullptr && count(&n) == 0;
-  dlclose(driver);  // drops only the reference RTLD_NOLOAD added
-  return initialized;
+  return count != nullptr && count(&n) == kCudaSuccess ? n : -1;
 }
 
 std::string CudaDriverDeviceName(int device) {
-  static void* driver = LoadedDriver();
-  if (driver == nullptr) return {};
-  static const auto get = reinterpret_cast<CuDeviceGet>(dlsym(driver, "cuDeviceGet"));
-  static const auto get_name = reinterpret_cast<CuDeviceGetName>(dlsym(driver, "cuDeviceGetName"));
+  const LoadedDriver driver;
+  const auto get = driver.Find<CuDeviceGet>("cuDeviceGet");
+  const auto get_name = driver.Find<CuDeviceGetName>("cuDeviceGetName");
   if (get == nullptr || get_name == nullptr) return {};
   int handle = 0;
   char name[256] = {};
-  if (get(&handle, device) != 0 || get_name(name, sizeof(name) - 1, handle) != 0) return {};
+  if (get(&handle, device) != kCudaSuccess ||
+      get_name(name, sizeof(name) - 1, handle) != kCudaSuccess) {
+    return {};
+  }
   return name;
 }
 
-void NameUnnamedDevices(Timeline* timeline, DeviceNameFunction name_of) {
+void CompleteDevicesFromDriver(Timeline* timeline, const CudaDriverQueries& driver) {
   TimelineInfo& info = timeline->info;
+  info.visible_device_names.resize(info.visible_devices.size());
+  auto list = [&](int device, std::string name) {
+    if (std::find(info.visible_devices.begin(), info.visible_devices.end(), device) !=
+        info.visible_devices.end()) {
+      return;
+    }
+    info.visible_devices.push_back(device);
+    info.visible_device_names.push_back(std::move(name));
+  };
+  if (info.visible_devices.empty()) {
+    const int count = driver.device_count();
+    for (int device = 0; device < count; ++device) list(device, driver.device_name(device));
+  }
   for (DeviceTimeline& d : timeline->devices) {
     if (!d.name.empty()) continue;
-    d.name = name_of(d.device);
-    // A device without a DEVICE record is visible all the same (it ran work); listed, its name
-    // travels with a saved trace (deviceProperties) and reads back.
-    if (std::find(info.visible_devices.begin(), info.visible_devices.end(), d.device) ==
-        info.visible_devices.end()) {
-      info.visible_devices.push_back(d.device);
-      info.visible_device_names.resize(info.visible_devices.size() - 1);
-      info.visible_device_names.push_back(d.name);
+    const auto it = std::find(info.visible_devices.begin(), info.visible_devices.end(), d.device);
+    const size_t listed = static_cast<size_t>(it - info.visible_devices.begin());
+    if (it != info.visible_devices.end() && !info.visible_device_names[listed].empty()) {
+      d.name = info.visible_device_names[listed];
+    } else {
+      d.name = driver.device_name(d.device);
     }
+    list(d.device, d.name);
   }
 }
 

@@ -13,15 +13,23 @@
 namespace gpuidle::internal {
 
 // True once the program has initialised CUDA (cuInit); false if the driver is not even loaded.
-using CudaInitializedFunction = bool (*)();
 bool CudaDriverInitialized();
-
+// The devices the program can see, or -1 when the driver is not loaded or not initialised.
+int CudaDriverDeviceCount();
 // "NVIDIA H200" for a CUDA device ordinal, or "" when the driver is not loaded or says nothing.
-using DeviceNameFunction = std::string (*)(int device);
 std::string CudaDriverDeviceName(int device);
 
-// Names every device of timeline that has none, and lists it among the visible devices.
-void NameUnnamedDevices(Timeline* timeline, DeviceNameFunction name_of = &CudaDriverDeviceName);
+// The queries the collector makes; tests replace them.
+struct CudaDriverQueries {
+  bool (*initialized)() = &CudaDriverInitialized;
+  int (*device_count)() = &CudaDriverDeviceCount;
+  std::string (*device_name)(int device) = &CudaDriverDeviceName;
+};
+
+// Where CUPTI sent no DEVICE record (a collection that began after CUDA was initialised):
+// lists every device the program can see, so that unused ones are reported, and names every
+// device that has no name. Listed, the names travel with a saved trace (deviceProperties).
+void CompleteDevicesFromDriver(Timeline* timeline, const CudaDriverQueries& driver);
 
 }  // namespace gpuidle::internal
 

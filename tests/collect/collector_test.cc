@@ -48,7 +48,10 @@ CollectorOptions Options(int64_t max_records = 1'000'000) {
   o.max_records = max_records;
   // The injection's way (most tests check which ids are traced); kWholeKinds has its own tests.
   o.api_records = ApiRecords::kIdsOnly;
-  o.device_name = [](int) { return std::string(); };  // no driver in CPU tests
+  // No driver in CPU tests (the real queries would say so too; these say it for certain).
+  o.driver.initialized = [] { return false; };
+  o.driver.device_count = [] { return -1; };
+  o.driver.device_name = [](int) { return std::string(); };
   return o;
 }
 
@@ -406,7 +409,9 @@ TEST(ApiRecordsTest, ParsesTheThreeModes) {
 TEST_F(CollectorTest, NamesDevicesThatCuptiSentNoDeviceRecordFor) {
   // A collection started after CUDA was initialised gets kernels but no DEVICE record.
   CollectorOptions options = Options();
-  options.device_name = [](int device) { return "GPU named by the driver " + std::to_string(device); };
+  options.driver.device_name = [](int device) {
+    return "GPU named by the driver " + std::to_string(device);
+  };
   absl::StatusOr<Timeline> t = Collect(
       [] {
         fake::Record(fake::Device(0, "NVIDIA H200", true));
@@ -426,7 +431,7 @@ TEST_F(CollectorTest, NamesDevicesThatCuptiSentNoDeviceRecordFor) {
 TEST_F(CollectorTest, AutoModeTracesSingleIdsBeforeCudaIsInitialisedAndKindsAfter) {
   CollectorOptions options = Options();
   options.api_records = ApiRecords::kAuto;
-  options.cuda_initialized = [] { return false; };
+  options.driver.initialized = [] { return false; };
   ASSERT_TRUE(collector().Start(fake::FakeApi(), options).ok());
   EXPECT_THAT(Locked<std::set<CUpti_ActivityKind>>([](fake::State& s) { return s.enabled_kinds; }),
               Not(Contains(CUPTI_ACTIVITY_KIND_RUNTIME)));
@@ -434,7 +439,7 @@ TEST_F(CollectorTest, AutoModeTracesSingleIdsBeforeCudaIsInitialisedAndKindsAfte
               Contains(kLaunch));
   ASSERT_TRUE(collector().Stop().ok());
 
-  options.cuda_initialized = [] { return true; };
+  options.driver.initialized = [] { return true; };
   ASSERT_TRUE(collector().Start(fake::FakeApi(), options).ok());
   EXPECT_THAT(Locked<std::set<CUpti_ActivityKind>>([](fake::State& s) { return s.enabled_kinds; }),
               Contains(CUPTI_ACTIVITY_KIND_RUNTIME));
@@ -442,6 +447,33 @@ TEST_F(CollectorTest, AutoModeTracesSingleIdsBeforeCudaIsInitialisedAndKindsAfte
 
 TEST(CudaDriverTest, WithoutALoadedDriverCudaIsNotInitialised) {
   EXPECT_FALSE(CudaDriverInitialized());
+  EXPECT_EQ(CudaDriverDeviceCount(), -1);
+}
+
+TEST(CudaDriverTest, ALateStartListsEveryVisibleDeviceSoThatUnusedOnesShow) {
+  // Eight GPUs, work on one, no DEVICE records (the collection began after CUDA was ready).
+  Timeline t;
+  t.devices.push_back(DeviceTimeline{3, "", {}});
+  CudaDriverQueries driver;
+  driver.device_count = [] { return 8; };
+  driver.device_name = [](int) { return std::string("NVIDIA H200"); };
+  CompleteDevicesFromDriver(&t, driver);
+  EXPECT_THAT(t.info.visible_devices, ElementsAre(0, 1, 2, 3, 4, 5, 6, 7));
+  EXPECT_THAT(t.info.visible_device_names, SizeIs(8));
+  EXPECT_EQ(t.devices[0].name, "NVIDIA H200");
+}
+
+TEST(CudaDriverTest, KeepsWhatCuptiListed) {
+  Timeline t;
+  t.info.visible_devices = {0};
+  t.info.visible_device_names = {"NVIDIA H100"};
+  t.devices.push_back(DeviceTimeline{0, "", {}});
+  CudaDriverQueries driver;
+  driver.device_count = [] { return 8; };  // not asked: CUPTI listed the devices
+  driver.device_name = [](int) { return std::string("from the driver"); };
+  CompleteDevicesFromDriver(&t, driver);
+  EXPECT_THAT(t.info.visible_devices, ElementsAre(0));
+  EXPECT_EQ(t.devices[0].name, "NVIDIA H100");
 }
 
 TEST(DeviceNamesTest, WithoutALoadedDriverThereIsNoName) {
