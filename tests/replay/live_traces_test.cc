@@ -15,12 +15,15 @@ namespace {
 
 using ::gpuidle::testing::ReadFileOrDie;
 
-std::string LivePath(const std::string& name) {
-  return std::string(GPUIDLE_TEST_DATA_DIR) + "/traces/live/" + name;
+// folder: "live" (the CUDA scenarios, NCCL) or "live_python" (gpuidle.profile() in PyTorch).
+std::string LivePath(const std::string& name, const std::string& folder = "live") {
+  return std::string(GPUIDLE_TEST_DATA_DIR) + "/traces/" + folder + "/" + name;
 }
 
-Report MustAnalyze(const std::string& scenario) {
-  absl::StatusOr<Report> r = AnalyzeTraceFiles({LivePath(scenario + ".trace.json.gz")});
+Report MustAnalyze(const std::string& scenario, const std::string& folder = "live",
+                   const AnalysisOptions& options = {}) {
+  absl::StatusOr<Report> r =
+      AnalyzeTraceFiles({LivePath(scenario + ".trace.json.gz", folder)}, options);
   EXPECT_TRUE(r.ok()) << r.status();
   return r.ok() ? *std::move(r) : Report{};
 }
@@ -155,11 +158,8 @@ TEST(LiveNcclTest, MergedRanksShowThePunctualRankWaitingForTheStraggler) {
 // examples/python/*.py --gpuidle on an H200: gpuidle.profile() around 12 steps of each scenario,
 // started after PyTorch initialised CUDA (tests/gpu/run_on_device.sh python). What that run
 // proved stays proved; docs/VALIDATION.md says where it fell short of the 90% target.
-Report MustAnalyzePython(const std::string& name) {
-  absl::StatusOr<Report> r = AnalyzeTraceFiles(
-      {std::string(GPUIDLE_TEST_DATA_DIR) + "/traces/live_python/" + name + ".trace.json.gz"});
-  EXPECT_TRUE(r.ok()) << r.status();
-  return r.ok() ? *std::move(r) : Report{};
+Report MustAnalyzePython(const std::string& name, const AnalysisOptions& options = {}) {
+  return MustAnalyze(name, "live_python", options);
 }
 
 TEST(LivePythonTest, EachTraceReadsBackToTheReportTheLiveRunWrote) {
@@ -168,8 +168,7 @@ TEST(LivePythonTest, EachTraceReadsBackToTheReportTheLiveRunWrote) {
     absl::StatusOr<std::string> replayed = FormatReport(MustAnalyzePython(name), "json");
     ASSERT_TRUE(replayed.ok());
     EXPECT_TRUE(ComparableJson(*replayed) ==
-                ComparableJson(ReadFileOrDie(std::string(GPUIDLE_TEST_DATA_DIR) +
-                                             "/traces/live_python/" + name + ".report.json")))
+                ComparableJson(ReadFileOrDie(LivePath(name + ".report.json", "live_python"))))
         << name;
   }
 }
@@ -207,12 +206,10 @@ TEST(LivePythonTest, WithoutTheWarmUpStepItemAfterLargeKernelsIsSyncBoundAsInten
   // The first step holds CUPTI's start-up cost on each thread (docs/VALIDATION.md).
   AnalysisOptions options;
   options.skip_steps = 1;
-  absl::StatusOr<Report> r = AnalyzeTraceFiles(
-      {std::string(GPUIDLE_TEST_DATA_DIR) + "/traces/live_python/item_sync.trace.json.gz"}, options);
-  ASSERT_TRUE(r.ok()) << r.status();
-  ASSERT_EQ(r->devices.size(), 1u);
-  EXPECT_GE(Share(r->devices[0], Subcause::kHostSync), 0.90);
-  EXPECT_EQ(r->steps.size(), 11u);
+  const Report r = MustAnalyzePython("item_sync", options);
+  ASSERT_EQ(r.devices.size(), 1u);
+  EXPECT_GE(Share(r.devices[0], Subcause::kHostSync), 0.90);
+  EXPECT_EQ(r.steps.size(), 11u);
 }
 
 TEST(LivePythonTest, ItemAfterLargeKernelsIsSyncBound) {

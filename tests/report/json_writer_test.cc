@@ -10,8 +10,8 @@
 #include "gpuidle/options.h"
 #include "gpuidle/report.h"
 #include "gtest/gtest.h"
+#include "testing/json.h"
 #include "rapidjson/document.h"
-#include "rapidjson/error/en.h"
 #include "report/writer.h"
 #include "testing/timeline_builder.h"
 
@@ -28,19 +28,8 @@ std::string WriteJson(const Report& r, const AnalysisOptions& options = {}) {
   return MakeJsonWriter()->Write(r, options);
 }
 
-// Parses the writer's output; fails the test if it is not one JSON document.
-rapidjson::Document Parse(const std::string& json) {
-  rapidjson::Document doc;
-  doc.Parse<rapidjson::kParseValidateEncodingFlag>(json.c_str(), json.size());
-  EXPECT_FALSE(doc.HasParseError()) << rapidjson::GetParseError_En(doc.GetParseError())
-                                    << " at byte " << doc.GetErrorOffset() << " of\n"
-                                    << json;
-  return doc;
-}
-
-std::string Str(const rapidjson::Value& v) {
-  return std::string(v.GetString(), v.GetStringLength());
-}
+using ::gpuidle::testing::Parse;
+using ::gpuidle::testing::Str;
 
 // A report of two devices of two ranks, with every kind of entry.
 Report SampleReport() {

@@ -16,8 +16,8 @@
 #include "gpuidle/options.h"
 #include "gpuidle/report.h"
 #include "gtest/gtest.h"
+#include "testing/json.h"
 #include "rapidjson/document.h"
-#include "rapidjson/error/en.h"
 #include "testing/temp_dir.h"
 #include "testing/timeline_builder.h"
 
@@ -32,19 +32,8 @@ using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::UnorderedElementsAre;
 
-// Parses the writer's output; fails the test if it is not one JSON document.
-rapidjson::Document Parse(const std::string& json) {
-  rapidjson::Document doc;
-  doc.Parse<rapidjson::kParseValidateEncodingFlag>(json.c_str(), json.size());
-  EXPECT_FALSE(doc.HasParseError()) << rapidjson::GetParseError_En(doc.GetParseError())
-                                    << " at byte " << doc.GetErrorOffset() << " of\n"
-                                    << json;
-  return doc;
-}
-
-std::string Str(const rapidjson::Value& v) {
-  return v.IsString() ? std::string(v.GetString(), v.GetStringLength()) : "<not a string>";
-}
+using ::gpuidle::testing::Parse;
+using ::gpuidle::testing::Str;
 
 // The trace events of category cat (or metadata events named cat, for "M").
 std::vector<const rapidjson::Value*> Events(const rapidjson::Document& doc, absl::string_view ph,
