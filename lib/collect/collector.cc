@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <condition_variable>
-#include <initializer_list>
 #include <iterator>
 #include <utility>
 #include <deque>
@@ -63,18 +62,19 @@ struct Completed {
 };
 
 // The callback ids of one API domain whose calls the analysis needs (launch, sync, copy,
-// wait-event: model/cuda_api.h decides), or only those of the given categories.
-std::vector<CUpti_CallbackId> NeededCallbackIds(
-    const CuptiApi& api, CUpti_CallbackDomain domain, uint32_t end,
-    std::initializer_list<CallCategory> only = {}) {
-  std::vector<CUpti_CallbackId> ids;
+// wait-event: model/cuda_api.h decides), ascending, each with its category.
+struct NeededId {
+  CUpti_CallbackId cbid;
+  CallCategory category;
+};
+std::vector<NeededId> NeededCallbackIds(const CuptiApi& api, CUpti_CallbackDomain domain,
+                                        uint32_t end) {
+  std::vector<NeededId> ids;
   for (uint32_t cbid = 1; cbid < end; ++cbid) {
     const char* name = nullptr;
     if (api.GetCallbackName(domain, cbid, &name) != CUPTI_SUCCESS || name == nullptr) continue;
     const CallCategory category = CategorizeCudaApi(CanonicalCudaApiName(name));
-    if (category == CallCategory::kOther) continue;
-    if (only.size() > 0 && std::find(only.begin(), only.end(), category) == only.end()) continue;
-    ids.push_back(cbid);
+    if (category != CallCategory::kOther) ids.push_back(NeededId{cbid, category});
   }
   return ids;
 }
@@ -130,6 +130,10 @@ struct Collector::State {
   std::vector<CUpti_CallbackId> driver_cbids;
   std::vector<CUpti_CallbackId> runtime_ids_off;  // switched off under ApiRecords::kWholeKinds
   std::vector<CUpti_CallbackId> driver_ids_off;
+  // The needed ids of the CUPTI in use: named by CUPTI, so looked up once, not at every start.
+  const CuptiApi* needed_for = nullptr;
+  std::vector<NeededId> runtime_needed;
+  std::vector<NeededId> driver_needed;
 
   // The decode queue: CUPTI's thread (or a flushing thread) pushes, the worker pops.
   std::mutex mu;
@@ -155,33 +159,41 @@ struct Collector::State {
     driver_ids_off.clear();
   }
 
-  // Enables tracing of the API calls the analysis needs, one callback id at a time. (Enabling
-  // the whole RUNTIME/DRIVER kinds and disabling the rest, CUPTI's other documented way, was
-  // slower in the tiny-kernel benchmark: docs/PERFORMANCE.md.)
+  // Enables records of the API calls the analysis needs, as `mode` says (ApiRecords).
   void EnableApiCalls(const CuptiApi& cupti, ApiRecords mode) {
+    if (needed_for != &cupti) {
+      runtime_needed = NeededCallbackIds(cupti, CUPTI_CB_DOMAIN_RUNTIME_API,
+                                         CUPTI_RUNTIME_TRACE_CBID_SIZE);
+      driver_needed = NeededCallbackIds(cupti, CUPTI_CB_DOMAIN_DRIVER_API,
+                                        CUPTI_DRIVER_TRACE_CBID_SIZE);
+      needed_for = &cupti;
+    }
     if ((leave_out & kPartRuntimeCalls) == 0) {
-      EnableApiDomain(cupti, mode, CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_CB_DOMAIN_RUNTIME_API,
-                      CUPTI_RUNTIME_TRACE_CBID_SIZE, cupti.ActivityEnableRuntimeApi,
-                      &runtime_cbids);
+      EnableApiDomain(cupti, mode, CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_RUNTIME_TRACE_CBID_SIZE,
+                      runtime_needed, cupti.ActivityEnableRuntimeApi, &runtime_cbids,
+                      &runtime_ids_off);
     }
     if ((leave_out & kPartDriverCalls) == 0) {
-      EnableApiDomain(cupti, mode, CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_CB_DOMAIN_DRIVER_API,
-                      CUPTI_DRIVER_TRACE_CBID_SIZE, cupti.ActivityEnableDriverApi, &driver_cbids);
+      EnableApiDomain(cupti, mode, CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_DRIVER_TRACE_CBID_SIZE,
+                      driver_needed, cupti.ActivityEnableDriverApi, &driver_cbids,
+                      &driver_ids_off);
     }
   }
 
   void EnableApiDomain(const CuptiApi& cupti, ApiRecords mode, CUpti_ActivityKind kind,
-                       CUpti_CallbackDomain domain, uint32_t end,
+                       uint32_t end, const std::vector<NeededId>& needed,
                        CUptiResult (*enable_id)(CUpti_CallbackId, uint8_t),
-                       std::vector<CUpti_CallbackId>* enabled) {
-    const std::vector<CUpti_CallbackId> needed = NeededCallbackIds(cupti, domain, end);
+                       std::vector<CUpti_CallbackId>* enabled,
+                       std::vector<CUpti_CallbackId>* switched_off) {
     if (mode == ApiRecords::kWholeKinds) {
       if (cupti.ActivityEnable(kind) != CUPTI_SUCCESS) return;
       enabled_kinds.push_back(kind);
+      auto next = needed.begin();  // ascending, like the loop
       for (uint32_t cbid = 1; cbid < end; ++cbid) {
-        if (!std::binary_search(needed.begin(), needed.end(), cbid) &&
-            enable_id(cbid, 0) == CUPTI_SUCCESS) {
-          (kind == CUPTI_ACTIVITY_KIND_RUNTIME ? runtime_ids_off : driver_ids_off).push_back(cbid);
+        if (next != needed.end() && next->cbid == cbid) {
+          ++next;
+        } else if (enable_id(cbid, 0) == CUPTI_SUCCESS) {
+          switched_off->push_back(cbid);
         }
       }
       return;
@@ -189,8 +201,8 @@ struct Collector::State {
     if (mode == ApiRecords::kAttachThenIds && cupti.ActivityEnable(kind) == CUPTI_SUCCESS) {
       cupti.ActivityDisable(kind);  // the hooks stay; only the ids below record
     }
-    for (CUpti_CallbackId cbid : needed) {
-      if (enable_id(cbid, 1) == CUPTI_SUCCESS) enabled->push_back(cbid);
+    for (const NeededId& id : needed) {
+      if (enable_id(id.cbid, 1) == CUPTI_SUCCESS) enabled->push_back(id.cbid);
     }
   }
 
@@ -198,10 +210,11 @@ struct Collector::State {
   // copy (the calls that idle time is blamed on). The callbacks go with the subscriber.
   void EnableCallSites(const CuptiApi& cupti) {
     if (CurrentCallSiteProvider() == nullptr || subscriber == nullptr) return;
-    for (CUpti_CallbackId cbid : NeededCallbackIds(
-             cupti, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE,
-             {CallCategory::kLaunch, CallCategory::kSync, CallCategory::kCopy})) {
-      cupti.EnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, cbid);
+    for (const NeededId& id : runtime_needed) {
+      if (id.category == CallCategory::kLaunch || id.category == CallCategory::kSync ||
+          id.category == CallCategory::kCopy) {
+        cupti.EnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, id.cbid);
+      }
     }
   }
 
