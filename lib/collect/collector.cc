@@ -105,11 +105,10 @@ absl::StatusOr<uint32_t> ParseCollectorParts(absl::string_view names) {
 
 absl::StatusOr<ApiRecords> ParseApiRecords(absl::string_view name) {
   if (name == "auto") return ApiRecords::kAuto;
-  if (name == "attach") return ApiRecords::kAttachThenIds;
   if (name == "ids") return ApiRecords::kIdsOnly;
   if (name == "kinds") return ApiRecords::kWholeKinds;
   return absl::InvalidArgumentError(
-      absl::StrCat("unknown API record mode '", name, "' (auto, attach, ids, kinds)"));
+      absl::StrCat("unknown API record mode '", name, "' (auto, ids, kinds)"));
 }
 
 struct Collector::State {
@@ -197,9 +196,6 @@ struct Collector::State {
         }
       }
       return;
-    }
-    if (mode == ApiRecords::kAttachThenIds && cupti.ActivityEnable(kind) == CUPTI_SUCCESS) {
-      cupti.ActivityDisable(kind);  // the hooks stay; only the ids below record
     }
     for (const NeededId& id : needed) {
       if (enable_id(id.cbid, 1) == CUPTI_SUCCESS) enabled->push_back(id.cbid);

@@ -44,10 +44,9 @@ enum class ApiRecords {
   kAuto,           // kIdsOnly before the program initialised CUDA, else kWholeKinds
   kWholeKinds,     // the API kinds, every unneeded callback id off while collecting
   kIdsOnly,        // only the needed callback ids (the injection: measured, cheapest)
-  kAttachThenIds,  // each kind on and off once, then the ids (a diagnostic: records nothing late)
 };
 
-// "auto", "attach", "ids", "kinds" (GPUIDLE_BENCH_API_RECORDS, benchmark diagnostics).
+// "auto", "ids", "kinds" (GPUIDLE_BENCH_API_RECORDS, benchmark diagnostics).
 absl::StatusOr<ApiRecords> ParseApiRecords(absl::string_view name);
 
 // "runtime,decode" -> the parts' bits; an unknown name is an error naming it.
