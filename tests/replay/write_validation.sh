@@ -68,7 +68,10 @@ Notes:
 - The run used the library as of commit 1bfdb0b (every change to device-side code of the
   collector issue included), on a machine with two H200s. Later, a collection started through
   the API after the program initialised CUDA enables the API kinds (next section); one that
-  starts before, as the `api` programs do, still enables single ids, as recorded here.
+  starts before, as the `api` programs do, still enables single ids, as recorded here. Also
+  later, not re-run on a GPU: buffer callbacks registered at every start, host ranges bounded,
+  devices without a DEVICE record completed from the driver (a no-op here: these runs had
+  DEVICE records), the needed callback ids looked up once per CUPTI.
 
 `gpuidle analyze tests/data/traces/live/torch_nccl.rank0.trace.json.gz
 tests/data/traces/live/torch_nccl.rank1.trace.json.gz` (per-GPU part):
@@ -147,8 +150,19 @@ What these say:
   the GIL inside `.item()`, so the native provider (which reads Python frames only where the
   GIL is held) never saw the line. Since then PyTorch's sync points run inside a call-site
   marker set from Python (`gpuidle/_torch.py`); not yet run on a GPU.
-- The run used commit 134550b (API kinds). The call-site markers of PyTorch's syncs came after
-  it and were not run on a GPU (no device time was left in the session).
+- The run used commit 134550b. Changed after it in code that runs on the GPU, and not run on
+  one (the session's device time was spent), CPU-tested with the fake CUPTI, stand-in torch
+  modules and these traces replayed:
+  - call-site markers around PyTorch's syncs of CUDA tensors (`gpuidle/_torch.py`);
+  - the API record mode chosen by asking the driver whether CUDA is initialised (single ids
+    before, kinds after; this run's profiles all started after, as they still would);
+  - the callback ids switched off under the kinds are switched back on at stop (whether that
+    costs anything afterwards is not measured);
+  - a late start lists the visible devices and their names from the driver;
+  - warm-up steps (`skip_steps`), used by `examples/python/*.py --gpuidle`, and the slower
+    dataset of dataloader_starved;
+  - host ranges and call sites bounded; the GIL test by thread state; a refused profile
+    leaves a running one's hooks alone; the needed callback ids looked up once per CUPTI.
 
 MD
 cat <<'MD'
