@@ -11,6 +11,9 @@
 #include <thread>
 #include <vector>
 
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -20,6 +23,7 @@
 #include "collect/cuda_driver.h"
 #include "collect/host_ranges.h"
 #include "collect/record_translation.h"
+#include "collect/timed_calls.h"
 #include "model/cuda_api.h"
 
 namespace gpuidle::internal {
@@ -42,14 +46,63 @@ std::atomic<bool> naming_call_sites{false};
 // 16 bytes each: 1M sites is 16 MB, many hours of syncs and launches' worth of offenders.
 constexpr size_t kMaxCallSites = size_t{1} << 20;
 
+// Whether the API callbacks time the calls (ApiRecords::kCallbacks); the collection's start
+// (an exit whose entry came before it carries no start time of ours), and a number that
+// changes with every collection.
+std::atomic<bool> timing_calls{false};
+std::atomic<uint64_t> timing_since_ns{0};
+std::atomic<uint64_t> timing_generation{0};
+
+struct ThreadTiming {
+  uint32_t thread = 0;  // the kernel's id, as CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM gives it
+  uint64_t generation = 0;
+  int runtime_depth = 0;  // timed runtime calls this thread is inside
+};
+thread_local ThreadTiming this_thread_timing;
+
+// Times one launch, sync, copy or wait-event call: CUPTI's clock at entry and exit, on the
+// calling thread. A driver call made inside a timed runtime call (cudaLaunchKernel calls
+// cuLaunchKernel) is the same call: only the runtime call is kept, as CUPTI's records do.
+void TimeCall(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData& call) {
+  ThreadTiming& t = this_thread_timing;
+  const uint64_t generation = timing_generation.load(std::memory_order_relaxed);
+  if (t.generation != generation) {
+    t.generation = generation;
+    t.runtime_depth = 0;
+  }
+  const bool driver = domain == CUPTI_CB_DOMAIN_DRIVER_API;
+  if (call.callbackSite == CUPTI_API_ENTER) {
+    if (!driver) {
+      ++t.runtime_depth;
+    } else if (t.runtime_depth > 0) {
+      return;
+    }
+    *call.correlationData = static_cast<uint64_t>(CuptiNowNs());
+    return;
+  }
+  if (!driver) {
+    if (t.runtime_depth > 0) --t.runtime_depth;
+  } else if (t.runtime_depth > 0) {
+    return;
+  }
+  const uint64_t start = *call.correlationData;
+  const uint64_t end = static_cast<uint64_t>(CuptiNowNs());
+  if (start < timing_since_ns.load(std::memory_order_relaxed) || start > end) return;
+  if (t.thread == 0) t.thread = static_cast<uint32_t>(syscall(SYS_gettid));
+  TimedCallLog::Get().Append(
+      TimedCall{start, end, call.correlationId, t.thread, cbid, driver ? 1u : 0u});
+}
+
 // gpuidle subscribes to claim CUPTI (a second subscriber is refused, which is how another tool
-// — or gpuidle — learns that CUPTI is taken), and, when a binding set a call-site provider, to
-// ask it where each launch, sync and copy comes from. Runs on the application's thread.
-void CUPTIAPI ApiCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId,
+// — or gpuidle — learns that CUPTI is taken), to time the calls the analysis needs
+// (ApiRecords::kCallbacks), and, when a binding set a call-site provider, to ask it where each
+// launch, sync and copy comes from. Runs on the application's thread.
+void CUPTIAPI ApiCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                           const void* data) {
-  if (domain != CUPTI_CB_DOMAIN_RUNTIME_API) return;
+  if (domain != CUPTI_CB_DOMAIN_RUNTIME_API && domain != CUPTI_CB_DOMAIN_DRIVER_API) return;
   const auto* call = static_cast<const CUpti_CallbackData*>(data);
-  if (call->callbackSite != CUPTI_API_ENTER) return;
+  if (timing_calls.load(std::memory_order_relaxed)) TimeCall(domain, cbid, *call);
+  if (domain != CUPTI_CB_DOMAIN_RUNTIME_API || call->callbackSite != CUPTI_API_ENTER) return;
   if (!naming_call_sites.load(std::memory_order_relaxed)) return;
   const SiteFunction provider = CurrentCallSiteProvider();
   if (provider == nullptr) return;
@@ -58,8 +111,14 @@ void CUPTIAPI ApiCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId,
 
 struct Completed {
   uint8_t* buffer;
-  size_t valid_bytes;
+  size_t valid_bytes;  // of a CUPTI activity buffer; 0 for a chunk of timed calls
+  bool timed_calls;
 };
+
+// Calls per chunk of timed calls, and chunks: 4 MB, hundreds of thousands of calls in flight
+// while the decode thread catches up.
+constexpr size_t kCallsPerChunk = 2048;
+constexpr size_t kCallChunks = 64;
 
 // The callback ids of one API domain whose calls the analysis needs (launch, sync, copy,
 // wait-event: model/cuda_api.h decides), ascending, each with its category.
@@ -104,17 +163,19 @@ absl::StatusOr<uint32_t> ParseCollectorParts(absl::string_view names) {
 }
 
 absl::StatusOr<ApiRecords> ParseApiRecords(absl::string_view name) {
+  if (name == "callbacks") return ApiRecords::kCallbacks;
   if (name == "auto") return ApiRecords::kAuto;
   if (name == "ids") return ApiRecords::kIdsOnly;
   if (name == "kinds") return ApiRecords::kWholeKinds;
   return absl::InvalidArgumentError(
-      absl::StrCat("unknown API record mode '", name, "' (auto, ids, kinds)"));
+      absl::StrCat("unknown API record mode '", name, "' (callbacks, auto, ids, kinds)"));
 }
 
 struct Collector::State {
   // Set while collecting; read by CUPTI's callbacks.
   const CuptiApi* api = nullptr;
   BufferPool* pool = nullptr;  // created by the first Start, never freed
+  BufferPool* call_pool = nullptr;  // chunks of timed calls: likewise
   std::atomic<bool> collecting{false};
   std::atomic<bool> disabled{true};
   std::atomic<uint64_t> dropped{0};
@@ -148,6 +209,7 @@ struct Collector::State {
   void DisableRecording() {
     if (disabled.exchange(true)) return;
     naming_call_sites = false;
+    timing_calls = false;
     for (CUpti_CallbackId cbid : runtime_cbids) api->ActivityEnableRuntimeApi(cbid, 0);
     for (CUpti_CallbackId cbid : driver_cbids) api->ActivityEnableDriverApi(cbid, 0);
     for (CUpti_ActivityKind kind : enabled_kinds) api->ActivityDisable(kind);
@@ -202,6 +264,49 @@ struct Collector::State {
     }
   }
 
+  // ApiRecords::kCallbacks: CUPTI calls back at the entry and exit of every call the analysis
+  // needs, in both domains, and gpuidle times them. The callbacks go with the subscriber.
+  void EnableTimedCalls(const CuptiApi& cupti) {
+    if (needed_for != &cupti) {
+      runtime_needed = NeededCallbackIds(cupti, CUPTI_CB_DOMAIN_RUNTIME_API,
+                                         CUPTI_RUNTIME_TRACE_CBID_SIZE);
+      driver_needed = NeededCallbackIds(cupti, CUPTI_CB_DOMAIN_DRIVER_API,
+                                        CUPTI_DRIVER_TRACE_CBID_SIZE);
+      needed_for = &cupti;
+    }
+    if (call_pool == nullptr) {
+      call_pool = new BufferPool(TimedCallLog::ChunkBytes(kCallsPerChunk), kCallChunks);
+    }
+    TimedCallLog::Get().Start(call_pool, &HandOverTimedCalls);
+    timing_since_ns = static_cast<uint64_t>(CuptiNowNs());
+    timing_generation.fetch_add(1);
+    timing_calls = true;
+    if ((leave_out & kPartRuntimeCalls) == 0) {
+      for (const NeededId& id : runtime_needed) {
+        cupti.EnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, id.cbid);
+      }
+    }
+    if ((leave_out & kPartDriverCalls) == 0) {
+      for (const NeededId& id : driver_needed) {
+        cupti.EnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, id.cbid);
+      }
+    }
+  }
+
+  // A full chunk of timed calls, from an application thread: decoded by the worker.
+  static void HandOverTimedCalls(uint8_t* chunk) {
+    State& s = *Collector::Get().state_;
+    {
+      std::lock_guard<std::mutex> lock(s.mu);
+      if (s.accepting) {
+        s.queue.push_back(Completed{chunk, 0, true});
+        s.cv.notify_one();
+        return;
+      }
+    }
+    s.call_pool->Release(chunk);
+  }
+
   // With a call-site provider: CUPTI calls back at the start of every runtime launch, sync and
   // copy (the calls that idle time is blamed on). The callbacks go with the subscriber.
   void EnableCallSites(const CuptiApi& cupti) {
@@ -224,8 +329,13 @@ struct Collector::State {
         c = queue.front();
         queue.pop_front();
       }
-      if ((leave_out & kPartDecode) == 0) translator->TranslateBuffer(c.buffer, c.valid_bytes);
-      pool->Release(c.buffer);
+      if (c.timed_calls) {
+        if ((leave_out & kPartDecode) == 0) translator->TranslateCalls(TimedCallLog::Calls(c.buffer));
+        call_pool->Release(c.buffer);
+      } else {
+        if ((leave_out & kPartDecode) == 0) translator->TranslateBuffer(c.buffer, c.valid_bytes);
+        pool->Release(c.buffer);
+      }
       records.store(translator->records(), std::memory_order_relaxed);
       if (translator->records() >= static_cast<uint64_t>(max_records) &&
           !limit_reached.exchange(true)) {
@@ -273,7 +383,7 @@ void Collector::BufferCompleted(CUcontext context, uint32_t stream, uint8_t* buf
   {
     std::lock_guard<std::mutex> lock(s->mu);
     if (s->accepting && valid_size > 0) {
-      s->queue.push_back(Completed{buffer, valid_size});
+      s->queue.push_back(Completed{buffer, valid_size, false});
       s->cv.notify_one();
       return;
     }
@@ -355,13 +465,21 @@ absl::Status Collector::Start(const CuptiApi& api, const CollectorOptions& optio
   s.runtime_cbids.clear();
   s.driver_cbids.clear();
   ApiRecords api_records = options.api_records;
+  // Timing calls needs the subscriber (which only the overhead benchmark leaves out).
+  if (api_records == ApiRecords::kCallbacks && s.subscriber == nullptr) {
+    api_records = ApiRecords::kAuto;
+  }
   if (api_records == ApiRecords::kAuto) {
     api_records = options.driver.initialized()
                       ? ApiRecords::kWholeKinds
                       : ApiRecords::kIdsOnly;
   }
-  s.EnableApiCalls(api, api_records);
   call_sites.Reset(std::min(kMaxCallSites, static_cast<size_t>(std::max<int64_t>(s.max_records, 0))));
+  if (api_records == ApiRecords::kCallbacks) {
+    s.EnableTimedCalls(api);
+  } else {
+    s.EnableApiCalls(api, api_records);
+  }
   s.EnableCallSites(api);
   naming_call_sites = true;
   // Hand buffers over at least every second so long runs are decoded as they go.
@@ -378,6 +496,8 @@ absl::StatusOr<Timeline> Collector::Stop() {
   if (!s.collecting.load()) return absl::FailedPreconditionError("not collecting");
   HostRangeRecorder::Get().SetRecording(false);
   s.DisableRecording();
+  // The chunks threads still hold; full ones went to the worker already.
+  const std::vector<uint8_t*> held_calls = TimedCallLog::Get().Stop();
   // Forced: also the buffers of work still in flight. CUPTI completes them before returning.
   s.api->ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   s.api->ActivityFlushPeriod(0);
@@ -391,6 +511,12 @@ absl::StatusOr<Timeline> Collector::Stop() {
   if (s.subscriber != nullptr) s.api->Unsubscribe(s.subscriber);
   s.subscriber = nullptr;
   s.collecting = false;
+  for (uint8_t* chunk : held_calls) {
+    if (!s.limit_reached.load()) s.translator->TranslateCalls(TimedCallLog::Calls(chunk));
+    s.call_pool->Release(chunk);
+  }
+  s.records.store(s.translator->records());
+  const uint64_t dropped_calls = TimedCallLog::Get().dropped();
 
   Timeline timeline = s.translator->Finish();
   s.translator.reset();
@@ -400,7 +526,8 @@ absl::StatusOr<Timeline> Collector::Stop() {
   timeline.Finalize();
   timeline.info.source = "gpuidle";
   // The host ranges dropped past their limit were counted in by MoveInto.
-  timeline.info.dropped_records = timeline.info.dropped_records.value_or(0) + s.dropped.load();
+  timeline.info.dropped_records =
+      timeline.info.dropped_records.value_or(0) + s.dropped.load() + dropped_calls;
   timeline.info.record_limit_reached = s.limit_reached.load();
   return timeline;
 }
@@ -415,6 +542,7 @@ void Collector::AbandonAfterFork() {
   s.accepting = false;
   s.collecting = false;
   s.api = nullptr;
+  timing_calls = false;
   HostRangeRecorder::Get().ResetAfterFork();
 }
 

@@ -1,6 +1,7 @@
 // Records this process's GPU timeline with CUPTI activity tracing (DESIGN.md, collector rules):
 // CONCURRENT_KERNEL, MEMCPY, MEMSET, SYNCHRONIZATION, CUDA events, and only the runtime and
-// driver calls the analysis needs (chosen per callback id by model/cuda_api's categories).
+// driver calls the analysis needs (chosen per callback id by model/cuda_api's categories),
+// timed in CUPTI's API callbacks (ApiRecords).
 // Buffers come from a preallocated pool; a worker thread decodes completed buffers, so the
 // application's threads only hand buffers over.
 //
@@ -34,19 +35,27 @@ enum CollectorPart : uint32_t {
   kPartFlushPeriod = 1u << 6,      // the periodic flush
 };
 
-// How API records are switched on. Enabling single callback ids records calls when CUPTI starts
-// while CUDA initialises (the injection), but records nothing when a collection starts after
-// CUDA was initialised (profile() in a PyTorch script; H200, CUDA 13.0: docs/VALIDATION.md).
-// Enabling the API kinds and switching off every callback id the analysis does not need works in
-// both (it is what Kineto does); the ids are switched back on when the collection stops, so that
+// How the launch, sync, copy and wait-event calls are recorded.
+//
+// kCallbacks, the default: gpuidle enables CUPTI's API callbacks for the needed callback ids
+// only and times each call itself (collect/timed_calls.h). It works whenever the collection
+// starts, and CUPTI intercepts nothing else.
+//
+// The others ask CUPTI for an activity record per call; the overhead benchmark compares them
+// (GPUIDLE_BENCH_API_RECORDS, docs/PERFORMANCE.md). Enabling single callback ids records calls
+// when CUPTI starts while CUDA initialises (the injection), but records nothing when a
+// collection starts after CUDA was initialised (H200, CUDA 13.0: docs/VALIDATION.md). Enabling
+// the API kinds and switching off every unneeded callback id works in both (Kineto's way) but
+// intercepts every API call; the ids are switched back on when the collection stops, so that
 // the next user of CUPTI (torch.profiler) finds CUPTI's defaults.
 enum class ApiRecords {
-  kAuto,           // kIdsOnly before the program initialised CUDA, else kWholeKinds
-  kWholeKinds,     // the API kinds, every unneeded callback id off while collecting
-  kIdsOnly,        // only the needed callback ids (the injection: measured, cheapest)
+  kCallbacks,   // gpuidle times the needed calls in CUPTI's callbacks
+  kAuto,        // activity records: kIdsOnly before the program initialised CUDA, else kWholeKinds
+  kWholeKinds,  // activity records of the API kinds, every unneeded callback id off
+  kIdsOnly,     // activity records of the needed callback ids only
 };
 
-// "auto", "ids", "kinds" (GPUIDLE_BENCH_API_RECORDS, benchmark diagnostics).
+// "callbacks", "auto", "ids", "kinds" (GPUIDLE_BENCH_API_RECORDS, benchmark diagnostics).
 absl::StatusOr<ApiRecords> ParseApiRecords(absl::string_view name);
 
 // "runtime,decode" -> the parts' bits; an unknown name is an error naming it.
@@ -59,7 +68,7 @@ struct CollectorOptions {
   // says so (TimelineInfo::record_limit_reached).
   int64_t max_records = 20'000'000;
   uint32_t leave_out = 0;  // CollectorPart bits: benchmark diagnostics only
-  ApiRecords api_records = ApiRecords::kAuto;
+  ApiRecords api_records = ApiRecords::kCallbacks;
   // Whether CUDA is initialised (kAuto), the devices and their names where CUPTI sent no
   // DEVICE record (a late start); tests replace them.
   CudaDriverQueries driver;

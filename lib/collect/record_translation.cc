@@ -113,28 +113,47 @@ StringId RecordTranslator::CopyName(uint8_t copy_kind, uint8_t src_kind, uint8_t
   return id;
 }
 
-StringId RecordTranslator::ApiName(CUpti_ActivityKind kind, CUpti_CallbackId cbid,
-                                   CallCategory* category) {
-  const uint64_t key = static_cast<uint64_t>(kind) << 32 | cbid;
+StringId RecordTranslator::ApiName(bool driver, CUpti_CallbackId cbid, CallCategory* category) {
+  const uint64_t key = static_cast<uint64_t>(driver) << 32 | cbid;
   auto it = api_names_.find(key);
   if (it == api_names_.end()) {
-    const CUpti_CallbackDomain domain = kind == CUPTI_ACTIVITY_KIND_DRIVER
-                                            ? CUPTI_CB_DOMAIN_DRIVER_API
-                                            : CUPTI_CB_DOMAIN_RUNTIME_API;
+    const CUpti_CallbackDomain domain =
+        driver ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API;
     const char* raw = nullptr;
     std::string name;
     if (api_.GetCallbackName != nullptr &&
         api_.GetCallbackName(domain, cbid, &raw) == CUPTI_SUCCESS && raw != nullptr) {
       name = std::string(CanonicalCudaApiName(raw));
     } else {
-      name =
-          absl::StrCat(domain == CUPTI_CB_DOMAIN_DRIVER_API ? "driver" : "runtime", " API ", cbid);
+      name = absl::StrCat(driver ? "driver" : "runtime", " API ", cbid);
     }
     it = api_names_.emplace(key, ApiInfo{timeline_.strings.Intern(name), CategorizeCudaApi(name)})
              .first;
   }
   *category = it->second.category;
   return it->second.name;
+}
+
+void RecordTranslator::AddCall(bool driver, CUpti_CallbackId cbid, uint64_t start, uint64_t end,
+                               uint32_t correlation, uint32_t thread) {
+  if (!ValidTimes(start, end)) return;
+  HostCall c;
+  c.start_ns = static_cast<int64_t>(start);
+  c.end_ns = static_cast<int64_t>(end);
+  c.correlation_id = correlation;
+  c.thread = thread;
+  c.name = ApiName(driver, cbid, &c.category);
+  // Calls that mean nothing to the analysis (only traced if CUPTI traced more than asked).
+  if (c.category == CallCategory::kOther) return;
+  timeline_.calls.push_back(c);
+}
+
+void RecordTranslator::TranslateCalls(absl::Span<const TimedCall> calls) {
+  for (const TimedCall& call : calls) {
+    ++records_;
+    AddCall(call.driver != 0, call.cbid, call.start_ns, call.end_ns, call.correlation,
+            call.thread);
+  }
 }
 
 void RecordTranslator::Translate(const CUpti_Activity& record) {
@@ -184,16 +203,8 @@ void RecordTranslator::Translate(const CUpti_Activity& record) {
     case CUPTI_ACTIVITY_KIND_RUNTIME:
     case CUPTI_ACTIVITY_KIND_DRIVER: {
       const auto& a = reinterpret_cast<const CUpti_ActivityAPI&>(record);
-      if (!ValidTimes(a.start, a.end)) return;
-      HostCall c;
-      c.start_ns = static_cast<int64_t>(a.start);
-      c.end_ns = static_cast<int64_t>(a.end);
-      c.correlation_id = a.correlationId;
-      c.thread = a.threadId;
-      c.name = ApiName(a.kind, a.cbid, &c.category);
-      // Calls that mean nothing to the analysis (only traced if CUPTI traced more than asked).
-      if (c.category == CallCategory::kOther) return;
-      timeline_.calls.push_back(c);
+      AddCall(a.kind == CUPTI_ACTIVITY_KIND_DRIVER, a.cbid, a.start, a.end, a.correlationId,
+              a.threadId);
       return;
     }
     case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {

@@ -15,7 +15,9 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "collect/cupti_api.h"
+#include "collect/timed_calls.h"
 #include "model/call_streams.h"
 #include "model/timeline.h"
 
@@ -37,6 +39,8 @@ class RecordTranslator {
   // Translates every record of a completed buffer. Returns the number of records read.
   uint64_t TranslateBuffer(uint8_t* buffer, size_t valid_bytes);
   void Translate(const CUpti_Activity& record);
+  // Calls gpuidle timed itself (collect/timed_calls.h); each counts as a record.
+  void TranslateCalls(absl::Span<const TimedCall> calls);
 
   uint64_t records() const { return records_; }
 
@@ -55,7 +59,10 @@ class RecordTranslator {
   };
   const KernelInfo& Kernel(const char* raw);
   StringId CopyName(uint8_t copy_kind, uint8_t src_kind, uint8_t dst_kind);
-  StringId ApiName(CUpti_ActivityKind kind, CUpti_CallbackId cbid, CallCategory* category);
+  StringId ApiName(bool driver, CUpti_CallbackId cbid, CallCategory* category);
+  // A runtime or driver API call, from CUPTI's record or gpuidle's own timing.
+  void AddCall(bool driver, CUpti_CallbackId cbid, uint64_t start, uint64_t end,
+               uint32_t correlation, uint32_t thread);
   bool ValidTimes(uint64_t start, uint64_t end);
 
   struct EventRecord {
@@ -79,7 +86,7 @@ class RecordTranslator {
   std::vector<WaitRecord> waits_;
   absl::flat_hash_map<std::string, KernelInfo> kernels_;  // by raw (mangled) name
   absl::flat_hash_map<uint32_t, StringId> copy_names_;
-  absl::flat_hash_map<uint64_t, ApiInfo> api_names_;  // (kind << 32 | cbid)
+  absl::flat_hash_map<uint64_t, ApiInfo> api_names_;  // (driver << 32 | cbid)
   uint64_t records_ = 0;
 };
 

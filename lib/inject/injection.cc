@@ -82,7 +82,7 @@ void StartFromInjection(absl::string_view how) {
     return;
   }
   // Session::Start warns on failure.
-  Session::Get().Start(*options, kInjectionOwner, how, /*at_cuda_init=*/true).IgnoreError();
+  Session::Get().Start(*options, kInjectionOwner, how).IgnoreError();
 }
 
 __attribute__((constructor)) void ArmPreloadedInjection() {

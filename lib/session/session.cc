@@ -69,7 +69,7 @@ bool Session::CollectingFor(const void* owner) const {
 }
 
 absl::Status Session::Start(const ProfilerOptions& options, const void* owner,
-                            absl::string_view how, bool at_cuda_init) {
+                            absl::string_view how) {
   std::lock_guard<std::mutex> lock(mu_);
   auto refuse = [this](absl::Status status) {
     // One line per reason and process (a profiled function called in a loop), and none where
@@ -92,7 +92,6 @@ absl::Status Session::Start(const ProfilerOptions& options, const void* owner,
   absl::StatusOr<const CuptiApi*> api = LoadCupti();
   if (!api.ok()) return refuse(api.status());
   CollectorOptions collector_options = CollectorOptionsFrom(options);
-  collector_options.api_records = at_cuda_init ? ApiRecords::kIdsOnly : ApiRecords::kAuto;
   // The overhead benchmark's diagnostics (docs/PERFORMANCE.md): not a user setting.
   if (const char* parts = std::getenv("GPUIDLE_BENCH_LEAVE_OUT"); parts != nullptr) {
     absl::StatusOr<uint32_t> bits = ParseCollectorParts(parts);

@@ -39,10 +39,8 @@ class Session {
   static Session& Get();
 
   // Starts collecting for owner (a Profiler, or the injection). Prints one warning line and
-  // returns the error if gpuidle cannot collect. at_cuda_init: the injection, started while
-  // CUDA initialises (CUPTI can then record single API callback ids; see ApiRecords).
-  absl::Status Start(const ProfilerOptions& options, const void* owner, absl::string_view how,
-                     bool at_cuda_init = false);
+  // returns the error if gpuidle cannot collect.
+  absl::Status Start(const ProfilerOptions& options, const void* owner, absl::string_view how);
   // Stops the collection of owner: analyses, prints the summary, writes the configured outputs.
   // A write failure is warned about and returned, with the result still available.
   absl::StatusOr<std::shared_ptr<const CollectionResult>> Stop(const void* owner);

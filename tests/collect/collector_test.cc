@@ -6,11 +6,15 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <set>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -394,16 +398,150 @@ TEST_F(CollectorTest, WholeKindModeSwitchesOffEveryUnneededCallbackIdUntilItStop
   EXPECT_THAT(s.enabled_runtime, Contains(CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020));
 }
 
-TEST(ApiRecordsTest, CollectionsOutsideTheInjectionChooseByWhetherCudaIsInitialised) {
-  EXPECT_EQ(CollectorOptions().api_records, ApiRecords::kAuto);
+TEST(ApiRecordsTest, GpuidleTimesTheCallsItselfUnlessABenchmarkSaysOtherwise) {
+  EXPECT_EQ(CollectorOptions().api_records, ApiRecords::kCallbacks);
 }
 
-TEST(ApiRecordsTest, ParsesTheThreeModes) {
+TEST(ApiRecordsTest, ParsesTheFourModes) {
+  EXPECT_EQ(*ParseApiRecords("callbacks"), ApiRecords::kCallbacks);
   EXPECT_EQ(*ParseApiRecords("auto"), ApiRecords::kAuto);
   EXPECT_FALSE(ParseApiRecords("attach").ok());  // tried on the H200: recorded nothing
   EXPECT_EQ(*ParseApiRecords("ids"), ApiRecords::kIdsOnly);
   EXPECT_EQ(*ParseApiRecords("kinds"), ApiRecords::kWholeKinds);
   EXPECT_FALSE(ParseApiRecords("all").ok());
+}
+
+// ApiRecords::kCallbacks: CUPTI calls back at entry and exit of the needed calls; gpuidle times
+// them on the calling thread.
+CollectorOptions TimedCallOptions() {
+  CollectorOptions o = Options();
+  o.api_records = ApiRecords::kCallbacks;
+  return o;
+}
+
+uint32_t ThisThreadId() { return static_cast<uint32_t>(syscall(SYS_gettid)); }
+
+constexpr uint32_t kLaunchEx = CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx;
+
+TEST_F(CollectorTest, TimedCallsAreCalledBackForTheNeededIdsOnlyAndRecordNoApiActivity) {
+  ASSERT_TRUE(collector().Start(fake::FakeApi(), TimedCallOptions()).ok());
+  fake::State& s = fake::GetState();
+  std::lock_guard<std::mutex> lock(s.mu);
+  EXPECT_THAT(s.runtime_callbacks,
+              UnorderedElementsAre(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
+                                   CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020,
+                                   CUPTI_RUNTIME_TRACE_CBID_cudaStreamWaitEvent_v3020,
+                                   CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020));
+  EXPECT_THAT(s.driver_callbacks, UnorderedElementsAre(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
+                                                       CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize));
+  EXPECT_THAT(s.enabled_kinds, Not(Contains(CUPTI_ACTIVITY_KIND_RUNTIME)));
+  EXPECT_THAT(s.enabled_kinds, Not(Contains(CUPTI_ACTIVITY_KIND_DRIVER)));
+  EXPECT_THAT(s.runtime_ever_enabled, IsEmpty());
+  EXPECT_THAT(s.driver_ever_enabled, IsEmpty());
+  EXPECT_THAT(s.enabled_kinds, Contains(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
+}
+
+TEST_F(CollectorTest, ATimedCallSpansItsEntryAndExitOnItsThread) {
+  const int64_t before = fake::FakeClockNs();
+  int64_t entered = 0;
+  absl::StatusOr<Timeline> t = Collect(
+      [&] {
+        EXPECT_TRUE(fake::CallApi(CUPTI_CB_DOMAIN_RUNTIME_API, kStreamSync, 9, [&] {
+          entered = fake::FakeClockNs();
+          std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        }));
+        fake::Record(fake::Kernel(0, 7, 1200, 2200, "_Z4spinPfi", 9));
+      },
+      TimedCallOptions());
+  const int64_t after = fake::FakeClockNs();
+  ASSERT_TRUE(t.ok()) << t.status();
+  ASSERT_THAT(t->calls, SizeIs(1));
+  const HostCall& call = t->calls[0];
+  EXPECT_EQ(Name(*t, call.name), "cudaStreamSynchronize");
+  EXPECT_EQ(call.category, CallCategory::kSync);
+  EXPECT_EQ(call.correlation_id, 9u);
+  EXPECT_EQ(call.thread, ThisThreadId());
+  EXPECT_GE(call.start_ns, before);
+  EXPECT_LE(call.start_ns, entered);
+  EXPECT_GE(call.end_ns - call.start_ns, 2'000'000);
+  EXPECT_LE(call.end_ns, after);
+  EXPECT_EQ(collector().counters().records, 2u) << "the call and the kernel";
+}
+
+TEST_F(CollectorTest, ADriverCallInsideATimedRuntimeCallIsTheSameCall) {
+  absl::StatusOr<Timeline> t = Collect(
+      [] {
+        // cudaLaunchKernel calls cuLaunchKernelEx; CUPTI calls back for both.
+        EXPECT_TRUE(fake::CallApi(CUPTI_CB_DOMAIN_RUNTIME_API, kLaunch, 21, [] {
+          EXPECT_TRUE(fake::CallApi(CUPTI_CB_DOMAIN_DRIVER_API, kLaunchEx, 22, [] {}));
+        }));
+        // NCCL launches through the driver itself.
+        EXPECT_TRUE(fake::CallApi(CUPTI_CB_DOMAIN_DRIVER_API, kLaunchEx, 23, [] {}));
+      },
+      TimedCallOptions());
+  ASSERT_TRUE(t.ok()) << t.status();
+  ASSERT_THAT(t->calls, SizeIs(2));
+  EXPECT_EQ(Name(*t, t->calls[0].name), "cudaLaunchKernel");
+  EXPECT_EQ(t->calls[0].correlation_id, 21u);
+  EXPECT_EQ(Name(*t, t->calls[1].name), "cuLaunchKernelEx");
+  EXPECT_EQ(t->calls[1].correlation_id, 23u);
+  EXPECT_EQ(t->calls[1].category, CallCategory::kLaunch);
+}
+
+TEST_F(CollectorTest, TimedCallsOfManyThreadsAllArriveAcrossManyChunks) {
+  constexpr uint32_t kThreads = 4;
+  constexpr uint32_t kCallsEach = 5000;  // more than one chunk each
+  std::vector<uint32_t> thread_ids(kThreads);
+  absl::StatusOr<Timeline> t = Collect(
+      [&] {
+        std::vector<std::thread> threads;
+        for (uint32_t i = 0; i < kThreads; ++i) {
+          threads.emplace_back([&thread_ids, i] {
+            thread_ids[i] = ThisThreadId();
+            for (uint32_t c = 0; c < kCallsEach; ++c) {
+              fake::CallApi(CUPTI_CB_DOMAIN_RUNTIME_API, kLaunch, 1 + i * kCallsEach + c, [] {});
+            }
+          });
+        }
+        for (std::thread& thread : threads) thread.join();
+      },
+      TimedCallOptions());
+  ASSERT_TRUE(t.ok()) << t.status();
+  ASSERT_THAT(t->calls, SizeIs(kThreads * kCallsEach));
+  std::set<uint64_t> correlations;
+  std::map<uint32_t, int> per_thread;
+  for (const HostCall& c : t->calls) {
+    correlations.insert(c.correlation_id);
+    ++per_thread[c.thread];
+  }
+  EXPECT_THAT(correlations, SizeIs(kThreads * kCallsEach));
+  for (uint32_t id : thread_ids) EXPECT_EQ(per_thread[id], static_cast<int>(kCallsEach));
+  EXPECT_EQ(t->info.dropped_records, 0u);
+}
+
+TEST_F(CollectorTest, TimedCallsStopWithTheCollection) {
+  ASSERT_TRUE(collector().Start(fake::FakeApi(), TimedCallOptions()).ok());
+  ASSERT_TRUE(collector().Stop().ok());
+  EXPECT_FALSE(fake::CallApi(CUPTI_CB_DOMAIN_RUNTIME_API, kLaunch, 5, [] {}));
+  // And the next collection has only its own calls.
+  absl::StatusOr<Timeline> t = Collect(
+      [] { fake::CallApi(CUPTI_CB_DOMAIN_RUNTIME_API, kLaunch, 6, [] {}); }, TimedCallOptions());
+  ASSERT_TRUE(t.ok()) << t.status();
+  ASSERT_THAT(t->calls, SizeIs(1));
+  EXPECT_EQ(t->calls[0].correlation_id, 6u);
+}
+
+TEST_F(CallSiteTest, ATimedCallIsNamedLikeARecordedOne) {
+  SetSiteFunction(&PythonLine);
+  absl::StatusOr<Timeline> t = Collect(
+      [] { EXPECT_TRUE(fake::CallApi(CUPTI_CB_DOMAIN_RUNTIME_API, kStreamSync, 3, [] {})); },
+      TimedCallOptions());
+  ASSERT_TRUE(t.ok()) << t.status();
+  ASSERT_THAT(t->calls, SizeIs(1));
+  ASSERT_THAT(t->ranges, SizeIs(1));
+  EXPECT_EQ(Name(*t, t->ranges[0].name), "train.py:42 in train_step");
+  EXPECT_EQ(t->ranges[0].start_ns, t->calls[0].start_ns);
+  EXPECT_EQ(t->ranges[0].end_ns, t->calls[0].end_ns);
 }
 
 TEST_F(CollectorTest, NamesDevicesThatCuptiSentNoDeviceRecordFor) {

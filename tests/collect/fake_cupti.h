@@ -255,6 +255,7 @@ struct State {
   CUpti_CallbackFunc api_callback = nullptr;  // the subscriber's
   void* api_callback_userdata = nullptr;
   std::set<CUpti_CallbackId> runtime_callbacks;  // EnableCallback(1, RUNTIME_API, id)
+  std::set<CUpti_CallbackId> driver_callbacks;   // EnableCallback(1, DRIVER_API, id)
   CUpti_ActivityThreadIdType thread_id_type = CUPTI_ACTIVITY_THREAD_ID_TYPE_DEFAULT;
   // The order of calls: "Subscribe", "ActivityEnable <kind>", "EnableRuntimeApi off", ...
   std::vector<std::string> calls;
@@ -310,6 +311,7 @@ inline void Reset() {
   s.api_callback = nullptr;
   s.api_callback_userdata = nullptr;
   s.runtime_callbacks.clear();
+  s.driver_callbacks.clear();
   s.queued.clear();
   s.held.clear();
   s.dropped_for_lack_of_buffer = 0;
@@ -412,6 +414,7 @@ inline CUptiResult CUPTIAPI Unsubscribe(CUpti_SubscriberHandle subscriber) {
   }
   s.subscribed = false;
   s.runtime_callbacks.clear();  // CUPTI forgets a subscriber's callbacks with it
+  s.driver_callbacks.clear();
   return CUPTI_SUCCESS;
 }
 
@@ -530,35 +533,49 @@ inline CUptiResult CUPTIAPI EnableCallback(uint32_t enable, CUpti_SubscriberHand
   if (!s.subscribed || subscriber != reinterpret_cast<CUpti_SubscriberHandle>(&s)) {
     return CUPTI_ERROR_INVALID_PARAMETER;
   }
-  if (domain != CUPTI_CB_DOMAIN_RUNTIME_API) return CUPTI_ERROR_INVALID_PARAMETER;
+  std::set<CUpti_CallbackId>* ids = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? &s.runtime_callbacks
+                                    : domain == CUPTI_CB_DOMAIN_DRIVER_API  ? &s.driver_callbacks
+                                                                            : nullptr;
+  if (ids == nullptr) return CUPTI_ERROR_INVALID_PARAMETER;
   if (enable != 0) {
-    s.runtime_callbacks.insert(cbid);
+    ids->insert(cbid);
   } else {
-    s.runtime_callbacks.erase(cbid);
+    ids->erase(cbid);
   }
   return CUPTI_SUCCESS;
 }
 
-// A runtime API call on the calling thread, as CUPTI reports it to the subscriber when its
-// callback id is enabled: API_ENTER then API_EXIT with the call's correlation id. False if the
-// id is not enabled (CUPTI would not call back).
-inline bool CallRuntimeApi(CUpti_CallbackId cbid, uint32_t correlation) {
+// An API call on the calling thread, as CUPTI reports it to the subscriber when its callback id
+// is enabled: API_ENTER, then whatever `during` does (a driver call the runtime makes, time
+// passing), then API_EXIT, with the call's correlation id and CUPTI's per-call data slot. False
+// if the id is not enabled (CUPTI would not call back; `during` still runs).
+template <typename During>
+bool CallApi(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, uint32_t correlation,
+             During during) {
   CUpti_CallbackFunc callback;
   void* userdata;
   {
     State& s = GetState();
     std::lock_guard<std::mutex> lock(s.mu);
-    if (!s.subscribed || s.runtime_callbacks.count(cbid) == 0) return false;
-    callback = s.api_callback;
+    const std::set<CUpti_CallbackId>& ids =
+        domain == CUPTI_CB_DOMAIN_RUNTIME_API ? s.runtime_callbacks : s.driver_callbacks;
+    callback = s.subscribed && ids.count(cbid) > 0 ? s.api_callback : nullptr;
     userdata = s.api_callback_userdata;
   }
+  uint64_t slot = 0xdeadbeef;  // CUPTI does not clear it either
   CUpti_CallbackData data{};
   data.correlationId = correlation;
+  data.correlationData = &slot;
   data.callbackSite = CUPTI_API_ENTER;
-  callback(userdata, CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &data);
+  if (callback != nullptr) callback(userdata, domain, cbid, &data);
+  during();
   data.callbackSite = CUPTI_API_EXIT;
-  callback(userdata, CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &data);
-  return true;
+  if (callback != nullptr) callback(userdata, domain, cbid, &data);
+  return callback != nullptr;
+}
+
+inline bool CallRuntimeApi(CUpti_CallbackId cbid, uint32_t correlation) {
+  return CallApi(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, correlation, [] {});
 }
 
 inline CUptiResult CUPTIAPI GetTimestamp(uint64_t* timestamp) {

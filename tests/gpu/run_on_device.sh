@@ -108,7 +108,7 @@ fi
 # Overhead benchmark (tiny kernels vs the bare CUPTI baseline; healthy loop vs untraced), with
 # the diagnostics that price each part of the collector (VARIANTS, run_overhead_benchmark.sh).
 if [[ $parts == *" overhead "* ]]; then
-  OUT=$out/logs/overhead VARIANTS=${VARIANTS-"runtime driver other-kinds decode subscriber system-thread-ids flush-period runtime,driver,other-kinds,decode,subscriber,system-thread-ids,flush-period"} \
+  OUT=$out/logs/overhead VARIANTS=${VARIANTS-} API_MODES=${API_MODES-kinds} \
     tests/benchmarks/overhead/run_overhead_benchmark.sh "$b" "${REPEATS:-9}" >"$out/overhead.log" 2>&1
   echo "overhead benchmark: exit $?" | tee -a "$log"
   tail -n 16 "$out/overhead.log"
@@ -141,7 +141,7 @@ if [[ $parts == *" python "* ]]; then
   python3 tests/gpu/python/check_reports.py "$out/python" | tee "$out/python_table.md"
   # How API records are switched on, for a collection that starts after CUDA was initialised
   # (collect/collector.h ApiRecords): host calls recorded in each mode.
-  for mode in ids kinds; do
+  for mode in callbacks kinds; do
     GPUIDLE_BENCH_API_RECORDS=$mode python3 examples/python/item_sync.py \
       --gpuidle "$out/python/api_$mode.json" --steps 6 >"$out/logs/py_api_$mode.log" 2>&1
     echo "API records mode $mode: $(python3 -c 'import json, sys, collections
@@ -158,9 +158,10 @@ fi
 # The Python package's overhead (needs the package that `python` built on this machine).
 if [[ $parts == *" python-overhead "* ]]; then
   PYTHONPATH=/tmp/gpuidle-pybuild/python OUT=$out/logs/torch_overhead \
+    GPUIDLE_BARE_CUPTI=$b/lib/libgpuidle_bare_cupti.so API_MODES=${API_MODES-kinds} \
     tests/benchmarks/python/run_torch_overhead.sh "${PY_REPEATS:-5}" >"$out/torch_overhead.log" 2>&1
   echo "torch overhead benchmark: exit $?" | tee -a "$log"
-  tail -n 9 "$out/torch_overhead.log"
+  tail -n 10 "$out/torch_overhead.log"
 fi
 
 # At most 8 files come back from the device: everything else travels in one archive (traces

@@ -11,7 +11,7 @@
 // switching is not timed): R untraced rounds before the tracer is first started, R traced, R
 // untraced after it stopped, and prints the medians of each phase:
 //   result mode=tiny pair=gpuidle kernels=20000 rounds=15 before_ms=... traced_ms=...
-//          after_ms=... added_ms=... leftover_ms=... records=...
+//          after_ms=... added_ms=... leftover_ms=... records=... launch_bound_pct=...
 // Rounds of one process share its CPU placement and clocks, which differ from process to
 // process by up to 30% on the H200 machine: the in-process difference does not see that noise.
 #include <cuda_runtime.h>
@@ -143,9 +143,11 @@ int RunPhases(const Options& options) {
   for (int i = 0; i < options.rounds; ++i) after.push_back(RunRound(options));
   const double b = Median(before), t = Median(traced), a = Median(after);
   std::printf("result mode=%s pair=%s kernels=%d rounds=%d before_ms=%.3f traced_ms=%.3f "
-              "after_ms=%.3f added_ms=%.3f leftover_ms=%.3f records=%lld\n",
+              "after_ms=%.3f added_ms=%.3f leftover_ms=%.3f records=%lld "
+              "launch_bound_pct=%.1f\n",
               options.mode.c_str(), options.pair.c_str(), options.kernels, options.rounds, b, t, a,
-              t - b, a - b, gpuidle_bench::TracerRecords(options.pair));
+              t - b, a - b, gpuidle_bench::TracerRecords(options.pair),
+              gpuidle_bench::TracerLaunchBoundPercent(options.pair));
   return 0;
 }
 

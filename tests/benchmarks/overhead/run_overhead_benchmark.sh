@@ -25,6 +25,9 @@
 #             gpuidle leaves out (GPUIDLE_BENCH_LEAVE_OUT: runtime, driver, other-kinds, decode,
 #             subscriber, system-thread-ids, flush-period), run as one more configuration, so
 #             that the price of each part shows beside the rest (default: none)
+#   API_MODES more in-process configurations of gpuidle, one per word: how it records the
+#             launch and sync calls (GPUIDLE_BENCH_API_RECORDS: callbacks, the default; kinds,
+#             ids, auto: CUPTI's activity records), beside the default (default: none)
 #   BENCH_CPUS  CPUs every run is pinned to with taskset (default 2-5 where there are at least
 #             8, else unpinned): the launching thread then cannot wander between cores and
 #             clock domains, which made unpinned runs differ by up to 30%
@@ -114,15 +117,18 @@ median() {
 }
 
 # In-process: untraced, traced, untraced again. Prints "added_ms leftover_ms".
+# Configurations: bare, gpuidle, gpuidle:PARTS (PARTS left out), gpuidle@MODE (API records).
 run_pair() {
-  local tracer=$1 variant=$2 r=$3 run_log
-  run_log="$out/paired.$tracer${variant:+-$variant}.$r.log"
-  GPUIDLE_QUIET=1 GPUIDLE_BENCH_LEAVE_OUT="$variant" "${pin[@]}" "$bench" --mode tiny \
-    --pair "$tracer" >"$run_log" 2>&1
+  local config=$1 r=$2 run_log tracer=${1%%[:@]*} variant= api=
+  [[ $config == *:* ]] && variant=${config#*:}
+  [[ $config == *@* ]] && api=${config#*@}
+  run_log="$out/paired.${config//[:@]/-}.$r.log"
+  GPUIDLE_QUIET=1 GPUIDLE_BENCH_LEAVE_OUT="$variant" GPUIDLE_BENCH_API_RECORDS="$api" \
+    "${pin[@]}" "$bench" --mode tiny --pair "$tracer" >"$run_log" 2>&1
   local rc=$?
   cat "$run_log" >>"$log"
-  [[ $rc -eq 0 ]] || { echo "paired $tracer $variant run $r failed (exit $rc)" >>"$log"; return; }
-  grep -q '^result .*records=[1-9]' "$run_log" || { echo "paired $tracer run $r recorded nothing" >>"$log"; return; }
+  [[ $rc -eq 0 ]] || { echo "paired $config run $r failed (exit $rc)" >>"$log"; return; }
+  grep -q '^result .*records=[1-9]' "$run_log" || { echo "paired $config run $r recorded nothing" >>"$log"; return; }
   sed -n 's/^result .*added_ms=\([-0-9.]*\) leftover_ms=\([-0-9.]*\).*/\1 \2/p' "$run_log"
 }
 
@@ -130,10 +136,11 @@ declare -A paired=() leftover=()
 paired_rounds=${PAIRED:-$repeats}
 pair_configs=(bare gpuidle)
 for v in ${VARIANTS:-}; do pair_configs+=("gpuidle:$v"); done
+for m in ${API_MODES:-}; do pair_configs+=("gpuidle@$m"); done
 if ((paired_rounds > 0)) && [[ " ${configs[*]} " == *" gpuidle "* && " ${configs[*]} " == *" bare "* ]]; then
   for ((r = 1; r <= paired_rounds; ++r)); do
     for config in "${pair_configs[@]}"; do
-      value=$(run_pair "${config%%:*}" "$([[ $config == *:* ]] && echo "${config#*:}")" "$r")
+      value=$(run_pair "$config" "$r")
       echo "paired $config run $r: added, leftover ${value:-failed} ms" | tee -a "$log"
       [[ -n $value ]] && paired[$config]+="${value% *}"$'\n' && leftover[$config]+="${value#* }"$'\n'
     done
@@ -215,7 +222,9 @@ paired_verdict=$(calc 'print (a + 0 <= 1.25 ? "PASS" : "FAIL")' "$paired_ratio")
       "gpuidle $(printf '%s' "${leftover[gpuidle]:-}" | median) ms"
     for config in "${pair_configs[@]:2}"; do
       v=$(printf '%s' "${paired[$config]:-}" | median)
-      echo "  leaving out ${config#*:}: added $v ms, /bare =" \
+      label="leaving out ${config#*:}"
+      [[ $config == *@* ]] && label="API records ${config#*@}"
+      echo "  $label: added $v ms, /bare =" \
         "$(calc 'if (a <= 0) print "n/a"; else printf "%.2f", b / a' "$pb" "$v")," \
         "left over $(printf '%s' "${leftover[$config]:-}" | median) ms"
     done

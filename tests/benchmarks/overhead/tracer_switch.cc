@@ -1,5 +1,6 @@
 #include "tracer_switch.h"
 
+#include <cstdint>
 #include <cstdio>
 #include <memory>
 
@@ -15,6 +16,8 @@ namespace gpuidle_bench {
 namespace {
 
 long long gpuidle_kernels = 0;
+int64_t gpuidle_idle_ns = 0;
+int64_t gpuidle_launch_bound_ns = 0;
 
 gpuidle::Profiler& GpuidleProfiler() {
   static gpuidle::Profiler* profiler = [] {
@@ -44,13 +47,22 @@ bool StopTracer(const std::string& name) {
     return false;
   }
   if (const gpuidle::Report* report = GpuidleProfiler().report(); report != nullptr) {
-    for (const gpuidle::DeviceReport& device : report->devices) gpuidle_kernels += device.kernel_count;
+    for (const gpuidle::DeviceReport& device : report->devices) {
+      gpuidle_kernels += device.kernel_count;
+      gpuidle_idle_ns += device.idle_ns;
+      gpuidle_launch_bound_ns += device.idle.CauseNs(gpuidle::Cause::kLaunchBound);
+    }
   }
   return true;
 }
 
 long long TracerRecords(const std::string& name) {
   return name == "bare" ? gpuidle_bare_cupti_kernel_records() : gpuidle_kernels;
+}
+
+double TracerLaunchBoundPercent(const std::string& name) {
+  if (name == "bare" || gpuidle_idle_ns <= 0) return -1;
+  return 100.0 * static_cast<double>(gpuidle_launch_bound_ns) / static_cast<double>(gpuidle_idle_ns);
 }
 
 }  // namespace gpuidle_bench

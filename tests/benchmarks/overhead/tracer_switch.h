@@ -17,6 +17,9 @@ bool StopTracer(const std::string& name);
 // What the tracer recorded so far, for the result line (a tracer that recorded nothing would
 // make tracing look free).
 long long TracerRecords(const std::string& name);
+// gpuidle only: the share of idle time it called launch_bound, in percent (-1: none known). The
+// tiny workload is launch-bound throughout, so a collection that lost the launch calls shows.
+double TracerLaunchBoundPercent(const std::string& name);
 
 }  // namespace gpuidle_bench
 

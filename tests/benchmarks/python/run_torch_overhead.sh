@@ -8,6 +8,9 @@
 # Each process times untraced steps, then the same steps under one profiler (torch_overhead.py),
 # so the ratio of the two is free of process-to-process noise; the processes of the
 # configurations run interleaved, REPEATS (5) times each, and the table shows the medians.
+# "bare" is the floor: CUPTI recording kernels only (libgpuidle_bare_cupti.so, found through
+# GPUIDLE_BARE_CUPTI or the library path). API_MODES adds gpuidle configurations that record the
+# launch calls another way (GPUIDLE_BENCH_API_RECORDS: kinds, ids, auto), for comparison.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repeats=${1:-5}
@@ -25,12 +28,16 @@ if [[ $(nproc) -ge 8 ]] && command -v taskset >/dev/null; then pin=(taskset -c 2
   echo "repeats: $repeats  pinned: ${pin[*]:-no}"
 } | tee -a "$log"
 
-configs=("tiny_mlp gpuidle" "tiny_mlp torch" "healthy gpuidle")
+configs=("tiny_mlp gpuidle" "tiny_mlp torch" "tiny_mlp bare" "healthy gpuidle")
+for m in ${API_MODES:-}; do configs+=("tiny_mlp gpuidle@$m"); done
 declare -A ratios=() untraced=() traced=()
 for ((r = 1; r <= repeats; ++r)); do
   for c in "${configs[@]}"; do
     set -- $c
-    line=$("${pin[@]}" "$python" "$here/torch_overhead.py" --loop "$1" --profiler "$2" 2>>"$log" | grep '^result')
+    api=
+    [[ $2 == *@* ]] && api=${2#*@}
+    line=$(GPUIDLE_BENCH_API_RECORDS="$api" "${pin[@]}" "$python" "$here/torch_overhead.py" \
+      --loop "$1" --profiler "${2%@*}" 2>>"$log" | grep '^result')
     echo "run $r: ${line:-$c failed}" | tee -a "$log"
     [[ -n $line ]] || continue
     ratios[$c]+="$(sed 's/.*ratio=\([0-9.]*\).*/\1/' <<<"$line")"$'\n'
@@ -56,9 +63,10 @@ verdict() { awk -v r="$1" -v t="$2" 'BEGIN { if (r == "n/a") print "n/a"; else p
   done
   tg=$(printf '%s' "${ratios[tiny_mlp gpuidle]:-}" | median)
   tt=$(printf '%s' "${ratios[tiny_mlp torch]:-}" | median)
+  tb=$(printf '%s' "${ratios[tiny_mlp bare]:-}" | median)
   hg=$(printf '%s' "${ratios[healthy gpuidle]:-}" | median)
   echo
   echo "tiny MLP under gpuidle: ${tg}x untraced (target <= 1.10): $(verdict "$tg" 1.10);" \
-    "under torch.profiler: ${tt}x"
+    "under torch.profiler: ${tt}x; CUPTI recording kernels only: ${tb}x"
   echo "healthy loop under gpuidle: ${hg}x (target < 1.01): $(verdict "$hg" 1.0099)"
 } | tee -a "$log"

@@ -1,16 +1,21 @@
 """What profiling costs a PyTorch training loop: untraced steps, then the same steps under a
 profiler, in one process (run_torch_overhead.sh runs the processes interleaved).
 
-  python3 torch_overhead.py --loop tiny_mlp --profiler gpuidle|torch --steps 60
+  python3 torch_overhead.py --loop tiny_mlp --profiler gpuidle|torch|bare --steps 60
+
+bare is the floor: libgpuidle_bare_cupti.so (tests/benchmarks/overhead), CUPTI recording
+kernels only, switched on and off through ctypes (GPUIDLE_BARE_CUPTI names the library).
 
 tiny_mlp: examples/python/tiny_mlp_launch_bound.py's step (a 12-layer 64-wide MLP with Adam,
 batch 8: hundreds of tiny kernels, so a profiler's per-launch cost shows in full).
 healthy: examples/python/healthy_matmul.py's step (large bf16 matmuls: the GPU is the bottleneck).
 Each step ends with torch.cuda.synchronize() so that a step's time is its own. Prints
   result loop=tiny_mlp profiler=gpuidle steps=60 untraced_ms=... traced_ms=... ratio=...
-(medians of the step times of each phase; ratio = traced / untraced).
+(medians of the step times of each phase; ratio = traced / untraced), and for gpuidle the share
+of idle time it called launch_bound (a collection that lost the launch calls would show).
 """
 import argparse
+import ctypes
 import os
 import statistics
 import sys
@@ -42,12 +47,13 @@ def timed(step, n, after_step=None):
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--loop", choices=["tiny_mlp", "healthy"], default="tiny_mlp")
-    parser.add_argument("--profiler", choices=["gpuidle", "torch"], required=True)
+    parser.add_argument("--profiler", choices=["gpuidle", "torch", "bare"], required=True)
     parser.add_argument("--steps", type=int, default=60)
     args = parser.parse_args()
     step = make_step(args.loop)
     timed(step, 20)  # warm-up: allocator, cuBLAS handles, autotuning
     untraced = timed(step, args.steps)
+    extra = ""
     if args.profiler == "gpuidle":
         import gpuidle
 
@@ -56,13 +62,25 @@ def main():
         if p.report is None:
             print("gpuidle did not collect", file=sys.stderr)
             return 1
+        idle = sum(d.idle_ns for d in p.report.devices)
+        launch = sum(d.idle_by_cause.get("launch_bound", 0) for d in p.report.devices)
+        extra = f" launch_bound_pct={100 * launch / idle if idle else 0:.1f}"
+    elif args.profiler == "bare":
+        bare = ctypes.CDLL(os.environ.get("GPUIDLE_BARE_CUPTI", "libgpuidle_bare_cupti.so"))
+        if bare.gpuidle_bare_cupti_start() != 1:
+            print("the bare CUPTI collector did not start", file=sys.stderr)
+            return 1
+        traced = timed(step, args.steps)
+        bare.gpuidle_bare_cupti_stop()
+        bare.gpuidle_bare_cupti_kernel_records.restype = ctypes.c_longlong
+        extra = f" kernel_records={bare.gpuidle_bare_cupti_kernel_records()}"
     else:
         from torch.profiler import ProfilerActivity, profile
 
         with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
             traced = timed(step, args.steps, prof.step)
     print(f"result loop={args.loop} profiler={args.profiler} steps={args.steps} "
-          f"untraced_ms={untraced:.4f} traced_ms={traced:.4f} ratio={traced / untraced:.4f}")
+          f"untraced_ms={untraced:.4f} traced_ms={traced:.4f} ratio={traced / untraced:.4f}{extra}")
     return 0
 
 
