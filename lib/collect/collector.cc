@@ -1,6 +1,7 @@
 #include "collect/collector.h"
 
 #include <algorithm>
+#include <array>
 #include <condition_variable>
 #include <iterator>
 #include <utility>
@@ -43,6 +44,11 @@ int64_t CuptiNowNs() {
 // the running collection were enabled for; on only while recording.
 CallSiteLog call_sites;
 std::atomic<bool> naming_call_sites{false};
+// The runtime callback ids whose calls are named: syncs and copies. Not launches: a Python
+// provider walks the interpreter's frames, several microseconds per call, which doubled what
+// profiling costs a launch-bound PyTorch loop (H200, docs/PERFORMANCE.md). Set before the
+// callbacks are enabled.
+std::array<bool, CUPTI_RUNTIME_TRACE_CBID_SIZE> named_runtime_ids{};
 // 16 bytes each: 1M sites is 16 MB, many hours of syncs and launches' worth of offenders.
 constexpr size_t kMaxCallSites = size_t{1} << 20;
 
@@ -52,6 +58,7 @@ constexpr size_t kMaxCallSites = size_t{1} << 20;
 std::atomic<bool> timing_calls{false};
 std::atomic<uint64_t> timing_since_ns{0};
 std::atomic<uint64_t> timing_generation{0};
+std::atomic<bool> timing_nested_calls{false};  // kPartNestedCallSkip left out (a probe)
 
 struct ThreadTiming {
   uint32_t thread = 0;  // the kernel's id, as CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM gives it
@@ -71,10 +78,11 @@ void TimeCall(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_Ca
     t.runtime_depth = 0;
   }
   const bool driver = domain == CUPTI_CB_DOMAIN_DRIVER_API;
+  const int depth = timing_nested_calls.load(std::memory_order_relaxed) ? 0 : t.runtime_depth;
   if (call.callbackSite == CUPTI_API_ENTER) {
     if (!driver) {
       ++t.runtime_depth;
-    } else if (t.runtime_depth > 0) {
+    } else if (depth > 0) {
       return;
     }
     *call.correlationData = static_cast<uint64_t>(CuptiNowNs());
@@ -82,7 +90,7 @@ void TimeCall(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_Ca
   }
   if (!driver) {
     if (t.runtime_depth > 0) --t.runtime_depth;
-  } else if (t.runtime_depth > 0) {
+  } else if (depth > 0) {
     return;
   }
   const uint64_t start = *call.correlationData;
@@ -104,6 +112,7 @@ void CUPTIAPI ApiCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
   if (timing_calls.load(std::memory_order_relaxed)) TimeCall(domain, cbid, *call);
   if (domain != CUPTI_CB_DOMAIN_RUNTIME_API || call->callbackSite != CUPTI_API_ENTER) return;
   if (!naming_call_sites.load(std::memory_order_relaxed)) return;
+  if (cbid >= named_runtime_ids.size() || !named_runtime_ids[cbid]) return;
   const SiteFunction provider = CurrentCallSiteProvider();
   if (provider == nullptr) return;
   if (const char* site = provider(); site != nullptr) call_sites.Add(call->correlationId, site);
@@ -145,7 +154,7 @@ absl::StatusOr<uint32_t> ParseCollectorParts(absl::string_view names) {
       {"runtime", kPartRuntimeCalls},       {"driver", kPartDriverCalls},
       {"other-kinds", kPartOtherKinds},     {"decode", kPartDecode},
       {"subscriber", kPartSubscriber},      {"system-thread-ids", kPartSystemThreadIds},
-      {"flush-period", kPartFlushPeriod},
+      {"flush-period", kPartFlushPeriod},   {"nested-call-skip", kPartNestedCallSkip},
   };
   uint32_t bits = 0;
   for (absl::string_view name : absl::StrSplit(names, ',', absl::SkipWhitespace())) {
@@ -155,7 +164,8 @@ absl::StatusOr<uint32_t> ParseCollectorParts(absl::string_view names) {
     if (part == std::end(kParts)) {
       return absl::InvalidArgumentError(absl::StrCat(
           "unknown collector part '", name,
-          "' (runtime, driver, other-kinds, decode, subscriber, system-thread-ids, flush-period)"));
+          "' (runtime, driver, other-kinds, decode, subscriber, system-thread-ids, flush-period, "
+          "nested-call-skip)"));
     }
     bits |= part->second;
   }
@@ -220,15 +230,18 @@ struct Collector::State {
     driver_ids_off.clear();
   }
 
+  // The needed callback ids of cupti (named by CUPTI: looked up once per CUPTI).
+  void LookUpNeededIds(const CuptiApi& cupti) {
+    if (needed_for == &cupti) return;
+    runtime_needed =
+        NeededCallbackIds(cupti, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE);
+    driver_needed =
+        NeededCallbackIds(cupti, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE);
+    needed_for = &cupti;
+  }
+
   // Enables records of the API calls the analysis needs, as `mode` says (ApiRecords).
   void EnableApiCalls(const CuptiApi& cupti, ApiRecords mode) {
-    if (needed_for != &cupti) {
-      runtime_needed = NeededCallbackIds(cupti, CUPTI_CB_DOMAIN_RUNTIME_API,
-                                         CUPTI_RUNTIME_TRACE_CBID_SIZE);
-      driver_needed = NeededCallbackIds(cupti, CUPTI_CB_DOMAIN_DRIVER_API,
-                                        CUPTI_DRIVER_TRACE_CBID_SIZE);
-      needed_for = &cupti;
-    }
     if ((leave_out & kPartRuntimeCalls) == 0) {
       EnableApiDomain(cupti, mode, CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_RUNTIME_TRACE_CBID_SIZE,
                       runtime_needed, cupti.ActivityEnableRuntimeApi, &runtime_cbids,
@@ -267,19 +280,13 @@ struct Collector::State {
   // ApiRecords::kCallbacks: CUPTI calls back at the entry and exit of every call the analysis
   // needs, in both domains, and gpuidle times them. The callbacks go with the subscriber.
   void EnableTimedCalls(const CuptiApi& cupti) {
-    if (needed_for != &cupti) {
-      runtime_needed = NeededCallbackIds(cupti, CUPTI_CB_DOMAIN_RUNTIME_API,
-                                         CUPTI_RUNTIME_TRACE_CBID_SIZE);
-      driver_needed = NeededCallbackIds(cupti, CUPTI_CB_DOMAIN_DRIVER_API,
-                                        CUPTI_DRIVER_TRACE_CBID_SIZE);
-      needed_for = &cupti;
-    }
     if (call_pool == nullptr) {
       call_pool = new BufferPool(TimedCallLog::ChunkBytes(kCallsPerChunk), kCallChunks);
     }
     TimedCallLog::Get().Start(call_pool, &HandOverTimedCalls);
     timing_since_ns = static_cast<uint64_t>(CuptiNowNs());
     timing_generation.fetch_add(1);
+    timing_nested_calls = (leave_out & kPartNestedCallSkip) != 0;
     timing_calls = true;
     if ((leave_out & kPartRuntimeCalls) == 0) {
       for (const NeededId& id : runtime_needed) {
@@ -307,13 +314,14 @@ struct Collector::State {
     s.call_pool->Release(chunk);
   }
 
-  // With a call-site provider: CUPTI calls back at the start of every runtime launch, sync and
-  // copy (the calls that idle time is blamed on). The callbacks go with the subscriber.
+  // With a call-site provider: CUPTI calls back at the start of every runtime sync and copy
+  // (named_runtime_ids). The callbacks go with the subscriber.
   void EnableCallSites(const CuptiApi& cupti) {
+    named_runtime_ids.fill(false);
     if (CurrentCallSiteProvider() == nullptr || subscriber == nullptr) return;
     for (const NeededId& id : runtime_needed) {
-      if (id.category == CallCategory::kLaunch || id.category == CallCategory::kSync ||
-          id.category == CallCategory::kCopy) {
+      if (id.category == CallCategory::kSync || id.category == CallCategory::kCopy) {
+        named_runtime_ids[id.cbid] = true;
         cupti.EnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, id.cbid);
       }
     }
@@ -464,6 +472,7 @@ absl::Status Collector::Start(const CuptiApi& api, const CollectorOptions& optio
   // Only the calls the analysis needs: tracing every API call costs far more (DESIGN.md).
   s.runtime_cbids.clear();
   s.driver_cbids.clear();
+  s.LookUpNeededIds(api);
   ApiRecords api_records = options.api_records;
   // Timing calls needs the subscriber (which only the overhead benchmark leaves out).
   if (api_records == ApiRecords::kCallbacks && s.subscriber == nullptr) {

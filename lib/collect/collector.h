@@ -33,6 +33,7 @@ enum CollectorPart : uint32_t {
   kPartSubscriber = 1u << 4,       // the callback subscriber that claims CUPTI
   kPartSystemThreadIds = 1u << 5,  // CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM
   kPartFlushPeriod = 1u << 6,      // the periodic flush
+  kPartNestedCallSkip = 1u << 7,   // timed calls: skipping driver calls inside runtime calls
 };
 
 // How the launch, sync, copy and wait-event calls are recorded.

@@ -7,7 +7,7 @@
 #
 #   here:   tests/gpu/make_device_bundle.sh
 #   device: run(carry [".devbundle", ".devdeps"],
-#               "tests/gpu/run_on_device.sh [scenarios] [overhead] [python] [python-overhead]")
+#               "tests/gpu/run_on_device.sh [scenarios] [overhead] [python] [python-overhead] [probe]")
 #
 # With no argument it runs scenarios and overhead; one call may last 10 minutes at most, so a
 # round runs the parts as separate calls on the same warm machine. `python` builds the Python
@@ -105,6 +105,15 @@ cmp -s <(grep -v '^gpuidle' "$out/logs/unwritable.out" | tr -d '0-9') <(tr -d '0
 python3 tests/gpu/scenario_table.py "$b/bin/gpuidle" "$out" | tee "$out/validation.md"
 fi
 
+# A probe of CUPTI's callbacks: which correlation id kernels carry when gpuidle also times the
+# driver calls made inside runtime calls (tests/gpu/check_nested_calls.py).
+if [[ $parts == *" probe "* ]]; then
+  GPUIDLE_BENCH_LEAVE_OUT=nested-call-skip GPUIDLE_QUIET=1 \
+    GPUIDLE_TRACE="$out/traces/probe_nested.trace.json" "$b/bin/gpuidle_example_tiny_kernels_api" \
+    --iterations 2 >"$out/logs/probe_nested.log" 2>&1
+  python3 tests/gpu/check_nested_calls.py "$out/traces/probe_nested.trace.json" 2>&1 | tee -a "$log"
+fi
+
 # Overhead benchmark (tiny kernels vs the bare CUPTI baseline; healthy loop vs untraced), with
 # the diagnostics that price each part of the collector (VARIANTS, run_overhead_benchmark.sh).
 if [[ $parts == *" overhead "* ]]; then
@@ -159,9 +168,10 @@ fi
 if [[ $parts == *" python-overhead "* ]]; then
   PYTHONPATH=/tmp/gpuidle-pybuild/python OUT=$out/logs/torch_overhead \
     GPUIDLE_BARE_CUPTI=$b/lib/libgpuidle_bare_cupti.so API_MODES=${API_MODES-kinds} \
+    PY_VARIANTS=${PY_VARIANTS-} \
     tests/benchmarks/python/run_torch_overhead.sh "${PY_REPEATS:-5}" >"$out/torch_overhead.log" 2>&1
   echo "torch overhead benchmark: exit $?" | tee -a "$log"
-  tail -n 10 "$out/torch_overhead.log"
+  tail -n 12 "$out/torch_overhead.log"
 fi
 
 # At most 8 files come back from the device: everything else travels in one archive (traces

@@ -10,7 +10,8 @@
 # configurations run interleaved, REPEATS (5) times each, and the table shows the medians.
 # "bare" is the floor: CUPTI recording kernels only (libgpuidle_bare_cupti.so, found through
 # GPUIDLE_BARE_CUPTI or the library path). API_MODES adds gpuidle configurations that record the
-# launch calls another way (GPUIDLE_BENCH_API_RECORDS: kinds, ids, auto), for comparison.
+# launch calls another way (GPUIDLE_BENCH_API_RECORDS: kinds, ids, auto), for comparison;
+# PY_VARIANTS ("nosites nohooks") gpuidle without a part of the Python package (torch_overhead.py).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repeats=${1:-5}
@@ -30,6 +31,7 @@ if [[ $(nproc) -ge 8 ]] && command -v taskset >/dev/null; then pin=(taskset -c 2
 
 configs=("tiny_mlp gpuidle" "tiny_mlp torch" "tiny_mlp bare" "healthy gpuidle")
 for m in ${API_MODES:-}; do configs+=("tiny_mlp gpuidle@$m"); done
+for v in ${PY_VARIANTS:-}; do configs+=("tiny_mlp gpuidle-$v"); done
 declare -A ratios=() untraced=() traced=()
 for ((r = 1; r <= repeats; ++r)); do
   for c in "${configs[@]}"; do

@@ -3,6 +3,9 @@ profiler, in one process (run_torch_overhead.sh runs the processes interleaved).
 
   python3 torch_overhead.py --loop tiny_mlp --profiler gpuidle|torch|bare --steps 60
 
+gpuidle-nosites and gpuidle-nohooks are diagnostics: gpuidle without the Python call sites, or
+without its PyTorch integration (the DataLoader and sync-point wrappers), to price each part.
+
 bare is the floor: libgpuidle_bare_cupti.so (tests/benchmarks/overhead), CUPTI recording
 kernels only, switched on and off through ctypes (GPUIDLE_BARE_CUPTI names the library).
 
@@ -47,15 +50,22 @@ def timed(step, n, after_step=None):
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--loop", choices=["tiny_mlp", "healthy"], default="tiny_mlp")
-    parser.add_argument("--profiler", choices=["gpuidle", "torch", "bare"], required=True)
+    parser.add_argument("--profiler", required=True,
+                        choices=["gpuidle", "gpuidle-nosites", "gpuidle-nohooks", "torch", "bare"])
     parser.add_argument("--steps", type=int, default=60)
     args = parser.parse_args()
     step = make_step(args.loop)
     timed(step, 20)  # warm-up: allocator, cuBLAS handles, autotuning
     untraced = timed(step, args.steps)
     extra = ""
-    if args.profiler == "gpuidle":
+    if args.profiler.startswith("gpuidle"):
         import gpuidle
+        from gpuidle import _call_sites, _profile
+
+        if args.profiler == "gpuidle-nosites":
+            _call_sites.enable = lambda: None
+        if args.profiler == "gpuidle-nohooks":
+            _profile.Profile._install_torch = lambda self: None
 
         with gpuidle.profile(quiet=True) as p:
             traced = timed(step, args.steps, p.step)
