@@ -44,11 +44,12 @@ int64_t CuptiNowNs() {
 // the running collection were enabled for; on only while recording.
 CallSiteLog call_sites;
 std::atomic<bool> naming_call_sites{false};
-// The runtime callback ids whose calls are named: syncs and copies. Not launches: a Python
-// provider walks the interpreter's frames, several microseconds per call, which doubled what
-// profiling costs a launch-bound PyTorch loop (H200, docs/PERFORMANCE.md). Set before the
-// callbacks are enabled.
-std::array<bool, CUPTI_RUNTIME_TRACE_CBID_SIZE> named_runtime_ids{};
+// The callback ids whose calls are named, of one domain (where the calls are timed): syncs and
+// copies. Not launches: a Python provider walks the interpreter's frames at each call. Set
+// before the callbacks are enabled.
+std::atomic<CUpti_CallbackDomain> named_domain{CUPTI_CB_DOMAIN_RUNTIME_API};
+std::array<bool, std::max<size_t>(CUPTI_RUNTIME_TRACE_CBID_SIZE, CUPTI_DRIVER_TRACE_CBID_SIZE)>
+    named_ids{};
 // 16 bytes each: 1M sites is 16 MB, many hours of syncs and launches' worth of offenders.
 constexpr size_t kMaxCallSites = size_t{1} << 20;
 
@@ -110,9 +111,11 @@ void CUPTIAPI ApiCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
   if (domain != CUPTI_CB_DOMAIN_RUNTIME_API && domain != CUPTI_CB_DOMAIN_DRIVER_API) return;
   const auto* call = static_cast<const CUpti_CallbackData*>(data);
   if (timing_calls.load(std::memory_order_relaxed)) TimeCall(domain, cbid, *call);
-  if (domain != CUPTI_CB_DOMAIN_RUNTIME_API || call->callbackSite != CUPTI_API_ENTER) return;
-  if (!naming_call_sites.load(std::memory_order_relaxed)) return;
-  if (cbid >= named_runtime_ids.size() || !named_runtime_ids[cbid]) return;
+  if (call->callbackSite != CUPTI_API_ENTER || !naming_call_sites.load(std::memory_order_relaxed)) {
+    return;
+  }
+  if (domain != named_domain.load(std::memory_order_relaxed)) return;
+  if (cbid >= named_ids.size() || !named_ids[cbid]) return;
   const SiteFunction provider = CurrentCallSiteProvider();
   if (provider == nullptr) return;
   if (const char* site = provider(); site != nullptr) call_sites.Add(call->correlationId, site);
@@ -174,11 +177,12 @@ absl::StatusOr<uint32_t> ParseCollectorParts(absl::string_view names) {
 
 absl::StatusOr<ApiRecords> ParseApiRecords(absl::string_view name) {
   if (name == "callbacks") return ApiRecords::kCallbacks;
+  if (name == "driver-callbacks") return ApiRecords::kDriverCallbacks;
   if (name == "auto") return ApiRecords::kAuto;
   if (name == "ids") return ApiRecords::kIdsOnly;
   if (name == "kinds") return ApiRecords::kWholeKinds;
   return absl::InvalidArgumentError(
-      absl::StrCat("unknown API record mode '", name, "' (callbacks, auto, ids, kinds)"));
+      absl::StrCat("unknown API record mode '", name, "' (callbacks, driver-callbacks, auto, ids, kinds)"));
 }
 
 struct Collector::State {
@@ -278,8 +282,9 @@ struct Collector::State {
   }
 
   // ApiRecords::kCallbacks: CUPTI calls back at the entry and exit of every call the analysis
-  // needs, in both domains, and gpuidle times them. The callbacks go with the subscriber.
-  void EnableTimedCalls(const CuptiApi& cupti) {
+  // needs, in both domains (kDriverCallbacks: the driver's only), and gpuidle times them. The
+  // callbacks go with the subscriber.
+  void EnableTimedCalls(const CuptiApi& cupti, bool driver_only) {
     if (call_pool == nullptr) {
       call_pool = new BufferPool(TimedCallLog::ChunkBytes(kCallsPerChunk), kCallChunks);
     }
@@ -288,7 +293,7 @@ struct Collector::State {
     timing_generation.fetch_add(1);
     timing_nested_calls = (leave_out & kPartNestedCallSkip) != 0;
     timing_calls = true;
-    if ((leave_out & kPartRuntimeCalls) == 0) {
+    if ((leave_out & kPartRuntimeCalls) == 0 && !driver_only) {
       for (const NeededId& id : runtime_needed) {
         cupti.EnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, id.cbid);
       }
@@ -314,15 +319,17 @@ struct Collector::State {
     s.call_pool->Release(chunk);
   }
 
-  // With a call-site provider: CUPTI calls back at the start of every runtime sync and copy
-  // (named_runtime_ids). The callbacks go with the subscriber.
-  void EnableCallSites(const CuptiApi& cupti) {
-    named_runtime_ids.fill(false);
+  // With a call-site provider: CUPTI calls back at the start of every sync and copy of domain
+  // (named_ids). The callbacks go with the subscriber.
+  void EnableCallSites(const CuptiApi& cupti, CUpti_CallbackDomain domain) {
+    named_ids.fill(false);
+    named_domain = domain;
     if (CurrentCallSiteProvider() == nullptr || subscriber == nullptr) return;
-    for (const NeededId& id : runtime_needed) {
+    for (const NeededId& id :
+         domain == CUPTI_CB_DOMAIN_DRIVER_API ? driver_needed : runtime_needed) {
       if (id.category == CallCategory::kSync || id.category == CallCategory::kCopy) {
-        named_runtime_ids[id.cbid] = true;
-        cupti.EnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, id.cbid);
+        named_ids[id.cbid] = true;
+        cupti.EnableCallback(1, subscriber, domain, id.cbid);
       }
     }
   }
@@ -475,7 +482,9 @@ absl::Status Collector::Start(const CuptiApi& api, const CollectorOptions& optio
   s.LookUpNeededIds(api);
   ApiRecords api_records = options.api_records;
   // Timing calls needs the subscriber (which only the overhead benchmark leaves out).
-  if (api_records == ApiRecords::kCallbacks && s.subscriber == nullptr) {
+  const bool timed = api_records == ApiRecords::kCallbacks ||
+                     api_records == ApiRecords::kDriverCallbacks;
+  if (timed && s.subscriber == nullptr) {
     api_records = ApiRecords::kAuto;
   }
   if (api_records == ApiRecords::kAuto) {
@@ -484,12 +493,13 @@ absl::Status Collector::Start(const CuptiApi& api, const CollectorOptions& optio
                       : ApiRecords::kIdsOnly;
   }
   call_sites.Reset(std::min(kMaxCallSites, static_cast<size_t>(std::max<int64_t>(s.max_records, 0))));
-  if (api_records == ApiRecords::kCallbacks) {
-    s.EnableTimedCalls(api);
+  const bool driver_only = api_records == ApiRecords::kDriverCallbacks;
+  if (api_records == ApiRecords::kCallbacks || driver_only) {
+    s.EnableTimedCalls(api, driver_only);
   } else {
     s.EnableApiCalls(api, api_records);
   }
-  s.EnableCallSites(api);
+  s.EnableCallSites(api, driver_only ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API);
   naming_call_sites = true;
   // Hand buffers over at least every second so long runs are decoded as they go.
   if ((s.leave_out & kPartFlushPeriod) == 0) api.ActivityFlushPeriod(1000);

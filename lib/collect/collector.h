@@ -51,12 +51,15 @@ enum CollectorPart : uint32_t {
 // the next user of CUPTI (torch.profiler) finds CUPTI's defaults.
 enum class ApiRecords {
   kCallbacks,   // gpuidle times the needed calls in CUPTI's callbacks
+  // ... in the driver's callbacks only: every runtime call reaches the driver, with the same
+  // correlation id (H200 probe), and no runtime callback is enabled.
+  kDriverCallbacks,
   kAuto,        // activity records: kIdsOnly before the program initialised CUDA, else kWholeKinds
   kWholeKinds,  // activity records of the API kinds, every unneeded callback id off
   kIdsOnly,     // activity records of the needed callback ids only
 };
 
-// "callbacks", "auto", "ids", "kinds" (GPUIDLE_BENCH_API_RECORDS, benchmark diagnostics).
+// "callbacks", "driver-callbacks", "auto", "ids", "kinds" (GPUIDLE_BENCH_API_RECORDS).
 absl::StatusOr<ApiRecords> ParseApiRecords(absl::string_view name);
 
 // "runtime,decode" -> the parts' bits; an unknown name is an error naming it.

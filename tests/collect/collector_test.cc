@@ -426,8 +426,9 @@ TEST(ApiRecordsTest, GpuidleTimesTheCallsItselfUnlessABenchmarkSaysOtherwise) {
   EXPECT_EQ(CollectorOptions().api_records, ApiRecords::kCallbacks);
 }
 
-TEST(ApiRecordsTest, ParsesTheFourModes) {
+TEST(ApiRecordsTest, ParsesTheModes) {
   EXPECT_EQ(*ParseApiRecords("callbacks"), ApiRecords::kCallbacks);
+  EXPECT_EQ(*ParseApiRecords("driver-callbacks"), ApiRecords::kDriverCallbacks);
   EXPECT_EQ(*ParseApiRecords("auto"), ApiRecords::kAuto);
   EXPECT_FALSE(ParseApiRecords("attach").ok());  // tried on the H200: recorded nothing
   EXPECT_EQ(*ParseApiRecords("ids"), ApiRecords::kIdsOnly);
@@ -510,6 +511,32 @@ TEST_F(CollectorTest, ADriverCallInsideATimedRuntimeCallIsTheSameCall) {
   EXPECT_EQ(Name(*t, t->calls[1].name), "cuLaunchKernelEx");
   EXPECT_EQ(t->calls[1].correlation_id, 23u);
   EXPECT_EQ(t->calls[1].category, CallCategory::kLaunch);
+}
+
+TEST_F(CollectorTest, DriverCallbackModeTimesEveryCallAtTheDriverAndEnablesNoRuntimeCallback) {
+  SetSiteFunction(&PythonLine);
+  CollectorOptions options = TimedCallOptions();
+  options.api_records = ApiRecords::kDriverCallbacks;
+  ASSERT_TRUE(collector().Start(fake::FakeApi(), options).ok());
+  EXPECT_THAT(Locked<std::set<CUpti_CallbackId>>([](fake::State& s) { return s.runtime_callbacks; }),
+              IsEmpty());
+  // cudaStreamSynchronize reaches the driver as cuStreamSynchronize, with the same correlation.
+  EXPECT_FALSE(fake::CallApi(CUPTI_CB_DOMAIN_RUNTIME_API, kStreamSync, 31, [] {
+    EXPECT_TRUE(fake::CallApi(CUPTI_CB_DOMAIN_DRIVER_API,
+                              CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize, 31, [] {}));
+  }));
+  EXPECT_TRUE(fake::CallApi(CUPTI_CB_DOMAIN_DRIVER_API, kLaunchEx, 32, [] {}));
+  absl::StatusOr<Timeline> t = collector().Stop();
+  SetSiteFunction(nullptr);
+  ASSERT_TRUE(t.ok()) << t.status();
+  ASSERT_THAT(t->calls, SizeIs(2));
+  EXPECT_EQ(Name(*t, t->calls[0].name), "cuStreamSynchronize");
+  EXPECT_EQ(t->calls[0].category, CallCategory::kSync);
+  EXPECT_EQ(t->calls[0].correlation_id, 31u);
+  EXPECT_EQ(Name(*t, t->calls[1].name), "cuLaunchKernelEx");
+  // The sync is named at the driver; the launch is not named.
+  ASSERT_THAT(t->ranges, SizeIs(1));
+  EXPECT_EQ(t->ranges[0].start_ns, t->calls[0].start_ns);
 }
 
 TEST_F(CollectorTest, AProbeCanTimeTheNestedDriverCallsToo) {

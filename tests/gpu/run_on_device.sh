@@ -168,7 +168,7 @@ fi
 if [[ $parts == *" python-overhead "* ]]; then
   PYTHONPATH=/tmp/gpuidle-pybuild/python OUT=$out/logs/torch_overhead \
     GPUIDLE_BARE_CUPTI=$b/lib/libgpuidle_bare_cupti.so API_MODES=${API_MODES-kinds} \
-    PY_VARIANTS=${PY_VARIANTS-} \
+    PY_VARIANTS=${PY_VARIANTS-} LEAVE_OUTS=${LEAVE_OUTS-} PY_CONFIGS=${PY_CONFIGS-} \
     tests/benchmarks/python/run_torch_overhead.sh "${PY_REPEATS:-5}" >"$out/torch_overhead.log" 2>&1
   echo "torch overhead benchmark: exit $?" | tee -a "$log"
   tail -n 12 "$out/torch_overhead.log"

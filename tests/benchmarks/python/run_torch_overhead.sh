@@ -11,7 +11,9 @@
 # "bare" is the floor: CUPTI recording kernels only (libgpuidle_bare_cupti.so, found through
 # GPUIDLE_BARE_CUPTI or the library path). API_MODES adds gpuidle configurations that record the
 # launch calls another way (GPUIDLE_BENCH_API_RECORDS: kinds, ids, auto), for comparison;
-# PY_VARIANTS ("nosites nohooks") gpuidle without a part of the Python package (torch_overhead.py).
+# PY_VARIANTS ("nosites nohooks") gpuidle without a part of the Python package (torch_overhead.py);
+# LEAVE_OUTS collector parts left out (GPUIDLE_BENCH_LEAVE_OUT, collect/collector.h), one
+# configuration per word.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repeats=${1:-5}
@@ -30,16 +32,21 @@ if [[ $(nproc) -ge 8 ]] && command -v taskset >/dev/null; then pin=(taskset -c 2
 } | tee -a "$log"
 
 configs=("tiny_mlp gpuidle" "tiny_mlp torch" "tiny_mlp bare" "healthy gpuidle")
+# PY_CONFIGS replaces the list ("LOOP PROFILER" pairs, comma-separated).
+[[ -n ${PY_CONFIGS:-} ]] && IFS=, read -r -a configs <<<"$PY_CONFIGS"
 for m in ${API_MODES:-}; do configs+=("tiny_mlp gpuidle@$m"); done
 for v in ${PY_VARIANTS:-}; do configs+=("tiny_mlp gpuidle-$v"); done
+for p in ${LEAVE_OUTS:-}; do configs+=("tiny_mlp gpuidle%$p"); done
 declare -A ratios=() untraced=() traced=()
 for ((r = 1; r <= repeats; ++r)); do
   for c in "${configs[@]}"; do
     set -- $c
-    api=
+    api= leave_out=
     [[ $2 == *@* ]] && api=${2#*@}
-    line=$(GPUIDLE_BENCH_API_RECORDS="$api" "${pin[@]}" "$python" "$here/torch_overhead.py" \
-      --loop "$1" --profiler "${2%@*}" 2>>"$log" | grep '^result')
+    [[ $2 == *%* ]] && leave_out=${2#*%}
+    line=$(GPUIDLE_BENCH_API_RECORDS="$api" GPUIDLE_BENCH_LEAVE_OUT="$leave_out" "${pin[@]}" \
+      "$python" "$here/torch_overhead.py" --loop "$1" --profiler "${2%%[@%]*}" 2>>"$log" |
+      grep '^result')
     echo "run $r: ${line:-$c failed}" | tee -a "$log"
     [[ -n $line ]] || continue
     ratios[$c]+="$(sed 's/.*ratio=\([0-9.]*\).*/\1/' <<<"$line")"$'\n'
