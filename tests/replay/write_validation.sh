@@ -47,8 +47,6 @@ Notes:
 - host_work_marked needs the NVTX range to reach gpuidle: `gpuidle run`, `LD_PRELOAD` and the
   C++ API arrange it; with only `CUDA_INJECTION64_PATH` set by hand, the same waits are
   data_starved.host.
-- tiny_kernels: the 2% of data_starved.host are pauses of more than 1 ms between launches of the
-  host loop (page faults, the first launches).
 - healthy: its tiny idle time is the start of the window and the per-step syncs.
 - The PyTorch rows profile the whole process, Python start-up and model set-up included, and
   nothing marks the DataLoader without the Python package (issue 4): they show that injection
@@ -65,13 +63,13 @@ Notes:
   together show rank 0's all-reduces waiting for the straggler (40 x 20 ms) and the
   straggler's own idle time as host work (below). Both traces are replayed in CI
   (`LiveNcclTest`).
-- The run used the library as of commit 1bfdb0b (every change to device-side code of the
-  collector issue included), on a machine with two H200s. Later, a collection started through
-  the API after the program initialised CUDA enables the API kinds (next section); one that
-  starts before, as the `api` programs do, still enables single ids, as recorded here. Also
-  later, not re-run on a GPU: buffer callbacks registered at every start, host ranges bounded,
-  devices without a DEVICE record completed from the driver (a no-op here: these runs had
-  DEVICE records), the needed callback ids looked up once per CUPTI.
+- The run used commit 375017f on a machine with two H200s: gpuidle times the launch, sync,
+  copy and wait-event calls itself in CUPTI's API callbacks (`collect/timed_calls.h`) instead
+  of CUPTI's per-call activity records; every check and share is as it was with the records
+  (the previous run, commit 1bfdb0b: 97.8-99.9%). Changed after it in code that runs on the
+  GPU: call sites are asked at syncs and copies only (only bindings set a provider: none of
+  these programs), and two benchmark diagnostics (`driver-callbacks`, `nested-call-skip`),
+  not used by default.
 
 `gpuidle analyze tests/data/traces/live/torch_nccl.rank0.trace.json.gz
 tests/data/traces/live/torch_nccl.rank1.trace.json.gz` (per-GPU part):
@@ -88,10 +86,11 @@ MD
 cat <<'MD'
 ## The Python package: gpuidle.profile() in PyTorch scripts
 
-`tests/gpu/run_on_device.sh python` (one H200, Python 3.12, torch 2.11) builds the package on
+`tests/gpu/run_on_device.sh python` (two H200s, Python 3.12, torch 2.11) builds the package on
 the machine, installs it with `pip install --no-build-isolation .`, runs each
-`examples/python/*.py --gpuidle REPORT` (12 steps inside `gpuidle.profile()`, `p.step()` per
-step, no other change to the script; the profile starts after PyTorch initialised CUDA), the
+`examples/python/*.py --gpuidle REPORT` (13 steps inside `gpuidle.profile(skip_steps=1)`,
+`p.step()` per step, no other change to the script; the profile starts after PyTorch
+initialised CUDA; the report leaves the first step out as warm-up), the
 torch.profiler coexistence cases (`tests/gpu/python/coexistence.py`) and the worker-process
 check (`tests/gpu/python/workers.py`). The run printed
 (`tests/data/traces/live_python/record.log`):
@@ -111,58 +110,32 @@ for f in tests/data/traces/live_python/*.report.json; do
   cp "$f" "$checks/$(basename "$f" .report.json).json"
 done
 python3 tests/gpu/python/check_reports.py "$checks" || true
-cat <<'MD'
-
-The same traces read back here with the first step left out as warm-up (`gpuidle analyze
---skip-steps 1`, added after the run; `examples/python/*.py --gpuidle` now profiles one more
-step and leaves it out, as its torch.profiler mode does with `schedule(warmup=1)`):
-
-MD
-for f in tests/data/traces/live_python/*.trace.json.gz; do
-  "$gpuidle" analyze --skip-steps 1 --format json --quiet --out "$checks/$(basename "$f" .trace.json.gz).json" "$f"
-done
-python3 tests/gpu/python/check_reports.py "$checks" || true
 rm -rf "$checks"
 cat <<'MD'
 
 What these say:
-- **API records at a late start.** A collection that starts after CUDA was initialised records
-  no API calls when only single callback ids are enabled (`ids` above: 0 calls); enabling the
-  API kinds and switching off every unneeded id records exactly the needed calls (`kinds`:
-  133). The first run of the day had no host calls at all (every gap unattributed); since
-  then a collection that starts after CUDA was initialised uses the kinds (it asks the driver
-  in the process; collect/collector.h `ApiRecords`); the injection and earlier starts keep
-  single ids. CI replays these traces (`LivePythonTest`).
-- **dataloader_starved (81%) and item_sync (89%) miss 90%** for one shared reason: after a
-  collection starts, the first recorded CUDA call *on each thread* takes 4.5-6.5 ms inside
-  CUPTI (in every trace of this run: item_sync's first `cudaMemsetAsync` 6.1 ms;
-  dataloader_starved's first `cudaMemcpyAsync` 6.5 ms on the main thread and first
-  `cudaLaunchKernel` 6.3 ms on autograd's thread; tiny_mlp 4.5 ms on each of its two
-  threads), which the analysis rightly sees as launch overhead of the first step.
-  dataloader_starved also has about 3 ms of real launch-bound time per step (its model is
-  tiny); under torch.profiler the same script was 89.9% data-starved. Since the run: warm-up
-  steps (`skip_steps`, as torch.profiler's schedule has) leave the first step out, which puts
-  item_sync at 98.9% (second table); and dataloader_starved's dataset spends 1.2 ms per sample
-  instead of 0.6, so that data waits outweigh the tiny model's launch overhead (from the 85%
-  above, about 92% expected: 2 x 21 ms of data against 3 ms of launches per step). Neither
-  was run on a GPU yet.
-- **Call sites of syncs**: the top sync offender had no site in this run. PyTorch releases
-  the GIL inside `.item()`, so the native provider (which reads Python frames only where the
-  GIL is held) never saw the line. Since then PyTorch's sync points run inside a call-site
-  marker set from Python (`gpuidle/_torch.py`); not yet run on a GPU.
-- The run used commit 134550b. Changed after it in code that runs on the GPU, and not run on
-  one (the session's device time was spent), CPU-tested with the fake CUPTI, stand-in torch
-  modules and these traces replayed:
-  - call-site markers around PyTorch's syncs of CUDA tensors (`gpuidle/_torch.py`);
-  - the API record mode chosen by asking the driver whether CUDA is initialised (single ids
-    before, kinds after; this run's profiles all started after, as they still would);
-  - the callback ids switched off under the kinds are switched back on at stop (whether that
-    costs anything afterwards is not measured);
-  - a late start lists the visible devices and their names from the driver;
-  - warm-up steps (`skip_steps`), used by `examples/python/*.py --gpuidle`, and the slower
-    dataset of dataloader_starved;
-  - host ranges and call sites bounded; the GIL test by thread state; a refused profile
-    leaves a running one's hooks alone; the needed callback ids looked up once per CUPTI.
+- **Every check passes** (the run of 13:42 missed three: dataloader_starved 81.4%, item_sync
+  88.8% and its offender's line). The examples now profile one step more and leave it out as
+  warm-up (`skip_steps=1`): after a profile starts in a running CUDA program, the first
+  recorded call on each thread takes 4.5-6.5 ms inside CUPTI. dataloader_starved's dataset
+  spends 1.2 ms per sample instead of 0.6. The offender's line comes from the call-site marker
+  that `gpuidle/_torch.py` puts around PyTorch's sync points (PyTorch releases the GIL inside
+  `.item()`, so the native provider cannot read the frame there).
+- **API calls at a late start.** These profiles start after PyTorch initialised CUDA. gpuidle
+  times the calls in CUPTI's callbacks (`callbacks` above) and records exactly the calls that
+  CUPTI's activity records of the whole API kinds give (`kinds`: the same 155). CUPTI's records
+  for single callback ids recorded nothing at such a start (0 calls, run of 13:42). CI replays
+  these traces (`LivePythonTest`).
+- **Driver and runtime calls.** The probe line (`nested driver calls`,
+  `tests/gpu/check_nested_calls.py`) shows that the `cuLaunchKernel` CUPTI reports inside each
+  `cudaLaunchKernel` carries the runtime call's correlation id, which is why gpuidle keeps only
+  the runtime call. The same Python checks ran once more with every call timed at the driver
+  only (`GPUIDLE_BENCH_API_RECORDS=driver-callbacks`, 15:12 UTC): all passed (item_sync 99.0%,
+  its top offender `item_sync.py:26` at `cuStreamSynchronize`).
+- The device names come from the driver (a late start gets no DEVICE record from CUPTI): the
+  reports name the "NVIDIA H200" and list the machine's second GPU as unused.
+- The run used commit a6cfccd. Changed after it in code that runs on the GPU: the
+  `driver-callbacks` diagnostic mode (not the default).
 
 MD
 cat <<'MD'
