@@ -105,7 +105,7 @@ void TimeCall(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_Ca
 // gpuidle subscribes to claim CUPTI (a second subscriber is refused, which is how another tool
 // — or gpuidle — learns that CUPTI is taken), to time the calls the analysis needs
 // (ApiRecords::kCallbacks), and, when a binding set a call-site provider, to ask it where each
-// launch, sync and copy comes from. Runs on the application's thread.
+// sync and copy comes from. Runs on the application's thread.
 void CUPTIAPI ApiCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                           const void* data) {
   if (domain != CUPTI_CB_DOMAIN_RUNTIME_API && domain != CUPTI_CB_DOMAIN_DRIVER_API) return;
@@ -562,6 +562,8 @@ void Collector::AbandonAfterFork() {
   s.collecting = false;
   s.api = nullptr;
   timing_calls = false;
+  naming_call_sites = false;
+  TimedCallLog::Get().AbandonAfterFork();
   HostRangeRecorder::Get().ResetAfterFork();
 }
 

@@ -23,8 +23,11 @@ struct TimedCallLog::ThreadChunk {
   uint64_t generation = 0;
   ~ThreadChunk() {
     TimedCallLog& log = TimedCallLog::Get();
-    std::lock_guard<std::mutex> lock(log.mu_);
+    // Checked before locking: in a forked child (exit() runs this for its one thread) the
+    // collection was abandoned, and its lock may have been held by a thread of the parent.
     if (chunk == nullptr || generation != log.generation_.load()) return;
+    std::lock_guard<std::mutex> lock(log.mu_);
+    if (generation != log.generation_.load()) return;
     auto it = std::find(log.held_.begin(), log.held_.end(), chunk);
     if (it == log.held_.end()) return;
     log.held_.erase(it);
@@ -64,6 +67,13 @@ std::vector<uint8_t*> TimedCallLog::Stop() {
   std::vector<uint8_t*> held;
   held.swap(held_);
   return held;
+}
+
+void TimedCallLog::AbandonAfterFork() {
+  new (&mu_) std::mutex();
+  held_.clear();  // the parent's chunks: never handed over or released here
+  taking_ = false;
+  generation_.fetch_add(1);
 }
 
 bool TimedCallLog::Replace(ThreadChunk& t, uint64_t generation) {

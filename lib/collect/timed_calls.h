@@ -46,6 +46,9 @@ class TimedCallLog {
   // decodes and releases. A thread inside Append at this moment may still finish its one call
   // into its chunk: readers see only what Calls() reports.
   std::vector<uint8_t*> Stop();
+  // In a forked child: forget the parent's collection without taking its lock (a thread of the
+  // parent may have held it; that thread does not exist here).
+  void AbandonAfterFork();
   // Calls appended but dropped for want of a chunk, since Start.
   uint64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
 

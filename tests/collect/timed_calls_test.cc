@@ -1,7 +1,13 @@
 #include "collect/timed_calls.h"
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <thread>
 #include <vector>
 
@@ -124,6 +130,42 @@ TEST_F(TimedCallLogTest, ThreadsWriteIntoChunksOfTheirOwn) {
   std::sort(got.begin(), got.end());
   EXPECT_EQ(std::adjacent_find(got.begin(), got.end()), got.end()) << "no call twice";
   EXPECT_EQ(log.dropped(), 0u);
+}
+
+// A hand-over that blocks (holding the log's lock, as Replace calls it) until released.
+std::atomic<bool> handing_over{false};
+std::atomic<bool> release_hand_over{false};
+void BlockingKeep(uint8_t* chunk) {
+  handing_over = true;
+  while (!release_hand_over) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  KeepChunk(chunk);
+}
+
+TEST_F(TimedCallLogTest, AForkedChildExitsThoughAParentThreadHeldTheLock) {
+  BufferPool pool(TimedCallLog::ChunkBytes(1), 8);
+  TimedCallLog& log = TimedCallLog::Get();
+  handing_over = false;
+  release_hand_over = false;
+  log.Start(&pool, &BlockingKeep);
+  log.Append(Call(1));  // this thread holds a chunk of this collection
+  std::thread holder([&log] {
+    log.Append(Call(2));
+    log.Append(Call(3));  // full: hands over, and blocks with the lock held
+  });
+  while (!handing_over) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  const pid_t child = fork();
+  if (child == 0) {
+    alarm(5);  // a deadlock ends in SIGALRM, which the parent sees
+    log.AbandonAfterFork();  // what the collector's fork handler does
+    log.Append(Call(4));
+    std::exit(log.Stop().empty() ? 0 : 3);  // exit() runs this thread's chunk destructor
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  release_hand_over = true;
+  holder.join();
+  EXPECT_TRUE(WIFEXITED(status)) << "the child did not exit (signal " << WTERMSIG(status) << ")";
+  EXPECT_EQ(WEXITSTATUS(status), 0);
 }
 
 }  // namespace
