@@ -1,6 +1,6 @@
 // The Python call site of CUDA calls: gpuidle's call-site provider (gpuidle/profiler.h) for
-// Python programs. While a profile runs, CUPTI calls it at the start of every runtime launch,
-// sync and copy; it names the innermost frame of the program's own code ("train.py:42 in
+// Python programs. While a profile runs, gpuidle calls it at the start of every sync and copy,
+// and of one launch per millisecond of each thread; it names the innermost frame of the program's own code ("train.py:42 in
 // train_step"), skipping frames of libraries (torch, site-packages, the standard library,
 // gpuidle), so that `.item()` inside a training step, and `print(tensor)` deep inside torch's
 // formatting, both point at the user's line.
@@ -140,8 +140,8 @@ void DefineCallSites(py::module_& m) {
         gpuidle::SetCallSiteProvider(&PythonCallSite);
       },
       py::arg("library_prefixes"),
-      "Names the Python line of each CUDA launch, sync and copy of collections started from "
-      "now on; frames in files under library_prefixes are skipped.");
+      "Names the Python line of each CUDA sync and copy, and of sampled launches, of "
+      "collections started from now on; frames in files under library_prefixes are skipped.");
   m.def(
       "disable_call_sites", [] { gpuidle::SetCallSiteProvider(nullptr); },
       "Stops naming call sites (collections started from now on).");

@@ -1,5 +1,6 @@
 #include "collect/call_sites.h"
 
+#include <algorithm>
 #include <atomic>
 
 #include "absl/container/flat_hash_map.h"
@@ -16,24 +17,55 @@ SiteFunction CurrentCallSiteProvider() { return provider.load(std::memory_order_
 void CallSiteLog::Reset(size_t limit) {
   std::lock_guard<std::mutex> lock(mu_);
   sites_.clear();
+  samples_.clear();
   limit_ = limit;
   overflowed_ = 0;
 }
 
 void CallSiteLog::Add(uint64_t correlation_id, const char* site) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (sites_.size() >= limit_) {
+  if (sites_.size() + samples_.size() >= limit_) {
     ++overflowed_;
     return;
   }
   sites_.emplace_back(correlation_id, site);
 }
 
+void CallSiteLog::AddSample(uint64_t thread, int64_t at_ns, int64_t span_ns, const char* site) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (sites_.size() + samples_.size() >= limit_) {
+    ++overflowed_;
+    return;
+  }
+  samples_.push_back(Sample{thread, at_ns, span_ns, site});
+}
+
 void CallSiteLog::MoveInto(Timeline* timeline) {
   std::vector<std::pair<uint64_t, const char*>> sites;
+  std::vector<Sample> samples;
   {
     std::lock_guard<std::mutex> lock(mu_);
     sites.swap(sites_);
+    samples.swap(samples_);
+  }
+  // Sites repeat (a training loop calls from the same lines): intern each pointer once.
+  absl::flat_hash_map<const char*, StringId> names;
+  auto name_of = [&](const char* site) {
+    auto [name, inserted] = names.try_emplace(site, StringTable::kEmpty);
+    if (inserted) name->second = timeline->strings.Intern(site);
+    return name->second;
+  };
+  // A sample holds until the same thread's next one.
+  std::sort(samples.begin(), samples.end(), [](const Sample& a, const Sample& b) {
+    return a.thread != b.thread ? a.thread < b.thread : a.at_ns < b.at_ns;
+  });
+  for (size_t i = 0; i < samples.size(); ++i) {
+    const Sample& s = samples[i];
+    int64_t end = s.at_ns + s.span_ns;
+    if (i + 1 < samples.size() && samples[i + 1].thread == s.thread) {
+      end = std::min(end, samples[i + 1].at_ns);
+    }
+    timeline->ranges.push_back(Range{s.at_ns, end, s.thread, name_of(s.site), RangeKind::kPython});
   }
   if (sites.empty()) return;
   absl::flat_hash_map<uint64_t, size_t> call_by_correlation;
@@ -41,16 +73,11 @@ void CallSiteLog::MoveInto(Timeline* timeline) {
   for (size_t i = 0; i < timeline->calls.size(); ++i) {
     call_by_correlation.emplace(timeline->calls[i].correlation_id, i);
   }
-  // Sites repeat (a training loop calls from the same lines): intern each pointer once.
-  absl::flat_hash_map<const char*, StringId> names;
   for (const auto& [correlation, site] : sites) {
     const auto call = call_by_correlation.find(correlation);
     if (call == call_by_correlation.end()) continue;  // record lost, or outside the window
     const HostCall& c = timeline->calls[call->second];
-    auto [name, inserted] = names.try_emplace(site, StringTable::kEmpty);
-    if (inserted) name->second = timeline->strings.Intern(site);
-    timeline->ranges.push_back(Range{c.start_ns, c.end_ns, c.thread, name->second,
-                                     RangeKind::kPython});
+    timeline->ranges.push_back(Range{c.start_ns, c.end_ns, c.thread, name_of(site), RangeKind::kPython});
   }
 }
 

@@ -26,13 +26,24 @@ class CallSiteLog {
   // Keeps at most `limit` sites (bounded memory on long runs); counts the rest.
   void Reset(size_t limit);
   void Add(uint64_t correlation_id, const char* site);
-  // Adds a kPython range for each site whose call is in the timeline; forgets the sites.
+  // A site sampled on a thread at at_ns (a launch storm's line): the site of that thread's
+  // calls until its next sample, for at most span_ns.
+  void AddSample(uint64_t thread, int64_t at_ns, int64_t span_ns, const char* site);
+  // Adds a kPython range for each site whose call is in the timeline, and one for each sample;
+  // forgets them.
   void MoveInto(Timeline* timeline);
   uint64_t overflowed() const;
 
  private:
   mutable std::mutex mu_;
   std::vector<std::pair<uint64_t, const char*>> sites_;
+  struct Sample {
+    uint64_t thread;
+    int64_t at_ns;
+    int64_t span_ns;
+    const char* site;
+  };
+  std::vector<Sample> samples_;
   size_t limit_ = 0;
   uint64_t overflowed_ = 0;
 };

@@ -44,40 +44,54 @@ int64_t CuptiNowNs() {
 // the running collection were enabled for; on only while recording.
 CallSiteLog call_sites;
 std::atomic<bool> naming_call_sites{false};
-// The callback ids whose calls are named, of one domain (where the calls are timed): syncs and
-// copies. Not launches: a Python provider walks the interpreter's frames at each call. Set
-// before the callbacks are enabled.
+// How the calls of each callback id of one domain (where the calls are timed) are named: every
+// sync and copy; launches once per period on each thread, the sample holding until the thread's
+// next one (a Python provider walks the interpreter's frames at each call it names: at every
+// launch, that would cost a launch-bound loop more than the timing itself). Written while
+// naming_call_sites is false; it is set (release) afterwards.
+enum class SiteNaming : uint8_t { kNone, kEveryCall, kSampled };
+constexpr int64_t kLaunchSitePeriodNs = 1'000'000;
 std::atomic<CUpti_CallbackDomain> named_domain{CUPTI_CB_DOMAIN_RUNTIME_API};
-std::array<bool, std::max<size_t>(CUPTI_RUNTIME_TRACE_CBID_SIZE, CUPTI_DRIVER_TRACE_CBID_SIZE)>
+std::array<SiteNaming,
+           std::max<size_t>(CUPTI_RUNTIME_TRACE_CBID_SIZE, CUPTI_DRIVER_TRACE_CBID_SIZE)>
     named_ids{};
-// 16 bytes each: 1M sites is 16 MB, many hours of syncs and launches' worth of offenders.
+// 16 bytes a site, 32 a launch sample: 1M of them is at most 32 MB, hours of offenders.
 constexpr size_t kMaxCallSites = size_t{1} << 20;
 
-// Whether the API callbacks time the calls (ApiRecords::kCallbacks); the collection's start
-// (an exit whose entry came before it carries no start time of ours), and a number that
-// changes with every collection.
+// Whether the API callbacks time the calls (ApiRecords::kCallbacks; set last, with release);
+// the collection's start (an exit whose entry came before it carries no start time of ours);
+// and a number that changes with every collection, so that threads start afresh.
 std::atomic<bool> timing_calls{false};
 std::atomic<uint64_t> timing_since_ns{0};
-std::atomic<uint64_t> timing_generation{0};
+std::atomic<uint64_t> collection_epoch{0};
 std::atomic<bool> timing_nested_calls{false};  // kPartNestedCallSkip left out (a probe)
 
+// What a thread keeps across callbacks, reset with every collection.
 struct ThreadTiming {
-  uint32_t thread = 0;  // the kernel's id, as CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM gives it
-  uint64_t generation = 0;
+  uint32_t thread = 0;  // the OS thread id (gettid), as CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM
+  uint64_t epoch = 0;
   int runtime_depth = 0;  // timed runtime calls this thread is inside
+  int64_t next_site_sample_ns = 0;
 };
 thread_local ThreadTiming this_thread_timing;
+
+ThreadTiming& ThisThread() {
+  ThreadTiming& t = this_thread_timing;
+  const uint64_t epoch = collection_epoch.load(std::memory_order_acquire);
+  if (t.epoch != epoch) {
+    t.epoch = epoch;
+    t.runtime_depth = 0;
+    t.next_site_sample_ns = 0;
+  }
+  if (t.thread == 0) t.thread = static_cast<uint32_t>(syscall(SYS_gettid));
+  return t;
+}
 
 // Times one launch, sync, copy or wait-event call: CUPTI's clock at entry and exit, on the
 // calling thread. A driver call made inside a timed runtime call (cudaLaunchKernel calls
 // cuLaunchKernel) is the same call: only the runtime call is kept, as CUPTI's records do.
 void TimeCall(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData& call) {
-  ThreadTiming& t = this_thread_timing;
-  const uint64_t generation = timing_generation.load(std::memory_order_relaxed);
-  if (t.generation != generation) {
-    t.generation = generation;
-    t.runtime_depth = 0;
-  }
+  ThreadTiming& t = ThisThread();
   const bool driver = domain == CUPTI_CB_DOMAIN_DRIVER_API;
   const int depth = timing_nested_calls.load(std::memory_order_relaxed) ? 0 : t.runtime_depth;
   if (call.callbackSite == CUPTI_API_ENTER) {
@@ -95,30 +109,49 @@ void TimeCall(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_Ca
     return;
   }
   const uint64_t start = *call.correlationData;
+  // Cleared, so that an exit whose entry was not seen (its id enabled in between) never reads
+  // an earlier call's start, should CUPTI reuse the slot.
+  *call.correlationData = 0;
   const uint64_t end = static_cast<uint64_t>(CuptiNowNs());
   if (start < timing_since_ns.load(std::memory_order_relaxed) || start > end) return;
-  if (t.thread == 0) t.thread = static_cast<uint32_t>(syscall(SYS_gettid));
   TimedCallLog::Get().Append(
       TimedCall{start, end, call.correlationId, t.thread, cbid, driver ? 1u : 0u});
 }
 
+// Asks the binding's provider where a call comes from (SiteNaming).
+void NameCallSite(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                  const CUpti_CallbackData& call) {
+  if (domain != named_domain.load(std::memory_order_relaxed) || cbid >= named_ids.size()) return;
+  const SiteNaming naming = named_ids[cbid];
+  if (naming == SiteNaming::kNone) return;
+  const SiteFunction provider = CurrentCallSiteProvider();
+  if (provider == nullptr) return;
+  if (naming == SiteNaming::kEveryCall) {
+    if (const char* site = provider(); site != nullptr) call_sites.Add(call.correlationId, site);
+    return;
+  }
+  ThreadTiming& t = ThisThread();
+  const int64_t now = CuptiNowNs();
+  if (now < t.next_site_sample_ns) return;
+  t.next_site_sample_ns = now + kLaunchSitePeriodNs;
+  if (const char* site = provider(); site != nullptr) {
+    call_sites.AddSample(t.thread, now, kLaunchSitePeriodNs, site);
+  }
+}
+
 // gpuidle subscribes to claim CUPTI (a second subscriber is refused, which is how another tool
 // — or gpuidle — learns that CUPTI is taken), to time the calls the analysis needs
-// (ApiRecords::kCallbacks), and, when a binding set a call-site provider, to ask it where each
-// sync and copy comes from. Runs on the application's thread.
+// (ApiRecords::kCallbacks), and, when a binding set a call-site provider, to ask it where the
+// syncs, copies and launches come from. Runs on the application's thread.
 void CUPTIAPI ApiCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                           const void* data) {
   if (domain != CUPTI_CB_DOMAIN_RUNTIME_API && domain != CUPTI_CB_DOMAIN_DRIVER_API) return;
   const auto* call = static_cast<const CUpti_CallbackData*>(data);
-  if (timing_calls.load(std::memory_order_relaxed)) TimeCall(domain, cbid, *call);
-  if (call->callbackSite != CUPTI_API_ENTER || !naming_call_sites.load(std::memory_order_relaxed)) {
-    return;
+  // Named before the call's start is read, so that the provider's time is not the call's.
+  if (call->callbackSite == CUPTI_API_ENTER && naming_call_sites.load(std::memory_order_acquire)) {
+    NameCallSite(domain, cbid, *call);
   }
-  if (domain != named_domain.load(std::memory_order_relaxed)) return;
-  if (cbid >= named_ids.size() || !named_ids[cbid]) return;
-  const SiteFunction provider = CurrentCallSiteProvider();
-  if (provider == nullptr) return;
-  if (const char* site = provider(); site != nullptr) call_sites.Add(call->correlationId, site);
+  if (timing_calls.load(std::memory_order_acquire)) TimeCall(domain, cbid, *call);
 }
 
 struct Completed {
@@ -190,6 +223,9 @@ struct Collector::State {
   const CuptiApi* api = nullptr;
   BufferPool* pool = nullptr;  // created by the first Start, never freed
   BufferPool* call_pool = nullptr;  // chunks of timed calls: likewise
+  // The chunks threads held when the last collection stopped: back to the pool only when the
+  // next one stops (TimedCallLog::Stop: a late write may still land in them).
+  std::vector<uint8_t*> stopped_chunks;
   std::atomic<bool> collecting{false};
   std::atomic<bool> disabled{true};
   std::atomic<uint64_t> dropped{0};
@@ -290,9 +326,8 @@ struct Collector::State {
     }
     TimedCallLog::Get().Start(call_pool, &HandOverTimedCalls);
     timing_since_ns = static_cast<uint64_t>(CuptiNowNs());
-    timing_generation.fetch_add(1);
     timing_nested_calls = (leave_out & kPartNestedCallSkip) != 0;
-    timing_calls = true;
+    timing_calls.store(true, std::memory_order_release);
     if ((leave_out & kPartRuntimeCalls) == 0 && !driver_only) {
       for (const NeededId& id : runtime_needed) {
         cupti.EnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, id.cbid);
@@ -319,18 +354,22 @@ struct Collector::State {
     s.call_pool->Release(chunk);
   }
 
-  // With a call-site provider: CUPTI calls back at the start of every sync and copy of domain
-  // (named_ids). The callbacks go with the subscriber.
+  // With a call-site provider: CUPTI calls back at the start of every sync, copy and launch of
+  // domain (named_ids). The callbacks go with the subscriber.
   void EnableCallSites(const CuptiApi& cupti, CUpti_CallbackDomain domain) {
-    named_ids.fill(false);
+    named_ids.fill(SiteNaming::kNone);
     named_domain = domain;
     if (CurrentCallSiteProvider() == nullptr || subscriber == nullptr) return;
     for (const NeededId& id :
          domain == CUPTI_CB_DOMAIN_DRIVER_API ? driver_needed : runtime_needed) {
       if (id.category == CallCategory::kSync || id.category == CallCategory::kCopy) {
-        named_ids[id.cbid] = true;
-        cupti.EnableCallback(1, subscriber, domain, id.cbid);
+        named_ids[id.cbid] = SiteNaming::kEveryCall;
+      } else if (id.category == CallCategory::kLaunch) {
+        named_ids[id.cbid] = SiteNaming::kSampled;
+      } else {
+        continue;
       }
+      cupti.EnableCallback(1, subscriber, domain, id.cbid);
     }
   }
 
@@ -493,6 +532,7 @@ absl::Status Collector::Start(const CuptiApi& api, const CollectorOptions& optio
                       : ApiRecords::kIdsOnly;
   }
   call_sites.Reset(std::min(kMaxCallSites, static_cast<size_t>(std::max<int64_t>(s.max_records, 0))));
+  collection_epoch.fetch_add(1);  // every thread's state starts afresh
   const bool driver_only = api_records == ApiRecords::kDriverCallbacks;
   if (api_records == ApiRecords::kCallbacks || driver_only) {
     s.EnableTimedCalls(api, driver_only);
@@ -500,7 +540,7 @@ absl::Status Collector::Start(const CuptiApi& api, const CollectorOptions& optio
     s.EnableApiCalls(api, api_records);
   }
   s.EnableCallSites(api, driver_only ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API);
-  naming_call_sites = true;
+  naming_call_sites.store(true, std::memory_order_release);
   // Hand buffers over at least every second so long runs are decoded as they go.
   if ((s.leave_out & kPartFlushPeriod) == 0) api.ActivityFlushPeriod(1000);
   s.collecting = true;
@@ -530,9 +570,10 @@ absl::StatusOr<Timeline> Collector::Stop() {
   if (s.subscriber != nullptr) s.api->Unsubscribe(s.subscriber);
   s.subscriber = nullptr;
   s.collecting = false;
+  for (uint8_t* chunk : s.stopped_chunks) s.call_pool->Release(chunk);
+  s.stopped_chunks = held_calls;
   for (uint8_t* chunk : held_calls) {
     if (!s.limit_reached.load()) s.translator->TranslateCalls(TimedCallLog::Calls(chunk));
-    s.call_pool->Release(chunk);
   }
   s.records.store(s.translator->records());
   const uint64_t dropped_calls = TimedCallLog::Get().dropped();

@@ -17,21 +17,22 @@ TimedCall* CallsOf(uint8_t* chunk) { return reinterpret_cast<TimedCall*>(chunk +
 }  // namespace
 
 // The chunk this thread appends to, and the collection it belongs to. At thread exit the chunk
-// goes to the collector at once, so threads that come and go do not each keep one.
+// goes to the collector at once, so threads that come and go do not each keep one; calls the
+// thread makes after that (from other thread_local or static destructors) are dropped.
 struct TimedCallLog::ThreadChunk {
   uint8_t* chunk = nullptr;
-  uint64_t generation = 0;
+  uint64_t collection = 0;
+  bool exited = false;
   ~ThreadChunk() {
+    exited = true;
+    uint8_t* mine = chunk;
+    chunk = nullptr;
     TimedCallLog& log = TimedCallLog::Get();
     // Checked before locking: in a forked child (exit() runs this for its one thread) the
     // collection was abandoned, and its lock may have been held by a thread of the parent.
-    if (chunk == nullptr || generation != log.generation_.load()) return;
+    if (mine == nullptr || collection != log.collection_.load()) return;
     std::lock_guard<std::mutex> lock(log.mu_);
-    if (generation != log.generation_.load()) return;
-    auto it = std::find(log.held_.begin(), log.held_.end(), chunk);
-    if (it == log.held_.end()) return;
-    log.held_.erase(it);
-    log.hand_over_(chunk);
+    if (collection == log.collection_.load()) log.HandOverLocked(mine);
   }
 };
 
@@ -55,15 +56,16 @@ void TimedCallLog::Start(BufferPool* pool, HandOver hand_over) {
                   ? (pool->buffer_bytes() - kHeaderBytes) / sizeof(TimedCall)
                   : 0;
   held_.clear();
+  held_.reserve(pool->count());  // no allocation inside CUPTI's callbacks
   dropped_ = 0;
-  generation_.fetch_add(1);
-  taking_ = true;
+  collection_.fetch_add(1);
+  taking_.store(true, std::memory_order_release);
 }
 
 std::vector<uint8_t*> TimedCallLog::Stop() {
   std::lock_guard<std::mutex> lock(mu_);
   taking_ = false;
-  generation_.fetch_add(1);
+  collection_.fetch_add(1);
   std::vector<uint8_t*> held;
   held.swap(held_);
   return held;
@@ -73,18 +75,23 @@ void TimedCallLog::AbandonAfterFork() {
   new (&mu_) std::mutex();
   held_.clear();  // the parent's chunks: never handed over or released here
   taking_ = false;
-  generation_.fetch_add(1);
+  collection_.fetch_add(1);
 }
 
-bool TimedCallLog::Replace(ThreadChunk& t, uint64_t generation) {
+void TimedCallLog::HandOverLocked(uint8_t* chunk) {
+  // Only a chunk this collection handed out, and only once.
+  auto it = std::find(held_.begin(), held_.end(), chunk);
+  if (it == held_.end()) return;
+  held_.erase(it);
+  hand_over_(chunk);
+}
+
+bool TimedCallLog::Replace(ThreadChunk& t, uint64_t collection) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (generation_.load() != generation || !taking_.load()) return false;
-  if (t.chunk != nullptr && t.generation == generation) {
-    held_.erase(std::find(held_.begin(), held_.end(), t.chunk));
-    hand_over_(t.chunk);
-  }
+  if (collection_.load() != collection || !taking_.load()) return false;
+  if (t.chunk != nullptr && t.collection == collection) HandOverLocked(t.chunk);
   t.chunk = capacity_ > 0 ? pool_->Acquire() : nullptr;
-  t.generation = generation;
+  t.collection = collection;
   if (t.chunk == nullptr) return false;
   new (t.chunk) std::atomic<uint32_t>(0);
   held_.push_back(t.chunk);
@@ -93,11 +100,14 @@ bool TimedCallLog::Replace(ThreadChunk& t, uint64_t generation) {
 
 void TimedCallLog::Append(const TimedCall& call) {
   static thread_local ThreadChunk t;
-  if (!taking_.load(std::memory_order_acquire)) return;
-  const uint64_t generation = generation_.load(std::memory_order_acquire);
-  if (t.chunk == nullptr || t.generation != generation ||
-      SizeOf(t.chunk).load(std::memory_order_relaxed) == capacity_) {
-    if (!Replace(t, generation)) {
+  if (!taking_.load(std::memory_order_acquire) || t.exited) return;
+  const uint64_t collection = collection_.load(std::memory_order_acquire);
+  const bool current = t.chunk != nullptr && t.collection == collection;
+  if (!current || SizeOf(t.chunk).load(std::memory_order_relaxed) == capacity_) {
+    // With the pool empty, drop without taking the lock at every call of every thread.
+    const bool pool_empty = pool_->in_use() >= pool_->count();
+    if ((t.chunk == nullptr && t.collection == collection && pool_empty) ||
+        !Replace(t, collection)) {
       dropped_.fetch_add(1, std::memory_order_relaxed);
       return;
     }

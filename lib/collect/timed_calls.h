@@ -26,7 +26,7 @@ struct TimedCall {
   uint64_t start_ns = 0;
   uint64_t end_ns = 0;
   uint32_t correlation = 0;  // CUPTI's: the same as its kernel, copy and sync records'
-  uint32_t thread = 0;       // the kernel's thread id
+  uint32_t thread = 0;       // the OS thread id (gettid)
   uint32_t cbid = 0;
   uint32_t driver = 0;  // 1: a driver API call, 0: a runtime API call
 };
@@ -40,11 +40,12 @@ class TimedCallLog {
 
   // Starts taking calls into chunks of pool (which outlives the log's use of it).
   void Start(BufferPool* pool, HandOver hand_over);
-  // On the calling thread, lock-free but when its chunk is full.
+  // On the calling thread: no lock but when its chunk is full (or it has none yet).
   void Append(const TimedCall& call);
   // Stops taking calls; returns the chunks threads still held (partly filled), which the caller
-  // decodes and releases. A thread inside Append at this moment may still finish its one call
-  // into its chunk: readers see only what Calls() reports.
+  // decodes. A thread inside Append at this moment may still write its one call into its chunk
+  // after that: the caller keeps these chunks out of the pool until the next collection has
+  // stopped (Collector::Stop), so that such a late write never lands in a chunk in use.
   std::vector<uint8_t*> Stop();
   // In a forked child: forget the parent's collection without taking its lock (a thread of the
   // parent may have held it; that thread does not exist here).
@@ -61,16 +62,19 @@ class TimedCallLog {
   struct ThreadChunk;
   TimedCallLog() = default;
   // A fresh chunk for t (handing its full one over); false if none is left.
-  bool Replace(ThreadChunk& t, uint64_t generation);
+  bool Replace(ThreadChunk& t, uint64_t collection);
+  // Hands a chunk of this collection over, once. Under mu_ (which is taken before the
+  // collector's lock, in hand_over_, and never after it).
+  void HandOverLocked(uint8_t* chunk);
 
   std::mutex mu_;
   std::vector<uint8_t*> held_;  // chunks threads hold, this generation
   BufferPool* pool_ = nullptr;
   HandOver hand_over_ = nullptr;
-  size_t capacity_ = 0;  // calls per chunk
+  std::atomic<size_t> capacity_{0};  // calls per chunk
   std::atomic<bool> taking_{false};
   // Bumped by Start and Stop, so a thread's chunk of an earlier collection is never reused.
-  std::atomic<uint64_t> generation_{0};
+  std::atomic<uint64_t> collection_{0};
   std::atomic<uint64_t> dropped_{0};
 };
 

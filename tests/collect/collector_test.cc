@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <utility>
 #include <mutex>
 #include <set>
 #include <string>
@@ -18,6 +19,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "collect/call_sites.h"
 #include "collect/clock.h"
 #include "collect/cuda_driver.h"
@@ -58,6 +60,8 @@ CollectorOptions Options(int64_t max_records = 1'000'000) {
   o.driver.device_name = [](int) { return std::string(); };
   return o;
 }
+
+uint32_t ThisThreadId() { return static_cast<uint32_t>(syscall(SYS_gettid)); }
 
 // Waits (up to 10 s) for condition; true if it came true.
 bool Eventually(const std::function<bool()>& condition) {
@@ -305,11 +309,12 @@ TEST_F(CallSiteTest, AsksNothingOfCuptiWithoutAProvider) {
               IsEmpty());
 }
 
-TEST_F(CallSiteTest, CallsBackOnSyncAndCopyCallsOnly) {
+TEST_F(CallSiteTest, CallsBackOnLaunchSyncAndCopyCallsOnly) {
   SetSiteFunction(&PythonLine);
   ASSERT_TRUE(collector().Start(fake::FakeApi(), Options()).ok());
   EXPECT_THAT(Locked<std::set<CUpti_CallbackId>>([](fake::State& s) { return s.runtime_callbacks; }),
-              UnorderedElementsAre(CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020,
+              UnorderedElementsAre(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
+                                   CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020,
                                    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020));
 }
 
@@ -319,23 +324,42 @@ const char* CountedPythonLine() {
   return "train.py:42 in train_step";
 }
 
-TEST_F(CallSiteTest, LaunchesAreTimedButNotNamed) {
-  // Naming a launch would walk the Python stack at every launch of a launch-bound loop.
+TEST_F(CallSiteTest, SyncsAreNamedEachTimeAndLaunchesOncePerMillisecondOfEachThread) {
+  // Naming every launch would walk the Python stack at every launch of a launch-bound loop.
   SetSiteFunction(&CountedPythonLine);
   provider_calls = 0;
   CollectorOptions options = Options();
   options.api_records = ApiRecords::kCallbacks;
+  constexpr int kLaunches = 50;
+  int64_t launching_ns = 0;
   absl::StatusOr<Timeline> t = Collect(
-      [] {
-        EXPECT_TRUE(fake::CallRuntimeApi(kLaunch, 1));
-        EXPECT_TRUE(fake::CallRuntimeApi(kStreamSync, 2));
+      [&] {
+        const auto begin = std::chrono::steady_clock::now();
+        for (int i = 0; i < kLaunches; ++i) EXPECT_TRUE(fake::CallRuntimeApi(kLaunch, 1 + i));
+        launching_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                           std::chrono::steady_clock::now() - begin)
+                           .count();
+        EXPECT_TRUE(fake::CallRuntimeApi(kStreamSync, 100));
       },
       options);
   ASSERT_TRUE(t.ok()) << t.status();
-  EXPECT_THAT(t->calls, SizeIs(2));
-  EXPECT_EQ(provider_calls, 1);
-  ASSERT_THAT(t->ranges, SizeIs(1));
-  EXPECT_EQ(t->ranges[0].start_ns, t->calls[1].start_ns);
+  ASSERT_THAT(t->calls, SizeIs(kLaunches + 1));
+  const int launch_samples = provider_calls - 1;  // one for the sync
+  EXPECT_GE(launch_samples, 1);
+  EXPECT_LE(launch_samples, 1 + launching_ns / 1'000'000) << "at most one a millisecond";
+  ASSERT_THAT(t->ranges, SizeIs(launch_samples + 1));
+  // The first sample began before the first launch did and holds for at most a millisecond.
+  const Range& first = t->ranges[0];
+  EXPECT_EQ(first.kind, RangeKind::kPython);
+  EXPECT_EQ(first.thread, ThisThreadId());
+  EXPECT_LE(first.start_ns, t->calls[0].start_ns);
+  EXPECT_GT(first.end_ns, t->calls[0].start_ns);
+  EXPECT_LE(first.end_ns - first.start_ns, 1'000'000);
+  // The sync's frame spans exactly its call.
+  const HostCall& sync = t->calls.back();
+  EXPECT_TRUE(std::any_of(t->ranges.begin(), t->ranges.end(), [&](const Range& r) {
+    return r.start_ns == sync.start_ns && r.end_ns == sync.end_ns;
+  }));
 }
 
 TEST_F(CallSiteTest, EachNamedCallGetsAPythonFrameSpanningIt) {
@@ -371,6 +395,25 @@ TEST_F(CallSiteTest, StopsCallingBackWithTheCollection) {
   ASSERT_TRUE(collector().Start(fake::FakeApi(), Options()).ok());
   ASSERT_TRUE(collector().Stop().ok());
   EXPECT_FALSE(fake::CallRuntimeApi(kStreamSync, 5));
+}
+
+TEST(CallSiteLogTest, ALaunchSampleHoldsUntilTheThreadsNextOneForAtMostItsSpan) {
+  CallSiteLog log;
+  log.Reset(10);
+  log.AddSample(/*thread=*/1, 100, 100, "a.py:1");
+  log.AddSample(/*thread=*/2, 120, 100, "b.py:2");
+  log.AddSample(/*thread=*/1, 150, 100, "a.py:3");
+  Timeline t;
+  log.MoveInto(&t);
+  ASSERT_THAT(t.ranges, SizeIs(3));
+  std::vector<std::string> got;
+  for (const Range& r : t.ranges) {
+    EXPECT_EQ(r.kind, RangeKind::kPython);
+    got.push_back(absl::StrCat("thread ", r.thread, " ", r.start_ns, "-", r.end_ns, " ",
+                               t.strings.Get(r.name)));
+  }
+  EXPECT_THAT(got, UnorderedElementsAre("thread 1 100-150 a.py:1", "thread 1 150-250 a.py:3",
+                                        "thread 2 120-220 b.py:2"));
 }
 
 TEST(CallSiteLogTest, KeepsAtMostItsLimitAndCountsTheRest) {
@@ -443,8 +486,6 @@ CollectorOptions TimedCallOptions() {
   o.api_records = ApiRecords::kCallbacks;
   return o;
 }
-
-uint32_t ThisThreadId() { return static_cast<uint32_t>(syscall(SYS_gettid)); }
 
 constexpr uint32_t kLaunchEx = CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx;
 
@@ -534,9 +575,11 @@ TEST_F(CollectorTest, DriverCallbackModeTimesEveryCallAtTheDriverAndEnablesNoRun
   EXPECT_EQ(t->calls[0].category, CallCategory::kSync);
   EXPECT_EQ(t->calls[0].correlation_id, 31u);
   EXPECT_EQ(Name(*t, t->calls[1].name), "cuLaunchKernelEx");
-  // The sync is named at the driver; the launch is not named.
-  ASSERT_THAT(t->ranges, SizeIs(1));
+  // The sync is named at the driver, and the launch sampled there.
+  ASSERT_THAT(t->ranges, SizeIs(2));
   EXPECT_EQ(t->ranges[0].start_ns, t->calls[0].start_ns);
+  EXPECT_EQ(t->ranges[0].end_ns, t->calls[0].end_ns);
+  EXPECT_LE(t->ranges[1].start_ns, t->calls[1].start_ns);
 }
 
 TEST_F(CollectorTest, AProbeCanTimeTheNestedDriverCallsToo) {
@@ -590,12 +633,23 @@ TEST_F(CollectorTest, TimedCallsStopWithTheCollection) {
   ASSERT_TRUE(collector().Start(fake::FakeApi(), TimedCallOptions()).ok());
   ASSERT_TRUE(collector().Stop().ok());
   EXPECT_FALSE(fake::CallApi(CUPTI_CB_DOMAIN_RUNTIME_API, kLaunch, 5, [] {}));
-  // And the next collection has only its own calls.
-  absl::StatusOr<Timeline> t = Collect(
-      [] { fake::CallApi(CUPTI_CB_DOMAIN_RUNTIME_API, kLaunch, 6, [] {}); }, TimedCallOptions());
-  ASSERT_TRUE(t.ok()) << t.status();
-  ASSERT_THAT(t->calls, SizeIs(1));
-  EXPECT_EQ(t->calls[0].correlation_id, 6u);
+}
+
+TEST_F(CollectorTest, ACallThatBeganInTheLastCollectionIsNotTimedInTheNext) {
+  ASSERT_TRUE(collector().Start(fake::FakeApi(), TimedCallOptions()).ok());
+  absl::StatusOr<Timeline> first;
+  // The sync's entry comes during the first collection, its exit during the second.
+  EXPECT_TRUE(fake::CallApi(CUPTI_CB_DOMAIN_RUNTIME_API, kStreamSync, 6, [&] {
+    first = collector().Stop();
+    ASSERT_TRUE(collector().Start(fake::FakeApi(), TimedCallOptions()).ok());
+  }));
+  fake::CallApi(CUPTI_CB_DOMAIN_RUNTIME_API, kLaunch, 7, [] {});
+  absl::StatusOr<Timeline> second = collector().Stop();
+  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_THAT(first->calls, IsEmpty());  // it had not ended yet
+  ASSERT_THAT(second->calls, SizeIs(1));
+  EXPECT_EQ(second->calls[0].correlation_id, 7u);
 }
 
 TEST_F(CallSiteTest, ATimedCallIsNamedLikeARecordedOne) {

@@ -4,7 +4,8 @@ The report's offenders say which line made the GPU wait (``train.py:57 in train_
 ``.item()`` there): the innermost frame of the program's own code, skipping library frames (the
 standard library, site-packages with torch, gpuidle itself). Two sources:
 
-- natively (call_sites.cc): at the start of every CUDA runtime launch, sync and copy, when the
+- natively (call_sites.cc): at the start of every CUDA sync and copy, and of one launch per
+  millisecond of each thread (the line holds for the thread's launches until the next), when the
   calling thread holds the GIL (plain Python extensions, CuPy's raw calls);
 - from Python (:func:`caller_site`), around PyTorch's sync points (``_torch.py``): PyTorch
   releases the GIL inside its operators, so the native path never sees their frames.
