@@ -67,9 +67,14 @@ Notes:
   copy and wait-event calls itself in CUPTI's API callbacks (`collect/timed_calls.h`) instead
   of CUPTI's per-call activity records; every check and share is as it was with the records
   (the previous run, commit 1bfdb0b: 97.8-99.9%). Changed after it in code that runs on the
-  GPU: call sites are asked at syncs and copies only (only bindings set a provider: none of
-  these programs), and two benchmark diagnostics (`driver-callbacks`, `nested-call-skip`),
-  not used by default.
+  GPU, not run on one (the session's device time was spent), CPU-tested with the fake CUPTI:
+  - fixes from a review of the timed calls: calls made after a thread's exit handed its chunk
+    over are dropped; chunks held at a stop stay out of the pool until the next stop; the
+    entry timestamp slot is cleared after use; no lock per call when the chunk pool is empty;
+    a forked child never waits on the parent's lock;
+  - call sites (only bindings set a provider: none of these programs) are asked at every sync
+    and copy and at one launch per millisecond of each thread;
+  - two benchmark diagnostics (`driver-callbacks`, `nested-call-skip`), not used by default.
 
 `gpuidle analyze tests/data/traces/live/torch_nccl.rank0.trace.json.gz
 tests/data/traces/live/torch_nccl.rank1.trace.json.gz` (per-GPU part):
@@ -134,8 +139,11 @@ What these say:
   its top offender `item_sync.py:26` at `cuStreamSynchronize`).
 - The device names come from the driver (a late start gets no DEVICE record from CUPTI): the
   reports name the "NVIDIA H200" and list the machine's second GPU as unused.
-- The run used commit a6cfccd. Changed after it in code that runs on the GPU: the
-  `driver-callbacks` diagnostic mode (not the default).
+- The run used commit a6cfccd. Changed after it in code that runs on the GPU, not run on one:
+  launch call sites, sampled once per millisecond of each thread (so `tiny_mlp launch
+  offenders' sites` above, `(none)` in this run, should show the lines of the forward pass
+  and the optimizer step); the review fixes of the timed calls listed in the section above;
+  the `driver-callbacks` diagnostic mode (not the default).
 
 MD
 cat <<'MD'
