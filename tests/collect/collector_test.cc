@@ -20,6 +20,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "analysis/analyze.h"
 #include "collect/call_sites.h"
 #include "collect/clock.h"
 #include "collect/cuda_driver.h"
@@ -395,6 +396,31 @@ TEST_F(CallSiteTest, StopsCallingBackWithTheCollection) {
   ASSERT_TRUE(collector().Start(fake::FakeApi(), Options()).ok());
   ASSERT_TRUE(collector().Stop().ok());
   EXPECT_FALSE(fake::CallRuntimeApi(kStreamSync, 5));
+}
+
+TEST_F(CallSiteTest, ALaunchStormIsBlamedOnTheSampledLine) {
+  // The whole path: sampled launch sites -> Python-frame ranges -> the report's offenders.
+  SetSiteFunction(&PythonLine);
+  CollectorOptions options = Options();
+  options.api_records = ApiRecords::kCallbacks;
+  absl::StatusOr<Timeline> t = Collect(
+      [] {
+        for (uint32_t c = 1; c <= 20; ++c) {
+          EXPECT_TRUE(fake::CallRuntimeApi(kLaunch, c));
+          // Each tiny kernel runs right after its launch, then the GPU waits for the next.
+          const auto ran = static_cast<uint64_t>(fake::FakeClockNs());
+          fake::Record(fake::Kernel(0, 7, ran + 10, ran + 20, "_Z4tinyv", c));
+        }
+      },
+      options);
+  ASSERT_TRUE(t.ok()) << t.status();
+  absl::StatusOr<Report> report = Analyze(*t, AnalysisOptions());
+  ASSERT_TRUE(report.ok()) << report.status();
+  const auto launch_bound =
+      std::find_if(report->offenders.begin(), report->offenders.end(),
+                   [](const Offender& o) { return CauseOf(o.subcause) == Cause::kLaunchBound; });
+  ASSERT_NE(launch_bound, report->offenders.end());
+  EXPECT_THAT(launch_bound->site, HasSubstr("train.py:42 in train_step"));
 }
 
 TEST(CallSiteLogTest, ALaunchSampleHoldsUntilTheThreadsNextOneForAtMostItsSpan) {
