@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Checks the reports that examples/python/*.py --gpuidle wrote on the GPU machine (issue 4's
 proof): each puts at least 90% of its idle time in the intended cause through gpuidle.profile(),
-the healthy loop idles under 5% of its window, and item_sync's worst sync names the `.item()`
-line as its call site. Prints a table; exit status 1 if a check fails.
+the healthy loop idles under 5% of its window, item_sync's worst sync names the `.item()`
+line as its call site, and the tiny MLP's launch-bound offenders name its forward or optimizer
+line (sampled launch sites). Prints a table; exit status 1 if a check fails.
 
   tests/gpu/python/check_reports.py REPORT_DIR
 """
@@ -71,9 +72,17 @@ def main():
                   f"{site or '(none)'} ({top.get('idle_ns', 0) / 1e6:.1f} ms, "
                   f"{top.get('what', '')}) | {'ok' if ok else 'FAIL'} |")
         if name == "tiny_mlp_launch_bound":
+            # The forward pass and the optimizer launch on the Python thread (sampled sites);
+            # autograd's backward thread has no Python frame.
             launches = [o for o in report["offenders"] if o["cause"] == "launch_bound"]
             sites = [o["site"] for o in launches if o["site"]][:3]
-            print(f"| tiny_mlp launch offenders' sites | | | (shown) | {'; '.join(sites) or '(none)'} | |")
+            lines = [line_of("tiny_mlp_launch_bound.py", n) for n in ("model(x)", "opt.step()")]
+            pattern = rf"tiny_mlp_launch_bound\.py:({'|'.join(map(str, lines))})\b"
+            ok = any(re.search(pattern, site) for site in sites)
+            failed |= not ok
+            print(f"| tiny_mlp launch offenders' sites | | | tiny_mlp_launch_bound.py:"
+                  f"{' or '.join(map(str, lines))} | {'; '.join(sites) or '(none)'} | "
+                  f"{'ok' if ok else 'FAIL'} |")
     print("\nall checks passed" if not failed else "\nSOME CHECKS FAILED")
     return 1 if failed else 0
 
