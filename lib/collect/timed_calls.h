@@ -68,7 +68,7 @@ class TimedCallLog {
   void HandOverLocked(uint8_t* chunk);
 
   std::mutex mu_;
-  std::vector<uint8_t*> held_;  // chunks threads hold, this generation
+  std::vector<uint8_t*> held_;  // chunks threads hold, this collection
   BufferPool* pool_ = nullptr;
   HandOver hand_over_ = nullptr;
   std::atomic<size_t> capacity_{0};  // calls per chunk
