@@ -573,7 +573,10 @@ absl::StatusOr<Timeline> Collector::Stop() {
   for (uint8_t* chunk : s.stopped_chunks) s.call_pool->Release(chunk);
   s.stopped_chunks = held_calls;
   for (uint8_t* chunk : held_calls) {
-    if (!s.limit_reached.load()) s.translator->TranslateCalls(TimedCallLog::Calls(chunk));
+    if (s.limit_reached.load()) break;
+    s.translator->TranslateCalls(TimedCallLog::Calls(chunk));
+    // As the worker does: past the limit (by at most one chunk), the rest is left out.
+    if (s.translator->records() >= static_cast<uint64_t>(s.max_records)) s.limit_reached = true;
   }
   s.records.store(s.translator->records());
   const uint64_t dropped_calls = TimedCallLog::Get().dropped();

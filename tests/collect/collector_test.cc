@@ -624,6 +624,19 @@ TEST_F(CollectorTest, AProbeCanTimeTheNestedDriverCallsToo) {
   EXPECT_EQ(t->calls[1].correlation_id, 22u);
 }
 
+TEST_F(CollectorTest, TimedCallsCountTowardsTheRecordLimit) {
+  CollectorOptions options = TimedCallOptions();
+  options.max_records = 5;
+  absl::StatusOr<Timeline> t = Collect(
+      [] {
+        for (uint32_t c = 1; c <= 20; ++c) fake::CallRuntimeApi(kLaunch, c);
+      },
+      options);
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_TRUE(t->info.record_limit_reached);
+  EXPECT_GE(t->calls.size(), 5u);
+}
+
 TEST_F(CollectorTest, TimedCallsOfManyThreadsAllArriveAcrossManyChunks) {
   constexpr uint32_t kThreads = 4;
   constexpr uint32_t kCallsEach = 5000;  // more than one chunk each
