@@ -2,12 +2,44 @@
 
 #include <algorithm>
 #include <atomic>
+#include <optional>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 
 namespace gpuidle::internal {
 namespace {
 std::atomic<SiteFunction> provider{nullptr};
+// The Python call-site ranges already in a timeline (the markers around PyTorch's syncs and
+// backward calls), to find the one open on another thread at a given time. Copies what it
+// needs: the timeline's ranges grow while it is used.
+class OpenSites {
+ public:
+  explicit OpenSites(const Timeline& timeline) {
+    for (const Range& r : timeline.ranges) {
+      if (r.kind == RangeKind::kPython) ranges_.push_back(r);
+    }
+    std::sort(ranges_.begin(), ranges_.end(),
+              [](const Range& a, const Range& b) { return a.start_ns < b.start_ns; });
+  }
+
+  // The innermost (latest begun) such range open at t on a thread other than `thread`, or
+  // nullopt. Looks back over a bounded number of ranges: call sites rarely nest deeply.
+  std::optional<Range> At(uint64_t thread, int64_t t) const {
+    auto after = std::upper_bound(ranges_.begin(), ranges_.end(), t,
+                                  [](int64_t at, const Range& r) { return at < r.start_ns; });
+    constexpr int kLookBack = 64;
+    for (int n = 0; after != ranges_.begin() && n < kLookBack; ++n) {
+      const Range& r = *--after;
+      if (r.thread != thread && r.end_ns > t) return r;
+    }
+    return std::nullopt;
+  }
+
+ private:
+  std::vector<Range> ranges_;
+};
+
 }  // namespace
 
 void SetSiteFunction(SiteFunction f) { provider.store(f, std::memory_order_release); }
@@ -59,13 +91,23 @@ void CallSiteLog::MoveInto(Timeline* timeline) {
   std::sort(samples.begin(), samples.end(), [](const Sample& a, const Sample& b) {
     return a.thread != b.thread ? a.thread < b.thread : a.at_ns < b.at_ns;
   });
+  const OpenSites elsewhere(*timeline);
   for (size_t i = 0; i < samples.size(); ++i) {
     const Sample& s = samples[i];
     int64_t end = s.at_ns + s.span_ns;
     if (i + 1 < samples.size() && samples[i + 1].thread == s.thread) {
       end = std::min(end, samples[i + 1].at_ns);
     }
-    timeline->ranges.push_back(Range{s.at_ns, end, s.thread, name_of(s.site), RangeKind::kPython});
+    StringId name;
+    if (s.site != nullptr) {
+      name = name_of(s.site);
+    } else {
+      const std::optional<Range> open = elsewhere.At(s.thread, s.at_ns);
+      if (!open.has_value()) continue;
+      name = open->name;
+      end = std::min(end, open->end_ns);
+    }
+    timeline->ranges.push_back(Range{s.at_ns, end, s.thread, name, RangeKind::kPython});
   }
   if (sites.empty()) return;
   absl::flat_hash_map<uint64_t, size_t> call_by_correlation;

@@ -27,10 +27,13 @@ class CallSiteLog {
   void Reset(size_t limit);
   void Add(uint64_t correlation_id, const char* site);
   // A site sampled on a thread at at_ns (a launch storm's line): the site of that thread's
-  // calls until its next sample, for at most span_ns.
+  // calls until its next sample, for at most span_ns. A null site means the thread had no
+  // Python line (autograd's backward threads): the sample takes the call-site range open on
+  // another thread at that moment (the `loss.backward()` that the work is done for), if any.
   void AddSample(uint64_t thread, int64_t at_ns, int64_t span_ns, const char* site);
   // Adds a kPython range for each site whose call is in the timeline, and one for each sample;
-  // forgets them.
+  // forgets them. Call after the host ranges are in the timeline (samples without a site look
+  // for them).
   void MoveInto(Timeline* timeline);
   uint64_t overflowed() const;
 

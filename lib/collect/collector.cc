@@ -134,9 +134,8 @@ void NameCallSite(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
   const int64_t now = CuptiNowNs();
   if (now < t.next_site_sample_ns) return;
   t.next_site_sample_ns = now + kLaunchSitePeriodNs;
-  if (const char* site = provider(); site != nullptr) {
-    call_sites.AddSample(t.thread, now, kLaunchSitePeriodNs, site);
-  }
+  // No site (a thread without Python frames): the sample borrows another thread's call site.
+  call_sites.AddSample(t.thread, now, kLaunchSitePeriodNs, provider());
 }
 
 // gpuidle subscribes to claim CUPTI (a second subscriber is refused, which is how another tool
@@ -583,9 +582,9 @@ absl::StatusOr<Timeline> Collector::Stop() {
 
   Timeline timeline = s.translator->Finish();
   s.translator.reset();
-  call_sites.MoveInto(&timeline);
   CompleteDevicesFromDriver(&timeline, s.driver);
   HostRangeRecorder::Get().MoveInto(&timeline);
+  call_sites.MoveInto(&timeline);  // after the host ranges: samples may borrow their sites
   timeline.Finalize();
   timeline.info.source = "gpuidle";
   // The host ranges dropped past their limit were counted in by MoveInto.

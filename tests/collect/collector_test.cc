@@ -442,6 +442,57 @@ TEST(CallSiteLogTest, ALaunchSampleHoldsUntilTheThreadsNextOneForAtMostItsSpan) 
                                         "thread 2 120-220 b.py:2"));
 }
 
+TEST(CallSiteLogTest, ASampleWithoutASiteBorrowsTheCallSiteOpenOnAnotherThread) {
+  // Autograd's backward thread launches while the Python thread waits in loss.backward().
+  Timeline t;
+  const StringId backward = t.strings.Intern("train.py:25 in step");
+  t.ranges.push_back(Range{100, 500, /*thread=*/1, backward, RangeKind::kPython});
+  CallSiteLog log;
+  log.Reset(10);
+  log.AddSample(/*thread=*/2, 200, 100, nullptr);
+  log.AddSample(/*thread=*/2, 450, 100, nullptr);  // ends with the backward call
+  log.AddSample(/*thread=*/2, 600, 100, nullptr);  // nothing open elsewhere: no range
+  log.AddSample(/*thread=*/1, 300, 100, nullptr);  // never its own thread's range
+  log.MoveInto(&t);
+  std::vector<std::string> got;
+  for (size_t i = 1; i < t.ranges.size(); ++i) {
+    const Range& r = t.ranges[i];
+    got.push_back(absl::StrCat("thread ", r.thread, " ", r.start_ns, "-", r.end_ns, " ",
+                               t.strings.Get(r.name)));
+  }
+  EXPECT_THAT(got, UnorderedElementsAre("thread 2 200-300 train.py:25 in step",
+                                        "thread 2 450-500 train.py:25 in step"));
+}
+
+TEST_F(CallSiteTest, BackwardThreadLaunchesAreBlamedOnTheLineWaitingForThem) {
+  SetSiteFunction(&NoPlace);  // the launching thread holds no Python frame
+  CollectorOptions options = Options();
+  options.api_records = ApiRecords::kCallbacks;
+  absl::StatusOr<Timeline> t = Collect(
+      [] {
+        // The Python thread waits in loss.backward() (gpuidle/_torch.py marks it) ...
+        HostRangeRecorder::Get().Push(0, RangeKind::kPython, "train.py:25 in step");
+        // ... while autograd's thread launches the backward kernels.
+        std::thread([] {
+          for (uint32_t c = 1; c <= 20; ++c) {
+            EXPECT_TRUE(fake::CallRuntimeApi(kLaunch, c));
+            const auto ran = static_cast<uint64_t>(fake::FakeClockNs());
+            fake::Record(fake::Kernel(0, 7, ran + 10, ran + 20, "_Z8backwardv", c));
+          }
+        }).join();
+        HostRangeRecorder::Get().Pop(0);
+      },
+      options);
+  ASSERT_TRUE(t.ok()) << t.status();
+  absl::StatusOr<Report> report = Analyze(*t, AnalysisOptions());
+  ASSERT_TRUE(report.ok()) << report.status();
+  const auto launch_bound =
+      std::find_if(report->offenders.begin(), report->offenders.end(),
+                   [](const Offender& o) { return CauseOf(o.subcause) == Cause::kLaunchBound; });
+  ASSERT_NE(launch_bound, report->offenders.end());
+  EXPECT_THAT(launch_bound->site, HasSubstr("train.py:25 in step"));
+}
+
 TEST(CallSiteLogTest, KeepsAtMostItsLimitAndCountsTheRest) {
   CallSiteLog log;
   log.Reset(2);

@@ -69,6 +69,9 @@ def fake_torch(monkeypatch):
         def __repr__(self):
             return "tensor(7.)"
 
+        def backward(self):
+            return "gradients"
+
     def synchronize():
         return "synced"
 
@@ -155,6 +158,28 @@ def test_syncs_run_inside_a_call_site_marker_naming_the_programs_line(fake_torch
     assert train_step() == (7.0, "tensor(7.)", True, "synced")
     site = f"{__file__}:{line} in train_step"
     assert nvtx.calls == [("push", _markers._CALL_SITE, site), ("pop",)] * 4, nvtx.calls
+
+
+def test_backward_runs_inside_a_call_site_marker_naming_the_programs_line(fake_torch,
+                                                                         monkeypatch):
+    # Autograd's threads launch the backward kernels with no Python frame: their launch
+    # samples borrow this marker's line (collect/call_sites.h).
+    nvtx = NvtxCalls()
+    monkeypatch.setattr(_markers, "_push", nvtx.push)
+    monkeypatch.setattr(_markers, "_pop", nvtx.pop)
+    _call_sites.enable()
+    _torch.install(FakeProfile())
+    loss = fake_torch.Tensor()
+
+    def train_step():
+        return loss.backward()
+
+    line = train_step.__code__.co_firstlineno + 1
+    assert train_step() == "gradients"
+    site = f"{__file__}:{line} in train_step"
+    assert nvtx.calls == [("push", _markers._CALL_SITE, site), ("pop",)], nvtx.calls
+    _torch.uninstall()
+    assert loss.backward() == "gradients" and len(nvtx.calls) == 2, "unmarked once uninstalled"
 
 
 def test_host_tensors_are_not_marked(fake_torch, monkeypatch):

@@ -143,8 +143,9 @@ What these say:
 - The device names come from the driver (a late start gets no DEVICE record from CUPTI): the
   reports name the "NVIDIA H200" and list the machine's second GPU as unused.
 - The run used commit a6cfccd. Changed after it in code that runs on the GPU, not run on one:
-  launch call sites, sampled once per millisecond of each thread (so `tiny_mlp launch
-  offenders' sites` above, `(none)` in this run, should show the lines of the forward pass
+  launch call sites, sampled once per millisecond of each thread, and `Tensor.backward()`
+  marked so that autograd's threads take its line (so `tiny_mlp launch offenders' sites`
+  above, `(none)` in this run, should show the lines of the forward pass, the backward call
   and the optimizer step); the review fixes of the timed calls listed in the section above;
   the `driver-callbacks` diagnostic mode (not the default).
 

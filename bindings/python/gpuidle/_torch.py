@@ -14,6 +14,9 @@
   number conversions and printing of CUDA tensors, and ``torch.cuda.synchronize()``, run inside
   a call-site marker with the program's line (``_call_sites.caller_site``): PyTorch releases
   the GIL inside its operators, so only Python sees where a sync came from.
+- **So does backward.** ``Tensor.backward()`` of a CUDA tensor runs inside a call-site marker
+  too: autograd's threads launch the backward kernels without any Python frame, and their
+  sampled launch sites take the line waiting in ``backward()`` (collect/call_sites.h).
 - **Children never collect.** DataLoader workers (forked or spawned) and other
   multiprocessing children that inherit or re-run a profile stay inert (:func:`in_worker`).
 
@@ -110,6 +113,9 @@ def _marked(original: Any, on_cuda_tensor: bool) -> Any:
 def _mark_sync_sites(torch: Any) -> None:
     for name in _TENSOR_SYNCS:
         _patch(torch.Tensor, name, lambda original: _marked(original, on_cuda_tensor=True))
+    # The backward pass: autograd's own threads launch its kernels, with no Python frame; the
+    # marker on the thread waiting in backward() names their line (collect/call_sites.h).
+    _patch(torch.Tensor, "backward", lambda original: _marked(original, on_cuda_tensor=True))
     cuda = getattr(torch, "cuda", None)
     if cuda is not None:
         on_any = lambda original: _marked(original, on_cuda_tensor=False)  # noqa: E731
