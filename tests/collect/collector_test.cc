@@ -398,29 +398,35 @@ TEST_F(CallSiteTest, StopsCallingBackWithTheCollection) {
   EXPECT_FALSE(fake::CallRuntimeApi(kStreamSync, 5));
 }
 
+// Twenty launches of a tiny kernel, each running right after its launch: the GPU then waits
+// for the next launch (launch-bound), on the calling thread.
+void LaunchTinyKernels() {
+  for (uint32_t c = 1; c <= 20; ++c) {
+    EXPECT_TRUE(fake::CallRuntimeApi(kLaunch, c));
+    const auto ran = static_cast<uint64_t>(fake::FakeClockNs());
+    fake::Record(fake::Kernel(0, 7, ran + 10, ran + 20, "_Z4tinyv", c));
+  }
+}
+
+// The site of the report's first launch-bound offender ("" if it has none).
+std::string LaunchBoundSite(const Timeline& t) {
+  absl::StatusOr<Report> report = Analyze(t, AnalysisOptions());
+  EXPECT_TRUE(report.ok()) << report.status();
+  if (!report.ok()) return "";
+  for (const Offender& o : report->offenders) {
+    if (CauseOf(o.subcause) == Cause::kLaunchBound) return o.site;
+  }
+  return "";
+}
+
 TEST_F(CallSiteTest, ALaunchStormIsBlamedOnTheSampledLine) {
   // The whole path: sampled launch sites -> Python-frame ranges -> the report's offenders.
   SetSiteFunction(&PythonLine);
   CollectorOptions options = Options();
   options.api_records = ApiRecords::kCallbacks;
-  absl::StatusOr<Timeline> t = Collect(
-      [] {
-        for (uint32_t c = 1; c <= 20; ++c) {
-          EXPECT_TRUE(fake::CallRuntimeApi(kLaunch, c));
-          // Each tiny kernel runs right after its launch, then the GPU waits for the next.
-          const auto ran = static_cast<uint64_t>(fake::FakeClockNs());
-          fake::Record(fake::Kernel(0, 7, ran + 10, ran + 20, "_Z4tinyv", c));
-        }
-      },
-      options);
+  absl::StatusOr<Timeline> t = Collect(&LaunchTinyKernels, options);
   ASSERT_TRUE(t.ok()) << t.status();
-  absl::StatusOr<Report> report = Analyze(*t, AnalysisOptions());
-  ASSERT_TRUE(report.ok()) << report.status();
-  const auto launch_bound =
-      std::find_if(report->offenders.begin(), report->offenders.end(),
-                   [](const Offender& o) { return CauseOf(o.subcause) == Cause::kLaunchBound; });
-  ASSERT_NE(launch_bound, report->offenders.end());
-  EXPECT_THAT(launch_bound->site, HasSubstr("train.py:42 in train_step"));
+  EXPECT_THAT(LaunchBoundSite(*t), HasSubstr("train.py:42 in train_step"));
 }
 
 TEST(CallSiteLogTest, ALaunchSampleHoldsUntilTheThreadsNextOneForAtMostItsSpan) {
@@ -470,27 +476,15 @@ TEST_F(CallSiteTest, BackwardThreadLaunchesAreBlamedOnTheLineWaitingForThem) {
   options.api_records = ApiRecords::kCallbacks;
   absl::StatusOr<Timeline> t = Collect(
       [] {
-        // The Python thread waits in loss.backward() (gpuidle/_torch.py marks it) ...
+        // The Python thread waits in loss.backward() (gpuidle/_torch.py marks it) while
+        // autograd's thread launches the backward kernels.
         HostRangeRecorder::Get().Push(0, RangeKind::kPython, "train.py:25 in step");
-        // ... while autograd's thread launches the backward kernels.
-        std::thread([] {
-          for (uint32_t c = 1; c <= 20; ++c) {
-            EXPECT_TRUE(fake::CallRuntimeApi(kLaunch, c));
-            const auto ran = static_cast<uint64_t>(fake::FakeClockNs());
-            fake::Record(fake::Kernel(0, 7, ran + 10, ran + 20, "_Z8backwardv", c));
-          }
-        }).join();
+        std::thread(&LaunchTinyKernels).join();
         HostRangeRecorder::Get().Pop(0);
       },
       options);
   ASSERT_TRUE(t.ok()) << t.status();
-  absl::StatusOr<Report> report = Analyze(*t, AnalysisOptions());
-  ASSERT_TRUE(report.ok()) << report.status();
-  const auto launch_bound =
-      std::find_if(report->offenders.begin(), report->offenders.end(),
-                   [](const Offender& o) { return CauseOf(o.subcause) == Cause::kLaunchBound; });
-  ASSERT_NE(launch_bound, report->offenders.end());
-  EXPECT_THAT(launch_bound->site, HasSubstr("train.py:25 in step"));
+  EXPECT_THAT(LaunchBoundSite(*t), HasSubstr("train.py:25 in step"));
 }
 
 TEST(CallSiteLogTest, KeepsAtMostItsLimitAndCountsTheRest) {

@@ -143,12 +143,18 @@ def test_uninstall_leaves_a_later_patch_of_someone_else_alone(fake_torch):
     assert cls.__next__ is theirs
 
 
-def test_syncs_run_inside_a_call_site_marker_naming_the_programs_line(fake_torch, monkeypatch):
+def installed_with_markers_recorded(monkeypatch):
+    """Installs the integration with call sites on; returns the recorder of its markers."""
     nvtx = NvtxCalls()
     monkeypatch.setattr(_markers, "_push", nvtx.push)
     monkeypatch.setattr(_markers, "_pop", nvtx.pop)
     _call_sites.enable()
     _torch.install(FakeProfile())
+    return nvtx
+
+
+def test_syncs_run_inside_a_call_site_marker_naming_the_programs_line(fake_torch, monkeypatch):
+    nvtx = installed_with_markers_recorded(monkeypatch)
     t = fake_torch.Tensor()
 
     def train_step():
@@ -164,11 +170,7 @@ def test_backward_runs_inside_a_call_site_marker_naming_the_programs_line(fake_t
                                                                          monkeypatch):
     # Autograd's threads launch the backward kernels with no Python frame: their launch
     # samples borrow this marker's line (collect/call_sites.h).
-    nvtx = NvtxCalls()
-    monkeypatch.setattr(_markers, "_push", nvtx.push)
-    monkeypatch.setattr(_markers, "_pop", nvtx.pop)
-    _call_sites.enable()
-    _torch.install(FakeProfile())
+    nvtx = installed_with_markers_recorded(monkeypatch)
     loss = fake_torch.Tensor()
 
     def train_step():
@@ -184,11 +186,7 @@ def test_backward_runs_inside_a_call_site_marker_naming_the_programs_line(fake_t
 
 def test_host_tensors_are_not_marked(fake_torch, monkeypatch):
     # A CPU tensor's .item() or truth value does not wait for the GPU: no marker, no host range.
-    nvtx = NvtxCalls()
-    monkeypatch.setattr(_markers, "_push", nvtx.push)
-    monkeypatch.setattr(_markers, "_pop", nvtx.pop)
-    _call_sites.enable()
-    _torch.install(FakeProfile())
+    nvtx = installed_with_markers_recorded(monkeypatch)
     t = fake_torch.Tensor(is_cuda=False)
     assert t.item() == 7.0 and bool(t) and repr(t) == "tensor(7.)"
     assert nvtx.calls == []
