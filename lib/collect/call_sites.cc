@@ -91,7 +91,11 @@ void CallSiteLog::MoveInto(Timeline* timeline) {
   std::sort(samples.begin(), samples.end(), [](const Sample& a, const Sample& b) {
     return a.thread != b.thread ? a.thread < b.thread : a.at_ns < b.at_ns;
   });
-  const OpenSites elsewhere(*timeline);
+  // Only samples without a site look at the other threads' call sites.
+  const bool borrowing = std::any_of(samples.begin(), samples.end(),
+                                     [](const Sample& s) { return s.site == nullptr; });
+  std::optional<OpenSites> elsewhere;
+  if (borrowing) elsewhere.emplace(*timeline);
   for (size_t i = 0; i < samples.size(); ++i) {
     const Sample& s = samples[i];
     int64_t end = s.at_ns + s.span_ns;
@@ -102,7 +106,7 @@ void CallSiteLog::MoveInto(Timeline* timeline) {
     if (s.site != nullptr) {
       name = name_of(s.site);
     } else {
-      const std::optional<Range> open = elsewhere.At(s.thread, s.at_ns);
+      const std::optional<Range> open = elsewhere->At(s.thread, s.at_ns);
       if (!open.has_value()) continue;
       name = open->name;
       end = std::min(end, open->end_ns);

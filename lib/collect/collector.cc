@@ -354,11 +354,11 @@ struct Collector::State {
   }
 
   // With a call-site provider: CUPTI calls back at the start of every sync, copy and launch of
-  // domain (named_ids). The callbacks go with the subscriber.
-  void EnableCallSites(const CuptiApi& cupti, CUpti_CallbackDomain domain) {
+  // domain (named_ids). The callbacks go with the subscriber. True if any call is named.
+  bool EnableCallSites(const CuptiApi& cupti, CUpti_CallbackDomain domain) {
     named_ids.fill(SiteNaming::kNone);
     named_domain = domain;
-    if (CurrentCallSiteProvider() == nullptr || subscriber == nullptr) return;
+    if (CurrentCallSiteProvider() == nullptr || subscriber == nullptr) return false;
     for (const NeededId& id :
          domain == CUPTI_CB_DOMAIN_DRIVER_API ? driver_needed : runtime_needed) {
       if (id.category == CallCategory::kSync || id.category == CallCategory::kCopy) {
@@ -370,6 +370,7 @@ struct Collector::State {
       }
       cupti.EnableCallback(1, subscriber, domain, id.cbid);
     }
+    return true;
   }
 
   void Work() {
@@ -538,8 +539,10 @@ absl::Status Collector::Start(const CuptiApi& api, const CollectorOptions& optio
   } else {
     s.EnableApiCalls(api, api_records);
   }
-  s.EnableCallSites(api, driver_only ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API);
-  naming_call_sites.store(true, std::memory_order_release);
+  // Without a provider the callbacks skip naming at once (a C++ program's launches).
+  const bool naming =
+      s.EnableCallSites(api, driver_only ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API);
+  naming_call_sites.store(naming, std::memory_order_release);
   // Hand buffers over at least every second so long runs are decoded as they go.
   if ((s.leave_out & kPartFlushPeriod) == 0) api.ActivityFlushPeriod(1000);
   s.collecting = true;

@@ -462,32 +462,32 @@ inline CUptiResult CUPTIAPI ActivityDisable(CUpti_ActivityKind kind) {
   return CUPTI_SUCCESS;
 }
 
-inline CUptiResult CUPTIAPI EnableRuntimeApi(CUpti_CallbackId cbid, uint8_t enable) {
+// cuptiActivityEnableRuntimeApi / cuptiActivityEnableDriverApi: what one domain's ids became.
+inline CUptiResult EnableApiId(const char* what, std::set<CUpti_CallbackId> State::*enabled,
+                               std::set<CUpti_CallbackId> State::*ever,
+                               std::set<CUpti_CallbackId> State::*turned_off,
+                               CUpti_CallbackId cbid, uint8_t enable) {
   State& s = GetState();
   std::lock_guard<std::mutex> lock(s.mu);
-  s.calls.push_back(enable != 0 ? "EnableRuntimeApi on" : "EnableRuntimeApi off");
+  s.calls.push_back(std::string(what) + (enable != 0 ? " on" : " off"));
   if (enable != 0) {
-    s.enabled_runtime.insert(cbid);
-    s.runtime_ever_enabled.insert(cbid);
+    (s.*enabled).insert(cbid);
+    (s.*ever).insert(cbid);
   } else {
-    s.enabled_runtime.erase(cbid);
-    s.runtime_turned_off.insert(cbid);
+    (s.*enabled).erase(cbid);
+    (s.*turned_off).insert(cbid);
   }
   return CUPTI_SUCCESS;
 }
 
+inline CUptiResult CUPTIAPI EnableRuntimeApi(CUpti_CallbackId cbid, uint8_t enable) {
+  return EnableApiId("EnableRuntimeApi", &State::enabled_runtime, &State::runtime_ever_enabled,
+                     &State::runtime_turned_off, cbid, enable);
+}
+
 inline CUptiResult CUPTIAPI EnableDriverApi(CUpti_CallbackId cbid, uint8_t enable) {
-  State& s = GetState();
-  std::lock_guard<std::mutex> lock(s.mu);
-  s.calls.push_back(enable != 0 ? "EnableDriverApi on" : "EnableDriverApi off");
-  if (enable != 0) {
-    s.enabled_driver.insert(cbid);
-    s.driver_ever_enabled.insert(cbid);
-  } else {
-    s.enabled_driver.erase(cbid);
-    s.driver_turned_off.insert(cbid);
-  }
-  return CUPTI_SUCCESS;
+  return EnableApiId("EnableDriverApi", &State::enabled_driver, &State::driver_ever_enabled,
+                     &State::driver_turned_off, cbid, enable);
 }
 
 inline CUptiResult CUPTIAPI GetNumDroppedRecords(CUcontext, uint32_t, size_t* dropped) {

@@ -33,6 +33,9 @@ Report MustAnalyze(const std::string& scenario, const std::string& folder = "liv
 double Share(const DeviceReport& d, Subcause s) {
   return static_cast<double>(d.idle[s]) / static_cast<double>(d.idle_ns);
 }
+double IdleShareOfWindow(const DeviceReport& d) {
+  return static_cast<double>(d.idle_ns) / static_cast<double>(d.window_ns);
+}
 double Share(const DeviceReport& d, Cause c) {
   return static_cast<double>(d.idle.CauseNs(c)) / static_cast<double>(d.idle_ns);
 }
@@ -95,8 +98,7 @@ INSTANTIATE_TEST_SUITE_P(RecordedOnH200, LiveScenario,
 TEST(LiveHealthyTest, HealthyLoopIsIdleUnder3PercentOfItsWindow) {
   const Report r = MustAnalyze("healthy");
   ASSERT_EQ(r.devices.size(), 1u);
-  EXPECT_LT(static_cast<double>(r.devices[0].idle_ns) / static_cast<double>(r.devices[0].window_ns),
-            0.03);
+  EXPECT_LT(IdleShareOfWindow(r.devices[0]), 0.03);
 }
 
 TEST(LiveMixedTest, MixedNamesBothHostWorkAndLaunchOverhead) {
@@ -200,8 +202,7 @@ TEST(LivePythonTest, TinyMlpIsLaunchBound) {
 TEST(LivePythonTest, HealthyMatmulIdlesUnder5PercentOfItsWindow) {
   const Report r = MustAnalyzePython("healthy_matmul");
   ASSERT_EQ(r.devices.size(), 1u);
-  EXPECT_LT(static_cast<double>(r.devices[0].idle_ns) / static_cast<double>(r.devices[0].window_ns),
-            0.05);
+  EXPECT_LT(IdleShareOfWindow(r.devices[0]), 0.05);
 }
 
 TEST(LivePythonTest, DataLoaderWaitsAreNamedWithoutUserMarkers) {
