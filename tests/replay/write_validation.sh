@@ -71,7 +71,8 @@ Notes:
   - fixes from a review of the timed calls: calls made after a thread's exit handed its chunk
     over are dropped; chunks held at a stop stay out of the pool until the next stop; the
     entry timestamp slot is cleared after use; no lock per call when the chunk pool is empty;
-    a forked child never waits on the parent's lock;
+    a forked child never waits on the parent's lock; timed calls still held at a stop count
+    towards the record limit;
   - call sites (only bindings set a provider: none of these programs) are asked at every sync
     and copy and at one launch per millisecond of each thread;
   - two benchmark diagnostics (`driver-callbacks`, `nested-call-skip`), not used by default.
