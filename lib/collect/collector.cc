@@ -153,6 +153,52 @@ void CUPTIAPI ApiCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
   if (timing_calls.load(std::memory_order_acquire)) TimeCall(domain, cbid, *call);
 }
 
+// Detaching CUPTI (CuptiAfterStop::kDetach). CUPTI's guidance is to call cuptiFinalize at the
+// exit of a CUDA call, where no thread is half-way through its instrumentation; Kineto waits for
+// the program's next call. gpuidle makes one itself (cuDeviceGetCount) with a callback at its
+// exit, so the detach happens inside Stop and never depends on what the program does next.
+enum DetachState : int { kNotArmed, kArmed, kDetaching, kDetached };
+std::atomic<int> detach_state{kNotArmed};
+std::atomic<const CuptiApi*> detach_api{nullptr};
+CUpti_SubscriberHandle detach_subscriber = nullptr;
+constexpr CUpti_CallbackId kDetachTrigger = CUPTI_DRIVER_TRACE_CBID_cuDeviceGetCount;
+
+void CUPTIAPI DetachCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                             const void* data) {
+  if (domain != CUPTI_CB_DOMAIN_DRIVER_API || cbid != kDetachTrigger) return;
+  if (static_cast<const CUpti_CallbackData*>(data)->callbackSite != CUPTI_API_EXIT) return;
+  int armed = kArmed;  // one thread detaches, even if others call cuDeviceGetCount meanwhile
+  if (!detach_state.compare_exchange_strong(armed, kDetaching)) return;
+  const CuptiApi* api = detach_api.load();
+  api->Unsubscribe(detach_subscriber);
+  api->Finalize();
+  detach_state.store(kDetached);
+}
+
+// Subscribes DetachCallback and makes the CUDA call that triggers it. True if CUPTI detached;
+// false leaves CUPTI attached, as it was.
+bool DetachCupti(const CuptiApi& api, int (*cuda_call)()) {
+  if (api.Finalize == nullptr || cuda_call == nullptr) return false;
+  if (api.Subscribe(&detach_subscriber, &DetachCallback, nullptr) != CUPTI_SUCCESS) return false;
+  if (api.EnableCallback(1, detach_subscriber, CUPTI_CB_DOMAIN_DRIVER_API, kDetachTrigger) !=
+      CUPTI_SUCCESS) {
+    api.Unsubscribe(detach_subscriber);
+    return false;
+  }
+  detach_api.store(&api);
+  detach_state.store(kArmed);
+  cuda_call();
+  int armed = kArmed;
+  if (detach_state.compare_exchange_strong(armed, kNotArmed)) {
+    api.Unsubscribe(detach_subscriber);  // CUPTI did not call back (no driver, say)
+    return false;
+  }
+  // The callback ran: on this thread, or on one that called cuDeviceGetCount meanwhile.
+  while (detach_state.load() != kDetached) std::this_thread::yield();
+  detach_state.store(kNotArmed);
+  return true;
+}
+
 struct Completed {
   uint8_t* buffer;
   size_t valid_bytes;  // of a CUPTI activity buffer; 0 for a chunk of timed calls
@@ -190,6 +236,7 @@ absl::StatusOr<uint32_t> ParseCollectorParts(absl::string_view names) {
       {"other-kinds", kPartOtherKinds},     {"decode", kPartDecode},
       {"subscriber", kPartSubscriber},      {"system-thread-ids", kPartSystemThreadIds},
       {"flush-period", kPartFlushPeriod},   {"nested-call-skip", kPartNestedCallSkip},
+      {"detach", kPartDetach},
   };
   uint32_t bits = 0;
   for (absl::string_view name : absl::StrSplit(names, ',', absl::SkipWhitespace())) {
@@ -200,7 +247,7 @@ absl::StatusOr<uint32_t> ParseCollectorParts(absl::string_view names) {
       return absl::InvalidArgumentError(absl::StrCat(
           "unknown collector part '", name,
           "' (runtime, driver, other-kinds, decode, subscriber, system-thread-ids, flush-period, "
-          "nested-call-skip)"));
+          "nested-call-skip, detach)"));
     }
     bits |= part->second;
   }
@@ -230,6 +277,7 @@ struct Collector::State {
   std::atomic<uint64_t> dropped{0};
   std::atomic<uint64_t> records{0};
   std::atomic<bool> limit_reached{false};
+  std::atomic<uint64_t> detaches{0};
   int64_t max_records = 0;
   uint32_t leave_out = 0;
   CudaDriverQueries driver;
@@ -413,6 +461,7 @@ CollectorCounters Collector::counters() const {
   c.records = state_->records.load();
   c.dropped = state_->dropped.load();
   c.pool_exhausted = state_->pool != nullptr ? state_->pool->exhausted() : 0;
+  c.detaches = state_->detaches.load();
   return c;
 }
 
@@ -552,7 +601,7 @@ absl::Status Collector::Start(const CuptiApi& api, const CollectorOptions& optio
   return absl::OkStatus();
 }
 
-absl::StatusOr<Timeline> Collector::Stop() {
+absl::StatusOr<Timeline> Collector::Stop(CuptiAfterStop after) {
   State& s = *state_;
   if (!s.collecting.load()) return absl::FailedPreconditionError("not collecting");
   HostRangeRecorder::Get().SetRecording(false);
@@ -594,6 +643,12 @@ absl::StatusOr<Timeline> Collector::Stop() {
   timeline.info.dropped_records =
       timeline.info.dropped_records.value_or(0) + s.dropped.load() + dropped_calls;
   timeline.info.record_limit_reached = s.limit_reached.load();
+  // Last: nothing of this collection calls CUPTI any more. Only with every buffer back, so that
+  // none is lost to the pool with the CUPTI that held it.
+  if (after == CuptiAfterStop::kDetach && (s.leave_out & kPartDetach) == 0 &&
+      s.pool->in_use() == 0 && DetachCupti(*s.api, s.driver.device_count)) {
+    s.detaches.fetch_add(1);
+  }
   return timeline;
 }
 

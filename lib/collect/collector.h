@@ -34,7 +34,16 @@ enum CollectorPart : uint32_t {
   kPartSystemThreadIds = 1u << 5,  // CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM
   kPartFlushPeriod = 1u << 6,      // the periodic flush
   kPartNestedCallSkip = 1u << 7,   // timed calls: skipping driver calls inside runtime calls
+  kPartDetach = 1u << 8,           // detaching CUPTI when a collection stops (CuptiAfterStop)
 };
+
+// What Stop leaves behind. Once CUPTI has traced, it keeps intercepting the program's CUDA calls
+// after every kind and callback is off, until it is detached (cuptiFinalize): the H200 benchmark
+// measured what stays (docs/PERFORMANCE.md), and PyTorch saw training run 10-20% slower after
+// torch.profiler until it detached too (pytorch/pytorch#146604). A stop in the middle of a
+// program detaches; a stop at exit does not (nothing runs after it, and teardown at exit has
+// its own hazards). CUPTI attaches again at the next Start.
+enum class CuptiAfterStop { kStayAttached, kDetach };
 
 // How the launch, sync, copy and wait-event calls are recorded.
 //
@@ -82,6 +91,7 @@ struct CollectorCounters {
   uint64_t records = 0;
   uint64_t dropped = 0;         // CUPTI's count: no buffer, or a buffer overflowed
   uint64_t pool_exhausted = 0;  // buffer requests gpuidle could not serve
+  uint64_t detaches = 0;        // stops that detached CUPTI (CuptiAfterStop::kDetach)
 };
 
 class Collector {
@@ -92,8 +102,9 @@ class Collector {
   // driver or GPU, another tool subscribed, ...); nothing stays enabled then.
   absl::Status Start(const CuptiApi& api, const CollectorOptions& options);
   // Disables recording, flushes CUPTI, waits until every buffer is decoded, releases CUPTI and
-  // returns the timeline (host ranges included).
-  absl::StatusOr<Timeline> Stop();
+  // returns the timeline (host ranges included). With kDetach, CUPTI is then detached from the
+  // process when that is safe (every buffer back, the driver's callback came).
+  absl::StatusOr<Timeline> Stop(CuptiAfterStop after = CuptiAfterStop::kStayAttached);
   bool collecting() const;
   CollectorCounters counters() const;
 

@@ -33,6 +33,7 @@ struct CuptiApi {
   CUptiResult (*GetCallbackName)(CUpti_CallbackDomain, uint32_t, const char**) = nullptr;
   CUptiResult (*GetResultString)(CUptiResult, const char**) = nullptr;
   CUptiResult (*GetTimestamp)(uint64_t*) = nullptr;
+  CUptiResult (*Finalize)() = nullptr;
 };
 
 // The CUPTI of this process: the libcupti.so.13 already loaded (PyTorch's), else the one named

@@ -65,6 +65,7 @@ absl::StatusOr<const CuptiApi*> Load() {
   Resolve(h, "cuptiGetCallbackName", &api.GetCallbackName, &missing);
   Resolve(h, "cuptiGetResultString", &api.GetResultString, &missing);
   Resolve(h, "cuptiGetTimestamp", &api.GetTimestamp, &missing);
+  Resolve(h, "cuptiFinalize", &api.Finalize, &missing);
   if (!missing.empty()) {
     return absl::UnavailableError(
         absl::StrCat("the CUPTI in this process is older than CUDA 13 (missing ",

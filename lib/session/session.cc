@@ -131,7 +131,8 @@ absl::StatusOr<std::shared_ptr<const CollectionResult>> Session::Stop(const void
   if (owner_ == nullptr || owner_ != owner) {
     return absl::FailedPreconditionError("this profiler is not collecting");
   }
-  return StopLocked();
+  // The program goes on: it should run as fast as before gpuidle started.
+  return StopLocked(CuptiAfterStop::kDetach);
 }
 
 absl::StatusOr<std::string> Session::WriteOutput(absl::string_view pattern,
@@ -141,11 +142,11 @@ absl::StatusOr<std::string> Session::WriteOutput(absl::string_view pattern,
   return WriteNewFile(path, text, id.pid);
 }
 
-absl::StatusOr<std::shared_ptr<const CollectionResult>> Session::StopLocked() {
+absl::StatusOr<std::shared_ptr<const CollectionResult>> Session::StopLocked(CuptiAfterStop after) {
   auto result = std::make_shared<CollectionResult>();
   result->options = options_;
   owner_ = nullptr;
-  absl::StatusOr<Timeline> timeline = Collector::Get().Stop();
+  absl::StatusOr<Timeline> timeline = Collector::Get().Stop(after);
   if (!timeline.ok()) {
     Warn(absl::StrCat("collection failed: ", timeline.status().message()));
     return timeline.status();
@@ -220,7 +221,7 @@ void Session::StopAtExit() {
   Session& s = Get();
   std::lock_guard<std::mutex> lock(s.mu_);
   if (s.owner_ == nullptr || s.forked_child_) return;
-  s.StopLocked().IgnoreError();
+  s.StopLocked(CuptiAfterStop::kStayAttached).IgnoreError();
 }
 
 void Session::AfterForkInChild() {

@@ -14,6 +14,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "collect/collector.h"
 #include "gpuidle/profiler.h"
 #include "gpuidle/report.h"
 #include "model/timeline.h"
@@ -51,7 +52,7 @@ class Session {
 
  private:
   Session() = default;
-  absl::StatusOr<std::shared_ptr<const CollectionResult>> StopLocked();
+  absl::StatusOr<std::shared_ptr<const CollectionResult>> StopLocked(CuptiAfterStop after);
   static void StopAtExit();
   static void AfterForkInChild();
 

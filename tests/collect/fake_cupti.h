@@ -243,11 +243,13 @@ struct State {
   CUptiResult subscribe_result = CUPTI_SUCCESS;
   std::set<CUpti_ActivityKind> refused_kinds;  // ActivityEnable fails for these
   size_t dropped_to_report = 0;                // GetNumDroppedRecords: returned once
+  bool keeps_held_buffers = false;             // a flush does not complete the held buffers
 
   // What the collector did.
   bool subscribed = false;
   int subscribe_calls = 0;
   int unsubscribe_calls = 0;
+  int finalize_calls = 0;
   CUpti_BuffersCallbackRequestFunc buffer_requested = nullptr;  // kept across Reset()
   CUpti_BuffersCallbackCompleteFunc buffer_completed = nullptr;
   CUpti_TimestampCallbackFunc timestamp = nullptr;
@@ -283,16 +285,18 @@ inline State& GetState() {
   return *state;
 }
 
-// Forgets everything but the buffer callbacks (the collector registers them once per process).
+// Forgets everything but the buffer callbacks, which CUPTI keeps between collections.
 inline void Reset() {
   State& s = GetState();
   std::lock_guard<std::mutex> lock(s.mu);
   s.subscribe_result = CUPTI_SUCCESS;
   s.refused_kinds.clear();
   s.dropped_to_report = 0;
+  s.keeps_held_buffers = false;
   s.subscribed = false;
   s.subscribe_calls = 0;
   s.unsubscribe_calls = 0;
+  s.finalize_calls = 0;
   s.timestamp = nullptr;
   s.register_callbacks_calls = 0;
   s.thread_id_type = CUPTI_ACTIVITY_THREAD_ID_TYPE_DEFAULT;
@@ -362,7 +366,7 @@ inline void Deliver() {
     requested = s.buffer_requested;
     completed = s.buffer_completed;
     records.swap(s.queued);
-    held.swap(s.held);
+    if (!s.keeps_held_buffers) held.swap(s.held);
   }
   if (requested == nullptr || completed == nullptr) return;
   size_t next = 0;
@@ -578,6 +582,30 @@ inline bool CallRuntimeApi(CUpti_CallbackId cbid, uint32_t correlation) {
   return CallApi(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, correlation, [] {});
 }
 
+// cuDeviceGetCount as the driver makes it: CUPTI calls back where the id is enabled. For
+// CudaDriverQueries::device_count.
+inline int DeviceGetCount() {
+  CallApi(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuDeviceGetCount, 0, [] {});
+  return 1;
+}
+
+// cuptiFinalize: CUPTI detaches and forgets everything a client set up, the buffer callbacks
+// included (they must be registered again).
+inline CUptiResult CUPTIAPI Finalize() {
+  State& s = GetState();
+  std::lock_guard<std::mutex> lock(s.mu);
+  ++s.finalize_calls;
+  s.calls.push_back("Finalize");
+  s.subscribed = false;
+  s.runtime_callbacks.clear();
+  s.driver_callbacks.clear();
+  s.enabled_kinds.clear();
+  s.buffer_requested = nullptr;
+  s.buffer_completed = nullptr;
+  s.flush_period_ms = 0;
+  return CUPTI_SUCCESS;
+}
+
 inline CUptiResult CUPTIAPI GetTimestamp(uint64_t* timestamp) {
   *timestamp = static_cast<uint64_t>(FakeClockNs());
   return CUPTI_SUCCESS;
@@ -604,6 +632,7 @@ inline const CuptiApi& FakeApi() {
     a->GetCallbackName = &GetCallbackName;
     a->GetResultString = &GetResultString;
     a->GetTimestamp = &GetTimestamp;
+    a->Finalize = &Finalize;
     return a;
   }();
   return *api;

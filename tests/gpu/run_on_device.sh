@@ -162,6 +162,11 @@ print(sum(c.values()), "calls:", dict(c.most_common(6)))' "$out/python/api_$mode
   cat "$out/logs/py_coexistence.log" | tee -a "$log"
   run py_workers python3 tests/gpu/python/workers.py "$out/python/workers"
   grep -v '^gpuidle: ' "$out/logs/py_workers.log" | tail -3 | tee -a "$log"
+  # Profiles one after another; the speed after the last, with and without detaching CUPTI.
+  for leave_out in "" detach; do
+    GPUIDLE_BENCH_LEAVE_OUT=$leave_out timeout 180 python3 tests/gpu/python/repeated_profiles.py \
+      2>&1 | grep -v '^gpuidle: ' | tail -2 | tee -a "$log"
+  done
 fi
 
 # The Python package's overhead (needs the package that `python` built on this machine).
