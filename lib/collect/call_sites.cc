@@ -24,16 +24,21 @@ class OpenSites {
   }
 
   // The innermost (latest begun) such range open at t on a thread other than `thread`, or
-  // nullopt. Looks back over a bounded number of ranges: call sites rarely nest deeply.
+  // nullopt, also when one is open on `thread` itself (its own marker, around a forward pass
+  // or an optimizer step, already names its launches). Looks back over a bounded number of
+  // ranges: call sites rarely nest deeply.
   std::optional<Range> At(uint64_t thread, int64_t t) const {
     auto after = std::upper_bound(ranges_.begin(), ranges_.end(), t,
                                   [](int64_t at, const Range& r) { return at < r.start_ns; });
     constexpr int kLookBack = 64;
+    std::optional<Range> elsewhere;
     for (int n = 0; after != ranges_.begin() && n < kLookBack; ++n) {
       const Range& r = *--after;
-      if (r.thread != thread && r.end_ns > t) return r;
+      if (r.end_ns <= t) continue;
+      if (r.thread == thread) return std::nullopt;
+      if (!elsewhere.has_value()) elsewhere = r;
     }
-    return std::nullopt;
+    return elsewhere;
   }
 
  private:

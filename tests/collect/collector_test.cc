@@ -459,9 +459,15 @@ TEST(CallSiteLogTest, ASampleWithoutASiteBorrowsTheCallSiteOpenOnAnotherThread) 
   log.AddSample(/*thread=*/2, 450, 100, nullptr);  // ends with the backward call
   log.AddSample(/*thread=*/2, 600, 100, nullptr);  // nothing open elsewhere: no range
   log.AddSample(/*thread=*/1, 300, 100, nullptr);  // never its own thread's range
+  // Thread 1's own marker (a forward pass) names its launches, though thread 3 has one open.
+  t.ranges.push_back(
+      Range{700, 900, /*thread=*/1, t.strings.Intern("train.py:23 in step"), RangeKind::kPython});
+  t.ranges.push_back(
+      Range{750, 800, /*thread=*/3, t.strings.Intern("other.py:9 in f"), RangeKind::kPython});
+  log.AddSample(/*thread=*/1, 760, 100, nullptr);
   log.MoveInto(&t);
   std::vector<std::string> got;
-  for (size_t i = 1; i < t.ranges.size(); ++i) {
+  for (size_t i = 3; i < t.ranges.size(); ++i) {
     const Range& r = t.ranges[i];
     got.push_back(absl::StrCat("thread ", r.thread, " ", r.start_ns, "-", r.end_ns, " ",
                                t.strings.Get(r.name)));

@@ -4,6 +4,7 @@ torch is not on CI machines; tests/gpu/python proves the same on the GPU with to
 from __future__ import annotations
 
 import sys
+import textwrap
 import types
 
 import pytest
@@ -24,6 +25,55 @@ class NvtxCalls:
 
     def pop(self):
         self.calls.append(("pop",))
+
+
+_FAKE_TORCH_DIR = "/nonexistent/torch"
+_FAKE_NN_AND_OPTIM = textwrap.dedent("""
+    hooks = {"forward_pre": {}, "forward": {}, "step_pre": {}, "step": {}}
+
+    class Handle:
+        def __init__(self, kind, hook):
+            self.kind, self.key = kind, object()
+            hooks[kind][self.key] = hook
+
+        def remove(self):
+            hooks[self.kind].pop(self.key, None)
+
+    module_hooks = {
+        "register_module_forward_pre_hook": lambda hook: Handle("forward_pre", hook),
+        "register_module_forward_hook":
+            lambda hook, *, always_call=False: Handle("forward", hook),
+    }
+    optimizer_hooks = {
+        "register_optimizer_step_pre_hook": lambda hook: Handle("step_pre", hook),
+        "register_optimizer_step_post_hook": lambda hook: Handle("step", hook),
+    }
+
+    class Module:
+        def __init__(self, *children):
+            self.children = children
+
+        def forward(self, x):
+            for child in self.children:
+                x = child(x)
+            return x + 1
+
+        def __call__(self, x):
+            for hook in list(hooks["forward_pre"].values()):
+                hook(self, (x,))
+            out = self.forward(x)
+            for hook in list(hooks["forward"].values()):
+                hook(self, (x,), out)
+            return out
+
+    class Optimizer:
+        def step(self):
+            for hook in list(hooks["step_pre"].values()):
+                hook(self, (), {})
+            for hook in list(hooks["step"].values()):
+                hook(self, (), {})
+            return "stepped"
+""")
 
 
 @pytest.fixture
@@ -88,6 +138,18 @@ def fake_torch(monkeypatch):
     torch.profiling = False
     torch._C = types.SimpleNamespace(
         _autograd=types.SimpleNamespace(_profiler_enabled=lambda: torch.profiling))
+    # nn.Module and Optimizer with torch's global hooks, compiled under torch's folder so that
+    # call sites skip their frames as they skip torch's.
+    torch.__file__ = _FAKE_TORCH_DIR + "/__init__.py"
+    namespace: dict = {}
+    exec(compile(_FAKE_NN_AND_OPTIM, _FAKE_TORCH_DIR + "/nn/modules/module.py", "exec"), namespace)
+    torch.nn = types.SimpleNamespace(Module=namespace["Module"], modules=types.SimpleNamespace(
+        module=types.SimpleNamespace(**namespace["module_hooks"])))
+    torch.optim = types.SimpleNamespace(Optimizer=namespace["Optimizer"], optimizer=types.SimpleNamespace(
+        **namespace["optimizer_hooks"]))
+    torch.hooks = namespace["hooks"]
+    torch.compiling = False
+    torch.compiler = types.SimpleNamespace(is_compiling=lambda: torch.compiling)
     for name, module in [("torch", torch), ("torch.utils", utils), ("torch.utils.data", data),
                          ("torch.utils.data.dataloader", dataloader)]:
         monkeypatch.setitem(sys.modules, name, module)
@@ -182,6 +244,36 @@ def test_backward_runs_inside_a_call_site_marker_naming_the_programs_line(fake_t
     assert nvtx.calls == [("push", _markers._CALL_SITE, site), ("pop",)], nvtx.calls
     _torch.uninstall()
     assert loss.backward() == "gradients" and len(nvtx.calls) == 2, "unmarked once uninstalled"
+
+
+def test_forward_and_optimizer_step_run_inside_a_call_site_marker_naming_the_programs_line(
+        fake_torch, monkeypatch):
+    # PyTorch launches with the GIL released: the native sampling cannot read these lines.
+    nvtx = installed_with_markers_recorded(monkeypatch)
+    model = fake_torch.nn.Module(fake_torch.nn.Module(), fake_torch.nn.Module())
+    opt = fake_torch.optim.Optimizer()
+
+    def train_step():
+        out = model(1)  # the outermost module only: one marker, not three
+        return out, opt.step()
+
+    first = train_step.__code__.co_firstlineno
+    assert train_step() == (4, "stepped")
+    forward = f"{__file__}:{first + 1} in train_step"
+    step = f"{__file__}:{first + 2} in train_step"
+    assert nvtx.calls == [("push", _markers._CALL_SITE, forward), ("pop",),
+                          ("push", _markers._CALL_SITE, step), ("pop",)], nvtx.calls
+    _torch.uninstall()
+    assert all(not hooks for hooks in fake_torch.hooks.values()), "hooks left behind"
+    assert train_step() == (4, "stepped") and len(nvtx.calls) == 4, "unmarked once uninstalled"
+
+
+def test_the_launch_markers_stay_out_of_what_torch_compile_traces(fake_torch, monkeypatch):
+    nvtx = installed_with_markers_recorded(monkeypatch)
+    fake_torch.compiling = True
+    assert fake_torch.nn.Module(fake_torch.nn.Module())(1) == 3
+    assert fake_torch.optim.Optimizer().step() == "stepped"
+    assert nvtx.calls == []
 
 
 def test_host_tensors_are_not_marked(fake_torch, monkeypatch):

@@ -14,9 +14,13 @@
   number conversions and printing of CUDA tensors, and ``torch.cuda.synchronize()``, run inside
   a call-site marker with the program's line (``_call_sites.caller_site``): PyTorch releases
   the GIL inside its operators, so only Python sees where a sync came from.
-- **So does backward.** ``Tensor.backward()`` of a CUDA tensor runs inside a call-site marker
-  too: autograd's threads launch the backward kernels without any Python frame, and their
-  sampled launch sites take the line waiting in ``backward()`` (collect/call_sites.h).
+- **So do the launches of forward, backward and the optimizer.** PyTorch launches kernels with
+  the GIL released, so the native launch sampling never sees their Python line. The outermost
+  ``nn.Module`` call on each thread (global forward hooks) and ``Optimizer.step`` (global step
+  hooks) run inside a call-site marker with the program's line, and so does
+  ``Tensor.backward()`` of a CUDA tensor: autograd's threads launch the backward kernels without
+  any Python frame, and their sampled launch sites take the line waiting in ``backward()``
+  (collect/call_sites.h). While torch.compile traces, the hooks do nothing (no graph break).
 - **Children never collect.** DataLoader workers (forked or spawned) and other
   multiprocessing children that inherit or re-run a profile stay inert (:func:`in_worker`).
 
@@ -37,6 +41,7 @@ from . import _call_sites, _markers
 _lock = threading.Lock()
 _profile: Any = None  # the profile the patches report to
 _patches: list[tuple[Any, str, Any, Any]] = []  # (owner, name, original, wrapper)
+_hooks: list[Any] = []  # handles of torch's global hooks, removed by uninstall
 
 _DATA_MARKER = "DataLoader.__next__"
 
@@ -125,6 +130,76 @@ def _mark_sync_sites(torch: Any) -> None:
                 _patch(cls, "synchronize", on_any)
 
 
+class _LaunchMarkers(threading.local):
+    """Per thread: how deep in marked module calls, and the optimizer steps marked."""
+
+    def __init__(self) -> None:
+        self.forward_depth = 0
+        self.forward_pushed = False
+        self.steps: list[bool] = []  # one per open step: whether it pushed a marker
+
+
+_launch_markers = _LaunchMarkers()
+
+
+def _compiling(torch: Any) -> bool:
+    # torch.compile folds this to True while it traces a hook, so the hook adds no graph break.
+    compiler = getattr(torch, "compiler", None)
+    is_compiling = getattr(compiler, "is_compiling", None)
+    return bool(is_compiling()) if is_compiling is not None else False
+
+
+def _push_caller_site() -> bool:
+    site = _call_sites.caller_site(skip=1)
+    if site is None:
+        return False
+    _markers._push(_markers._CALL_SITE, site)
+    return True
+
+
+def _mark_launch_sites(torch: Any) -> None:
+    """Forward passes and optimizer steps run inside a call-site marker (their launches' line)."""
+    module = getattr(getattr(getattr(torch, "nn", None), "modules", None), "module", None)
+    optimizer = getattr(getattr(torch, "optim", None), "optimizer", None)
+    state = _launch_markers
+
+    def forward_pre(mod: Any, args: Any) -> None:
+        if _compiling(torch):
+            return
+        state.forward_depth += 1
+        if state.forward_depth == 1:  # the outermost module: its caller is the program's line
+            state.forward_pushed = _push_caller_site()
+
+    def forward_post(mod: Any, args: Any, output: Any) -> None:
+        if _compiling(torch) or state.forward_depth == 0:
+            return
+        state.forward_depth -= 1
+        if state.forward_depth == 0 and state.forward_pushed:
+            state.forward_pushed = False
+            _markers._pop()
+
+    def step_pre(opt: Any, args: Any, kwargs: Any) -> None:
+        if _compiling(torch):
+            return
+        state.steps.append(_push_caller_site())
+
+    def step_post(opt: Any, args: Any, kwargs: Any) -> None:
+        if _compiling(torch) or not state.steps:
+            return
+        if state.steps.pop():
+            _markers._pop()
+
+    if module is not None and hasattr(module, "register_module_forward_pre_hook"):
+        _hooks.append(module.register_module_forward_pre_hook(forward_pre))
+        try:  # always_call: the marker closes when forward raises too (torch >= 2.1)
+            _hooks.append(module.register_module_forward_hook(forward_post, always_call=True))
+        except TypeError:
+            _hooks.append(module.register_module_forward_hook(forward_post))
+    if optimizer is not None and hasattr(optimizer, "register_optimizer_step_pre_hook"):
+        _hooks.append(optimizer.register_optimizer_step_pre_hook(step_pre))
+        _hooks.append(optimizer.register_optimizer_step_post_hook(step_post))
+
+
 def _mark_dataloader(torch: Any) -> None:
     from torch.utils.data import dataloader
 
@@ -193,6 +268,7 @@ def install(profile: Any) -> None:
         try:
             _mark_dataloader(torch)
             _mark_sync_sites(torch)
+            _mark_launch_sites(torch)
             _yield_to_torch_profiler(torch)
         except Exception:
             _undo()
@@ -201,6 +277,8 @@ def install(profile: Any) -> None:
 
 def _undo() -> None:
     global _profile
+    while _hooks:
+        _hooks.pop().remove()
     while _patches:
         owner, name, original, wrapper = _patches.pop()
         if getattr(owner, name, None) is not wrapper:  # someone else patched it since
