@@ -143,15 +143,18 @@ def fake_torch(monkeypatch):
     torch.__file__ = _FAKE_TORCH_DIR + "/__init__.py"
     namespace: dict = {}
     exec(compile(_FAKE_NN_AND_OPTIM, _FAKE_TORCH_DIR + "/nn/modules/module.py", "exec"), namespace)
-    torch.nn = types.SimpleNamespace(Module=namespace["Module"], modules=types.SimpleNamespace(
-        module=types.SimpleNamespace(**namespace["module_hooks"])))
-    torch.optim = types.SimpleNamespace(Optimizer=namespace["Optimizer"], optimizer=types.SimpleNamespace(
-        **namespace["optimizer_hooks"]))
+    # As torch.optim does, the packages do not name the submodules that hold the hooks.
+    torch.nn = types.SimpleNamespace(Module=namespace["Module"])
+    torch.optim = types.SimpleNamespace(Optimizer=namespace["Optimizer"])
+    module_module = types.SimpleNamespace(**namespace["module_hooks"])
+    optimizer_module = types.SimpleNamespace(**namespace["optimizer_hooks"])
     torch.hooks = namespace["hooks"]
     torch.compiling = False
     torch.compiler = types.SimpleNamespace(is_compiling=lambda: torch.compiling)
     for name, module in [("torch", torch), ("torch.utils", utils), ("torch.utils.data", data),
-                         ("torch.utils.data.dataloader", dataloader)]:
+                         ("torch.utils.data.dataloader", dataloader),
+                         ("torch.nn.modules.module", module_module),
+                         ("torch.optim.optimizer", optimizer_module)]:
         monkeypatch.setitem(sys.modules, name, module)
     yield torch
     _torch.uninstall()

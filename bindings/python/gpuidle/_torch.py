@@ -159,8 +159,9 @@ def _push_caller_site() -> bool:
 
 def _mark_launch_sites(torch: Any) -> None:
     """Forward passes and optimizer steps run inside a call-site marker (their launches' line)."""
-    module = getattr(getattr(getattr(torch, "nn", None), "modules", None), "module", None)
-    optimizer = getattr(getattr(torch, "optim", None), "optimizer", None)
+    # From sys.modules: torch's packages may drop the names of their submodules.
+    module = sys.modules.get("torch.nn.modules.module")
+    optimizer = sys.modules.get("torch.optim.optimizer")
     state = _launch_markers
 
     def forward_pre(mod: Any, args: Any) -> None:
