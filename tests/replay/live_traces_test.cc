@@ -2,8 +2,11 @@
 // of each examples/cuda scenario; docs/VALIDATION.md) and checks, on every CI run, what the GPU
 // proved: each scenario's idle time goes to its intended cause, and reading the trace back gives
 // exactly the report that the live run wrote.
+#include <map>
 #include <string>
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gpuidle/analyze.h"
 #include "gtest/gtest.h"
@@ -197,6 +200,28 @@ TEST(LivePythonTest, TinyMlpIsLaunchBound) {
   const Report r = MustAnalyzePython("tiny_mlp_launch_bound");
   ASSERT_EQ(r.devices.size(), 1u);
   EXPECT_GE(Share(r.devices[0], Cause::kLaunchBound), 0.90);
+}
+
+TEST(LivePythonTest, TinyMlpLaunchOffendersNameTheForwardBackwardAndOptimizerLines) {
+  // PyTorch launches with the GIL released: the lines come from the markers gpuidle/_torch.py
+  // puts around the outermost module call, Optimizer.step and Tensor.backward.
+  const Report r = MustAnalyzePython("tiny_mlp_launch_bound");
+  std::map<std::string, int64_t> named_ns;
+  int64_t launch_ns = 0;
+  for (const Offender& o : r.offenders) {
+    if (CauseOf(o.subcause) != Cause::kLaunchBound) continue;
+    launch_ns += o.idle_ns;
+    for (const char* line : {"py:23 in step", "py:25 in step", "py:26 in step"}) {
+      if (absl::StrContains(o.site, absl::StrCat("tiny_mlp_launch_bound.", line))) {
+        named_ns[line] += o.idle_ns;
+      }
+    }
+  }
+  ASSERT_GT(launch_ns, 0);
+  int64_t named = 0;
+  for (const auto& [line, ns] : named_ns) named += ns;
+  EXPECT_GE(static_cast<double>(named) / static_cast<double>(launch_ns), 0.90);
+  EXPECT_EQ(named_ns.size(), 3u) << "model(x), loss.backward() and opt.step() each named";
 }
 
 TEST(LivePythonTest, HealthyMatmulIdlesUnder5PercentOfItsWindow) {

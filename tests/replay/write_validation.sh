@@ -63,19 +63,14 @@ Notes:
   together show rank 0's all-reduces waiting for the straggler (40 x 20 ms) and the
   straggler's own idle time as host work (below). Both traces are replayed in CI
   (`LiveNcclTest`).
-- The run used commit 375017f on a machine with two H200s: gpuidle times the launch, sync,
-  copy and wait-event calls itself in CUPTI's API callbacks (`collect/timed_calls.h`) instead
-  of CUPTI's per-call activity records; every check and share is as it was with the records
-  (the previous run, commit 1bfdb0b: 97.8-99.9%). Changed after it in code that runs on the
-  GPU, not run on one (the session's device time was spent), CPU-tested with the fake CUPTI:
-  - fixes from a review of the timed calls: calls made after a thread's exit handed its chunk
-    over are dropped; chunks held at a stop stay out of the pool until the next stop; the
-    entry timestamp slot is cleared after use; no lock per call when the chunk pool is empty;
-    a forked child never waits on the parent's lock; timed calls still held at a stop count
-    towards the record limit;
-  - call sites (only bindings set a provider: none of these programs) are asked at every sync
-    and copy and at one launch per millisecond of each thread;
-  - two benchmark diagnostics (`driver-callbacks`, `nested-call-skip`), not used by default.
+- The run used commit 9d0cc59 on a machine with two H200s (16:57 UTC). Since the run before
+  it (375017f, 14:46 UTC), these ran on the GPU for the first time: the fixes from a review of
+  the timed calls (calls made after a thread's exit handed its chunk over are dropped; chunks
+  held at a stop stay out of the pool until the next stop; the entry timestamp slot is cleared
+  after use; no lock per call when the chunk pool is empty; a forked child never waits on the
+  parent's lock; timed calls still held at a stop count towards the record limit), and the
+  detach of CUPTI at an explicit stop (`CuptiAfterStop::kDetach`: every `api` row stops
+  through the C++ API, then the program exits). Every check and share is as it was.
 
 `gpuidle analyze tests/data/traces/live/torch_nccl.rank0.trace.json.gz
 tests/data/traces/live/torch_nccl.rank1.trace.json.gz` (per-GPU part):
@@ -97,8 +92,9 @@ the machine, installs it with `pip install --no-build-isolation .`, runs each
 `examples/python/*.py --gpuidle REPORT` (13 steps inside `gpuidle.profile(skip_steps=1)`,
 `p.step()` per step, no other change to the script; the profile starts after PyTorch
 initialised CUDA; the report leaves the first step out as warm-up), the
-torch.profiler coexistence cases (`tests/gpu/python/coexistence.py`) and the worker-process
-check (`tests/gpu/python/workers.py`). The run printed
+torch.profiler coexistence cases (`tests/gpu/python/coexistence.py`), the worker-process
+check (`tests/gpu/python/workers.py`) and a dozen profiles in one process
+(`tests/gpu/python/repeated_profiles.py`). The run printed
 (`tests/data/traces/live_python/record.log`):
 
 ```
@@ -120,16 +116,22 @@ rm -rf "$checks"
 cat <<'MD'
 
 What these say:
-- **Every check of the run passes** (the run of 13:42 missed three: dataloader_starved 81.4%,
-  item_sync 88.8% and its offender's line). The check of the tiny MLP's launch sites was added
-  after the run, with the sampled launch call sites: this run named no launch, so that row
-  fails on its data (the run's own table above shows the row as it was then, informational);
-  the next GPU run has to pass it. The examples now profile one step more and leave it out as
-  warm-up (`skip_steps=1`): after a profile starts in a running CUDA program, the first
-  recorded call on each thread takes 4.5-6.5 ms inside CUPTI. dataloader_starved's dataset
-  spends 1.2 ms per sample instead of 0.6. The offender's line comes from the call-site marker
-  that `gpuidle/_torch.py` puts around PyTorch's sync points (PyTorch releases the GIL inside
-  `.item()`, so the native provider cannot read the frame there).
+- **Every check of the run passes**, the launch sites included: 98.6% of the tiny MLP's
+  launch-bound offenders' idle time names one of its three lines, and each is named (forward
+  `model(x)`, `loss.backward()`, `opt.step()`). PyTorch launches kernels with the GIL released,
+  so the native launch sampling reads no line there (the run of 16:57 named only the backward
+  line, 45.9%, and the run of 16:30, before the markers below, 37.8%): the outermost
+  `nn.Module` call of each thread and `Optimizer.step` run inside call-site markers (torch's
+  global hooks), and `Tensor.backward()` too, whose line autograd's threads take. The examples
+  profile one step more and leave it out as warm-up (`skip_steps=1`): after a profile starts
+  in a running CUDA program, the first recorded call on each thread takes 4.5-6.5 ms inside
+  CUPTI. The sync offender's line comes from the call-site marker that `gpuidle/_torch.py`
+  puts around PyTorch's sync points.
+- **Profiles one after another** (`tests/gpu/python/repeated_profiles.py`): twelve
+  `gpuidle.profile()` blocks in one process each recorded all 1,000 kernels of their 5 steps
+  (no buffer lost between them), and after the last one a 200-kernel step ran 1.021x (16:57:
+  1.049x) its speed before the first: an explicit stop detaches CUPTI. With the detach left
+  out (`GPUIDLE_BENCH_LEAVE_OUT=detach`) the step stayed 1.443x (16:57: 1.338x) slower.
 - **API calls at a late start.** These profiles start after PyTorch initialised CUDA. gpuidle
   times the calls in CUPTI's callbacks (`callbacks` above) and records exactly the calls that
   CUPTI's activity records of the whole API kinds give (`kinds`: the same 155). CUPTI's records
@@ -143,13 +145,7 @@ What these say:
   its top offender `item_sync.py:26` at `cuStreamSynchronize`).
 - The device names come from the driver (a late start gets no DEVICE record from CUPTI): the
   reports name the "NVIDIA H200" and list the machine's second GPU as unused.
-- The run used commit a6cfccd. Changed after it in code that runs on the GPU, not run on one:
-  launch call sites, sampled once per millisecond of each thread, and `Tensor.backward()`
-  marked so that autograd's threads take its line (so `tiny_mlp launch offenders' sites`
-  above, `(none)` in this run, should show the lines of the forward pass, the backward call
-  and the optimizer step); the review fixes of the timed calls listed in the section above;
-  the `driver-callbacks` diagnostic mode (not the default).
-
+- The run used commit 5873365 (17:03 UTC); nothing that runs on the GPU changed after it.
 MD
 cat <<'MD'
 ## PyTorch profiler traces, one GPU

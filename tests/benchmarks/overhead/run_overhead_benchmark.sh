@@ -153,6 +153,7 @@ if [[ " ${configs[*]} " == *" gpuidle "* ]]; then
 fi
 
 declare -A result
+gpuidle_runs=0  # process-against-process runs of gpuidle, each of which writes a report
 for mode in ${MODES-tiny healthy}; do
   declare -A samples=()
   mode_configs=("${configs[@]}")
@@ -160,6 +161,7 @@ for mode in ${MODES-tiny healthy}; do
   for ((r = 1; r <= repeats; ++r)); do
     for config in "${mode_configs[@]}"; do
       value=$(run_once "$mode" "$config" "$r")
+      [[ $config == gpuidle* ]] && ((++gpuidle_runs))
       echo "$mode $config run $r: ${value:-failed} ms" | tee -a "$log"
       [[ -n $value ]] && samples[$config]+="$value"$'\n'
     done
@@ -189,8 +191,6 @@ tiny_verdict=$(calc 'print (a + 0 <= 1.25 ? "PASS" : "FAIL")' "$tiny_ratio")
 healthy_bare_pct=$(calc 'printf "%+.2f%%", (b - a) / a * 100' "$hu" "$hb")
 healthy_gpuidle_pct=$(calc 'printf "%+.2f%%", (b - a) / a * 100' "$hu" "$hg")
 healthy_verdict=$(calc 'print ((b - a) / a * 100 < 1 ? "PASS" : "FAIL")' "$hu" "$hg")
-gpuidle_runs=0
-[[ " ${configs[*]} " == *" gpuidle "* ]] && gpuidle_runs=$(((2 + ${#variant_configs[@]}) * repeats))
 reports=$(find "$out" -maxdepth 1 -name '*.gpuidle*.report.json' | wc -l)
 pb=$(printf '%s' "${paired[bare]:-}" | median)
 pg=$(printf '%s' "${paired[gpuidle]:-}" | median)
