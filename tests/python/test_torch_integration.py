@@ -271,6 +271,23 @@ def test_forward_and_optimizer_step_run_inside_a_call_site_marker_naming_the_pro
     assert train_step() == (4, "stepped") and len(nvtx.calls) == 4, "unmarked once uninstalled"
 
 
+def test_a_profile_stopped_inside_a_forward_pass_leaves_the_next_one_whole(fake_torch,
+                                                                            monkeypatch):
+    nvtx = installed_with_markers_recorded(monkeypatch)
+
+    class StopsInside(fake_torch.nn.Module):
+        def forward(self, x):
+            _torch.uninstall()  # as torch.profiler's start does, through gpuidle's hand-over
+            return x
+
+    StopsInside()(1)
+    nvtx.calls.clear()  # the marker of the interrupted pass stays open, as stop left it
+    _torch.install(FakeProfile())
+    model = fake_torch.nn.Module(fake_torch.nn.Module())
+    assert model(1) == 3
+    assert [c[0] for c in nvtx.calls] == ["push", "pop"], nvtx.calls
+
+
 def test_the_launch_markers_stay_out_of_what_torch_compile_traces(fake_torch, monkeypatch):
     nvtx = installed_with_markers_recorded(monkeypatch)
     fake_torch.compiling = True

@@ -131,15 +131,14 @@ def _mark_sync_sites(torch: Any) -> None:
 
 
 class _LaunchMarkers(threading.local):
-    """Per thread: how deep in marked module calls, and the optimizer steps marked."""
+    """Per thread: how deep in marked module calls, and the optimizer steps marked. A new one
+    for each install, so that a profile stopped inside a forward pass leaves nothing behind."""
 
     def __init__(self) -> None:
         self.forward_depth = 0
         self.forward_pushed = False
         self.steps: list[bool] = []  # one per open step: whether it pushed a marker
 
-
-_launch_markers = _LaunchMarkers()
 
 
 def _compiling(torch: Any) -> bool:
@@ -162,7 +161,7 @@ def _mark_launch_sites(torch: Any) -> None:
     # From sys.modules: torch's packages may drop the names of their submodules.
     module = sys.modules.get("torch.nn.modules.module")
     optimizer = sys.modules.get("torch.optim.optimizer")
-    state = _launch_markers
+    state = _LaunchMarkers()
 
     def forward_pre(mod: Any, args: Any) -> None:
         if _compiling(torch):
