@@ -145,7 +145,9 @@ What these say:
   its top offender `item_sync.py:26` at `cuStreamSynchronize`).
 - The device names come from the driver (a late start gets no DEVICE record from CUPTI): the
   reports name the "NVIDIA H200" and list the machine's second GPU as unused.
-- The run used commit 5873365 (17:03 UTC); nothing that runs on the GPU changed after it.
+- The run used commit 5873365 (17:03 UTC). Changed after it, CPU-tested only: the launch
+  markers' per-thread state is new at each profile (a profile stopped inside a forward pass
+  left that thread's later forward passes unmarked).
 MD
 cat <<'MD'
 ## PyTorch profiler traces, one GPU

@@ -9,6 +9,7 @@
 // The paired benchmark (gpuidle_bench_overhead --pair bare) links it instead and switches it
 // on and off between rounds with gpuidle_bare_cupti_start / _stop.
 #include <cupti.h>
+#include <dlfcn.h>
 
 #include <atomic>
 #include <cstdint>
@@ -64,13 +65,13 @@ void FlushAtExit() {
 
 }  // namespace
 
-// Starts recording kernels; 1 on success.
+// Starts recording kernels; 1 on success. The buffer callbacks are registered at every start:
+// a detach (gpuidle_bare_cupti_detach) makes CUPTI forget them.
 extern "C" __attribute__((visibility("default"))) int gpuidle_bare_cupti_start(void) {
-  static const bool registered = Ok(
-      cuptiActivityRegisterCallbacks(BufferRequested, BufferCompleted),
-      "cuptiActivityRegisterCallbacks");
-  return registered && Ok(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL),
-                          "cuptiActivityEnable(CONCURRENT_KERNEL)")
+  return Ok(cuptiActivityRegisterCallbacks(BufferRequested, BufferCompleted),
+            "cuptiActivityRegisterCallbacks") &&
+                 Ok(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL),
+                    "cuptiActivityEnable(CONCURRENT_KERNEL)")
              ? 1
              : 0;
 }
@@ -82,6 +83,46 @@ extern "C" __attribute__((visibility("default"))) int gpuidle_bare_cupti_stop(vo
                  Ok(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), "cuptiActivityFlushAll")
              ? 1
              : 0;
+}
+
+namespace {
+std::atomic<bool> detach_pending{false};
+CUpti_SubscriberHandle detach_subscriber = nullptr;
+
+void CUPTIAPI DetachAtExit(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                           const void* data) {
+  if (domain != CUPTI_CB_DOMAIN_DRIVER_API || cbid != CUPTI_DRIVER_TRACE_CBID_cuDeviceGetCount ||
+      static_cast<const CUpti_CallbackData*>(data)->callbackSite != CUPTI_API_EXIT ||
+      !detach_pending.exchange(false)) {
+    return;
+  }
+  Ok(cuptiUnsubscribe(detach_subscriber), "cuptiUnsubscribe");
+  Ok(cuptiFinalize(), "cuptiFinalize");
+}
+}  // namespace
+
+// After a stop: detaches CUPTI from the process, as gpuidle does when it stops (CUPTI keeps
+// intercepting CUDA calls until then), at the exit of a cuDeviceGetCount made for it (CUPTI's
+// guidance). For the benchmark's alternation of both tracers in one process; 1 if detached.
+extern "C" __attribute__((visibility("default"))) int gpuidle_bare_cupti_detach(void) {
+  using DeviceGetCount = int (*)(int*);
+  const auto device_count = reinterpret_cast<DeviceGetCount>(dlsym(RTLD_DEFAULT, "cuDeviceGetCount"));
+  if (device_count == nullptr) return 0;
+  if (!Ok(cuptiSubscribe(&detach_subscriber, DetachAtExit, nullptr), "cuptiSubscribe")) return 0;
+  if (!Ok(cuptiEnableCallback(1, detach_subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
+                              CUPTI_DRIVER_TRACE_CBID_cuDeviceGetCount),
+          "cuptiEnableCallback")) {
+    cuptiUnsubscribe(detach_subscriber);
+    return 0;
+  }
+  detach_pending = true;
+  int devices = 0;
+  device_count(&devices);
+  if (detach_pending.exchange(false)) {  // no callback came
+    cuptiUnsubscribe(detach_subscriber);
+    return 0;
+  }
+  return 1;
 }
 
 extern "C" __attribute__((visibility("default"))) long long gpuidle_bare_cupti_kernel_records(void) {

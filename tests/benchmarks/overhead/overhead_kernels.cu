@@ -14,6 +14,15 @@
 //          after_ms=... added_ms=... leftover_ms=... records=... launch_bound_pct=...
 // Rounds of one process share its CPU placement and clocks, which differ from process to
 // process by up to 30% on the H200 machine: the in-process difference does not see that noise.
+//
+// With --alternate C both tracers take turns in one process: C cycles of untraced rounds, one
+// tracer's rounds, untraced rounds, the other tracer's rounds (which tracer goes first swaps
+// every cycle). Each tracer is started before its rounds, stopped and detached after them (no
+// cycle inherits what CUPTI kept), and its first round after a start is left out (CUPTI's
+// first calls after attaching are slow). Each tracer's added time is its rounds' median minus
+// the untraced rounds' just before; prints a line per cycle and the medians over cycles:
+//   result mode=tiny alternate=6 rounds=5 untraced_ms=... bare_added_ms=...
+//          gpuidle_added_ms=... ratio=... records=... launch_bound_pct=...
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -46,6 +55,7 @@ struct Options {
   int warmup = 2;
   int64_t kernel_ns = 2'000'000;  // healthy mode's kernel length
   std::string pair;                // "": one process, one configuration
+  int alternate = 0;               // cycles of both tracers in turn (0: not this mode)
 };
 
 __global__ void EmptyKernel() {}
@@ -63,7 +73,7 @@ __global__ void SpinKernel(int64_t duration_ns) {
 [[noreturn]] void Usage(const char* program, int exit_code) {
   std::fprintf(stderr,
                "usage: %s [--mode tiny|healthy] [--kernels N] [--rounds R] [--warmup W] "
-               "[--kernel-us U] [--pair bare|gpuidle]\n"
+               "[--kernel-us U] [--pair bare|gpuidle] [--alternate CYCLES]\n"
                "  tiny:    N (20000) empty kernels back to back, then cudaDeviceSynchronize\n"
                "  healthy: N (200) queued U us (2000) kernels, then cudaDeviceSynchronize\n",
                program);
@@ -98,6 +108,8 @@ Options ParseOptions(int argc, char** argv) {
     } else if (flag == "--pair") {
       options.pair = value;
       if (!gpuidle_bench::KnownTracer(options.pair)) Usage(argv[0], 2);
+    } else if (flag == "--alternate") {
+      options.alternate = PositiveInt(argv[0], "--alternate", value);
     } else if (flag == "--kernel-us") {
       options.kernel_ns = int64_t{1000} * PositiveInt(argv[0], "--kernel-us", value);
     } else {
@@ -131,23 +143,63 @@ double Median(std::vector<double> values) {
   return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
+std::vector<double> Rounds(const Options& options) {
+  std::vector<double> times;
+  for (int i = 0; i < options.rounds; ++i) times.push_back(RunRound(options));
+  return times;
+}
+
 // Three phases in one process: untraced rounds before the tracer was ever started, traced
 // rounds, untraced rounds after it stopped. Added time is traced - before; leftover is after -
 // before (what a tracer that was switched off still costs, e.g. hooks CUPTI keeps installed).
 int RunPhases(const Options& options) {
-  std::vector<double> before, traced, after;
-  for (int i = 0; i < options.rounds; ++i) before.push_back(RunRound(options));
+  const double b = Median(Rounds(options));
   if (!gpuidle_bench::StartTracer(options.pair)) return 1;
-  for (int i = 0; i < options.rounds; ++i) traced.push_back(RunRound(options));
+  const double t = Median(Rounds(options));
   if (!gpuidle_bench::StopTracer(options.pair)) return 1;
-  for (int i = 0; i < options.rounds; ++i) after.push_back(RunRound(options));
-  const double b = Median(before), t = Median(traced), a = Median(after);
+  const double a = Median(Rounds(options));
   std::printf("result mode=%s pair=%s kernels=%d rounds=%d before_ms=%.3f traced_ms=%.3f "
               "after_ms=%.3f added_ms=%.3f leftover_ms=%.3f records=%lld "
               "launch_bound_pct=%.1f\n",
               options.mode.c_str(), options.pair.c_str(), options.kernels, options.rounds, b, t, a,
               t - b, a - b, gpuidle_bench::TracerRecords(options.pair),
               gpuidle_bench::TracerLaunchBoundPercent(options.pair));
+  return 0;
+}
+
+// One tracer's turn: started, a round left out, the timed rounds, stopped and detached. The
+// median of the timed rounds, or a negative value if the tracer could not be switched.
+double TracerTurn(const Options& options, const std::string& tracer) {
+  if (!gpuidle_bench::StartTracer(tracer)) return -1;
+  RunRound(options);
+  const double median = Median(Rounds(options));
+  if (!gpuidle_bench::StopTracer(tracer) || !gpuidle_bench::DetachTracer(tracer)) return -1;
+  return median;
+}
+
+int RunAlternating(const Options& options) {
+  std::vector<double> untraced, bare_added, gpuidle_added;
+  for (int cycle = 0; cycle < options.alternate; ++cycle) {
+    double added[2] = {0, 0};  // bare, gpuidle
+    const int first = cycle % 2;  // bare first in even cycles
+    for (int turn = 0; turn < 2; ++turn) {
+      const int which = (first + turn) % 2;
+      const double before = Median(Rounds(options));
+      const double traced = TracerTurn(options, which == 0 ? "bare" : "gpuidle");
+      if (traced < 0) return 1;
+      added[which] = traced - before;
+      untraced.push_back(before);
+    }
+    bare_added.push_back(added[0]);
+    gpuidle_added.push_back(added[1]);
+    std::printf("cycle %d: bare_added_ms=%.3f gpuidle_added_ms=%.3f\n", cycle, added[0], added[1]);
+  }
+  const double b = Median(bare_added), g = Median(gpuidle_added);
+  std::printf("result mode=%s alternate=%d rounds=%d untraced_ms=%.3f bare_added_ms=%.3f "
+              "gpuidle_added_ms=%.3f ratio=%.3f records=%lld launch_bound_pct=%.1f\n",
+              options.mode.c_str(), options.alternate, options.rounds, Median(untraced), b, g,
+              b > 0 ? g / b : -1.0, gpuidle_bench::TracerRecords("gpuidle"),
+              gpuidle_bench::TracerLaunchBoundPercent("gpuidle"));
   return 0;
 }
 
@@ -158,10 +210,9 @@ int main(int argc, char** argv) {
   GPUIDLE_BENCH_CHECK_CUDA(cudaFree(nullptr));  // context creation is not part of any round
 
   for (int i = 0; i < options.warmup; ++i) RunRound(options);
+  if (options.alternate > 0) return RunAlternating(options);
   if (!options.pair.empty()) return RunPhases(options);
-  std::vector<double> times;
-  for (int i = 0; i < options.rounds; ++i) times.push_back(RunRound(options));
-
+  const std::vector<double> times = Rounds(options);
   const auto [min, max] = std::minmax_element(times.begin(), times.end());
   std::printf("result mode=%s kernels=%d rounds=%d median_ms=%.3f min_ms=%.3f max_ms=%.3f\n",
               options.mode.c_str(), options.kernels, options.rounds, Median(times), *min, *max);

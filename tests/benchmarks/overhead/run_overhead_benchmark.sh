@@ -28,6 +28,10 @@
 #   API_MODES more in-process configurations of gpuidle, one per word: how it records the
 #             launch and sync calls (GPUIDLE_BENCH_API_RECORDS: callbacks, the default; kinds,
 #             ids, auto: CUPTI's activity records), beside the default (default: none)
+#   ALTERNATE cycles of the alternating measurement of the tiny workload (default 0: none),
+#             in PAIRED processes: both tracers take turns in each process, each detached after
+#             its turn (gpuidle_bench_overhead --alternate); the ratio of the median added
+#             times over all cycles of all processes is printed beside the others
 #   BENCH_CPUS  CPUs every run is pinned to with taskset (default 2-5 where there are at least
 #             8, else unpinned): the launching thread then cannot wander between cores and
 #             clock domains, which made unpinned runs differ by up to 30%
@@ -147,6 +151,30 @@ if ((paired_rounds > 0)) && [[ " ${configs[*]} " == *" gpuidle "* && " ${configs
   done
 fi
 
+# Both tracers in turn inside each process. Prints "bare_added_ms gpuidle_added_ms" per cycle.
+run_alternating() {
+  local r=$1 run_log="$out/alternating.$1.log"
+  GPUIDLE_QUIET=1 "${pin[@]}" "$bench" --mode tiny --alternate "$ALTERNATE" >"$run_log" 2>&1
+  local rc=$?
+  cat "$run_log" >>"$log"
+  [[ $rc -eq 0 ]] || { echo "alternating run $r failed (exit $rc)" >>"$log"; return; }
+  grep -q '^result .*records=[1-9]' "$run_log" || { echo "alternating run $r: gpuidle recorded nothing" >>"$log"; return; }
+  sed -n 's/^cycle .*bare_added_ms=\([-0-9.]*\) gpuidle_added_ms=\([-0-9.]*\).*/\1 \2/p' "$run_log"
+}
+
+alternating_bare= alternating_gpuidle=
+if ((${ALTERNATE:-0} > 0 && paired_rounds > 0)); then
+  for ((r = 1; r <= paired_rounds; ++r)); do
+    cycles=$(run_alternating "$r")
+    echo "alternating run $r: $(wc -l <<<"${cycles:-}") cycles" | tee -a "$log"
+    while read -r b g; do
+      [[ -n $b ]] || continue
+      alternating_bare+="$b"$'\n'
+      alternating_gpuidle+="$g"$'\n'
+    done <<<"${cycles:-}"
+  done
+fi
+
 variant_configs=()
 if [[ " ${configs[*]} " == *" gpuidle "* ]]; then
   for v in ${VARIANTS:-}; do variant_configs+=("gpuidle-$v"); done
@@ -228,6 +256,16 @@ paired_verdict=$(calc 'print (a + 0 <= 1.25 ? "PASS" : "FAIL")' "$paired_ratio")
         "$(calc 'if (a <= 0) print "n/a"; else printf "%.2f", b / a' "$pb" "$v")," \
         "left over $(printf '%s' "${leftover[$config]:-}" | median) ms"
     done
+  fi
+  if [[ -n $alternating_bare ]]; then
+    ab=$(printf '%s' "$alternating_bare" | median)
+    ag=$(printf '%s' "$alternating_gpuidle" | median)
+    ar=$(calc 'if (a <= 0) print "n/a"; else printf "%.2f", b / a' "$ab" "$ag")
+    echo
+    echo "both tracers in turn in one process ($paired_rounds processes x $ALTERNATE cycles," \
+      "each tracer detached after its turn; medians over all cycles, ms per 20,000 kernels):"
+    echo "tiny alternating: added ms bare $ab, gpuidle $ag; gpuidle/bare = $ar (target <= 1.25):" \
+      "$(calc 'print (a + 0 <= 1.25 ? "PASS" : "FAIL")' "$ar")"
   fi
   echo "healthy (200 x 2 ms kernels): slowdown bare $healthy_bare_pct, gpuidle" \
     "$healthy_gpuidle_pct (target < 1%): $healthy_verdict"

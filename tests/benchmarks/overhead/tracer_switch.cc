@@ -10,6 +10,7 @@
 
 extern "C" int gpuidle_bare_cupti_start(void);
 extern "C" int gpuidle_bare_cupti_stop(void);
+extern "C" int gpuidle_bare_cupti_detach(void);
 extern "C" long long gpuidle_bare_cupti_kernel_records(void);
 
 namespace gpuidle_bench {
@@ -54,6 +55,13 @@ bool StopTracer(const std::string& name) {
     }
   }
   return true;
+}
+
+bool DetachTracer(const std::string& name) {
+  if (name != "bare") return true;  // gpuidle's Stop detached (collect/collector.h CuptiAfterStop)
+  if (gpuidle_bare_cupti_detach() == 1) return true;
+  std::fprintf(stderr, "bare: CUPTI could not be detached\n");
+  return false;
 }
 
 long long TracerRecords(const std::string& name) {

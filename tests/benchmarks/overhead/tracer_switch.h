@@ -14,6 +14,9 @@ bool KnownTracer(const std::string& name);
 bool StartTracer(const std::string& name);
 // Stopping gpuidle analyses what it recorded: outside the timed rounds, like starting.
 bool StopTracer(const std::string& name);
+// After a stop: detaches CUPTI from the process, so that nothing of this tracer stays (gpuidle
+// detaches in its stop already). False, with the reason on stderr, if CUPTI stayed attached.
+bool DetachTracer(const std::string& name);
 // What the tracer recorded so far, for the result line (a tracer that recorded nothing would
 // make tracing look free).
 long long TracerRecords(const std::string& name);
