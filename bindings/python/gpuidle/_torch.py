@@ -20,7 +20,8 @@
   hooks) run inside a call-site marker with the program's line, and so does
   ``Tensor.backward()`` of a CUDA tensor: autograd's threads launch the backward kernels without
   any Python frame, and their sampled launch sites take the line waiting in ``backward()``
-  (collect/call_sites.h). While torch.compile traces, the hooks do nothing (no graph break).
+  (collect/call_sites.h). While torch.compile traces, the hooks return at once (so that they
+  add no graph break; not yet tried with torch.compile on a GPU).
 - **Children never collect.** DataLoader workers (forked or spawned) and other
   multiprocessing children that inherit or re-run a profile stay inert (:func:`in_worker`).
 
