@@ -199,6 +199,27 @@ bool DetachCupti(const CuptiApi& api, int (*cuda_call)()) {
   return true;
 }
 
+// The benchmark's parts that leave an activity kind out (never the kernels).
+uint32_t PartsOfKind(CUpti_ActivityKind kind) {
+  switch (kind) {
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+      return 0;
+    case CUPTI_ACTIVITY_KIND_MEMCPY:
+    case CUPTI_ACTIVITY_KIND_MEMCPY2:
+      return kPartOtherKinds | kPartMemcpyRecords;
+    case CUPTI_ACTIVITY_KIND_MEMSET:
+      return kPartOtherKinds | kPartMemsetRecords;
+    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
+      return kPartOtherKinds | kPartSyncRecords;
+    case CUPTI_ACTIVITY_KIND_CUDA_EVENT:
+      return kPartOtherKinds | kPartEventRecords;
+    case CUPTI_ACTIVITY_KIND_DEVICE:
+      return kPartOtherKinds | kPartDeviceRecords;
+    default:
+      return kPartOtherKinds;
+  }
+}
+
 struct Completed {
   uint8_t* buffer;
   size_t valid_bytes;  // of a CUPTI activity buffer; 0 for a chunk of timed calls
@@ -236,7 +257,9 @@ absl::StatusOr<uint32_t> ParseCollectorParts(absl::string_view names) {
       {"other-kinds", kPartOtherKinds},     {"decode", kPartDecode},
       {"subscriber", kPartSubscriber},      {"system-thread-ids", kPartSystemThreadIds},
       {"flush-period", kPartFlushPeriod},   {"nested-call-skip", kPartNestedCallSkip},
-      {"detach", kPartDetach},
+      {"detach", kPartDetach},              {"memcpy-records", kPartMemcpyRecords},
+      {"memset-records", kPartMemsetRecords}, {"sync-records", kPartSyncRecords},
+      {"event-records", kPartEventRecords}, {"device-records", kPartDeviceRecords},
   };
   uint32_t bits = 0;
   for (absl::string_view name : absl::StrSplit(names, ',', absl::SkipWhitespace())) {
@@ -247,7 +270,8 @@ absl::StatusOr<uint32_t> ParseCollectorParts(absl::string_view names) {
       return absl::InvalidArgumentError(absl::StrCat(
           "unknown collector part '", name,
           "' (runtime, driver, other-kinds, decode, subscriber, system-thread-ids, flush-period, "
-          "nested-call-skip, detach)"));
+          "nested-call-skip, detach, memcpy-records, memset-records, sync-records, "
+          "event-records, device-records)"));
     }
     bits |= part->second;
   }
@@ -545,9 +569,7 @@ absl::Status Collector::Start(const CuptiApi& api, const CollectorOptions& optio
   s.disabled = false;
   s.enabled_kinds.clear();
   for (CUpti_ActivityKind kind : kCollectedKinds) {
-    if ((s.leave_out & kPartOtherKinds) != 0 && kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
-      continue;
-    }
+    if ((s.leave_out & PartsOfKind(kind)) != 0) continue;
     r = api.ActivityEnable(kind);
     if (r == CUPTI_SUCCESS) {
       s.enabled_kinds.push_back(kind);

@@ -35,6 +35,12 @@ enum CollectorPart : uint32_t {
   kPartFlushPeriod = 1u << 6,      // the periodic flush
   kPartNestedCallSkip = 1u << 7,   // timed calls: skipping driver calls inside runtime calls
   kPartDetach = 1u << 8,           // detaching CUPTI when a collection stops (CuptiAfterStop)
+  // One of the other activity kinds at a time, to find which of them costs what:
+  kPartMemcpyRecords = 1u << 9,    // MEMCPY and MEMCPY2
+  kPartMemsetRecords = 1u << 10,   // MEMSET
+  kPartSyncRecords = 1u << 11,     // SYNCHRONIZATION
+  kPartEventRecords = 1u << 12,    // CUDA_EVENT
+  kPartDeviceRecords = 1u << 13,   // DEVICE
 };
 
 // What Stop leaves behind. Once CUPTI has traced, it keeps intercepting the program's CUDA calls
@@ -71,7 +77,8 @@ enum class ApiRecords {
 // "callbacks", "driver-callbacks", "auto", "ids", "kinds" (GPUIDLE_BENCH_API_RECORDS).
 absl::StatusOr<ApiRecords> ParseApiRecords(absl::string_view name);
 
-// "runtime,decode" -> the parts' bits; an unknown name is an error naming it.
+// "runtime,decode" -> the parts' bits; an unknown name is an error naming it (the names:
+// collector.cc ParseCollectorParts).
 absl::StatusOr<uint32_t> ParseCollectorParts(absl::string_view names);
 
 struct CollectorOptions {

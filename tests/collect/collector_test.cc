@@ -282,6 +282,23 @@ TEST_F(CollectorTest, LeavesOutWhatTheBenchmarkAsksAndKeepsKernels) {
   ASSERT_TRUE(collector().Stop().ok());
 }
 
+TEST_F(CollectorTest, LeavesOutOneActivityKindAtATime) {
+  CollectorOptions options = Options();
+  absl::StatusOr<uint32_t> parts = ParseCollectorParts("sync-records,event-records");
+  ASSERT_TRUE(parts.ok()) << parts.status();
+  options.leave_out = *parts;
+  ASSERT_TRUE(collector().Start(fake::FakeApi(), options).ok());
+  {
+    fake::State& s = fake::GetState();
+    std::lock_guard<std::mutex> lock(s.mu);
+    EXPECT_THAT(s.enabled_kinds,
+                UnorderedElementsAre(CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+                                     CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2,
+                                     CUPTI_ACTIVITY_KIND_MEMSET));
+  }
+  ASSERT_TRUE(collector().Stop().ok());
+}
+
 TEST_F(CollectorTest, ReturnsBuffersUndecodedWhenDecodingIsLeftOut) {
   CollectorOptions options = Options();
   options.leave_out = kPartDecode;

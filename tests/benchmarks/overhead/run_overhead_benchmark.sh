@@ -23,7 +23,9 @@
 #             tiny-kernel verdict, as process-to-process noise does not enter it
 #   VARIANTS  diagnostics for the tiny workload: each word is a comma list of collector parts
 #             gpuidle leaves out (GPUIDLE_BENCH_LEAVE_OUT: runtime, driver, other-kinds, decode,
-#             subscriber, system-thread-ids, flush-period), run as one more configuration, so
+#             subscriber, system-thread-ids, flush-period, detach, and one kind at a time:
+#             memcpy-records, memset-records, sync-records, event-records, device-records;
+#             collect/collector.h CollectorPart), run as one more configuration, so
 #             that the price of each part shows beside the rest (default: none)
 #   API_MODES more in-process configurations of gpuidle, one per word: how it records the
 #             launch and sync calls (GPUIDLE_BENCH_API_RECORDS: callbacks, the default; kinds,
