@@ -13,7 +13,10 @@
 # launch calls another way (GPUIDLE_BENCH_API_RECORDS: kinds, ids, auto), for comparison;
 # PY_VARIANTS ("nosites nohooks") gpuidle without a part of the Python package (torch_overhead.py);
 # LEAVE_OUTS collector parts left out (GPUIDLE_BENCH_LEAVE_OUT, collect/collector.h), one
-# configuration per word.
+# configuration per word. PY_ALTERNATE=C runs REPEATS processes that each time bare and gpuidle
+# in turn for C cycles (torch_overhead.py --alternate: both detach after their turn), so that
+# their comparison is free of process-to-process noise; the default configurations are then
+# left out unless PY_CONFIGS names some.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repeats=${1:-5}
@@ -32,6 +35,7 @@ if [[ $(nproc) -ge 8 ]] && command -v taskset >/dev/null; then pin=(taskset -c 2
 } | tee -a "$log"
 
 configs=("tiny_mlp gpuidle" "tiny_mlp torch" "tiny_mlp bare" "healthy gpuidle")
+((${PY_ALTERNATE:-0} > 0)) && configs=()
 # PY_CONFIGS replaces the list ("LOOP PROFILER" pairs, comma-separated).
 [[ -n ${PY_CONFIGS:-} ]] && IFS=, read -r -a configs <<<"$PY_CONFIGS"
 for m in ${API_MODES:-}; do configs+=("tiny_mlp gpuidle@$m"); done
@@ -53,6 +57,16 @@ for ((r = 1; r <= repeats; ++r)); do
     untraced[$c]+="$(sed 's/.*untraced_ms=\([0-9.]*\).*/\1/' <<<"$line")"$'\n'
     traced[$c]+="$(sed 's/.*traced_ms=\([0-9.]*\) .*/\1/' <<<"$line")"$'\n'
   done
+done
+
+alternating_bare= alternating_gpuidle=
+for ((r = 1; r <= repeats && ${PY_ALTERNATE:-0} > 0; ++r)); do
+  lines=$("${pin[@]}" "$python" "$here/torch_overhead.py" --loop tiny_mlp --alternate "$PY_ALTERNATE" \
+    --steps 30 2>>"$log")
+  printf '%s\n' "$lines" | sed "s/^/alternating run $r: /" | tee -a "$log"
+  grep -q '^result' <<<"$lines" || continue
+  alternating_bare+=$(sed -n 's/^cycle .*bare_ratio=\([0-9.]*\).*/\1/p' <<<"$lines")$'\n'
+  alternating_gpuidle+=$(sed -n 's/^cycle .*gpuidle_ratio=\([0-9.]*\).*/\1/p' <<<"$lines")$'\n'
 done
 
 median() {
@@ -78,4 +92,10 @@ verdict() { awk -v r="$1" -v t="$2" 'BEGIN { if (r == "n/a") print "n/a"; else p
   echo "tiny MLP under gpuidle: ${tg}x untraced (target <= 1.10): $(verdict "$tg" 1.10);" \
     "under torch.profiler: ${tt}x; CUPTI recording kernels only: ${tb}x"
   echo "healthy loop under gpuidle: ${hg}x (target < 1.01): $(verdict "$hg" 1.0099)"
+  if [[ -n $alternating_bare ]]; then
+    echo "tiny MLP, bare and gpuidle in turn in one process ($repeats processes x" \
+      "$PY_ALTERNATE cycles, medians of the turns' ratios): CUPTI recording kernels only" \
+      "$(printf '%s' "$alternating_bare" | median)x, gpuidle" \
+      "$(printf '%s' "$alternating_gpuidle" | median)x untraced"
+  fi
 } | tee -a "$log"
