@@ -181,18 +181,21 @@ int RunAlternating(const Options& options) {
   std::vector<double> untraced, bare_added, gpuidle_added;
   for (int cycle = 0; cycle < options.alternate; ++cycle) {
     double added[2] = {0, 0};  // bare, gpuidle
+    double before[2] = {0, 0};  // the untraced rounds before each: a tracer that stayed
+                                // attached would show as a rise of the next ones
     const int first = cycle % 2;  // bare first in even cycles
     for (int turn = 0; turn < 2; ++turn) {
       const int which = (first + turn) % 2;
-      const double before = Median(Rounds(options));
+      before[which] = Median(Rounds(options));
       const double traced = TracerTurn(options, which == 0 ? "bare" : "gpuidle");
       if (traced < 0) return 1;
-      added[which] = traced - before;
-      untraced.push_back(before);
+      added[which] = traced - before[which];
+      untraced.push_back(before[which]);
     }
     bare_added.push_back(added[0]);
     gpuidle_added.push_back(added[1]);
-    std::printf("cycle %d: bare_added_ms=%.3f gpuidle_added_ms=%.3f\n", cycle, added[0], added[1]);
+    std::printf("cycle %d: bare_added_ms=%.3f gpuidle_added_ms=%.3f untraced_before_ms=%.3f,%.3f\n",
+                cycle, added[0], added[1], before[0], before[1]);
   }
   const double b = Median(bare_added), g = Median(gpuidle_added);
   std::printf("result mode=%s alternate=%d rounds=%d untraced_ms=%.3f bare_added_ms=%.3f "
