@@ -159,6 +159,7 @@ void CUPTIAPI ApiCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
 // exit, so the detach happens inside Stop and never depends on what the program does next.
 enum DetachState : int { kNotArmed, kArmed, kDetaching, kDetached };
 std::atomic<int> detach_state{kNotArmed};
+std::atomic<bool> detach_finalized{false};  // cuptiFinalize succeeded (set before kDetached)
 std::atomic<const CuptiApi*> detach_api{nullptr};
 CUpti_SubscriberHandle detach_subscriber = nullptr;
 constexpr CUpti_CallbackId kDetachTrigger = CUPTI_DRIVER_TRACE_CBID_cuDeviceGetCount;
@@ -171,12 +172,12 @@ void CUPTIAPI DetachCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackI
   if (!detach_state.compare_exchange_strong(armed, kDetaching)) return;
   const CuptiApi* api = detach_api.load();
   api->Unsubscribe(detach_subscriber);
-  api->Finalize();
+  detach_finalized.store(api->Finalize() == CUPTI_SUCCESS);
   detach_state.store(kDetached);
 }
 
 // Subscribes DetachCallback and makes the CUDA call that triggers it. True if CUPTI detached;
-// false leaves CUPTI attached, as it was.
+// false leaves CUPTI attached, as it was (or as a failed cuptiFinalize left it).
 bool DetachCupti(const CuptiApi& api, int (*cuda_call)()) {
   if (api.Finalize == nullptr || cuda_call == nullptr) return false;
   if (api.Subscribe(&detach_subscriber, &DetachCallback, nullptr) != CUPTI_SUCCESS) return false;
@@ -196,7 +197,7 @@ bool DetachCupti(const CuptiApi& api, int (*cuda_call)()) {
   // The callback ran: on this thread, or on one that called cuDeviceGetCount meanwhile.
   while (detach_state.load() != kDetached) std::this_thread::yield();
   detach_state.store(kNotArmed);
-  return true;
+  return detach_finalized.load();
 }
 
 // The benchmark's parts that leave an activity kind out (never the kernels).
@@ -668,8 +669,11 @@ absl::StatusOr<Timeline> Collector::Stop(CuptiAfterStop after) {
   // Last: nothing of this collection calls CUPTI any more. Only with every buffer back, so that
   // none is lost to the pool with the CUPTI that held it.
   if (after == CuptiAfterStop::kDetach && (s.leave_out & kPartDetach) == 0 &&
-      s.pool->in_use() == 0 && DetachCupti(*s.api, s.driver.device_count)) {
-    s.detaches.fetch_add(1);
+      s.pool->in_use() == 0) {
+    // A range closed by a thread that saw recording on just before the stop must not read
+    // CUPTI's clock (re-attaching it) while it detaches: such a range is dropped anyway.
+    clock_api.store(nullptr, std::memory_order_release);
+    if (DetachCupti(*s.api, s.driver.device_count)) s.detaches.fetch_add(1);
   }
   return timeline;
 }

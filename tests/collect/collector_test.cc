@@ -1110,6 +1110,15 @@ TEST_F(CollectorTest, StaysAttachedWhenNoCallbackComesOrNoDetachWasAsked) {
   EXPECT_EQ(s.unsubscribe_calls, 3);
 }
 
+TEST_F(CollectorTest, AFailedFinalizeIsNotCountedAsADetach) {
+  fake::GetState().finalize_result = CUPTI_ERROR_UNKNOWN;
+  ASSERT_TRUE(collector().Start(fake::FakeApi(), DetachableOptions()).ok());
+  const uint64_t detaches = collector().counters().detaches;
+  ASSERT_TRUE(collector().Stop(CuptiAfterStop::kDetach).ok());
+  EXPECT_EQ(Locked<int>([](fake::State& s) { return s.finalize_calls; }), 1);
+  EXPECT_EQ(collector().counters().detaches, detaches);
+}
+
 TEST_F(CollectorTest, StaysAttachedWhileCuptiHoldsABufferOrTheBenchmarkLeavesItOut) {
   fake::GetState().keeps_held_buffers = true;
   ASSERT_TRUE(collector().Start(fake::FakeApi(), DetachableOptions()).ok());

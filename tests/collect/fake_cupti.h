@@ -244,6 +244,7 @@ struct State {
   std::set<CUpti_ActivityKind> refused_kinds;  // ActivityEnable fails for these
   size_t dropped_to_report = 0;                // GetNumDroppedRecords: returned once
   bool keeps_held_buffers = false;             // a flush does not complete the held buffers
+  CUptiResult finalize_result = CUPTI_SUCCESS;
 
   // What the collector did.
   bool subscribed = false;
@@ -293,6 +294,7 @@ inline void Reset() {
   s.refused_kinds.clear();
   s.dropped_to_report = 0;
   s.keeps_held_buffers = false;
+  s.finalize_result = CUPTI_SUCCESS;
   s.subscribed = false;
   s.subscribe_calls = 0;
   s.unsubscribe_calls = 0;
@@ -596,6 +598,7 @@ inline CUptiResult CUPTIAPI Finalize() {
   std::lock_guard<std::mutex> lock(s.mu);
   ++s.finalize_calls;
   s.calls.push_back("Finalize");
+  if (s.finalize_result != CUPTI_SUCCESS) return s.finalize_result;
   s.subscribed = false;
   s.runtime_callbacks.clear();
   s.driver_callbacks.clear();

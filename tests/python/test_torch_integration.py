@@ -286,6 +286,36 @@ def test_a_profile_stopped_inside_a_forward_pass_leaves_the_next_one_whole(fake_
     model = fake_torch.nn.Module(fake_torch.nn.Module())
     assert model(1) == 3
     assert [c[0] for c in nvtx.calls] == ["push", "pop"], nvtx.calls
+    _markers._state.stack.clear()  # the interrupted pass's marker, as the profile's stop left it
+
+
+def test_a_step_begun_inside_a_forward_pass_outlives_its_marker(fake_torch, monkeypatch):
+    # Lightning runs training_step (where a program may mark its steps) inside optimizer.step.
+    nvtx = installed_with_markers_recorded(monkeypatch)
+    opened = []
+
+    class MarksAStep(fake_torch.nn.Module):
+        def forward(self, x):
+            opened.append(_markers._open(_markers._STEP, "step#1", "test"))
+            return x
+
+    MarksAStep()(1)
+    try:
+        assert [c[0] for c in nvtx.calls] == ["push", "push", "pop", "pop", "push"], nvtx.calls
+        assert nvtx.calls[-1] == ("push", _markers._STEP, "step#1"), "the step is open again"
+        assert _markers._state.stack[-1] is opened[0]
+    finally:
+        _markers._close(opened[0])
+
+
+def test_a_step_that_raised_leaves_no_marker_behind(fake_torch, monkeypatch):
+    nvtx = installed_with_markers_recorded(monkeypatch)
+    hooks = fake_torch.hooks
+    opt = fake_torch.optim.Optimizer()
+    for hook in list(hooks["step_pre"].values()):  # a step whose post hooks never ran
+        hook(opt, (), {})
+    assert opt.step() == "stepped"
+    assert [c[0] for c in nvtx.calls] == ["push", "pop", "push", "pop"], nvtx.calls
 
 
 def test_the_launch_markers_stay_out_of_what_torch_compile_traces(fake_torch, monkeypatch):

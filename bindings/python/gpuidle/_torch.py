@@ -137,9 +137,8 @@ class _LaunchMarkers(threading.local):
 
     def __init__(self) -> None:
         self.forward_depth = 0
-        self.forward_pushed = False
-        self.steps: list[bool] = []  # one per open step: whether it pushed a marker
-
+        self.forward_marker: Optional[Any] = None
+        self.steps: list[Optional[Any]] = []  # one per open step: its marker, if it opened one
 
 
 def _compiling(torch: Any) -> bool:
@@ -149,12 +148,12 @@ def _compiling(torch: Any) -> bool:
     return bool(is_compiling()) if is_compiling is not None else False
 
 
-def _push_caller_site() -> bool:
+def _open_caller_site(owner: object) -> Optional[Any]:
+    # Tracked like the user's own markers (_markers._open): a step or range that the program
+    # ends inside a forward pass or an optimizer step (Lightning runs training_step inside
+    # optimizer.step) closes only itself.
     site = _call_sites.caller_site(skip=1)
-    if site is None:
-        return False
-    _markers._push(_markers._CALL_SITE, site)
-    return True
+    return _markers._open(_markers._CALL_SITE, site, owner) if site is not None else None
 
 
 def _mark_launch_sites(torch: Any) -> None:
@@ -169,26 +168,29 @@ def _mark_launch_sites(torch: Any) -> None:
             return
         state.forward_depth += 1
         if state.forward_depth == 1:  # the outermost module: its caller is the program's line
-            state.forward_pushed = _push_caller_site()
+            state.forward_marker = _open_caller_site(state)
 
     def forward_post(mod: Any, args: Any, output: Any) -> None:
         if _compiling(torch) or state.forward_depth == 0:
             return
         state.forward_depth -= 1
-        if state.forward_depth == 0 and state.forward_pushed:
-            state.forward_pushed = False
-            _markers._pop()
+        if state.forward_depth == 0 and state.forward_marker is not None:
+            _markers._close(state.forward_marker)
+            state.forward_marker = None
 
     def step_pre(opt: Any, args: Any, kwargs: Any) -> None:
         if _compiling(torch):
             return
-        state.steps.append(_push_caller_site())
+        # Steps do not nest: one still open was left by a step that raised (torch calls no
+        # post hook then).
+        while state.steps:
+            _markers._close(state.steps.pop())
+        state.steps.append(_open_caller_site(state))
 
     def step_post(opt: Any, args: Any, kwargs: Any) -> None:
         if _compiling(torch) or not state.steps:
             return
-        if state.steps.pop():
-            _markers._pop()
+        _markers._close(state.steps.pop())
 
     if module is not None and hasattr(module, "register_module_forward_pre_hook"):
         _hooks.append(module.register_module_forward_pre_hook(forward_pre))
