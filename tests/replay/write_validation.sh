@@ -70,7 +70,9 @@ Notes:
   after use; no lock per call when the chunk pool is empty; a forked child never waits on the
   parent's lock; timed calls still held at a stop count towards the record limit), and the
   detach of CUPTI at an explicit stop (`CuptiAfterStop::kDetach`: every `api` row stops
-  through the C++ API, then the program exits). Every check and share is as it was.
+  through the C++ API, then the program exits). Every check and share is as it was. Changed
+  after it, CPU-tested only: a failed `cuptiFinalize` is not counted as a detach, and CUPTI's
+  clock is not read while the collector detaches.
 
 `gpuidle analyze tests/data/traces/live/torch_nccl.rank0.trace.json.gz
 tests/data/traces/live/torch_nccl.rank1.trace.json.gz` (per-GPU part):
@@ -147,7 +149,9 @@ What these say:
   reports name the "NVIDIA H200" and list the machine's second GPU as unused.
 - The run used commit 5873365 (17:03 UTC). Changed after it, CPU-tested only: the launch
   markers' per-thread state is new at each profile (a profile stopped inside a forward pass
-  left that thread's later forward passes unmarked).
+  left that thread's later forward passes unmarked); they are opened and closed like the
+  program's own markers (a step marked inside an optimizer step, as Lightning does, closed
+  the wrong range); a step that raised leaves no marker open.
 MD
 cat <<'MD'
 ## PyTorch profiler traces, one GPU
