@@ -132,20 +132,13 @@ def _mark_sync_sites(torch: Any) -> None:
 
 
 class _LaunchMarkers(threading.local):
-    """Per thread: how deep in marked module calls, and the optimizer steps marked. A new one
-    for each install, so that a profile stopped inside a forward pass leaves nothing behind."""
+    """Per thread: how deep in marked module calls, and the open markers. A new one for each
+    install, so that a profile stopped inside a forward pass leaves nothing behind."""
 
     def __init__(self) -> None:
         self.forward_depth = 0
         self.forward_marker: Optional[Any] = None
-        self.steps: list[Optional[Any]] = []  # one per open step: its marker, if it opened one
-
-
-def _compiling(torch: Any) -> bool:
-    # torch.compile folds this to True while it traces a hook, so the hook adds no graph break.
-    compiler = getattr(torch, "compiler", None)
-    is_compiling = getattr(compiler, "is_compiling", None)
-    return bool(is_compiling()) if is_compiling is not None else False
+        self.step_marker: Optional[Any] = None
 
 
 def _open_caller_site(owner: object) -> Optional[Any]:
@@ -162,16 +155,19 @@ def _mark_launch_sites(torch: Any) -> None:
     module = sys.modules.get("torch.nn.modules.module")
     optimizer = sys.modules.get("torch.optim.optimizer")
     state = _LaunchMarkers()
+    # Looked up once, not at every module call. torch.compile folds it to True while it traces
+    # a hook, so the hooks add no graph break.
+    compiling = getattr(getattr(torch, "compiler", None), "is_compiling", None) or (lambda: False)
 
     def forward_pre(mod: Any, args: Any) -> None:
-        if _compiling(torch):
+        if compiling():
             return
         state.forward_depth += 1
         if state.forward_depth == 1:  # the outermost module: its caller is the program's line
             state.forward_marker = _open_caller_site(state)
 
     def forward_post(mod: Any, args: Any, output: Any) -> None:
-        if _compiling(torch) or state.forward_depth == 0:
+        if compiling() or state.forward_depth == 0:
             return
         state.forward_depth -= 1
         if state.forward_depth == 0 and state.forward_marker is not None:
@@ -179,18 +175,18 @@ def _mark_launch_sites(torch: Any) -> None:
             state.forward_marker = None
 
     def step_pre(opt: Any, args: Any, kwargs: Any) -> None:
-        if _compiling(torch):
+        if compiling():
             return
-        # Steps do not nest: one still open was left by a step that raised (torch calls no
-        # post hook then).
-        while state.steps:
-            _markers._close(state.steps.pop())
-        state.steps.append(_open_caller_site(state))
+        # Steps do not nest: a marker still open was left by a step that raised (torch calls
+        # no post hook then).
+        _markers._close(state.step_marker)
+        state.step_marker = _open_caller_site(state)
 
     def step_post(opt: Any, args: Any, kwargs: Any) -> None:
-        if _compiling(torch) or not state.steps:
+        if compiling():
             return
-        _markers._close(state.steps.pop())
+        _markers._close(state.step_marker)
+        state.step_marker = None
 
     if module is not None and hasattr(module, "register_module_forward_pre_hook"):
         _hooks.append(module.register_module_forward_pre_hook(forward_pre))
