@@ -99,30 +99,43 @@ void CUPTIAPI DetachAtExit(void*, CUpti_CallbackDomain domain, CUpti_CallbackId 
   Ok(cuptiUnsubscribe(detach_subscriber), "cuptiUnsubscribe");
   Ok(cuptiFinalize(), "cuptiFinalize");
 }
+
+// Subscribes DetachAtExit, makes the call that triggers it; true if it ran.
+bool DetachThrough(int (*device_count)(int*)) {
+  if (!Ok(cuptiSubscribe(&detach_subscriber, DetachAtExit, nullptr), "cuptiSubscribe")) return false;
+  if (!Ok(cuptiEnableCallback(1, detach_subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
+                              CUPTI_DRIVER_TRACE_CBID_cuDeviceGetCount),
+          "cuptiEnableCallback")) {
+    cuptiUnsubscribe(detach_subscriber);
+    return false;
+  }
+  detach_pending = true;
+  int devices = 0;
+  device_count(&devices);
+  if (detach_pending.exchange(false)) {  // no callback came
+    std::fprintf(stderr, "bare_cupti: detach: no callback from cuDeviceGetCount\n");
+    cuptiUnsubscribe(detach_subscriber);
+    return false;
+  }
+  return true;
+}
 }  // namespace
 
 // After a stop: detaches CUPTI from the process, as gpuidle does when it stops (CUPTI keeps
 // intercepting CUDA calls until then), at the exit of a cuDeviceGetCount made for it (CUPTI's
 // guidance). For the benchmark's alternation of both tracers in one process; 1 if detached.
 extern "C" __attribute__((visibility("default"))) int gpuidle_bare_cupti_detach(void) {
+  // The static CUDA runtime loads the driver privately (RTLD_LOCAL): look in it, not globally.
+  void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+  if (driver == nullptr) {
+    std::fprintf(stderr, "bare_cupti: detach: the CUDA driver is not loaded\n");
+    return 0;
+  }
   using DeviceGetCount = int (*)(int*);
-  const auto device_count = reinterpret_cast<DeviceGetCount>(dlsym(RTLD_DEFAULT, "cuDeviceGetCount"));
-  if (device_count == nullptr) return 0;
-  if (!Ok(cuptiSubscribe(&detach_subscriber, DetachAtExit, nullptr), "cuptiSubscribe")) return 0;
-  if (!Ok(cuptiEnableCallback(1, detach_subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
-                              CUPTI_DRIVER_TRACE_CBID_cuDeviceGetCount),
-          "cuptiEnableCallback")) {
-    cuptiUnsubscribe(detach_subscriber);
-    return 0;
-  }
-  detach_pending = true;
-  int devices = 0;
-  device_count(&devices);
-  if (detach_pending.exchange(false)) {  // no callback came
-    cuptiUnsubscribe(detach_subscriber);
-    return 0;
-  }
-  return 1;
+  const auto device_count = reinterpret_cast<DeviceGetCount>(dlsym(driver, "cuDeviceGetCount"));
+  const int detached = device_count != nullptr && DetachThrough(device_count) ? 1 : 0;
+  dlclose(driver);  // drops only the reference taken above
+  return detached;
 }
 
 extern "C" __attribute__((visibility("default"))) long long gpuidle_bare_cupti_kernel_records(void) {

@@ -31,9 +31,13 @@
 #             launch and sync calls (GPUIDLE_BENCH_API_RECORDS: callbacks, the default; kinds,
 #             ids, auto: CUPTI's activity records), beside the default (default: none)
 #   ALTERNATE cycles of the alternating measurement of the tiny workload (default 0: none),
-#             in PAIRED processes: both tracers take turns in each process, each detached after
-#             its turn (gpuidle_bench_overhead --alternate); the ratio of the median added
-#             times over all cycles of all processes is printed beside the others
+#             which then replaces the in-process one above, in PAIRED processes per gpuidle
+#             configuration (the default, each VARIANTS and API_MODES entry): bare and that
+#             configuration take turns in each process, each detached after its turn
+#             (gpuidle_bench_overhead --alternate); the ratio of the median added times over
+#             all cycles of all processes is each configuration's verdict
+#   ROUNDS    timed rounds per phase of the in-process measurements (default: the benchmark's,
+#             15)
 #   BENCH_CPUS  CPUs every run is pinned to with taskset (default 2-5 where there are at least
 #             8, else unpinned): the launching thread then cannot wander between cores and
 #             clock domains, which made unpinned runs differ by up to 30%
@@ -130,7 +134,7 @@ run_pair() {
   [[ $config == *@* ]] && api=${config#*@}
   run_log="$out/paired.${config//[:@]/-}.$r.log"
   GPUIDLE_QUIET=1 GPUIDLE_BENCH_LEAVE_OUT="$variant" GPUIDLE_BENCH_API_RECORDS="$api" \
-    "${pin[@]}" "$bench" --mode tiny --pair "$tracer" >"$run_log" 2>&1
+    "${pin[@]}" "$bench" --mode tiny "${rounds_flag[@]}" --pair "$tracer" >"$run_log" 2>&1
   local rc=$?
   cat "$run_log" >>"$log"
   [[ $rc -eq 0 ]] || { echo "paired $config run $r failed (exit $rc)" >>"$log"; return; }
@@ -140,10 +144,13 @@ run_pair() {
 
 declare -A paired=() leftover=()
 paired_rounds=${PAIRED:-$repeats}
+rounds_flag=()
+[[ -n ${ROUNDS:-} ]] && rounds_flag=(--rounds "$ROUNDS")
 pair_configs=(bare gpuidle)
 for v in ${VARIANTS:-}; do pair_configs+=("gpuidle:$v"); done
 for m in ${API_MODES:-}; do pair_configs+=("gpuidle@$m"); done
-if ((paired_rounds > 0)) && [[ " ${configs[*]} " == *" gpuidle "* && " ${configs[*]} " == *" bare "* ]]; then
+if ((paired_rounds > 0 && ${ALTERNATE:-0} == 0)) &&
+  [[ " ${configs[*]} " == *" gpuidle "* && " ${configs[*]} " == *" bare "* ]]; then
   for ((r = 1; r <= paired_rounds; ++r)); do
     for config in "${pair_configs[@]}"; do
       value=$(run_pair "$config" "$r")
@@ -153,32 +160,39 @@ if ((paired_rounds > 0)) && [[ " ${configs[*]} " == *" gpuidle "* && " ${configs
   done
 fi
 
-# Both tracers in turn inside each process. Prints "bare_added_ms gpuidle_added_ms" per cycle.
+# Bare and one gpuidle configuration (as in run_pair) in turn inside one process. Prints
+# "bare_added_ms gpuidle_added_ms" per cycle.
 run_alternating() {
-  local r=$1 run_log="$out/alternating.$1.log"
-  GPUIDLE_QUIET=1 "${pin[@]}" "$bench" --mode tiny --alternate "$ALTERNATE" >"$run_log" 2>&1
+  local config=$1 r=$2 run_log variant= api=
+  [[ $config == *:* ]] && variant=${config#*:}
+  [[ $config == *@* ]] && api=${config#*@}
+  run_log="$out/alternating.${config//[:@]/-}.$r.log"
+  GPUIDLE_QUIET=1 GPUIDLE_BENCH_LEAVE_OUT="$variant" GPUIDLE_BENCH_API_RECORDS="$api" \
+    "${pin[@]}" "$bench" --mode tiny "${rounds_flag[@]}" --alternate "$ALTERNATE" >"$run_log" 2>&1
   local rc=$?
   cat "$run_log" >>"$log"
-  [[ $rc -eq 0 ]] || { echo "alternating run $r failed (exit $rc)" >>"$log"; return; }
-  grep -q '^result .*records=[1-9]' "$run_log" || { echo "alternating run $r: gpuidle recorded nothing" >>"$log"; return; }
+  [[ $rc -eq 0 ]] || { echo "alternating $config run $r failed (exit $rc)" >>"$log"; return; }
+  grep -q '^result .*records=[1-9]' "$run_log" || { echo "alternating $config run $r: gpuidle recorded nothing" >>"$log"; return; }
   sed -n 's/^cycle .*bare_added_ms=\([-0-9.]*\) gpuidle_added_ms=\([-0-9.]*\).*/\1 \2/p' "$run_log"
 }
 
-alternating_bare= alternating_gpuidle=
+declare -A alternating_bare=() alternating_gpuidle=()
 if ((${ALTERNATE:-0} > 0 && paired_rounds > 0)); then
   for ((r = 1; r <= paired_rounds; ++r)); do
-    cycles=$(run_alternating "$r")
-    echo "alternating run $r: $(wc -l <<<"${cycles:-}") cycles" | tee -a "$log"
-    while read -r b g; do
-      [[ -n $b ]] || continue
-      alternating_bare+="$b"$'\n'
-      alternating_gpuidle+="$g"$'\n'
-    done <<<"${cycles:-}"
+    for config in "${pair_configs[@]:1}"; do
+      cycles=$(run_alternating "$config" "$r")
+      echo "alternating $config run $r: $(grep -c . <<<"${cycles:-}") of $ALTERNATE cycles" | tee -a "$log"
+      while read -r b g; do
+        [[ -n $b ]] || continue
+        alternating_bare[$config]+="$b"$'\n'
+        alternating_gpuidle[$config]+="$g"$'\n'
+      done <<<"${cycles:-}"
+    done
   done
 fi
 
 variant_configs=()
-if [[ " ${configs[*]} " == *" gpuidle "* ]]; then
+if [[ " ${configs[*]} " == *" gpuidle "* && " ${MODES-tiny healthy} " == *" tiny "* ]]; then
   for v in ${VARIANTS:-}; do variant_configs+=("gpuidle-$v"); done
 fi
 
@@ -242,7 +256,7 @@ paired_verdict=$(calc 'print (a + 0 <= 1.25 ? "PASS" : "FAIL")' "$paired_ratio")
       "$(calc 'printf "%.3f", b - a' "$tu" "$v") ms, /bare =" \
       "$(calc 'if (b - a <= 0) print "n/a"; else printf "%.2f", (c - a) / (b - a)' "$tu" "$tb" "$v")"
   done
-  if ((paired_rounds > 0)); then
+  if ((paired_rounds > 0 && ${ALTERNATE:-0} == 0)); then
     echo
     echo "in one process (untraced rounds, then traced, then untraced again; median over" \
       "$paired_rounds processes of each one's medians, ms per 20,000 kernels):"
@@ -259,15 +273,25 @@ paired_verdict=$(calc 'print (a + 0 <= 1.25 ? "PASS" : "FAIL")' "$paired_ratio")
         "left over $(printf '%s' "${leftover[$config]:-}" | median) ms"
     done
   fi
-  if [[ -n $alternating_bare ]]; then
-    ab=$(printf '%s' "$alternating_bare" | median)
-    ag=$(printf '%s' "$alternating_gpuidle" | median)
-    ar=$(calc 'if (a <= 0) print "n/a"; else printf "%.2f", b / a' "$ab" "$ag")
+  if ((${ALTERNATE:-0} > 0 && paired_rounds > 0)); then
     echo
-    echo "both tracers in turn in one process ($paired_rounds processes x $ALTERNATE cycles," \
-      "each tracer detached after its turn; medians over all cycles, ms per 20,000 kernels):"
-    echo "tiny alternating: added ms bare $ab, gpuidle $ag; gpuidle/bare = $ar (target <= 1.25):" \
-      "$(calc 'print (a + 0 <= 1.25 ? "PASS" : "FAIL")' "$ar")"
+    echo "both tracers in turn in one process ($paired_rounds processes x $ALTERNATE cycles per" \
+      "configuration, each tracer detached after its turn; medians over all cycles, ms per" \
+      "20,000 kernels):"
+    for config in "${pair_configs[@]:1}"; do
+      ab=$(printf '%s' "${alternating_bare[$config]:-}" | median)
+      ag=$(printf '%s' "${alternating_gpuidle[$config]:-}" | median)
+      ar=$(calc 'if (a <= 0) print "n/a"; else printf "%.2f", b / a' "$ab" "$ag")
+      cycles=$(printf '%s' "${alternating_gpuidle[$config]:-}" | grep -c .)
+      if [[ $config == gpuidle ]]; then
+        echo "tiny alternating: added ms bare $ab, gpuidle $ag; gpuidle/bare = $ar" \
+          "(target <= 1.25): $(calc 'print (a + 0 <= 1.25 ? "PASS" : "FAIL")' "$ar"); $cycles cycles"
+      else
+        label="leaving out ${config#*:}"
+        [[ $config == *@* ]] && label="API records ${config#*@}"
+        echo "  $label: added ms bare $ab, gpuidle $ag; /bare = $ar; $cycles cycles"
+      fi
+    done
   fi
   echo "healthy (200 x 2 ms kernels): slowdown bare $healthy_bare_pct, gpuidle" \
     "$healthy_gpuidle_pct (target < 1%): $healthy_verdict"
