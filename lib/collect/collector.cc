@@ -13,6 +13,7 @@
 #include <vector>
 
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "absl/strings/ascii.h"
@@ -65,6 +66,18 @@ std::atomic<bool> timing_calls{false};
 std::atomic<uint64_t> timing_since_ns{0};
 std::atomic<uint64_t> collection_epoch{0};
 std::atomic<bool> timing_nested_calls{false};  // kPartNestedCallSkip left out (a probe)
+std::atomic<bool> callbacks_idle{false};        // kPartCallTiming left out (a probe)
+// kPartCuptiClock left out (a probe): calls read CLOCK_REALTIME plus this offset to CUPTI's.
+std::atomic<bool> calls_on_realtime{false};
+std::atomic<int64_t> realtime_to_cupti_ns{0};
+
+int64_t CallClockNs() {
+  if (!calls_on_realtime.load(std::memory_order_relaxed)) return CuptiNowNs();
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec +
+         realtime_to_cupti_ns.load(std::memory_order_relaxed);
+}
 
 // What a thread keeps across callbacks, reset with every collection.
 struct ThreadTiming {
@@ -100,7 +113,7 @@ void TimeCall(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_Ca
     } else if (depth > 0) {
       return;
     }
-    *call.correlationData = static_cast<uint64_t>(CuptiNowNs());
+    *call.correlationData = static_cast<uint64_t>(CallClockNs());
     return;
   }
   if (!driver) {
@@ -112,7 +125,7 @@ void TimeCall(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_Ca
   // Cleared, so that an exit whose entry was not seen (its id enabled in between) never reads
   // an earlier call's start, should CUPTI reuse the slot.
   *call.correlationData = 0;
-  const uint64_t end = static_cast<uint64_t>(CuptiNowNs());
+  const uint64_t end = static_cast<uint64_t>(CallClockNs());
   if (start < timing_since_ns.load(std::memory_order_relaxed) || start > end) return;
   TimedCallLog::Get().Append(
       TimedCall{start, end, call.correlationId, t.thread, cbid, driver ? 1u : 0u});
@@ -145,6 +158,7 @@ void NameCallSite(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
 void CUPTIAPI ApiCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                           const void* data) {
   if (domain != CUPTI_CB_DOMAIN_RUNTIME_API && domain != CUPTI_CB_DOMAIN_DRIVER_API) return;
+  if (callbacks_idle.load(std::memory_order_relaxed)) return;
   const auto* call = static_cast<const CUpti_CallbackData*>(data);
   // Named before the call's start is read, so that the provider's time is not the call's.
   if (call->callbackSite == CUPTI_API_ENTER && naming_call_sites.load(std::memory_order_acquire)) {
@@ -261,6 +275,7 @@ absl::StatusOr<uint32_t> ParseCollectorParts(absl::string_view names) {
       {"detach", kPartDetach},              {"memcpy-records", kPartMemcpyRecords},
       {"memset-records", kPartMemsetRecords}, {"sync-records", kPartSyncRecords},
       {"event-records", kPartEventRecords}, {"device-records", kPartDeviceRecords},
+      {"call-timing", kPartCallTiming},     {"cupti-clock", kPartCuptiClock},
   };
   uint32_t bits = 0;
   for (absl::string_view name : absl::StrSplit(names, ',', absl::SkipWhitespace())) {
@@ -399,6 +414,16 @@ struct Collector::State {
     TimedCallLog::Get().Start(call_pool, &HandOverTimedCalls);
     timing_since_ns = static_cast<uint64_t>(CuptiNowNs());
     timing_nested_calls = (leave_out & kPartNestedCallSkip) != 0;
+    calls_on_realtime = false;
+    if ((leave_out & kPartCuptiClock) != 0) {
+      timespec ts;
+      const int64_t before = CuptiNowNs();
+      clock_gettime(CLOCK_REALTIME, &ts);
+      const int64_t after = CuptiNowNs();
+      realtime_to_cupti_ns = before + (after - before) / 2 -
+                             (static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec);
+      calls_on_realtime = true;
+    }
     timing_calls.store(true, std::memory_order_release);
     if ((leave_out & kPartRuntimeCalls) == 0 && !driver_only) {
       for (const NeededId& id : runtime_needed) {
@@ -605,6 +630,7 @@ absl::Status Collector::Start(const CuptiApi& api, const CollectorOptions& optio
   }
   call_sites.Reset(std::min(kMaxCallSites, static_cast<size_t>(std::max<int64_t>(s.max_records, 0))));
   collection_epoch.fetch_add(1);  // every thread's state starts afresh
+  callbacks_idle = (s.leave_out & kPartCallTiming) != 0;
   const bool driver_only = api_records == ApiRecords::kDriverCallbacks;
   if (api_records == ApiRecords::kCallbacks || driver_only) {
     s.EnableTimedCalls(api, driver_only);

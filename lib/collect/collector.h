@@ -41,6 +41,9 @@ enum CollectorPart : uint32_t {
   kPartSyncRecords = 1u << 11,     // SYNCHRONIZATION
   kPartEventRecords = 1u << 12,    // CUDA_EVENT
   kPartDeviceRecords = 1u << 13,   // DEVICE
+  // The timed calls' own work, to tell it from CUPTI's dispatch of the callbacks:
+  kPartCallTiming = 1u << 14,  // callbacks enabled, but they return at once (nothing timed)
+  kPartCuptiClock = 1u << 15,  // calls timed on CLOCK_REALTIME + an offset, not cuptiGetTimestamp
 };
 
 // What Stop leaves behind. Once CUPTI has traced, it keeps intercepting the program's CUDA calls

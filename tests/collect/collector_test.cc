@@ -692,6 +692,41 @@ TEST_F(CollectorTest, AProbeCanTimeTheNestedDriverCallsToo) {
   EXPECT_EQ(t->calls[1].correlation_id, 22u);
 }
 
+TEST_F(CollectorTest, AProbeCanLeaveTheCallbacksIdleToPriceCuptisDispatchAlone) {
+  CollectorOptions options = TimedCallOptions();
+  options.leave_out = *ParseCollectorParts("call-timing");
+  ASSERT_TRUE(collector().Start(fake::FakeApi(), options).ok());
+  EXPECT_TRUE(Locked<bool>([](fake::State& s) { return s.runtime_callbacks.count(kLaunch) > 0; }))
+      << "the callbacks stay enabled: CUPTI still dispatches them";
+  EXPECT_TRUE(fake::CallApi(CUPTI_CB_DOMAIN_RUNTIME_API, kLaunch, 21, [] {}));
+  fake::Record(fake::Kernel(0, 7, 1200, 2200, "_Z4spinPfi", 21));
+  absl::StatusOr<Timeline> t = collector().Stop();
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_THAT(t->calls, IsEmpty());
+  EXPECT_EQ(collector().counters().records, 1u) << "the kernel only";
+}
+
+TEST_F(CollectorTest, AProbeCanTimeCallsOnTheRealtimeClockShiftedToCuptis) {
+  CollectorOptions options = TimedCallOptions();
+  options.leave_out = *ParseCollectorParts("cupti-clock");
+  const int64_t before = fake::FakeClockNs();
+  absl::StatusOr<Timeline> t = Collect(
+      [] {
+        EXPECT_TRUE(fake::CallApi(CUPTI_CB_DOMAIN_RUNTIME_API, kStreamSync, 9, [] {
+          std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        }));
+      },
+      options);
+  const int64_t after = fake::FakeClockNs();
+  ASSERT_TRUE(t.ok()) << t.status();
+  ASSERT_THAT(t->calls, SizeIs(1));
+  // On CUPTI's (the fake's) time line, within the offset's measuring error.
+  constexpr int64_t kSlackNs = 1'000'000;
+  EXPECT_GE(t->calls[0].start_ns, before - kSlackNs);
+  EXPECT_LE(t->calls[0].end_ns, after + kSlackNs);
+  EXPECT_GE(t->calls[0].end_ns - t->calls[0].start_ns, 2'000'000);
+}
+
 TEST_F(CollectorTest, TimedCallsCountTowardsTheRecordLimit) {
   CollectorOptions options = TimedCallOptions();
   options.max_records = 5;

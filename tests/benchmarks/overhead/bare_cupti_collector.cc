@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 
 namespace {
 
@@ -136,6 +137,32 @@ extern "C" __attribute__((visibility("default"))) int gpuidle_bare_cupti_detach(
   const int detached = device_count != nullptr && DetachThrough(device_count) ? 1 : 0;
   dlclose(driver);  // drops only the reference taken above
   return detached;
+}
+
+// What reading CUPTI's clock costs next to CLOCK_REALTIME (which CUPTI normalises to on Linux),
+// and how far apart they are: one line on stdout.
+extern "C" __attribute__((visibility("default"))) void gpuidle_bare_cupti_clock_probe(void) {
+  constexpr int kReads = 1'000'000;
+  auto realtime_ns = [] {
+    timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+  };
+  uint64_t t = 0;
+  uint64_t sum = 0;
+  const int64_t start = realtime_ns();
+  for (int i = 0; i < kReads; ++i) {
+    cuptiGetTimestamp(&t);
+    sum += t;
+  }
+  const int64_t middle = realtime_ns();
+  for (int i = 0; i < kReads; ++i) sum += static_cast<uint64_t>(realtime_ns());
+  const int64_t end = realtime_ns();
+  cuptiGetTimestamp(&t);
+  const int64_t offset = static_cast<int64_t>(t) - realtime_ns();
+  std::printf("clock_probe: cuptiGetTimestamp_ns=%.1f clock_realtime_ns=%.1f cupti_minus_realtime_ns=%lld (%llu)\n",
+              static_cast<double>(middle - start) / kReads, static_cast<double>(end - middle) / kReads,
+              static_cast<long long>(offset), static_cast<unsigned long long>(sum % 10));
 }
 
 extern "C" __attribute__((visibility("default"))) long long gpuidle_bare_cupti_kernel_records(void) {

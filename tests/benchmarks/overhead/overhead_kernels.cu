@@ -15,6 +15,8 @@
 // Rounds of one process share its CPU placement and clocks, which differ from process to
 // process by up to 30% on the H200 machine: the in-process difference does not see that noise.
 //
+// --clock-probe prints what a read of CUPTI's clock costs next to CLOCK_REALTIME, and exits.
+//
 // With --alternate C both tracers take turns in one process: C cycles of untraced rounds, one
 // tracer's rounds, untraced rounds, the other tracer's rounds (which tracer goes first swaps
 // every cycle). Each tracer is started before its rounds, stopped and detached after them (no
@@ -36,6 +38,8 @@
 
 #include "tracer_switch.h"
 
+extern "C" void gpuidle_bare_cupti_clock_probe(void);  // bare_cupti_collector.cc
+
 #define GPUIDLE_BENCH_CHECK_CUDA(call)                                          \
   do {                                                                          \
     const cudaError_t gpuidle_bench_error = (call);                             \
@@ -56,6 +60,7 @@ struct Options {
   int64_t kernel_ns = 2'000'000;  // healthy mode's kernel length
   std::string pair;                // "": one process, one configuration
   int alternate = 0;               // cycles of both tracers in turn (0: not this mode)
+  bool clock_probe = false;        // only CUPTI's clock against CLOCK_REALTIME
 };
 
 __global__ void EmptyKernel() {}
@@ -73,7 +78,7 @@ __global__ void SpinKernel(int64_t duration_ns) {
 [[noreturn]] void Usage(const char* program, int exit_code) {
   std::fprintf(stderr,
                "usage: %s [--mode tiny|healthy] [--kernels N] [--rounds R] [--warmup W] "
-               "[--kernel-us U] [--pair bare|gpuidle] [--alternate CYCLES]\n"
+               "[--kernel-us U] [--pair bare|gpuidle] [--alternate CYCLES] [--clock-probe]\n"
                "  tiny:    N (20000) empty kernels back to back, then cudaDeviceSynchronize\n"
                "  healthy: N (200) queued U us (2000) kernels, then cudaDeviceSynchronize\n",
                program);
@@ -95,6 +100,10 @@ Options ParseOptions(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
     if (flag == "--help") Usage(argv[0], 0);
+    if (flag == "--clock-probe") {
+      options.clock_probe = true;
+      continue;
+    }
     if (i + 1 >= argc) Usage(argv[0], 2);
     const char* value = argv[++i];
     if (flag == "--mode") {
@@ -211,6 +220,10 @@ int RunAlternating(const Options& options) {
 int main(int argc, char** argv) {
   const Options options = ParseOptions(argc, argv);
   GPUIDLE_BENCH_CHECK_CUDA(cudaFree(nullptr));  // context creation is not part of any round
+  if (options.clock_probe) {
+    gpuidle_bare_cupti_clock_probe();
+    return 0;
+  }
 
   for (int i = 0; i < options.warmup; ++i) RunRound(options);
   if (options.alternate > 0) return RunAlternating(options);

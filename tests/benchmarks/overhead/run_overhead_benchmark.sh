@@ -25,6 +25,7 @@
 #             gpuidle leaves out (GPUIDLE_BENCH_LEAVE_OUT: runtime, driver, other-kinds, decode,
 #             subscriber, system-thread-ids, flush-period, detach, and one kind at a time:
 #             memcpy-records, memset-records, sync-records, event-records, device-records;
+#             and the timed calls' own work: call-timing, cupti-clock;
 #             collect/collector.h CollectorPart), run as one more configuration, so
 #             that the price of each part shows beside the rest (default: none)
 #   API_MODES more in-process configurations of gpuidle, one per word: how it records the
@@ -91,6 +92,7 @@ cpus=${BENCH_CPUS-}
 if [[ -z ${BENCH_CPUS+set} && $(nproc) -ge 8 ]]; then cpus=2-5; fi
 if [[ -n $cpus ]] && command -v taskset >/dev/null; then pin=(taskset -c "$cpus"); fi
 echo "pinned to CPUs: ${cpus:-no}" | tee -a "$log"
+"${pin[@]}" "$bench" --clock-probe 2>&1 | tee -a "$log"
 
 # Runs one configuration once; prints its median_ms, or nothing if the run failed.
 # Configurations: untraced, bare, gpuidle, and gpuidle-PARTS (PARTS left out).
