@@ -117,7 +117,7 @@ fi
 # Overhead benchmark (tiny kernels vs the bare CUPTI baseline; healthy loop vs untraced), with
 # the diagnostics that price each part of the collector (VARIANTS, run_overhead_benchmark.sh).
 if [[ $parts == *" overhead "* ]]; then
-  OUT=$out/logs/overhead VARIANTS=${VARIANTS-} API_MODES=${API_MODES-kinds} ROUNDS=${ROUNDS-} \
+  OUT=$out/logs/overhead VARIANTS=${VARIANTS-} API_MODES=${API_MODES-kinds} ROUNDS=${ROUNDS-} TIMED_BARE=${TIMED_BARE-} \
     tests/benchmarks/overhead/run_overhead_benchmark.sh "$b" "${REPEATS:-9}" >"$out/overhead.log" 2>&1
   echo "overhead benchmark: exit $?" | tee -a "$log"
   tail -n 16 "$out/overhead.log"

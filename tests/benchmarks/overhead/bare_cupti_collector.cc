@@ -64,26 +64,91 @@ void FlushAtExit() {
   std::fprintf(stderr, "\n");
 }
 
+// GPUIDLE_BARE_TIMES_LAUNCHES=1: the baseline also times every kernel launch call, the least
+// that knowing when the host launched costs: CUPTI calls back at the entry and exit of each
+// launch (runtime and driver, as gpuidle's callbacks), which reads CUPTI's clock twice and
+// counts the calls on its thread. What gpuidle adds beyond this is gpuidle's own.
+std::atomic<int64_t> launch_calls{0};
+CUpti_SubscriberHandle launch_subscriber = nullptr;
+struct LaunchSums {
+  int64_t calls = 0;
+  ~LaunchSums() { launch_calls.fetch_add(calls, std::memory_order_relaxed); }
+};
+thread_local LaunchSums launch_sums;
+
+void CUPTIAPI TimeLaunch(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void* data) {
+  const auto* call = static_cast<const CUpti_CallbackData*>(data);
+  uint64_t now = 0;
+  cuptiGetTimestamp(&now);
+  if (call->callbackSite == CUPTI_API_ENTER) {
+    *call->correlationData = now;
+  } else if (now >= *call->correlationData) {
+    ++launch_sums.calls;
+  }
+}
+
+bool TimesLaunches() {
+  const char* v = std::getenv("GPUIDLE_BARE_TIMES_LAUNCHES");
+  return v != nullptr && v[0] == '1';
+}
+
+bool StartTimingLaunches() {
+  if (!Ok(cuptiSubscribe(&launch_subscriber, TimeLaunch, nullptr), "cuptiSubscribe")) return false;
+  constexpr CUpti_CallbackId kRuntime[] = {
+      CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
+      CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,
+      CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060,
+      CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000,
+      CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000};
+  constexpr CUpti_CallbackId kDriver[] = {
+      CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+      CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz};
+  bool ok = true;
+  for (CUpti_CallbackId id : kRuntime) {
+    ok = ok && Ok(cuptiEnableCallback(1, launch_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, id),
+                  "cuptiEnableCallback(runtime)");
+  }
+  for (CUpti_CallbackId id : kDriver) {
+    ok = ok && Ok(cuptiEnableCallback(1, launch_subscriber, CUPTI_CB_DOMAIN_DRIVER_API, id),
+                  "cuptiEnableCallback(driver)");
+  }
+  return ok;
+}
+
+void StopTimingLaunches() {
+  if (launch_subscriber == nullptr) return;
+  Ok(cuptiUnsubscribe(launch_subscriber), "cuptiUnsubscribe");  // its callbacks go with it
+  launch_subscriber = nullptr;
+}
+
 }  // namespace
 
-// Starts recording kernels; 1 on success. The buffer callbacks are registered at every start:
-// a detach (gpuidle_bare_cupti_detach) makes CUPTI forget them.
+// Starts recording kernels (and timing launches, GPUIDLE_BARE_TIMES_LAUNCHES); 1 on success.
+// The buffer callbacks are registered at every start: a detach (gpuidle_bare_cupti_detach)
+// makes CUPTI forget them.
 extern "C" __attribute__((visibility("default"))) int gpuidle_bare_cupti_start(void) {
   return Ok(cuptiActivityRegisterCallbacks(BufferRequested, BufferCompleted),
             "cuptiActivityRegisterCallbacks") &&
                  Ok(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL),
-                    "cuptiActivityEnable(CONCURRENT_KERNEL)")
+                    "cuptiActivityEnable(CONCURRENT_KERNEL)") &&
+                 (!TimesLaunches() || StartTimingLaunches())
              ? 1
              : 0;
 }
 
 // Stops recording and hands every buffer back (so that their records are counted); 1 on success.
 extern "C" __attribute__((visibility("default"))) int gpuidle_bare_cupti_stop(void) {
+  StopTimingLaunches();
   return Ok(cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL),
             "cuptiActivityDisable(CONCURRENT_KERNEL)") &&
                  Ok(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), "cuptiActivityFlushAll")
              ? 1
              : 0;
+}
+
+// Launch calls timed so far on threads that have ended, plus the calling thread's.
+extern "C" __attribute__((visibility("default"))) long long gpuidle_bare_cupti_launch_calls(void) {
+  return launch_calls.load() + launch_sums.calls;
 }
 
 namespace {

@@ -24,7 +24,8 @@
 // first calls after attaching are slow). Each tracer's added time is its rounds' median minus
 // the untraced rounds' just before; prints a line per cycle and the medians over cycles:
 //   result mode=tiny alternate=6 rounds=5 untraced_ms=... bare_added_ms=...
-//          gpuidle_added_ms=... ratio=... records=... launch_bound_pct=...
+//          gpuidle_added_ms=... ratio=... records=... launch_bound_pct=... bare_launch_calls=...
+// (the launch calls the bare collector timed: GPUIDLE_BARE_TIMES_LAUNCHES=1, else 0)
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -39,6 +40,7 @@
 #include "tracer_switch.h"
 
 extern "C" void gpuidle_bare_cupti_clock_probe(void);  // bare_cupti_collector.cc
+extern "C" long long gpuidle_bare_cupti_launch_calls(void);
 
 #define GPUIDLE_BENCH_CHECK_CUDA(call)                                          \
   do {                                                                          \
@@ -208,10 +210,11 @@ int RunAlternating(const Options& options) {
   }
   const double b = Median(bare_added), g = Median(gpuidle_added);
   std::printf("result mode=%s alternate=%d rounds=%d untraced_ms=%.3f bare_added_ms=%.3f "
-              "gpuidle_added_ms=%.3f ratio=%.3f records=%lld launch_bound_pct=%.1f\n",
+              "gpuidle_added_ms=%.3f ratio=%.3f records=%lld launch_bound_pct=%.1f "
+              "bare_launch_calls=%lld\n",
               options.mode.c_str(), options.alternate, options.rounds, Median(untraced), b, g,
               b > 0 ? g / b : -1.0, gpuidle_bench::TracerRecords("gpuidle"),
-              gpuidle_bench::TracerLaunchBoundPercent("gpuidle"));
+              gpuidle_bench::TracerLaunchBoundPercent("gpuidle"), gpuidle_bare_cupti_launch_calls());
   return 0;
 }
 

@@ -37,6 +37,9 @@
 #             configuration take turns in each process, each detached after its turn
 #             (gpuidle_bench_overhead --alternate); the ratio of the median added times over
 #             all cycles of all processes is each configuration's verdict
+#   TIMED_BARE  1: one more alternating configuration, gpuidle against a bare collector that
+#             also times every launch call in CUPTI's callbacks (GPUIDLE_BARE_TIMES_LAUNCHES):
+#             the least that recording launch calls costs, which gpuidle must do
 #   ROUNDS    timed rounds per phase of the in-process measurements (default: the benchmark's,
 #             15)
 #   BENCH_CPUS  CPUs every run is pinned to with taskset (default 2-5 where there are at least
@@ -165,20 +168,25 @@ fi
 # Bare and one gpuidle configuration (as in run_pair) in turn inside one process. Prints
 # "bare_added_ms gpuidle_added_ms" per cycle.
 run_alternating() {
-  local config=$1 r=$2 run_log variant= api=
+  local config=$1 r=$2 run_log variant= api= timed_bare=0
   [[ $config == *:* ]] && variant=${config#*:}
   [[ $config == *@* ]] && api=${config#*@}
-  run_log="$out/alternating.${config//[:@]/-}.$r.log"
+  [[ $config == *^timed-bare ]] && timed_bare=1
+  run_log="$out/alternating.${config//[:@^]/-}.$r.log"
   GPUIDLE_QUIET=1 GPUIDLE_BENCH_LEAVE_OUT="$variant" GPUIDLE_BENCH_API_RECORDS="$api" \
+    GPUIDLE_BARE_TIMES_LAUNCHES=$timed_bare \
     "${pin[@]}" "$bench" --mode tiny "${rounds_flag[@]}" --alternate "$ALTERNATE" >"$run_log" 2>&1
   local rc=$?
   cat "$run_log" >>"$log"
   [[ $rc -eq 0 ]] || { echo "alternating $config run $r failed (exit $rc)" >>"$log"; return; }
   grep -q '^result .*records=[1-9]' "$run_log" || { echo "alternating $config run $r: gpuidle recorded nothing" >>"$log"; return; }
+  ((timed_bare == 0)) || grep -q '^result .*bare_launch_calls=[1-9]' "$run_log" ||
+    { echo "alternating $config run $r: the bare collector timed no launch" >>"$log"; return; }
   sed -n 's/^cycle .*bare_added_ms=\([-0-9.]*\) gpuidle_added_ms=\([-0-9.]*\).*/\1 \2/p' "$run_log"
 }
 
 declare -A alternating_bare=() alternating_gpuidle=()
+[[ ${TIMED_BARE:-0} == 1 && ${ALTERNATE:-0} -gt 0 ]] && pair_configs+=("gpuidle^timed-bare")
 if ((${ALTERNATE:-0} > 0 && paired_rounds > 0)); then
   for ((r = 1; r <= paired_rounds; ++r)); do
     for config in "${pair_configs[@]:1}"; do
@@ -291,6 +299,7 @@ paired_verdict=$(calc 'print (a + 0 <= 1.25 ? "PASS" : "FAIL")' "$paired_ratio")
       else
         label="leaving out ${config#*:}"
         [[ $config == *@* ]] && label="API records ${config#*@}"
+        [[ $config == *^timed-bare ]] && label="against a bare collector that also times launches"
         echo "  $label: added ms bare $ab, gpuidle $ag; /bare = $ar; $cycles cycles"
       fi
     done
