@@ -63,16 +63,12 @@ Notes:
   together show rank 0's all-reduces waiting for the straggler (40 x 20 ms) and the
   straggler's own idle time as host work (below). Both traces are replayed in CI
   (`LiveNcclTest`).
-- The run used commit 9d0cc59 on a machine with two H200s (16:57 UTC). Since the run before
-  it (375017f, 14:46 UTC), these ran on the GPU for the first time: the fixes from a review of
-  the timed calls (calls made after a thread's exit handed its chunk over are dropped; chunks
-  held at a stop stay out of the pool until the next stop; the entry timestamp slot is cleared
-  after use; no lock per call when the chunk pool is empty; a forked child never waits on the
-  parent's lock; timed calls still held at a stop count towards the record limit), and the
-  detach of CUPTI at an explicit stop (`CuptiAfterStop::kDetach`: every `api` row stops
-  through the C++ API, then the program exits). Every check and share is as it was. Changed
-  after it, CPU-tested only: a failed `cuptiFinalize` is not counted as a detach, and CUPTI's
-  clock is not read while the collector detaches.
+- The run used commit f216290 on a machine with two H200s (19:26 UTC). Since the run before
+  it (9d0cc59, 16:57 UTC), these ran on the GPU for the first time: a failed `cuptiFinalize`
+  is not counted as a detach, CUPTI's clock is not read while the collector detaches, and the
+  overhead benchmark's probes (`GPUIDLE_BENCH_LEAVE_OUT`, off in every run here). Every check
+  passes as before; the shares moved by at most 6 points (mixed through `LD_PRELOAD`: 60%
+  data-starved, 40% launch-bound).
 
 `gpuidle analyze tests/data/traces/live/torch_nccl.rank0.trace.json.gz
 tests/data/traces/live/torch_nccl.rank1.trace.json.gz` (per-GPU part):
@@ -118,22 +114,23 @@ rm -rf "$checks"
 cat <<'MD'
 
 What these say:
-- **Every check of the run passes**, the launch sites included: 98.6% of the tiny MLP's
+- **Every check of the run passes**, the launch sites included: 98.5% of the tiny MLP's
   launch-bound offenders' idle time names one of its three lines, and each is named (forward
   `model(x)`, `loss.backward()`, `opt.step()`). PyTorch launches kernels with the GIL released,
-  so the native launch sampling reads no line there (the run of 16:57 named only the backward
-  line, 45.9%, and the run of 16:30, before the markers below, 37.8%): the outermost
-  `nn.Module` call of each thread and `Optimizer.step` run inside call-site markers (torch's
-  global hooks), and `Tensor.backward()` too, whose line autograd's threads take. The examples
+  so the native launch sampling reads no line there (a run of 16:30, before the markers below,
+  named only the backward line, 37.8%): the outermost `nn.Module` call of each thread and
+  `Optimizer.step` run inside call-site markers (torch's global hooks), and
+  `Tensor.backward()` too, whose line autograd's threads take. The examples
   profile one step more and leave it out as warm-up (`skip_steps=1`): after a profile starts
   in a running CUDA program, the first recorded call on each thread takes 4.5-6.5 ms inside
   CUPTI. The sync offender's line comes from the call-site marker that `gpuidle/_torch.py`
   puts around PyTorch's sync points.
 - **Profiles one after another** (`tests/gpu/python/repeated_profiles.py`): twelve
   `gpuidle.profile()` blocks in one process each recorded all 1,000 kernels of their 5 steps
-  (no buffer lost between them), and after the last one a 200-kernel step ran 1.021x (16:57:
-  1.049x) its speed before the first: an explicit stop detaches CUPTI. With the detach left
-  out (`GPUIDLE_BENCH_LEAVE_OUT=detach`) the step stayed 1.443x (16:57: 1.338x) slower.
+  (no buffer lost between them), and after the last one a 200-kernel step ran 1.009x its speed
+  before the first (runs of 16:57 and 17:03: 1.049x, 1.021x): an explicit stop detaches CUPTI.
+  With the detach left out (`GPUIDLE_BENCH_LEAVE_OUT=detach`) the step stayed 1.336x
+  (earlier: 1.338x, 1.443x) slower.
 - **API calls at a late start.** These profiles start after PyTorch initialised CUDA. gpuidle
   times the calls in CUPTI's callbacks (`callbacks` above) and records exactly the calls that
   CUPTI's activity records of the whole API kinds give (`kinds`: the same 155). CUPTI's records
@@ -147,13 +144,14 @@ What these say:
   its top offender `item_sync.py:26` at `cuStreamSynchronize`).
 - The device names come from the driver (a late start gets no DEVICE record from CUPTI): the
   reports name the "NVIDIA H200" and list the machine's second GPU as unused.
-- The run used commit 5873365 (17:03 UTC). Changed after it, CPU-tested only: the launch
-  markers' per-thread state is new at each profile (a profile stopped inside a forward pass
-  left that thread's later forward passes unmarked); they are opened and closed like the
-  program's own markers (a step marked inside an optimizer step, as Lightning does, closed
-  the wrong range); a step that raised leaves no marker open.
+- The run used commit f216290 (19:23 UTC). Since the run before it (5873365, 17:03 UTC), these
+  ran on the GPU for the first time: the launch markers' per-thread state is new at each
+  profile; they are opened and closed like the program's own markers (a step marked inside an
+  optimizer step, as Lightning does, closed the wrong range before); a step that raised leaves
+  no marker open; `torch.compiler.is_compiling` is looked up once per profile.
 MD
 cat <<'MD'
+
 ## PyTorch profiler traces, one GPU
 
 Recorded by `tests/gpu/record_torch_traces.sh` (one device call): each script in
