@@ -145,7 +145,8 @@ class NativeProfiler {
 
   // Stops, analyses and writes the configured outputs. None on success, else why an output was
   // not written (warned already; the report is still there). Raises if it was not collecting.
-  std::optional<std::string> Stop() {
+  // at_exit: the interpreter is exiting (Profiler::StopAtExit).
+  std::optional<std::string> Stop(bool at_exit) {
     if (profiler_ == nullptr) {
       ThrowStatus(absl::FailedPreconditionError("this profiler is not collecting"));
     }
@@ -154,7 +155,7 @@ class NativeProfiler {
     {
       py::gil_scoped_release release;
       was_collecting = profiler_->collecting();
-      status = profiler_->Stop();
+      status = at_exit ? profiler_->StopAtExit() : profiler_->Stop();
     }
     if (!was_collecting && !status.ok()) ThrowStatus(status);
     if (status.ok()) return std::nullopt;
@@ -265,7 +266,7 @@ PYBIND11_MODULE(_gpuidle, m) {
   py::class_<NativeProfiler>(m, "Profiler")
       .def(py::init<const std::vector<Setting>&>(), py::arg("settings"))
       .def("start", &NativeProfiler::Start)
-      .def("stop", &NativeProfiler::Stop)
+      .def("stop", &NativeProfiler::Stop, py::arg("at_exit") = false)
       .def_property_readonly("collecting", &NativeProfiler::collecting)
       .def("report", &NativeProfiler::Report)
       .def("save_trace", &NativeProfiler::SaveTrace, py::arg("path"))

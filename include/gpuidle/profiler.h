@@ -82,6 +82,10 @@ class GPUIDLE_EXPORT Profiler {
   // FailedPrecondition if not collecting. An output that cannot be written is a warning and an
   // error status; the report is still available.
   absl::Status Stop();
+  // Stop() for a program that is about to exit (an exit handler): CUPTI stays attached, since
+  // detaching it (which Stop() does, so that the program runs on at full speed) would only
+  // speed up what runs after, and teardown at exit has hazards of its own.
+  absl::Status StopAtExit();
   bool collecting() const;
 
   // The analysis of the last collection; nullptr before the first Stop().
@@ -98,6 +102,8 @@ class GPUIDLE_EXPORT Profiler {
   const std::string& written_trace_path() const;
 
  private:
+  absl::Status StopCollection(bool detach_cupti);
+
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

@@ -42,9 +42,14 @@ absl::Status Profiler::Start() {
   return internal::Session::Get().Start(*impl_->options, this, "the C++ API");
 }
 
-absl::Status Profiler::Stop() {
+absl::Status Profiler::Stop() { return StopCollection(/*detach_cupti=*/true); }
+
+absl::Status Profiler::StopAtExit() { return StopCollection(/*detach_cupti=*/false); }
+
+absl::Status Profiler::StopCollection(bool detach_cupti) {
   absl::StatusOr<std::shared_ptr<const internal::CollectionResult>> result =
-      internal::Session::Get().Stop(this);
+      internal::Session::Get().Stop(this, detach_cupti ? internal::CuptiAfterStop::kDetach
+                                                       : internal::CuptiAfterStop::kStayAttached);
   if (!result.ok()) return result.status();
   impl_->last = *std::move(result);
   return absl::OkStatus();

@@ -126,13 +126,13 @@ absl::Status Session::Start(const ProfilerOptions& options, const void* owner,
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::shared_ptr<const CollectionResult>> Session::Stop(const void* owner) {
+absl::StatusOr<std::shared_ptr<const CollectionResult>> Session::Stop(const void* owner,
+                                                                      CuptiAfterStop after) {
   std::lock_guard<std::mutex> lock(mu_);
   if (owner_ == nullptr || owner_ != owner) {
     return absl::FailedPreconditionError("this profiler is not collecting");
   }
-  // The program goes on: it should run as fast as before gpuidle started.
-  return StopLocked(CuptiAfterStop::kDetach);
+  return StopLocked(after);
 }
 
 absl::StatusOr<std::string> Session::WriteOutput(absl::string_view pattern,

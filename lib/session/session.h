@@ -43,8 +43,10 @@ class Session {
   // returns the error if gpuidle cannot collect.
   absl::Status Start(const ProfilerOptions& options, const void* owner, absl::string_view how);
   // Stops the collection of owner: analyses, prints the summary, writes the configured outputs.
-  // A write failure is warned about and returned, with the result still available.
-  absl::StatusOr<std::shared_ptr<const CollectionResult>> Stop(const void* owner);
+  // A write failure is warned about and returned, with the result still available. CUPTI is
+  // detached unless the program is exiting (kStayAttached), as the exit handler's stop does.
+  absl::StatusOr<std::shared_ptr<const CollectionResult>> Stop(
+      const void* owner, CuptiAfterStop after = CuptiAfterStop::kDetach);
   bool CollectingFor(const void* owner) const;
 
   // Writes text to the expanded path pattern without replacing anything; returns the path.

@@ -343,8 +343,12 @@ class Fake:
     print_summary = True
     written_report_path = written_trace_path = ""
     def start(self): self.collecting = True
-    def stop(self): self.collecting = False; print("stopped")
+    def stop(self, at_exit=False): self.collecting = False; print("stopped, at_exit", at_exit)
     def report(self): return _gpuidle.analyze([sys_path], [])
+q = gpuidle.profile()  # stopped before the exit: CUPTI is detached for what follows
+q._native = Fake()
+q.start()
+q.stop()
 p = gpuidle.profile()
 p._native = Fake()
 p.start()
@@ -352,7 +356,7 @@ print("exiting")
 """
     proc = run_python(code)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.splitlines() == ["exiting", "stopped"]
+    assert proc.stdout.splitlines() == ["stopped, at_exit False", "exiting", "stopped, at_exit True"]
     assert "gpuidle: why the GPU was idle" in proc.stderr
 
 

@@ -68,9 +68,11 @@ _FAKE_NN_AND_OPTIM = textwrap.dedent("""
 
     class Optimizer:
         def step(self):
-            for hook in list(hooks["step_pre"].values()):
+            # As torch does: the global hook dicts are iterated live (a hook added or removed
+            # meanwhile raises "dictionary changed size during iteration").
+            for hook in hooks["step_pre"].values():
                 hook(self, (), {})
-            for hook in list(hooks["step"].values()):
+            for hook in hooks["step"].values():
                 hook(self, (), {})
             return "stepped"
 """)
@@ -267,8 +269,55 @@ def test_forward_and_optimizer_step_run_inside_a_call_site_marker_naming_the_pro
     assert nvtx.calls == [("push", _markers._CALL_SITE, forward), ("pop",),
                           ("push", _markers._CALL_SITE, step), ("pop",)], nvtx.calls
     _torch.uninstall()
-    assert all(not hooks for hooks in fake_torch.hooks.values()), "hooks left behind"
+    hooks = fake_torch.hooks
+    assert not hooks["forward_pre"] and not hooks["forward"], "module hooks left behind"
+    assert len(hooks["step_pre"]) == len(hooks["step"]) == 1, "step hooks stay, inert"
     assert train_step() == (4, "stepped") and len(nvtx.calls) == 4, "unmarked once uninstalled"
+    _torch.install(FakeProfile())
+    assert len(hooks["step_pre"]) == len(hooks["step"]) == 1, "registered once"
+    assert train_step() == (4, "stepped") and len(nvtx.calls) == 8, "marked again"
+
+
+def test_profiles_start_and_stop_while_another_thread_is_inside_an_optimizer_step(
+        fake_torch, monkeypatch):
+    # Torch iterates its global optimizer hooks live: a profile started or stopped on another
+    # thread meanwhile must not add or remove one (the step would raise).
+    nvtx = installed_with_markers_recorded(monkeypatch)
+    _torch.uninstall()
+    opt = fake_torch.optim.Optimizer()
+    register = sys.modules["torch.optim.optimizer"].register_optimizer_step_pre_hook
+
+    toggles = []
+
+    def another_thread_toggles_the_profile(*args):
+        if not toggles:  # during the first step only
+            _torch.install(FakeProfile())
+            _torch.uninstall()
+            _torch.install(FakeProfile())
+            toggles.append(True)
+
+    register(another_thread_toggles_the_profile)
+    assert opt.step() == "stepped"
+    assert opt.step() == "stepped"
+    assert [c[0] for c in nvtx.calls] == ["push", "pop"], "the second step is marked"
+
+
+def test_a_forward_pass_ended_by_keyboard_interrupt_leaves_later_ones_marked(fake_torch,
+                                                                            monkeypatch):
+    # torch calls the always-called forward hooks for an Exception only: after a
+    # KeyboardInterrupt the pass's post hook never runs. The next optimizer step makes amends.
+    nvtx = installed_with_markers_recorded(monkeypatch)
+
+    class Interrupted(fake_torch.nn.Module):
+        def forward(self, x):
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        Interrupted()(1)
+    assert fake_torch.optim.Optimizer().step() == "stepped"
+    nvtx.calls.clear()
+    assert fake_torch.nn.Module()(1) == 2
+    assert [c[0] for c in nvtx.calls] == ["push", "pop"], "the next forward pass is marked"
 
 
 def test_a_profile_stopped_inside_a_forward_pass_leaves_the_next_one_whole(fake_torch,

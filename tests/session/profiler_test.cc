@@ -65,6 +65,7 @@ TEST(ProfilerTest, StartWithoutAGpuFailsWithOneWarningLine) {
 TEST(ProfilerTest, StopWithoutStartIsAnErrorNotACrash) {
   Profiler profiler{ProfilerOptions{}};
   EXPECT_EQ(profiler.Stop().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(profiler.StopAtExit().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(profiler.report(), nullptr);
   EXPECT_EQ(profiler.FormatReport("text").status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(profiler.SaveTrace("/tmp/never.json").code(), absl::StatusCode::kFailedPrecondition);

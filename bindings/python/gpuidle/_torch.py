@@ -21,7 +21,8 @@
   ``Tensor.backward()`` of a CUDA tensor: autograd's threads launch the backward kernels without
   any Python frame, and their sampled launch sites take the line waiting in ``backward()``
   (collect/call_sites.h). While torch.compile traces, the hooks return at once (so that they
-  add no graph break; not yet tried with torch.compile on a GPU).
+  add no graph break; not yet tried with torch.compile on a GPU). The step hooks stay
+  registered, idle, after the first profile (``_step_hooks_registry``).
 - **Children never collect.** DataLoader workers (forked or spawned) and other
   multiprocessing children that inherit or re-run a profile stay inert (:func:`in_worker`).
 
@@ -42,7 +43,13 @@ from . import _call_sites, _markers
 _lock = threading.Lock()
 _profile: Any = None  # the profile the patches report to
 _patches: list[tuple[Any, str, Any, Any]] = []  # (owner, name, original, wrapper)
-_hooks: list[Any] = []  # handles of torch's global hooks, removed by uninstall
+_hooks: list[Any] = []  # handles of torch's global module hooks, removed by uninstall
+# Optimizer.step's global hooks are registered once per process and never removed: torch
+# iterates its global optimizer-hook dicts live, so adding or removing one while another thread
+# is inside a step would raise there. Between profiles they find no markers and return at once.
+_step_hooks_registry: Any = None  # the module whose registry holds them
+_step_markers: Optional["_LaunchMarkers"] = None  # the running profile's, or None
+_step_compiling: Callable[[], bool] = lambda: False
 
 _DATA_MARKER = "DataLoader.__next__"
 
@@ -149,15 +156,44 @@ def _open_caller_site(owner: object) -> Optional[Any]:
     return _markers._open(_markers._CALL_SITE, site, owner) if site is not None else None
 
 
+def _compiling(torch: Any) -> Callable[[], bool]:
+    # Looked up once per profile, not at every module call. torch.compile folds it to True
+    # while it traces a hook, so the hooks add no graph break.
+    return getattr(getattr(torch, "compiler", None), "is_compiling", None) or (lambda: False)
+
+
+def _step_pre(opt: Any, args: Any, kwargs: Any) -> None:
+    state = _step_markers
+    if state is None or _step_compiling():
+        return
+    # Steps do not nest: a marker still open was left by a step that raised (torch calls no
+    # post hook then).
+    _markers._close(state.step_marker)
+    # Nor run inside a forward pass: a depth left above 0 is a pass that a KeyboardInterrupt
+    # ended (torch runs the always-called forward hooks for an Exception only).
+    if state.forward_depth:
+        state.forward_depth = 0
+        _markers._close(state.forward_marker)
+        state.forward_marker = None
+    state.step_marker = _open_caller_site(state)
+
+
+def _step_post(opt: Any, args: Any, kwargs: Any) -> None:
+    state = _step_markers
+    if state is None or _step_compiling():
+        return
+    _markers._close(state.step_marker)
+    state.step_marker = None
+
+
 def _mark_launch_sites(torch: Any) -> None:
     """Forward passes and optimizer steps run inside a call-site marker (their launches' line)."""
+    global _step_hooks_registry, _step_markers, _step_compiling
     # From sys.modules: torch's packages may drop the names of their submodules.
     module = sys.modules.get("torch.nn.modules.module")
     optimizer = sys.modules.get("torch.optim.optimizer")
     state = _LaunchMarkers()
-    # Looked up once, not at every module call. torch.compile folds it to True while it traces
-    # a hook, so the hooks add no graph break.
-    compiling = getattr(getattr(torch, "compiler", None), "is_compiling", None) or (lambda: False)
+    compiling = _compiling(torch)
 
     def forward_pre(mod: Any, args: Any) -> None:
         if compiling():
@@ -174,20 +210,6 @@ def _mark_launch_sites(torch: Any) -> None:
             _markers._close(state.forward_marker)
             state.forward_marker = None
 
-    def step_pre(opt: Any, args: Any, kwargs: Any) -> None:
-        if compiling():
-            return
-        # Steps do not nest: a marker still open was left by a step that raised (torch calls
-        # no post hook then).
-        _markers._close(state.step_marker)
-        state.step_marker = _open_caller_site(state)
-
-    def step_post(opt: Any, args: Any, kwargs: Any) -> None:
-        if compiling():
-            return
-        _markers._close(state.step_marker)
-        state.step_marker = None
-
     if module is not None and hasattr(module, "register_module_forward_pre_hook"):
         _hooks.append(module.register_module_forward_pre_hook(forward_pre))
         try:  # always_call: the marker closes when forward raises too (torch >= 2.1)
@@ -195,8 +217,11 @@ def _mark_launch_sites(torch: Any) -> None:
         except TypeError:
             _hooks.append(module.register_module_forward_hook(forward_post))
     if optimizer is not None and hasattr(optimizer, "register_optimizer_step_pre_hook"):
-        _hooks.append(optimizer.register_optimizer_step_pre_hook(step_pre))
-        _hooks.append(optimizer.register_optimizer_step_post_hook(step_post))
+        if _step_hooks_registry is not optimizer:
+            optimizer.register_optimizer_step_pre_hook(_step_pre)
+            optimizer.register_optimizer_step_post_hook(_step_post)
+            _step_hooks_registry = optimizer
+        _step_compiling, _step_markers = compiling, state
 
 
 def _mark_dataloader(torch: Any) -> None:
@@ -275,7 +300,8 @@ def install(profile: Any) -> None:
 
 
 def _undo() -> None:
-    global _profile
+    global _profile, _step_markers
+    _step_markers = None
     while _hooks:
         _hooks.pop().remove()
     while _patches:
