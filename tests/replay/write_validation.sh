@@ -148,7 +148,11 @@ What these say:
   ran on the GPU for the first time: the launch markers' per-thread state is new at each
   profile; they are opened and closed like the program's own markers (a step marked inside an
   optimizer step, as Lightning does, closed the wrong range before); a step that raised leaves
-  no marker open; `torch.compiler.is_compiling` is looked up once per profile.
+  no marker open; `torch.compiler.is_compiling` is looked up once per profile. Changed after
+  it, CPU-tested only: a profile still running at interpreter exit is stopped with CUPTI left
+  attached (`Profiler::StopAtExit`); the optimizer-step hooks are registered once per process
+  and stay, idle, between profiles; an optimizer step resets a forward-pass depth that a
+  KeyboardInterrupt left behind.
 MD
 cat <<'MD'
 
