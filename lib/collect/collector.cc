@@ -416,12 +416,7 @@ struct Collector::State {
     timing_nested_calls = (leave_out & kPartNestedCallSkip) != 0;
     calls_on_realtime = false;
     if ((leave_out & kPartCuptiClock) != 0) {
-      timespec ts;
-      const int64_t before = CuptiNowNs();
-      clock_gettime(CLOCK_REALTIME, &ts);
-      const int64_t after = CuptiNowNs();
-      realtime_to_cupti_ns = before + (after - before) / 2 -
-                             (static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec);
+      realtime_to_cupti_ns = -WallClockOffsetNs();  // the timeline's clock is CUPTI's by now
       calls_on_realtime = true;
     }
     timing_calls.store(true, std::memory_order_release);
