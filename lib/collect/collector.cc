@@ -18,6 +18,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "collect/buffer_pool.h"
 #include "collect/call_sites.h"
@@ -66,18 +67,18 @@ std::atomic<bool> timing_calls{false};
 std::atomic<uint64_t> timing_since_ns{0};
 std::atomic<uint64_t> collection_epoch{0};
 std::atomic<bool> timing_nested_calls{false};  // kPartNestedCallSkip left out (a probe)
-std::atomic<bool> callbacks_idle{false};        // kPartCallTiming left out (a probe)
 // kPartCuptiClock left out (a probe): calls read CLOCK_REALTIME plus this offset to CUPTI's.
-std::atomic<bool> calls_on_realtime{false};
 std::atomic<int64_t> realtime_to_cupti_ns{0};
 
-int64_t CallClockNs() {
-  if (!calls_on_realtime.load(std::memory_order_relaxed)) return CuptiNowNs();
+int64_t ShiftedRealtimeNs() {
   timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec +
          realtime_to_cupti_ns.load(std::memory_order_relaxed);
 }
+
+// The clock timed calls read: CUPTI's (ShiftedRealtimeNs only for the probe).
+std::atomic<int64_t (*)()> call_clock{&CuptiNowNs};
 
 // What a thread keeps across callbacks, reset with every collection.
 struct ThreadTiming {
@@ -113,7 +114,7 @@ void TimeCall(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_Ca
     } else if (depth > 0) {
       return;
     }
-    *call.correlationData = static_cast<uint64_t>(CallClockNs());
+    *call.correlationData = static_cast<uint64_t>(call_clock.load(std::memory_order_relaxed)());
     return;
   }
   if (!driver) {
@@ -125,7 +126,7 @@ void TimeCall(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_Ca
   // Cleared, so that an exit whose entry was not seen (its id enabled in between) never reads
   // an earlier call's start, should CUPTI reuse the slot.
   *call.correlationData = 0;
-  const uint64_t end = static_cast<uint64_t>(CallClockNs());
+  const uint64_t end = static_cast<uint64_t>(call_clock.load(std::memory_order_relaxed)());
   if (start < timing_since_ns.load(std::memory_order_relaxed) || start > end) return;
   TimedCallLog::Get().Append(
       TimedCall{start, end, call.correlationId, t.thread, cbid, driver ? 1u : 0u});
@@ -158,7 +159,6 @@ void NameCallSite(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
 void CUPTIAPI ApiCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                           const void* data) {
   if (domain != CUPTI_CB_DOMAIN_RUNTIME_API && domain != CUPTI_CB_DOMAIN_DRIVER_API) return;
-  if (callbacks_idle.load(std::memory_order_relaxed)) return;
   const auto* call = static_cast<const CUpti_CallbackData*>(data);
   // Named before the call's start is read, so that the provider's time is not the call's.
   if (call->callbackSite == CUPTI_API_ENTER && naming_call_sites.load(std::memory_order_acquire)) {
@@ -283,11 +283,12 @@ absl::StatusOr<uint32_t> ParseCollectorParts(absl::string_view names) {
     const auto* part = std::find_if(std::begin(kParts), std::end(kParts),
                                     [&](const auto& p) { return p.first == name; });
     if (part == std::end(kParts)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "unknown collector part '", name,
-          "' (runtime, driver, other-kinds, decode, subscriber, system-thread-ids, flush-period, "
-          "nested-call-skip, detach, memcpy-records, memset-records, sync-records, "
-          "event-records, device-records)"));
+      const auto append_name = [](std::string* out, const auto& p) {
+        absl::StrAppend(out, p.first);
+      };
+      return absl::InvalidArgumentError(absl::StrCat("unknown collector part '", name, "' (",
+                                                     absl::StrJoin(kParts, ", ", append_name),
+                                                     ")"));
     }
     bits |= part->second;
   }
@@ -414,12 +415,14 @@ struct Collector::State {
     TimedCallLog::Get().Start(call_pool, &HandOverTimedCalls);
     timing_since_ns = static_cast<uint64_t>(CuptiNowNs());
     timing_nested_calls = (leave_out & kPartNestedCallSkip) != 0;
-    calls_on_realtime = false;
     if ((leave_out & kPartCuptiClock) != 0) {
       realtime_to_cupti_ns = -WallClockOffsetNs();  // the timeline's clock is CUPTI's by now
-      calls_on_realtime = true;
+      call_clock = &ShiftedRealtimeNs;
+    } else {
+      call_clock = &CuptiNowNs;
     }
-    timing_calls.store(true, std::memory_order_release);
+    // kPartCallTiming (a probe): the callbacks stay enabled but find nothing to do.
+    timing_calls.store((leave_out & kPartCallTiming) == 0, std::memory_order_release);
     if ((leave_out & kPartRuntimeCalls) == 0 && !driver_only) {
       for (const NeededId& id : runtime_needed) {
         cupti.EnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, id.cbid);
@@ -625,7 +628,6 @@ absl::Status Collector::Start(const CuptiApi& api, const CollectorOptions& optio
   }
   call_sites.Reset(std::min(kMaxCallSites, static_cast<size_t>(std::max<int64_t>(s.max_records, 0))));
   collection_epoch.fetch_add(1);  // every thread's state starts afresh
-  callbacks_idle = (s.leave_out & kPartCallTiming) != 0;
   const bool driver_only = api_records == ApiRecords::kDriverCallbacks;
   if (api_records == ApiRecords::kCallbacks || driver_only) {
     s.EnableTimedCalls(api, driver_only);
@@ -634,7 +636,9 @@ absl::Status Collector::Start(const CuptiApi& api, const CollectorOptions& optio
   }
   // Without a provider the callbacks skip naming at once (a C++ program's launches).
   const bool naming =
-      s.EnableCallSites(api, driver_only ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API);
+      s.EnableCallSites(api,
+                        driver_only ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API) &&
+      (s.leave_out & kPartCallTiming) == 0;  // the probe: callbacks that find nothing to do
   naming_call_sites.store(naming, std::memory_order_release);
   // Hand buffers over at least every second so long runs are decoded as they go.
   if ((s.leave_out & kPartFlushPeriod) == 0) api.ActivityFlushPeriod(1000);

@@ -262,6 +262,7 @@ TEST(CollectorPartsTest, ParsesTheBenchmarksNamesAndNamesAnUnknownOne) {
   absl::StatusOr<uint32_t> bad = ParseCollectorParts("runtime,kernels");
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(bad.status().message(), HasSubstr("'kernels'"));
+  EXPECT_THAT(bad.status().message(), HasSubstr("call-timing, cupti-clock)")) << "every name listed";
 }
 
 TEST_F(CollectorTest, LeavesOutWhatTheBenchmarkAsksAndKeepsKernels) {

@@ -68,7 +68,9 @@ Notes:
   is not counted as a detach, CUPTI's clock is not read while the collector detaches, and the
   overhead benchmark's probes (`GPUIDLE_BENCH_LEAVE_OUT`, off in every run here). Every check
   passes as before; the shares moved by at most 6 points (mixed through `LD_PRELOAD`: 60%
-  data-starved, 40% launch-bound).
+  data-starved, 40% launch-bound). Changed after it, CPU-tested only: the benchmark probes'
+  switches left the API callback's path (timed calls read their clock through one pointer,
+  CUPTI's unless a probe says otherwise), and `Profiler::StopAtExit`.
 
 `gpuidle analyze tests/data/traces/live/torch_nccl.rank0.trace.json.gz
 tests/data/traces/live/torch_nccl.rank1.trace.json.gz` (per-GPU part):

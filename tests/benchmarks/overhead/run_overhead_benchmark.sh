@@ -132,15 +132,24 @@ median() {
     if (NR % 2) print v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
-# In-process: untraced, traced, untraced again. Prints "added_ms leftover_ms".
-# Configurations: bare, gpuidle, gpuidle:PARTS (PARTS left out), gpuidle@MODE (API records).
-run_pair() {
-  local config=$1 r=$2 run_log tracer=${1%%[:@]*} variant= api=
+# Runs the tiny workload in one process under an in-process configuration, output to LOG:
+#   bare, gpuidle, gpuidle:PARTS (PARTS left out), gpuidle@MODE (API records),
+#   gpuidle^timed-bare (the bare collector also times launches).
+run_in_process() {
+  local config=$1 run_log=$2 variant= api= timed_bare=0
+  shift 2
   [[ $config == *:* ]] && variant=${config#*:}
   [[ $config == *@* ]] && api=${config#*@}
-  run_log="$out/paired.${config//[:@]/-}.$r.log"
+  [[ $config == *^timed-bare ]] && timed_bare=1
   GPUIDLE_QUIET=1 GPUIDLE_BENCH_LEAVE_OUT="$variant" GPUIDLE_BENCH_API_RECORDS="$api" \
-    "${pin[@]}" "$bench" --mode tiny "${rounds_flag[@]}" --pair "$tracer" >"$run_log" 2>&1
+    GPUIDLE_BARE_TIMES_LAUNCHES=$timed_bare \
+    "${pin[@]}" "$bench" --mode tiny "${rounds_flag[@]}" "$@" >"$run_log" 2>&1
+}
+
+# In-process: untraced, traced, untraced again. Prints "added_ms leftover_ms".
+run_pair() {
+  local config=$1 r=$2 run_log="$out/paired.${1//[:@]/-}.$2.log"
+  run_in_process "$config" "$run_log" --pair "${config%%[:@]*}"
   local rc=$?
   cat "$run_log" >>"$log"
   [[ $rc -eq 0 ]] || { echo "paired $config run $r failed (exit $rc)" >>"$log"; return; }
@@ -169,19 +178,13 @@ fi
 # Bare and one gpuidle configuration (as in run_pair) in turn inside one process. Prints
 # "bare_added_ms gpuidle_added_ms untraced_before_bare_ms untraced_before_gpuidle_ms" per cycle.
 run_alternating() {
-  local config=$1 r=$2 run_log variant= api= timed_bare=0
-  [[ $config == *:* ]] && variant=${config#*:}
-  [[ $config == *@* ]] && api=${config#*@}
-  [[ $config == *^timed-bare ]] && timed_bare=1
-  run_log="$out/alternating.${config//[:@^]/-}.$r.log"
-  GPUIDLE_QUIET=1 GPUIDLE_BENCH_LEAVE_OUT="$variant" GPUIDLE_BENCH_API_RECORDS="$api" \
-    GPUIDLE_BARE_TIMES_LAUNCHES=$timed_bare \
-    "${pin[@]}" "$bench" --mode tiny "${rounds_flag[@]}" --alternate "$ALTERNATE" >"$run_log" 2>&1
+  local config=$1 r=$2 run_log="$out/alternating.${1//[:@^]/-}.$2.log"
+  run_in_process "$config" "$run_log" --alternate "$ALTERNATE"
   local rc=$?
   cat "$run_log" >>"$log"
   [[ $rc -eq 0 ]] || { echo "alternating $config run $r failed (exit $rc)" >>"$log"; return; }
   grep -q '^result .*records=[1-9]' "$run_log" || { echo "alternating $config run $r: gpuidle recorded nothing" >>"$log"; return; }
-  ((timed_bare == 0)) || grep -q '^result .*bare_launch_calls=[1-9]' "$run_log" ||
+  [[ $config != *^timed-bare ]] || grep -q '^result .*bare_launch_calls=[1-9]' "$run_log" ||
     { echo "alternating $config run $r: the bare collector timed no launch" >>"$log"; return; }
   sed -n 's/^cycle .*bare_added_ms=\([-0-9.]*\) gpuidle_added_ms=\([-0-9.]*\) untraced_before_ms=\([-0-9.]*\),\([-0-9.]*\).*/\1 \2 \3 \4/p' "$run_log"
 }
