@@ -132,28 +132,36 @@ median() {
     if (NR % 2) print v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
-# Runs the tiny workload in one process under an in-process configuration, output to LOG:
-#   bare, gpuidle, gpuidle:PARTS (PARTS left out), gpuidle@MODE (API records),
-#   gpuidle^timed-bare (the bare collector also times launches).
+# Runs the tiny workload in one process (measurement paired or alternating, run R) under an
+# in-process configuration: bare, gpuidle, gpuidle:PARTS (PARTS left out), gpuidle@MODE (API
+# records), gpuidle^timed-bare (the bare collector also times launches). Keeps the output in
+# RUN_LOG and the overall log; fails, saying why there, if the run failed or recorded nothing.
 run_in_process() {
-  local config=$1 run_log=$2 variant= api= timed_bare=0
-  shift 2
+  local measurement=$1 config=$2 r=$3 run_log=$4 variant= api= timed_bare=0
+  shift 4
   [[ $config == *:* ]] && variant=${config#*:}
   [[ $config == *@* ]] && api=${config#*@}
   [[ $config == *^timed-bare ]] && timed_bare=1
   GPUIDLE_QUIET=1 GPUIDLE_BENCH_LEAVE_OUT="$variant" GPUIDLE_BENCH_API_RECORDS="$api" \
     GPUIDLE_BARE_TIMES_LAUNCHES=$timed_bare \
     "${pin[@]}" "$bench" --mode tiny "${rounds_flag[@]}" "$@" >"$run_log" 2>&1
+  local rc=$?
+  cat "$run_log" >>"$log"
+  local why=
+  if ((rc != 0)); then
+    why="failed (exit $rc)"
+  elif ! grep -q '^result .*records=[1-9]' "$run_log"; then
+    why="recorded nothing"
+  elif ((timed_bare)) && ! grep -q '^result .*bare_launch_calls=[1-9]' "$run_log"; then
+    why="the bare collector timed no launch"
+  fi
+  [[ -z $why ]] || { echo "$measurement $config run $r $why" >>"$log"; return 1; }
 }
 
 # In-process: untraced, traced, untraced again. Prints "added_ms leftover_ms".
 run_pair() {
   local config=$1 r=$2 run_log="$out/paired.${1//[:@]/-}.$2.log"
-  run_in_process "$config" "$run_log" --pair "${config%%[:@]*}"
-  local rc=$?
-  cat "$run_log" >>"$log"
-  [[ $rc -eq 0 ]] || { echo "paired $config run $r failed (exit $rc)" >>"$log"; return; }
-  grep -q '^result .*records=[1-9]' "$run_log" || { echo "paired $config run $r recorded nothing" >>"$log"; return; }
+  run_in_process paired "$config" "$r" "$run_log" --pair "${config%%[:@]*}" || return
   sed -n 's/^result .*added_ms=\([-0-9.]*\) leftover_ms=\([-0-9.]*\).*/\1 \2/p' "$run_log"
 }
 
@@ -179,13 +187,7 @@ fi
 # "bare_added_ms gpuidle_added_ms untraced_before_bare_ms untraced_before_gpuidle_ms" per cycle.
 run_alternating() {
   local config=$1 r=$2 run_log="$out/alternating.${1//[:@^]/-}.$2.log"
-  run_in_process "$config" "$run_log" --alternate "$ALTERNATE"
-  local rc=$?
-  cat "$run_log" >>"$log"
-  [[ $rc -eq 0 ]] || { echo "alternating $config run $r failed (exit $rc)" >>"$log"; return; }
-  grep -q '^result .*records=[1-9]' "$run_log" || { echo "alternating $config run $r: gpuidle recorded nothing" >>"$log"; return; }
-  [[ $config != *^timed-bare ]] || grep -q '^result .*bare_launch_calls=[1-9]' "$run_log" ||
-    { echo "alternating $config run $r: the bare collector timed no launch" >>"$log"; return; }
+  run_in_process alternating "$config" "$r" "$run_log" --alternate "$ALTERNATE" || return
   sed -n 's/^cycle .*bare_added_ms=\([-0-9.]*\) gpuidle_added_ms=\([-0-9.]*\) untraced_before_ms=\([-0-9.]*\),\([-0-9.]*\).*/\1 \2 \3 \4/p' "$run_log"
 }
 
