@@ -34,9 +34,10 @@ enum class Subcause : int {
   kHostSync,        // sync_bound: the host blocked until the GPU drained
   kDeviceWait,      // sync_bound: queued work waited on another stream's event
   kCommWait,        // sync_bound: a collective waited for peer ranks
+  kCopyWait,        // sync_bound: queued work waited for a copy or memset ahead of it on its stream
   kUnattributed,    // no evidence
 };
-inline constexpr int kNumSubcauses = 9;
+inline constexpr int kNumSubcauses = 10;
 
 GPUIDLE_EXPORT Cause CauseOf(Subcause s);
 GPUIDLE_EXPORT absl::string_view CauseName(Cause c);             // "data_starved"
@@ -58,6 +59,45 @@ struct GPUIDLE_EXPORT IdleBreakdown {
   IdleBreakdown& operator+=(const IdleBreakdown& other);
 };
 
+// A run has a start-up, a steady state and a wind-down (docs/ANALYSIS.md, "Phases"). The
+// headline (DeviceReport::idle, steps, offenders, advice) describes the steady state; one-off
+// time is reported apart, by what it was.
+enum class Phase : int {
+  kStartUp,   // before the first step (without steps: before the device's first kernel)
+  kSteady,    // from there to the end of the last step (last kernel)
+  kWindDown,  // after it: saving, teardown
+};
+inline constexpr int kNumPhases = 3;
+
+// What one-off time was spent on.
+enum class OneOffKind : int {
+  kCudaInit,     // driver / context initialisation (cuInit, primary context, the first CUDA call)
+  kCompilation,  // JIT compilation (NVRTC, Triton/Inductor, XLA): host work that ends in loading
+                 // the code it made, or whose sampled stack is in a compiler
+  kModuleLoad,   // loading GPU code (cuModuleLoad*, cuLibraryLoad*, a kernel's first launch)
+  kFirstCall,    // the first call of an operation, far slower than its later calls (library
+                 // initialisation such as cuBLAS/cuDNN handles, autotuning, first allocation)
+  kWarmUpStep,   // the program's first step, far longer than the steady steps
+  kSetUp,        // the rest of the start-up: building the model, loading weights, ...
+  kWindDown,     // the rest of the wind-down
+  kGpuBusy,      // kernels ran (in start-up or wind-down: warm-up work, autotuning)
+};
+inline constexpr int kNumOneOffKinds = 8;
+
+GPUIDLE_EXPORT absl::string_view PhaseName(Phase p);             // "start_up"
+GPUIDLE_EXPORT absl::string_view OneOffKindName(OneOffKind k);   // "compilation"
+
+// Time of one device spent on one kind of one-off work, in one phase. In start-up and
+// wind-down the parts tile the phase's span (kGpuBusy is its busy time); in the steady state
+// they are idle time taken out of the headline (a re-compilation, a first call).
+struct OneOffTime {
+  Phase phase = Phase::kStartUp;
+  OneOffKind kind = OneOffKind::kSetUp;
+  int64_t ns = 0;
+  int64_t count = 0;      // separate stretches
+  std::string evidence;   // the longest stretch's call, op or frame ("cuModuleLoadData")
+};
+
 struct DeviceReport {
   std::optional<int> rank;  // distributed rank of the process, where known
   int device = 0;
@@ -65,9 +105,15 @@ struct DeviceReport {
   int64_t window_start_ns = 0;
   int64_t window_end_ns = 0;
   int64_t window_ns = 0;
+  // The steady state: [steady_start_ns, steady_end_ns). Start-up before it, wind-down after.
+  int64_t steady_start_ns = 0;
+  int64_t steady_end_ns = 0;
+  // Steady state only: busy_ns + idle_ns + (steady one-off idle) == steady_end_ns - steady_start_ns.
   int64_t busy_ns = 0;      // at least one kernel executing (NCCL kernels included)
-  int64_t idle_ns = 0;      // window_ns - busy_ns == idle.TotalNs()
+  int64_t idle_ns = 0;      // == idle.TotalNs()
   IdleBreakdown idle;
+  std::vector<OneOffTime> one_off;  // by phase, then most time first
+  int64_t PhaseNs(Phase p) const;   // start-up / wind-down span; steady-state one-off idle
   int64_t kernel_count = 0;
   int64_t memcpy_count = 0;
   int64_t memset_count = 0;
@@ -127,7 +173,12 @@ struct GPUIDLE_EXPORT Report {
   std::vector<DeviceReport> devices;  // devices that ran work
   int visible_device_count = 0;       // per process, where known (0: unknown)
   std::vector<int> unused_devices;    // visible but never used
-  std::vector<StepReport> steps;
+  std::vector<StepReport> steps;      // steady-state steps
+  // Where the steps came from: "ProfilerStep" (torch.profiler), "gpuidle.step", "optimizer.step"
+  // (gpuidle's hook in unchanged Python programs), "nvtx" ... ; "" when the run has none.
+  std::string step_source;
+  // Warnings about the input that did not stop the analysis (fields skipped, ranks missing).
+  std::vector<std::string> warnings;
   std::vector<GapRecord> longest_gaps;  // longest first
   std::vector<Offender> offenders;      // most idle first
   std::vector<Advice> advice;           // most idle first

@@ -37,6 +37,11 @@ absl::string_view FixFor(Subcause s) {
       return "collectives waited for peer ranks: find the straggler (its input pipeline, "
              "its load, its clocks), balance work across ranks, check the interconnect "
              "(nvidia-smi topo -m: NV# is NVLink, PIX/PHB is PCIe)";
+    case Subcause::kCopyWait:
+      return "kernels waited behind copies or memsets on their own stream: issue copies on a "
+             "side stream (with an event for the consumer) so they overlap compute, and drop "
+             "needless device-to-device copies (.contiguous(), .clone(), torch.cat of big "
+             "tensors)";
     case Subcause::kUnattributed:
       break;
   }

@@ -171,6 +171,7 @@ class OffenderTable {
       case Subcause::kH2DCopy:
       case Subcause::kDeviceWait:
       case Subcause::kCommWait:
+      case Subcause::kCopyWait:
         if (piece.call >= 0) {
           const HostCall& c = t.calls[piece.call];
           std::tie(what, at, thread, with_site) = std::make_tuple(c.name, c.start_ns, c.thread, true);

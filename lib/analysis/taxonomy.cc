@@ -20,6 +20,7 @@ Cause CauseOf(Subcause s) {
     case Subcause::kHostSync:
     case Subcause::kDeviceWait:
     case Subcause::kCommWait:
+    case Subcause::kCopyWait:
       return Cause::kSyncBound;
     case Subcause::kUnattributed:
       break;
@@ -59,10 +60,62 @@ absl::string_view SubcauseName(Subcause s) {
       return "device_wait";
     case Subcause::kCommWait:
       return "comm_wait";
+    case Subcause::kCopyWait:
+      return "copy_wait";
     case Subcause::kUnattributed:
       break;
   }
   return "unattributed";
+}
+
+absl::string_view PhaseName(Phase p) {
+  switch (p) {
+    case Phase::kStartUp:
+      return "start_up";
+    case Phase::kSteady:
+      return "steady";
+    case Phase::kWindDown:
+      return "wind_down";
+  }
+  return "steady";
+}
+
+absl::string_view OneOffKindName(OneOffKind k) {
+  switch (k) {
+    case OneOffKind::kCudaInit:
+      return "cuda_init";
+    case OneOffKind::kCompilation:
+      return "compilation";
+    case OneOffKind::kModuleLoad:
+      return "module_load";
+    case OneOffKind::kFirstCall:
+      return "first_call";
+    case OneOffKind::kWarmUpStep:
+      return "warm_up_step";
+    case OneOffKind::kSetUp:
+      return "set_up";
+    case OneOffKind::kWindDown:
+      return "wind_down";
+    case OneOffKind::kGpuBusy:
+      return "gpu_busy";
+  }
+  return "set_up";
+}
+
+int64_t DeviceReport::PhaseNs(Phase p) const {
+  switch (p) {
+    case Phase::kStartUp:
+      return steady_start_ns - window_start_ns;
+    case Phase::kWindDown:
+      return window_end_ns - steady_end_ns;
+    case Phase::kSteady:
+      break;
+  }
+  int64_t ns = 0;
+  for (const OneOffTime& o : one_off) {
+    if (o.phase == Phase::kSteady) ns += o.ns;
+  }
+  return ns;
 }
 
 std::string QualifiedSubcauseName(Subcause s) {

@@ -5,9 +5,11 @@
 namespace gpuidle::internal {
 namespace {
 
-// Runtime ("cuda...") and driver ("cu...") names share stems; strip the prefix once.
+// Runtime ("cuda..."), driver ("cu...") and HIP ("hip...", ROCm) names share stems; strip the
+// prefix once.
 absl::string_view Stem(absl::string_view name) {
   if (absl::StartsWith(name, "cuda")) return name.substr(4);
+  if (absl::StartsWith(name, "hip")) return name.substr(3);
   if (absl::StartsWith(name, "cu")) return name.substr(2);
   return name;
 }
@@ -18,7 +20,9 @@ CallCategory CategorizeCudaApi(absl::string_view name) {
   const absl::string_view stem = Stem(name);
   // Launches: kernels (all variants, incl. cudaLaunchKernelExC / cuLaunchKernelEx,
   // cooperative), graphs, memsets and host functions queue GPU work.
-  if (absl::StartsWith(stem, "LaunchKernel") || absl::StartsWith(stem, "LaunchCooperativeKernel") ||
+  if (absl::StartsWith(stem, "LaunchKernel") || absl::StartsWith(stem, "ModuleLaunchKernel") ||
+      absl::StartsWith(stem, "ExtModuleLaunchKernel") || absl::StartsWith(stem, "ExtLaunchKernel") ||
+      absl::StartsWith(stem, "HccModuleLaunchKernel") || absl::StartsWith(stem, "LaunchCooperativeKernel") ||
       absl::StartsWith(stem, "GraphLaunch") || absl::StartsWith(stem, "LaunchHostFunc") ||
       absl::StartsWith(stem, "LaunchGrid") || absl::StartsWith(stem, "Memset") ||
       stem == "Launch") {
@@ -31,6 +35,16 @@ CallCategory CategorizeCudaApi(absl::string_view name) {
     return CallCategory::kSync;
   }
   if (absl::StartsWith(stem, "Memcpy")) return CallCategory::kCopy;
+  // Loading GPU code: modules and libraries (the step after NVRTC, Triton or XLA compiled it).
+  if (absl::StartsWith(stem, "ModuleLoad") || absl::StartsWith(stem, "LibraryLoad") ||
+      stem == "LinkComplete") {
+    return CallCategory::kModuleLoad;
+  }
+  // Driver and context initialisation: once per process and device.
+  if (stem == "Init" || absl::StartsWith(stem, "DevicePrimaryCtxRetain") ||
+      absl::StartsWith(stem, "CtxCreate") || stem == "InitDevice") {
+    return CallCategory::kInit;
+  }
   return CallCategory::kOther;
 }
 

@@ -20,6 +20,8 @@ void Timeline::Finalize() {
   for (DeviceTimeline& d : devices) SortByStart(d.ops);
   SortByStart(calls);
   SortByStart(ranges);
+  std::stable_sort(samples.begin(), samples.end(),
+                   [](const HostSample& a, const HostSample& b) { return a.time_ns < b.time_ns; });
 }
 
 bool Timeline::HasActivity() const {

@@ -42,6 +42,8 @@ enum class CallCategory : uint8_t {
   kSync,       // blocks the thread until GPU work finished
   kCopy,       // memcpy API: direction comes from its DeviceOp
   kWaitEvent,  // makes a stream wait for an event recorded on another stream
+  kInit,        // creates a context or initialises the driver (cuInit, primary-context retain)
+  kModuleLoad,  // loads GPU code (cuModuleLoad*, cuLibraryLoad*): after JIT compilation, too
   kOther,
 };
 
@@ -74,6 +76,15 @@ struct Range {
   RangeKind kind = RangeKind::kUser;
 };
 
+// A sampled host stack of one thread: in live Python processes, taken while the thread was away
+// from CUDA for a long stretch (what it was doing instead: input pipeline, compilation, ...).
+struct HostSample {
+  int64_t time_ns = 0;
+  uint64_t thread = 0;
+  // Frames "file:line function", outermost first, one per line ('\n'-separated).
+  StringId stack = StringTable::kEmpty;
+};
+
 struct DeviceTimeline {
   int device = 0;
   std::string name;             // "NVIDIA H200", where known
@@ -99,6 +110,10 @@ struct TimelineInfo {
   std::optional<int64_t> pid;
   std::string host;
   std::optional<int64_t> wall_clock_offset_ns;
+
+  // What the producer skipped or doubts without rejecting the input, one line each (a field
+  // that could not be used, with how many events it affected). The report repeats them.
+  std::vector<std::string> warnings;
 };
 
 struct Timeline {
@@ -106,6 +121,7 @@ struct Timeline {
   std::vector<DeviceTimeline> devices;  // sorted by device id
   std::vector<HostCall> calls;          // sorted by start_ns
   std::vector<Range> ranges;            // sorted by start_ns
+  std::vector<HostSample> samples;      // sorted by time_ns; never widen the window
   TimelineInfo info;
 
   // Sorts every sequence by start time (stable: ties keep input order). Producers append in

@@ -50,6 +50,10 @@ inline absl::string_view CallCategoryName(CallCategory c) {
       return "copy";
     case CallCategory::kWaitEvent:
       return "wait_event";
+    case CallCategory::kInit:
+      return "init";
+    case CallCategory::kModuleLoad:
+      return "module_load";
     case CallCategory::kOther:
       return "other";
   }
@@ -58,7 +62,8 @@ inline absl::string_view CallCategoryName(CallCategory c) {
 
 inline std::optional<CallCategory> ParseCallCategory(absl::string_view s) {
   for (CallCategory c : {CallCategory::kLaunch, CallCategory::kSync, CallCategory::kCopy,
-                         CallCategory::kWaitEvent, CallCategory::kOther}) {
+                         CallCategory::kWaitEvent, CallCategory::kInit,
+                         CallCategory::kModuleLoad, CallCategory::kOther}) {
     if (s == CallCategoryName(c)) return c;
   }
   return std::nullopt;

@@ -120,6 +120,8 @@ absl::string_view GapColour(Subcause s) {
       return "olive";
     case Subcause::kCommWait:
       return "rail_idle";
+    case Subcause::kCopyWait:
+      return "light_memory_dump";
     case Subcause::kUnattributed:
       return "grey";
   }
