@@ -25,6 +25,13 @@ struct AnalysisOptions {
   // (work recorded outside the window, another process) and the rest is unattributed.
   int64_t dispatch_latency_max_ns = 100'000;
 
+  // One-off work (docs/ANALYSIS.md, "Phases"): the first call of an operation (a CUDA call, a
+  // framework op) that lasts at least one_off_min_ns and first_call_ratio times the median of
+  // its later calls is one-off (library initialisation, autotuning, lazy module loading), as is
+  // the first CUDA call of a thread that lasts one_off_min_ns (context creation).
+  int64_t one_off_min_ns = 1'000'000;
+  double first_call_ratio = 10;
+
   // Host ranges whose name contains one of these (case-insensitive) are data waits.
   std::vector<std::string> data_range_patterns = {"DataLoader", "gpuidle.data", "data_load",
                                                   "dataload", "next_batch", "load_batch"};

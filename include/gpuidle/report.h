@@ -132,6 +132,7 @@ struct StepReport {
   int64_t end_ns = 0;
   int64_t busy_ns = 0;
   IdleBreakdown idle;
+  int64_t one_off_ns = 0;  // idle time of one-off work inside the step (a re-compilation)
 };
 
 // A contiguous idle interval of one device with one cause.

@@ -8,9 +8,12 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "analysis/advice.h"
 #include "analysis/attribution.h"
+#include "analysis/host_stacks.h"
+#include "analysis/phases.h"
 #include "analysis/timeline_index.h"
 #include "core/status_macros.h"
 
@@ -128,26 +131,29 @@ int64_t Overlap(int64_t a0, int64_t a1, int64_t b0, int64_t b1) {
   return std::max<int64_t>(0, std::min(a1, b1) - std::max(a0, b0));
 }
 
+// Steps [first_step, steps.size()) of the device; `busy` and `pieces` of its steady state.
 void FillSteps(const Timeline& t, const std::vector<int32_t>& steps,
-               const std::vector<Interval>& spans, const DeviceAttribution& a,
+               const std::vector<Interval>& spans, size_t first_step,
+               const std::vector<Interval>& busy, const std::vector<IdlePiece>& pieces,
                const DeviceReport& device, std::vector<StepReport>* out) {
   size_t b = 0, p = 0;
-  for (size_t k = 0; k < steps.size(); ++k) {
+  for (size_t k = first_step; k < steps.size(); ++k) {
     StepReport step;
     step.rank = device.rank;
     step.device = device.device;
     step.name = std::string(t.strings.Get(t.ranges[steps[k]].name));
     step.start_ns = spans[k].start_ns;
     step.end_ns = spans[k].end_ns;
-    while (b < a.busy.size() && a.busy[b].end_ns <= step.start_ns) ++b;
-    for (size_t i = b; i < a.busy.size() && a.busy[i].start_ns < step.end_ns; ++i) {
-      step.busy_ns += Overlap(a.busy[i].start_ns, a.busy[i].end_ns, step.start_ns, step.end_ns);
+    while (b < busy.size() && busy[b].end_ns <= step.start_ns) ++b;
+    for (size_t i = b; i < busy.size() && busy[i].start_ns < step.end_ns; ++i) {
+      step.busy_ns += Overlap(busy[i].start_ns, busy[i].end_ns, step.start_ns, step.end_ns);
     }
-    while (p < a.pieces.size() && a.pieces[p].end_ns <= step.start_ns) ++p;
-    for (size_t i = p; i < a.pieces.size() && a.pieces[i].start_ns < step.end_ns; ++i) {
-      const IdlePiece& piece = a.pieces[i];
+    while (p < pieces.size() && pieces[p].end_ns <= step.start_ns) ++p;
+    for (size_t i = p; i < pieces.size() && pieces[i].start_ns < step.end_ns; ++i) {
+      const IdlePiece& piece = pieces[i];
       step.idle[piece.subcause] += Overlap(piece.start_ns, piece.end_ns, step.start_ns, step.end_ns);
     }
+    step.one_off_ns = step.end_ns - step.start_ns - step.busy_ns - step.idle.TotalNs();
     out->push_back(std::move(step));
   }
 }
@@ -155,7 +161,8 @@ void FillSteps(const Timeline& t, const std::vector<int32_t>& steps,
 // Sums idle time per program site; strings are built only for the sites that are reported.
 class OffenderTable {
  public:
-  explicit OffenderTable(const TimelineIndex& index) : index_(index) {}
+  OffenderTable(const TimelineIndex& index, const HostStacks& stacks)
+      : index_(index), stacks_(stacks) {}
 
   void Add(const DeviceTimeline& device, const IdlePiece& piece) {
     const Timeline& t = index_.timeline();
@@ -178,7 +185,8 @@ class OffenderTable {
         }
         break;
       case Subcause::kHost:
-        // The work that followed the long host stretch says where it was.
+        // The stretch's sampled stack says what it was; else the work that followed it.
+        if (piece.stack >= 0) break;
         if (piece.call >= 0) {
           const HostCall& c = t.calls[piece.call];
           std::tie(at, thread, with_site) = std::make_tuple(c.start_ns, c.thread, true);
@@ -198,7 +206,7 @@ class OffenderTable {
         }
         break;
     }
-    Key key{piece.subcause, what, with_site ? SiteId(thread, at) : -1};
+    Key key{piece.subcause, what, with_site ? SiteId(thread, at) : -1, piece.stack};
     Entry& e = entries_[key];
     e.idle_ns += piece.end_ns - piece.start_ns;
     if (piece.gap != e.last_gap || &device != e.last_device) ++e.count;
@@ -214,6 +222,11 @@ class OffenderTable {
       o.what = key.subcause == Subcause::kHost ? "host work outside CUDA"
                                                : std::string(index_.timeline().strings.Get(key.what));
       if (key.site >= 0) o.site = sites_[key.site];
+      if (key.stack >= 0) {
+        const StackEvidence& ev = stacks_.evidence(key.stack);
+        o.what = absl::StrCat(HostActivityName(ev.activity), " (sampled stack)");
+        o.site = ev.frame;
+      }
       o.idle_ns = e.idle_ns;
       o.count = e.count;
       out.push_back(std::move(o));
@@ -230,11 +243,12 @@ class OffenderTable {
   struct Key {
     Subcause subcause;
     StringId what;
-    int32_t site;  // index into sites_, -1 if none
+    int32_t site;   // index into sites_, -1 if none
+    int32_t stack;  // HostStacks evidence, -1 if none
     bool operator==(const Key&) const = default;
     template <typename H>
     friend H AbslHashValue(H h, const Key& k) {
-      return H::combine(std::move(h), k.subcause, k.what, k.site);
+      return H::combine(std::move(h), k.subcause, k.what, k.site, k.stack);
     }
   };
   struct Entry {
@@ -258,13 +272,14 @@ class OffenderTable {
   }
 
   const TimelineIndex& index_;
+  const HostStacks& stacks_;
   absl::flat_hash_map<Key, Entry> entries_;
   absl::flat_hash_map<std::pair<StringId, StringId>, int32_t> site_ids_;
   std::vector<std::string> sites_;
 };
 
-GapRecord ToGapRecord(const TimelineIndex& index, const DeviceTimeline& device,
-                      const DeviceReport& d, const IdlePiece& piece) {
+GapRecord ToGapRecord(const TimelineIndex& index, const HostStacks& stacks,
+                      const DeviceTimeline& device, const DeviceReport& d, const IdlePiece& piece) {
   const Timeline& t = index.timeline();
   GapRecord g;
   g.rank = d.rank;
@@ -289,6 +304,12 @@ GapRecord ToGapRecord(const TimelineIndex& index, const DeviceTimeline& device,
   }
   if (piece.subcause == Subcause::kHost) {
     g.evidence = absl::StrCat("no CUDA call for ", (piece.end_ns - piece.start_ns) / 1000, " us");
+  }
+  if (piece.stack >= 0) {
+    const StackEvidence& ev = stacks.evidence(piece.stack);
+    g.evidence = absl::StrCat(HostActivityName(ev.activity), " (sampled stack): no CUDA call for ",
+                              (piece.end_ns - piece.start_ns) / 1000, " us");
+    g.call_site = ev.frame;
   }
   return g;
 }
@@ -347,23 +368,82 @@ void AddCommWait(std::span<const Timeline* const> ranks, Report* report) {
       }
       count = std::min(count, comms.size());
     }
+    // Each rank's device report, for its steady state: waits in start-up (the first
+    // collectives, while ranks initialise at different speeds) are not the headline's.
+    std::vector<DeviceReport*> reports(ranks.size(), nullptr);
+    for (size_t r = 0; r < ranks.size(); ++r) {
+      const int device = ranks[r]->devices[d].device;
+      const int rank = ranks[r]->info.rank.value_or(static_cast<int>(r));
+      for (DeviceReport& dr : report->devices) {
+        if (dr.device == device && dr.rank.value_or(-1) == rank) reports[r] = &dr;
+      }
+    }
     std::vector<int64_t> wait(ranks.size(), 0);
     for (size_t k = 0; k < count; ++k) {
       int64_t latest = std::numeric_limits<int64_t>::min();
       for (const auto& comms : per_rank) latest = std::max(latest, comms[k].start);
       for (size_t r = 0; r < ranks.size(); ++r) {
         const Comm& c = per_rank[r][k];
+        if (reports[r] == nullptr || c.start < reports[r]->steady_start_ns ||
+            c.start >= reports[r]->steady_end_ns) {
+          continue;
+        }
         wait[r] += std::clamp<int64_t>(latest - c.start, 0, c.end - c.start);
       }
     }
     for (size_t r = 0; r < ranks.size(); ++r) {
-      const int device = ranks[r]->devices[d].device;
-      const int rank = ranks[r]->info.rank.value_or(static_cast<int>(r));
-      for (DeviceReport& dr : report->devices) {
-        if (dr.device == device && dr.rank.value_or(-1) == rank) dr.comm_wait_ns = wait[r];
-      }
+      if (reports[r] != nullptr) reports[r]->comm_wait_ns = wait[r];
     }
   }
+}
+
+// The program's first step, when it is far longer than the steady steps (lazy initialisation,
+// allocator growth, autotuning that no other rule named): part of the start-up.
+bool FirstStepIsWarmUp(const Timeline& t, const std::vector<int32_t>& steps,
+                       const AnalysisOptions& options) {
+  if (steps.size() < 3) return false;
+  std::vector<int64_t> later;
+  for (size_t k = 1; k < steps.size(); ++k) {
+    later.push_back(t.ranges[steps[k]].end_ns - t.ranges[steps[k]].start_ns);
+  }
+  auto mid = later.begin() + static_cast<ptrdiff_t>(later.size() / 2);
+  std::nth_element(later.begin(), mid, later.end());
+  const int64_t first = t.ranges[steps[0]].end_ns - t.ranges[steps[0]].start_ns;
+  return first > 2 * *mid && first - *mid >= options.one_off_min_ns;
+}
+
+// Where the steps came from, by their names' prefix ("ProfilerStep#3" -> "ProfilerStep").
+std::string StepSource(const Timeline& t, const std::vector<int32_t>& steps) {
+  if (steps.empty()) return "";
+  const absl::string_view name = t.strings.Get(t.ranges[steps.front()].name);
+  for (absl::string_view known : {"ProfilerStep", "gpuidle.step", "optimizer.step"}) {
+    if (absl::StartsWith(name, known)) return std::string(known);
+  }
+  return "marker";
+}
+
+// Without steps the steady state runs from the first to the last kernel, after the one-off
+// work that came before the bulk of the kernels (the first 1% of them): compilation and
+// loading between a few set-up kernels and the program's loop are start-up too.
+Interval SteadyWithoutSteps(const DeviceTimeline& device, const std::vector<Interval>& busy,
+                            const std::vector<OneOffSpan>& spans, Interval window) {
+  if (busy.empty()) return window;
+  Interval steady{busy.front().start_ns, busy.back().end_ns};
+  std::vector<int64_t> starts;
+  for (const DeviceOp& op : device.ops) {
+    if (op.kind == OpKind::kKernel && op.end_ns > window.start_ns && op.start_ns < window.end_ns) {
+      starts.push_back(op.start_ns);
+    }
+  }
+  const int64_t early = starts.empty() ? steady.start_ns : starts[starts.size() / 100];
+  for (const OneOffSpan& span : spans) {
+    if (span.start_ns > early) break;
+    if (span.end_ns <= steady.start_ns) continue;
+    auto next = std::lower_bound(busy.begin(), busy.end(), span.end_ns,
+                                 [](const Interval& b, int64_t v) { return b.start_ns < v; });
+    if (next != busy.end()) steady.start_ns = next->start_ns;
+  }
+  return steady;
 }
 
 }  // namespace
@@ -378,6 +458,10 @@ absl::Status ValidateOptions(const AnalysisOptions& options) {
   if (options.skip_steps < 0) return absl::InvalidArgumentError("skip_steps must not be negative");
   if (options.max_gap_records < 0 || options.max_offenders < 0) {
     return absl::InvalidArgumentError("record limits must not be negative");
+  }
+  if (options.one_off_min_ns <= 0 || !(options.first_call_ratio >= 1)) {
+    return absl::InvalidArgumentError(
+        "one_off_min must be positive and first_call_ratio at least 1");
   }
   if (!(options.advice_min_share >= 0 && options.advice_min_share <= 1)) {
     return absl::InvalidArgumentError("advice_min_share must be within [0, 1]");
@@ -425,9 +509,16 @@ absl::StatusOr<Report> AnalyzeRanks(std::span<const Timeline* const> ranks,
     report.zero_timestamp_records += t.info.zero_timestamp_records;
     report.record_limit_reached |= t.info.record_limit_reached;
     visible.insert(t.info.visible_devices.begin(), t.info.visible_devices.end());
+    for (const std::string& w : t.info.warnings) {
+      report.warnings.push_back(ranks.size() > 1 ? absl::StrCat(input, ": ", w) : w);
+    }
+    if (report.step_source.empty()) report.step_source = StepSource(t, steps);
+    const bool warm_up_step = FirstStepIsWarmUp(t, steps, options);
 
     const TimelineIndex index(t, options);
-    OffenderTable table(index);
+    HostStacks stacks(t, index.python_frames());
+    const std::vector<OneOffSpan> one_off_spans = FindOneOffSpans(index, options);
+    OffenderTable table(index, stacks);
     for (const DeviceTimeline& device : t.devices) {
       DeviceReport d;
       d.rank = rank;
@@ -449,20 +540,34 @@ absl::StatusOr<Report> AnalyzeRanks(std::span<const Timeline* const> ranks,
             break;
         }
       }
-      const DeviceAttribution a = AttributeDevice(index, device, *window, options);
-      d.busy_ns = a.busy_ns;
-      for (const IdlePiece& piece : a.pieces) {
+      const DeviceAttribution a = AttributeDevice(index, stacks, device, *window, options);
+      // Phases: the steady state runs from the first steady step (the first kernel) to the
+      // end of the last step (the last kernel); the rest, and one-off work, is reported apart.
+      const std::vector<Interval> step_spans = CutSteps(index, device, steps, *window);
+      const size_t first_step = warm_up_step ? 1 : 0;
+      Interval steady = SteadyWithoutSteps(device, a.busy, one_off_spans, *window);
+      Interval warm_up{steady.start_ns, steady.start_ns};
+      if (steps.size() > first_step) {
+        steady = Interval{step_spans[first_step].start_ns, step_spans.back().end_ns};
+        if (warm_up_step) warm_up = step_spans.front();
+      }
+      const PhasedDevice phased = SplitPhases(a, steady, warm_up, one_off_spans, stacks);
+      d.steady_start_ns = steady.start_ns;
+      d.steady_end_ns = steady.end_ns;
+      d.busy_ns = phased.steady_busy_ns;
+      d.one_off = phased.one_off;
+      for (const IdlePiece& piece : phased.steady) {
         d.idle[piece.subcause] += piece.end_ns - piece.start_ns;
         table.Add(device, piece);
         if (longest.WouldKeep(piece.end_ns - piece.start_ns)) {
-          longest.Offer(ToGapRecord(index, device, d, piece));
+          longest.Offer(ToGapRecord(index, stacks, device, d, piece));
         }
       }
-      d.idle_ns = d.window_ns - d.busy_ns;
-      const std::vector<Interval> comm = KernelUnion(device, *window, true);
+      d.idle_ns = d.idle.TotalNs();
+      const std::vector<Interval> comm = KernelUnion(device, steady, true);
       d.comm_ns = TotalLength(comm);
-      d.exposed_comm_ns = LengthNotCovered(comm, KernelUnion(device, *window, false));
-      FillSteps(t, steps, CutSteps(index, device, steps, *window), a, d, &report.steps);
+      d.exposed_comm_ns = LengthNotCovered(comm, KernelUnion(device, steady, false));
+      FillSteps(t, steps, step_spans, first_step, a.busy, phased.steady, d, &report.steps);
       report.devices.push_back(std::move(d));
     }
     for (const DeviceTimeline& device : t.devices) used.insert(device.device);

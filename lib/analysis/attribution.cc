@@ -19,6 +19,7 @@ enum Evidence : uint8_t {
   kInSyncCall,  // a sync, or a copy to the host (blocking, like .item())
   kInOtherCudaCall,
   kInLaunchingOp,  // a framework op that issues GPU work
+  kInOtherThreadSync,  // another thread of the process blocked in a sync (JAX/XLA, futures)
   kEvidenceKinds,
 };
 
@@ -56,9 +57,10 @@ class HostSweep {
 
 class DeviceAttributor {
  public:
-  DeviceAttributor(const TimelineIndex& index, const DeviceTimeline& device, Interval window,
-                   const AnalysisOptions& options)
+  DeviceAttributor(const TimelineIndex& index, HostStacks& stacks, const DeviceTimeline& device,
+                   Interval window, const AnalysisOptions& options)
       : index_(index),
+        stacks_(stacks),
         timeline_(index.timeline()),
         device_(device),
         window_(window),
@@ -68,7 +70,8 @@ class DeviceAttributor {
 
  private:
   void IndexHost();
-  void Emit(int64_t start, int64_t end, Subcause s, int32_t next_op, int32_t call, int32_t range);
+  void Emit(int64_t start, int64_t end, Subcause s, int32_t next_op, int32_t call, int32_t range,
+            int32_t stack = -1);
   void AttributeGap(int64_t t0, int64_t t1, int32_t next_op);
   void AttributeHostLate(int64_t t0, int64_t e, int32_t next_op);
   void WalkHost(int64_t u, int64_t e, int32_t next_op);
@@ -79,6 +82,7 @@ class DeviceAttributor {
   int64_t LastHostCallEndBefore(int64_t t) const;
 
   const TimelineIndex& index_;
+  HostStacks& stacks_;
   const Timeline& timeline_;
   const DeviceTimeline& device_;
   const Interval window_;
@@ -90,6 +94,8 @@ class DeviceAttributor {
   std::vector<HostItem> host_items_;        // everything the host-late walk looks at
   std::vector<int32_t> h2d_copies_;         // device ops: H2D memcpy, by start
   std::vector<int64_t> h2d_copy_max_end_;   // prefix maximum of their end times
+  // Per stream: its other copies and memsets, by start (work queued behind them waits).
+  absl::flat_hash_map<uint32_t, std::vector<int32_t>> stream_copies_;
   absl::flat_hash_map<uint32_t, std::vector<int32_t>> wait_calls_by_stream_;
   absl::flat_hash_map<uint32_t, int32_t> last_op_on_stream_;  // while sweeping ops
   std::vector<int64_t> prev_launch_on_stream_;  // per op: launch start of the previous op on
@@ -110,8 +116,18 @@ void DeviceAttributor::IndexHost() {
   }
   for (size_t i = 0; i < timeline_.calls.size(); ++i) {
     const HostCall& c = timeline_.calls[i];
-    if (!launching_threads_.contains(c.thread)) continue;
     const auto ci = static_cast<int32_t>(i);
+    if (!launching_threads_.contains(c.thread)) {
+      // A thread that launches nothing here but waits for the device: while it is blocked,
+      // the launching threads may be waiting for the value it reads.
+      const bool blocking = c.category == CallCategory::kSync ||
+                            (c.category == CallCategory::kCopy &&
+                             index_.CopyKindOfCall(ci) == CopyKind::kDtoH);
+      if (blocking && !launching_threads_.empty()) {
+        host_items_.push_back(HostItem{c.start_ns, c.end_ns, kInOtherThreadSync, ci, -1});
+      }
+      continue;
+    }
     host_calls_.push_back(ci);
     const int64_t prev = host_call_max_end_.empty() ? c.end_ns : host_call_max_end_.back();
     host_call_max_end_.push_back(std::max(prev, c.end_ns));
@@ -147,22 +163,24 @@ void DeviceAttributor::IndexHost() {
       h2d_copies_.push_back(static_cast<int32_t>(i));
       h2d_copy_max_end_.push_back(
           std::max(h2d_copy_max_end_.empty() ? op.end_ns : h2d_copy_max_end_.back(), op.end_ns));
+    } else if (op.kind != OpKind::kKernel && op.stream != kNoStream) {
+      stream_copies_[op.stream].push_back(static_cast<int32_t>(i));
     }
   }
 }
 
 void DeviceAttributor::Emit(int64_t start, int64_t end, Subcause s, int32_t next_op,
-                            int32_t call, int32_t range) {
+                            int32_t call, int32_t range, int32_t stack) {
   if (end <= start) return;
   std::vector<IdlePiece>& pieces = result_.pieces;
   if (!pieces.empty()) {
     IdlePiece& last = pieces.back();
-    if (last.gap == gap_ && last.end_ns == start && last.subcause == s) {
+    if (last.gap == gap_ && last.end_ns == start && last.subcause == s && last.stack == stack) {
       last.end_ns = end;  // one record per cause and gap; the first evidence stays
       return;
     }
   }
-  pieces.push_back(IdlePiece{start, end, s, gap_, next_op, call, range});
+  pieces.push_back(IdlePiece{start, end, s, gap_, next_op, call, range, stack});
 }
 
 int32_t DeviceAttributor::FirstHostCallAtOrAfter(int64_t t) const {
@@ -188,7 +206,9 @@ int32_t DeviceAttributor::SyncInProgressAt(int64_t t) {
   int64_t best_len = -1;
   for (int32_t i : scratch_) {
     const HostItem& item = host_items_[i];
-    if (item.evidence != kInSyncCall || item.call < 0) continue;
+    if ((item.evidence != kInSyncCall && item.evidence != kInOtherThreadSync) || item.call < 0) {
+      continue;
+    }
     if (item.end_ns - item.start_ns > best_len) {
       best = item.call;
       best_len = item.end_ns - item.start_ns;
@@ -226,7 +246,10 @@ void DeviceAttributor::AttributeHostLate(int64_t t0, int64_t e, int32_t next_op)
   int64_t u = t0;
   if (sync >= 0) {
     const HostCall& s = timeline_.calls[sync];
-    u = std::min(e, t0 + (s.end_ns - s.start_ns));
+    // Without the sync, the host work after it would have run that much earlier, overlapping
+    // GPU work, and the next op would have come that much sooner. With no next op (the end of
+    // the window) nothing comes sooner: only the time blocked inside the gap counts.
+    u = next_op >= 0 ? std::min(e, t0 + (s.end_ns - s.start_ns)) : std::min(e, s.end_ns);
     Emit(t0, u, Subcause::kHostSync, next_op, sync, -1);
   }
   WalkHost(u, e, next_op);
@@ -268,8 +291,8 @@ void DeviceAttributor::WalkHost(int64_t u, int64_t e, int32_t next_op) {
     if (kind < kEvidenceKinds) {
       const HostItem& it = host_items_[active[kind].back()];
       static constexpr std::array<Subcause, kEvidenceKinds> kSubcause = {
-          Subcause::kDataLoader, Subcause::kH2DCopy, Subcause::kHostSync,
-          Subcause::kLaunchOverhead, Subcause::kLaunchOverhead};
+          Subcause::kDataLoader,     Subcause::kH2DCopy,        Subcause::kHostSync,
+          Subcause::kLaunchOverhead, Subcause::kLaunchOverhead, Subcause::kHostSync};
       Emit(s0, s1, kSubcause[kind], next_op, it.call, it.range);
       continue;
     }
@@ -279,8 +302,15 @@ void DeviceAttributor::WalkHost(int64_t u, int64_t e, int32_t next_op) {
     const int64_t away_since = LastHostCallEndBefore(s0);
     const bool short_stretch = away_until != kForever &&
                                away_until - away_since < options_.launch_gap_max_ns;
-    Emit(s0, s1, short_stretch ? Subcause::kLaunchOverhead : Subcause::kHost, next_op, next_call,
-         -1);
+    if (short_stretch) {
+      Emit(s0, s1, Subcause::kLaunchOverhead, next_op, next_call, -1);
+      continue;
+    }
+    // A long stretch away from CUDA: its Python stack, where sampled, says what it was.
+    const int32_t stack = stacks_.EvidenceFor(launching_threads_, s0, s1);
+    const bool input = stack >= 0 &&
+                       stacks_.evidence(stack).activity == HostActivity::kInputPipeline;
+    Emit(s0, s1, input ? Subcause::kDataLoader : Subcause::kHost, next_op, next_call, -1, stack);
   }
 }
 
@@ -309,6 +339,15 @@ void DeviceAttributor::AttributeQueued(int64_t q, int64_t t1, int32_t next_op, i
     if (device_.ops[h2d_copies_[i]].end_ns > q) covering.push_back(h2d_copies_[i]);
   }
   std::reverse(covering.begin(), covering.end());
+  // Copies and memsets ahead of the op on its own stream: stream order makes it wait for them.
+  std::vector<int32_t> same_stream;
+  if (auto it = stream_copies_.find(op.stream); it != stream_copies_.end()) {
+    for (int32_t c : it->second) {
+      const DeviceOp& copy = device_.ops[c];
+      if (copy.start_ns >= t1 || copy.start_ns > op.start_ns) break;
+      if (copy.end_ns > q) same_stream.push_back(c);
+    }
+  }
   Subcause rest = Subcause::kKernelGap;
   int32_t rest_call = launch;
   const int32_t wait = WaitEventBefore(op, timeline_.calls[launch]);
@@ -337,13 +376,20 @@ void DeviceAttributor::AttributeQueued(int64_t q, int64_t t1, int32_t next_op, i
     Emit(split, e, Subcause::kUnattributed, next_op, rest_call, -1);
     dispatch_budget -= split - s;
   };
-  for (int32_t c : covering) {
+  // H2D copies (any stream) are input arriving; other copies on the stream hold it back.
+  std::vector<std::pair<int32_t, Subcause>> blockers;
+  for (int32_t c : covering) blockers.emplace_back(c, Subcause::kH2DCopy);
+  for (int32_t c : same_stream) blockers.emplace_back(c, Subcause::kCopyWait);
+  std::stable_sort(blockers.begin(), blockers.end(), [&](const auto& a, const auto& b) {
+    return device_.ops[a.first].start_ns < device_.ops[b.first].start_ns;
+  });
+  for (const auto& [c, subcause] : blockers) {
     const DeviceOp& copy = device_.ops[c];
     const int64_t s = std::max(cursor, copy.start_ns);
     const int64_t e = std::min(t1, copy.end_ns);
     if (e <= cursor) continue;
     emit_rest(cursor, s);
-    Emit(s, e, Subcause::kH2DCopy, next_op, index_.IssuingCall(device_, c), -1);
+    Emit(s, e, subcause, next_op, index_.IssuingCall(device_, c), -1);
     cursor = e;
   }
   emit_rest(cursor, t1);
@@ -391,9 +437,10 @@ DeviceAttribution DeviceAttributor::Run() {
 
 }  // namespace
 
-DeviceAttribution AttributeDevice(const TimelineIndex& index, const DeviceTimeline& device,
-                                  Interval window, const AnalysisOptions& options) {
-  return DeviceAttributor(index, device, window, options).Run();
+DeviceAttribution AttributeDevice(const TimelineIndex& index, HostStacks& stacks,
+                                  const DeviceTimeline& device, Interval window,
+                                  const AnalysisOptions& options) {
+  return DeviceAttributor(index, stacks, device, window, options).Run();
 }
 
 }  // namespace gpuidle::internal

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "analysis/host_stacks.h"
 #include "analysis/timeline_index.h"
 #include "gpuidle/options.h"
 #include "gpuidle/report.h"
@@ -26,6 +27,7 @@ struct IdlePiece {
   int32_t next_op = -1;  // index into the device's ops: the kernel that ended the gap
   int32_t call = -1;     // index into timeline.calls: the call that explains it
   int32_t range = -1;    // index into timeline.ranges: the marker that explains it
+  int32_t stack = -1;    // HostStacks evidence: what a long host stretch was, by its stack
 };
 
 struct DeviceAttribution {
@@ -34,8 +36,9 @@ struct DeviceAttribution {
   int64_t busy_ns = 0;
 };
 
-DeviceAttribution AttributeDevice(const TimelineIndex& index, const DeviceTimeline& device,
-                                  Interval window, const AnalysisOptions& options);
+DeviceAttribution AttributeDevice(const TimelineIndex& index, HostStacks& stacks,
+                                  const DeviceTimeline& device, Interval window,
+                                  const AnalysisOptions& options);
 
 }  // namespace gpuidle::internal
 

@@ -68,6 +68,23 @@ int32_t RangeIndex::Outermost(uint64_t thread, int64_t t) const {
   return found;
 }
 
+std::vector<int32_t> RangeIndex::Enclosing(uint64_t thread, int64_t t) const {
+  std::vector<int32_t> out;
+  const std::vector<Node>* nodes = NodesOf(thread);
+  if (nodes == nullptr) return out;
+  for (int32_t n = LastStartedAtOrBefore(*nodes, t); n != kNone; n = (*nodes)[n].parent) {
+    if (timeline_.ranges[(*nodes)[n].range].end_ns > t) out.push_back((*nodes)[n].range);
+  }
+  return out;
+}
+
+std::vector<uint64_t> RangeIndex::Threads() const {
+  std::vector<uint64_t> out;
+  for (const auto& [thread, nodes] : by_thread_) out.push_back(thread);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 std::vector<int32_t> RangeIndex::Roots(uint64_t thread) const {
   std::vector<int32_t> roots;
   if (const std::vector<Node>* nodes = NodesOf(thread)) {

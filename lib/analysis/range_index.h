@@ -29,6 +29,11 @@ class RangeIndex {
   int32_t InnermostMatching(uint64_t thread, int64_t t,
                             const std::function<bool(const Range&)>& accept) const;
 
+  // Every kept range on `thread` that contains t, innermost first.
+  std::vector<int32_t> Enclosing(uint64_t thread, int64_t t) const;
+  // The threads that have kept ranges.
+  std::vector<uint64_t> Threads() const;
+
   // The outermost kept ranges of `thread` (no kept ancestor), as indices into timeline.ranges.
   std::vector<int32_t> Roots(uint64_t thread) const;
 

@@ -1,5 +1,6 @@
 // Invariants of the idle accounting on many random timelines: busy + idle = window, causes
 // sum to idle, steps tile their spans, results are deterministic.
+#include <array>
 #include <algorithm>
 #include <random>
 #include <vector>
@@ -52,8 +53,22 @@ TEST(Invariants, HoldOnRandomTimelines) {
     for (size_t i = 0; i < t.devices.size(); ++i) {
       const DeviceReport& d = r->devices[i];
       ASSERT_EQ(d.device, t.devices[i].device);
-      EXPECT_EQ(d.busy_ns, OracleBusyNs(t.devices[i], d.window_start_ns, d.window_end_ns));
-      EXPECT_EQ(d.busy_ns + d.idle_ns, d.window_ns);
+      // Phases: start-up, steady state, wind-down tile the window; one-off parts tile the
+      // start-up and the wind-down; the steady state is busy + idle + its one-off time.
+      EXPECT_LE(d.window_start_ns, d.steady_start_ns);
+      EXPECT_LE(d.steady_start_ns, d.steady_end_ns);
+      EXPECT_LE(d.steady_end_ns, d.window_end_ns);
+      EXPECT_EQ(d.busy_ns, OracleBusyNs(t.devices[i], d.steady_start_ns, d.steady_end_ns));
+      EXPECT_EQ(d.busy_ns + d.idle_ns + d.PhaseNs(Phase::kSteady),
+                d.steady_end_ns - d.steady_start_ns);
+      std::array<int64_t, kNumPhases> parts{};
+      for (const OneOffTime& o : d.one_off) {
+        EXPECT_GT(o.ns, 0);
+        EXPECT_GT(o.count, 0);
+        parts[static_cast<int>(o.phase)] += o.ns;
+      }
+      EXPECT_EQ(parts[static_cast<int>(Phase::kStartUp)], d.PhaseNs(Phase::kStartUp));
+      EXPECT_EQ(parts[static_cast<int>(Phase::kWindDown)], d.PhaseNs(Phase::kWindDown));
       EXPECT_EQ(d.idle.TotalNs(), d.idle_ns);
       int64_t by_cause = 0;
       for (int c = 0; c < kNumCauses; ++c) by_cause += d.idle.CauseNs(static_cast<Cause>(c));
@@ -71,7 +86,8 @@ TEST(Invariants, HoldOnRandomTimelines) {
         EXPECT_LE(s.start_ns, s.end_ns);
         EXPECT_GE(s.start_ns, last_end);
         last_end = s.end_ns;
-        EXPECT_EQ(s.busy_ns + s.idle.TotalNs(), s.end_ns - s.start_ns);
+        EXPECT_GE(s.one_off_ns, 0);
+        EXPECT_EQ(s.busy_ns + s.idle.TotalNs() + s.one_off_ns, s.end_ns - s.start_ns);
         steps_idle += s.idle;
       }
       for (int k = 0; k < kNumSubcauses; ++k) EXPECT_LE(steps_idle.ns[k], d.idle.ns[k]);

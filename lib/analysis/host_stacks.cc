@@ -1,0 +1,242 @@
+#include "analysis/host_stacks.h"
+
+#include <algorithm>
+#include <array>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+
+namespace gpuidle::internal {
+namespace {
+
+struct Frame {
+  absl::string_view file;
+  absl::string_view line;
+  absl::string_view function;
+};
+
+// Parses "file:line function" (gpuidle's samples) or "file(line): function" (PyTorch's
+// python_function names). Anything else is all function.
+Frame ParseFrame(absl::string_view text) {
+  Frame f;
+  const size_t paren = text.rfind("): ");
+  if (paren != absl::string_view::npos) {
+    const size_t open = text.rfind('(', paren);
+    if (open != absl::string_view::npos) {
+      f.file = text.substr(0, open);
+      f.line = text.substr(open + 1, paren - open - 1);
+      f.function = text.substr(paren + 3);
+      return f;
+    }
+  }
+  const size_t space = text.find(' ');
+  const absl::string_view location = text.substr(0, space);
+  const size_t colon = location.rfind(':');
+  if (colon != absl::string_view::npos && space != absl::string_view::npos) {
+    f.file = location.substr(0, colon);
+    f.line = location.substr(colon + 1);
+    f.function = text.substr(space + 1);
+    return f;
+  }
+  f.function = text;
+  return f;
+}
+
+bool AnyOf(absl::string_view s, std::initializer_list<absl::string_view> needles) {
+  for (absl::string_view n : needles) {
+    if (absl::StrContains(s, n)) return true;
+  }
+  return false;
+}
+
+// Python's own regular-expression compiler is not JIT compilation.
+bool IsRegexModule(absl::string_view file) {
+  return AnyOf(file, {"/re/", "sre_compile", "/re.py", "fnmatch"}) || file == "re.py";
+}
+
+bool IsCompilation(const Frame& f) {
+  if (AnyOf(f.file, {"torch/_dynamo/", "torch/_inductor/", "torch/_functorch/aot",
+                     "torch/fx/experimental/proxy_tensor", "triton/compiler/", "triton/backends/",
+                     "jax/_src/compiler.py", "jax/_src/interpreters/mlir.py", "cupy/cuda/compiler",
+                     "numba/core/compiler", "numba/cuda/compiler", "tvm/", "tensorrt"})) {
+    return true;
+  }
+  std::string function = absl::AsciiStrToLower(f.function);
+  return absl::StrContains(function, "compile") && !IsRegexModule(f.file);
+}
+
+bool IsInputPipeline(const Frame& f) {
+  if (AnyOf(f.file, {"torch/utils/data/", "torchvision/transforms", "torchvision/io",
+                     "torchvision/datasets", "PIL/", "datasets/arrow_dataset", "datasets/formatting",
+                     "webdataset/", "nvidia/dali", "lightning/pytorch/loops/fetchers",
+                     "torchdata/", "decord/", "cv2/"})) {
+    return true;
+  }
+  const absl::string_view fn = f.function;
+  return fn == "__getitem__" || fn == "__getitems__" || absl::StrContains(fn, "collate") ||
+         absl::StrContains(fn, "decode") || fn == "load_batch" || fn == "next_batch";
+}
+
+bool IsCheckpointOrLog(const Frame& f) {
+  if (AnyOf(f.file, {"torch/serialization.py", "safetensors/", "logging/__init__.py",
+                     "torch/utils/tensorboard", "tensorboard/", "wandb/", "mlflow/", "tqdm/",
+                     "lightning/pytorch/loggers", "lightning/pytorch/callbacks/progress",
+                     "lightning/fabric/utilities/cloud_io", "torch/distributed/checkpoint",
+                     "orbax/"})) {
+    return true;
+  }
+  const absl::string_view fn = f.function;
+  return AnyOf(fn, {"save_checkpoint", "_save_checkpoint", "save_pretrained", "_save", "log_metrics"});
+}
+
+// Library code: installed packages and Python's standard library.
+bool IsLibraryFrame(const Frame& f) {
+  const absl::string_view file = f.file;
+  if (file.empty() || absl::StartsWith(file, "<")) return true;
+  return AnyOf(file, {"site-packages/", "dist-packages/", "/lib/python3", "/lib64/python3"}) ||
+         absl::StartsWith(file, "torch/") || absl::StartsWith(file, "threading.py");
+}
+
+std::string FormatFrame(const Frame& f) {
+  if (f.file.empty()) return std::string(f.function);
+  return absl::StrCat(f.file, ":", f.line, " ", f.function);
+}
+
+std::vector<absl::string_view> Frames(absl::string_view stack) {
+  return absl::StrSplit(stack, '\n', absl::SkipEmpty());
+}
+
+}  // namespace
+
+absl::string_view HostActivityName(HostActivity a) {
+  switch (a) {
+    case HostActivity::kCompilation:
+      return "compilation";
+    case HostActivity::kInputPipeline:
+      return "input pipeline";
+    case HostActivity::kCheckpointOrLog:
+      return "checkpointing/logging";
+    case HostActivity::kOther:
+      break;
+  }
+  return "Python code";
+}
+
+HostActivity ClassifyStack(absl::string_view stack) {
+  bool input = false, log = false;
+  for (absl::string_view text : Frames(stack)) {
+    const Frame f = ParseFrame(text);
+    if (IsCompilation(f)) return HostActivity::kCompilation;
+    input = input || IsInputPipeline(f);
+    log = log || IsCheckpointOrLog(f);
+  }
+  if (input) return HostActivity::kInputPipeline;
+  if (log) return HostActivity::kCheckpointOrLog;
+  return HostActivity::kOther;
+}
+
+std::string DisplayFrame(absl::string_view stack) {
+  const std::vector<absl::string_view> frames = Frames(stack);
+  if (frames.empty()) return "";
+  for (auto it = frames.rbegin(); it != frames.rend(); ++it) {
+    const Frame f = ParseFrame(*it);
+    if (!IsLibraryFrame(f)) return FormatFrame(f);
+  }
+  return FormatFrame(ParseFrame(frames.back()));
+}
+
+HostStacks::HostStacks(const Timeline& timeline, const RangeIndex& python_frames)
+    : timeline_(timeline), python_frames_(python_frames) {
+  python_threads_ = python_frames.Threads();
+  has_python_frames_ = !python_threads_.empty();
+}
+
+int32_t HostStacks::InternFrame(std::string frame) {
+  auto [it, inserted] = frame_ids_.try_emplace(frame, static_cast<int32_t>(frames_.size()));
+  if (inserted) frames_.push_back(std::move(frame));
+  return it->second;
+}
+
+HostStacks::Classified HostStacks::ClassifySample(StringId stack) {
+  auto it = by_stack_.find(stack);
+  if (it != by_stack_.end()) return it->second;
+  const absl::string_view text = timeline_.strings.Get(stack);
+  const Classified c{ClassifyStack(text), InternFrame(DisplayFrame(text))};
+  by_stack_.emplace(stack, c);
+  return c;
+}
+
+// The Python frames around t on thread, as one stack (outermost first).
+HostStacks::Classified HostStacks::ClassifyFramesAt(uint64_t thread, int64_t t) {
+  const std::vector<int32_t> chain = python_frames_.Enclosing(thread, t);
+  if (chain.empty()) return Classified{HostActivity::kOther, -1};
+  auto it = by_innermost_range_.find(chain.front());
+  if (it != by_innermost_range_.end()) return it->second;
+  std::string stack;
+  for (auto r = chain.rbegin(); r != chain.rend(); ++r) {
+    absl::StrAppend(&stack, stack.empty() ? "" : "\n",
+                    timeline_.strings.Get(timeline_.ranges[*r].name));
+  }
+  const Classified c{ClassifyStack(stack), InternFrame(DisplayFrame(stack))};
+  by_innermost_range_.emplace(chain.front(), c);
+  return c;
+}
+
+int32_t HostStacks::EvidenceFor(const absl::flat_hash_set<uint64_t>& threads, int64_t start,
+                                int64_t end) {
+  if (end <= start || empty()) return -1;
+  // Votes per activity, and per activity the frames that showed it.
+  int64_t votes[4] = {0, 0, 0, 0};
+  std::vector<std::pair<HostActivity, int32_t>> shown;
+  auto vote = [&](const Classified& c) {
+    if (c.frame < 0) return;
+    ++votes[static_cast<int>(c.activity)];
+    shown.emplace_back(c.activity, c.frame);
+  };
+  const std::vector<HostSample>& samples = timeline_.samples;
+  auto first = std::lower_bound(samples.begin(), samples.end(), start,
+                                [](const HostSample& s, int64_t v) { return s.time_ns < v; });
+  for (int pass = 0; pass < 2 && shown.empty(); ++pass) {
+    for (auto s = first; s != samples.end() && s->time_ns < end; ++s) {
+      if (pass == 0 && !threads.contains(s->thread)) continue;
+      vote(ClassifySample(s->stack));
+    }
+  }
+  if (shown.empty() && has_python_frames_) {
+    // Traces with Python frames (torch.profiler with_stack): look at a few instants.
+    for (int pass = 0; pass < 2 && shown.empty(); ++pass) {
+      for (uint64_t thread : python_threads_) {
+        if (pass == 0 && !threads.contains(thread)) continue;
+        for (int k = 1; k <= 3; ++k) vote(ClassifyFramesAt(thread, start + (end - start) * k / 4));
+      }
+    }
+  }
+  if (shown.empty()) return -1;
+  return Decide(votes, shown);
+}
+
+int32_t HostStacks::Decide(const int64_t (&votes)[4],
+                           const std::vector<std::pair<HostActivity, int32_t>>& shown) {
+  int best = 0;
+  for (int a = 1; a < 4; ++a) {
+    if (votes[a] > votes[best]) best = a;  // ties keep the more telling (lower) activity
+  }
+  const auto activity = static_cast<HostActivity>(best);
+  // The frame most samples of that activity showed.
+  absl::flat_hash_map<int32_t, int64_t> count;
+  int32_t frame = -1;
+  for (const auto& [a, f] : shown) {
+    if (a != activity) continue;
+    const int64_t n = ++count[f];
+    if (frame < 0 || n > count[frame]) frame = f;
+  }
+  auto [it, inserted] = evidence_ids_.try_emplace(std::make_pair(best, frame),
+                                                   static_cast<int32_t>(evidence_.size()));
+  if (inserted) evidence_.push_back(StackEvidence{activity, frames_[frame], 0});
+  evidence_[it->second].samples += votes[best];
+  return it->second;
+}
+
+}  // namespace gpuidle::internal

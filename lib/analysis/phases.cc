@@ -1,0 +1,310 @@
+#include "analysis/phases.h"
+
+#include <algorithm>
+#include <array>
+#include <tuple>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+
+namespace gpuidle::internal {
+namespace {
+
+bool NameSaysCompilation(absl::string_view name) {
+  const std::string lower = absl::AsciiStrToLower(name);
+  return absl::StrContains(lower, "compile") || absl::StrContains(lower, "dynamo") ||
+         absl::StrContains(lower, "inductor") || absl::StrContains(lower, "nvrtc");
+}
+
+// Where spans overlap, the more specific kind names the time.
+int Priority(OneOffKind k) {
+  switch (k) {
+    case OneOffKind::kCudaInit:
+      return 0;
+    case OneOffKind::kCompilation:
+      return 1;
+    case OneOffKind::kModuleLoad:
+      return 2;
+    default:
+      return 3;
+  }
+}
+
+// First-call detection: the durations of every occurrence of one operation, in time order.
+struct Occurrences {
+  int64_t first_start = 0;
+  int64_t first_end = 0;
+  std::vector<int64_t> later;  // durations
+  OneOffKind kind = OneOffKind::kFirstCall;
+  std::string evidence;
+};
+
+void AddSlowFirstCalls(const absl::flat_hash_map<std::pair<StringId, StringId>, Occurrences>& ops,
+                       const AnalysisOptions& options, std::vector<OneOffSpan>* out) {
+  for (const auto& [key, occ] : ops) {
+    const int64_t first = occ.first_end - occ.first_start;
+    if (first < options.one_off_min_ns || occ.later.empty()) continue;
+    std::vector<int64_t> later = occ.later;
+    auto mid = later.begin() + static_cast<ptrdiff_t>(later.size() / 2);
+    std::nth_element(later.begin(), mid, later.end());
+    if (static_cast<double>(first) < options.first_call_ratio * static_cast<double>(*mid)) continue;
+    out->push_back(OneOffSpan{occ.first_start, occ.first_end, occ.kind, occ.evidence});
+  }
+}
+
+}  // namespace
+
+std::vector<OneOffSpan> FindOneOffSpans(const TimelineIndex& index,
+                                        const AnalysisOptions& options) {
+  const Timeline& t = index.timeline();
+  std::vector<OneOffSpan> spans;
+  // The kernel each launch call issued: lazy module loading happens in a kernel's first launch.
+  std::vector<StringId> launched(t.calls.size(), StringTable::kEmpty);
+  for (const DeviceTimeline& d : t.devices) {
+    for (size_t i = 0; i < d.ops.size(); ++i) {
+      const int32_t call = index.IssuingCall(d, static_cast<int32_t>(i));
+      if (call >= 0) launched[call] = d.ops[i].name;
+    }
+  }
+  absl::flat_hash_map<uint64_t, int64_t> last_end_by_thread;
+  absl::flat_hash_map<std::pair<StringId, StringId>, Occurrences> ops;
+  auto occur = [&](std::pair<StringId, StringId> key, int64_t start, int64_t end,
+                   OneOffKind kind, std::string evidence) {
+    auto [it, inserted] = ops.try_emplace(key);
+    if (inserted) {
+      it->second = Occurrences{start, end, {}, kind, std::move(evidence)};
+    } else {
+      it->second.later.push_back(end - start);
+    }
+  };
+  for (const HostCall& c : t.calls) {
+    const absl::string_view name = t.strings.Get(c.name);
+    auto [last, first_of_thread] = last_end_by_thread.try_emplace(c.thread, c.end_ns);
+    const int64_t previous_end = first_of_thread ? std::numeric_limits<int64_t>::min() : last->second;
+    last->second = std::max(last->second, c.end_ns);
+    switch (c.category) {
+      case CallCategory::kInit:
+        spans.push_back(OneOffSpan{c.start_ns, c.end_ns, OneOffKind::kCudaInit, std::string(name)});
+        continue;
+      case CallCategory::kModuleLoad:
+        spans.push_back(
+            OneOffSpan{c.start_ns, c.end_ns, OneOffKind::kModuleLoad, std::string(name)});
+        // Code is loaded right after it was compiled (NVRTC, Triton, XLA): the host stretch
+        // before the load is the compilation.
+        if (previous_end != std::numeric_limits<int64_t>::min() &&
+            c.start_ns - previous_end >= options.launch_gap_max_ns) {
+          spans.push_back(OneOffSpan{previous_end, c.start_ns, OneOffKind::kCompilation,
+                                     absl::StrCat("before ", name)});
+        }
+        continue;
+      case CallCategory::kSync:
+      case CallCategory::kCopy:
+      case CallCategory::kWaitEvent:
+        continue;  // they last as long as the GPU work they wait for
+      case CallCategory::kLaunch:
+      case CallCategory::kOther:
+        break;
+    }
+    if (first_of_thread && c.end_ns - c.start_ns >= options.one_off_min_ns) {
+      // A thread's first CUDA call creates the context (or, under a profiler, CUPTI's state).
+      spans.push_back(OneOffSpan{c.start_ns, c.end_ns, OneOffKind::kCudaInit,
+                                 absl::StrCat("first CUDA call of its thread: ", name)});
+      continue;
+    }
+    const StringId kernel = c.category == CallCategory::kLaunch ? launched[&c - t.calls.data()]
+                                                                : StringTable::kEmpty;
+    const OneOffKind kind = kernel != StringTable::kEmpty ? OneOffKind::kModuleLoad
+                                                          : OneOffKind::kFirstCall;
+    std::string evidence = kernel != StringTable::kEmpty
+                               ? absl::StrCat("first launch of ", t.strings.Get(kernel))
+                               : absl::StrCat("first ", name);
+    occur({c.name, kernel}, c.start_ns, c.end_ns, kind, std::move(evidence));
+  }
+  // Framework ops and user ranges: the outermost ones of each thread.
+  absl::flat_hash_map<uint64_t, int64_t> covered_until;
+  for (const Range& r : t.ranges) {
+    if (r.kind != RangeKind::kFrameworkOp && r.kind != RangeKind::kUser) continue;
+    auto [cover, inserted] = covered_until.try_emplace(r.thread, r.end_ns);
+    if (!inserted) {
+      if (r.start_ns < cover->second) continue;  // nested in an outer op
+      cover->second = r.end_ns;
+    }
+    const absl::string_view name = t.strings.Get(r.name);
+    const OneOffKind kind =
+        NameSaysCompilation(name) ? OneOffKind::kCompilation : OneOffKind::kFirstCall;
+    // Keyed apart from calls: the second id is never a kernel name's.
+    occur({r.name, static_cast<StringId>(-1)}, r.start_ns, r.end_ns, kind,
+          absl::StrCat("first ", name));
+  }
+  AddSlowFirstCalls(ops, options, &spans);
+  std::sort(spans.begin(), spans.end(), [](const OneOffSpan& a, const OneOffSpan& b) {
+    return std::tie(a.start_ns, a.end_ns) < std::tie(b.start_ns, b.end_ns);
+  });
+  return spans;
+}
+
+namespace {
+
+// The spans flattened into disjoint segments, each named by its most specific span.
+struct Segment {
+  int64_t start_ns;
+  int64_t end_ns;
+  int32_t span;
+};
+
+std::vector<Segment> Flatten(const std::vector<OneOffSpan>& spans) {
+  std::vector<int64_t> cuts;
+  for (const OneOffSpan& s : spans) {
+    cuts.push_back(s.start_ns);
+    cuts.push_back(s.end_ns);
+  }
+  std::sort(cuts.begin(), cuts.end());
+  cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+  std::vector<Segment> out;
+  std::vector<int32_t> active;
+  size_t next = 0;
+  for (size_t k = 0; k + 1 < cuts.size(); ++k) {
+    const int64_t a = cuts[k], b = cuts[k + 1];
+    while (next < spans.size() && spans[next].start_ns <= a) active.push_back(static_cast<int32_t>(next++));
+    std::erase_if(active, [&](int32_t i) { return spans[i].end_ns <= a; });
+    if (active.empty()) continue;
+    int32_t best = active.front();
+    for (int32_t i : active) {
+      if (Priority(spans[i].kind) < Priority(spans[best].kind)) best = i;
+    }
+    if (!out.empty() && out.back().end_ns == a && out.back().span == best) {
+      out.back().end_ns = b;
+    } else {
+      out.push_back(Segment{a, b, best});
+    }
+  }
+  return out;
+}
+
+// Sums one-off time per phase and kind; the evidence of the longest stretch names it.
+class OneOffTable {
+ public:
+  void Add(Phase phase, OneOffKind kind, int64_t ns, int64_t stretch, int64_t stretch_ns,
+           absl::string_view evidence) {
+    if (ns <= 0) return;
+    Entry& e = entries_[static_cast<int>(phase)][static_cast<int>(kind)];
+    e.ns += ns;
+    if (stretch != e.last_stretch) ++e.count;
+    e.last_stretch = stretch;
+    if (stretch_ns > e.longest) {
+      e.longest = stretch_ns;
+      e.evidence = std::string(evidence);
+    }
+  }
+
+  std::vector<OneOffTime> Take() {
+    std::vector<OneOffTime> out;
+    for (int p = 0; p < kNumPhases; ++p) {
+      const size_t first = out.size();
+      for (int k = 0; k < kNumOneOffKinds; ++k) {
+        Entry& e = entries_[p][k];
+        if (e.ns == 0) continue;
+        out.push_back(OneOffTime{static_cast<Phase>(p), static_cast<OneOffKind>(k), e.ns, e.count,
+                                 std::move(e.evidence)});
+      }
+      std::stable_sort(out.begin() + static_cast<ptrdiff_t>(first), out.end(),
+                       [](const OneOffTime& a, const OneOffTime& b) { return a.ns > b.ns; });
+    }
+    return out;
+  }
+
+ private:
+  struct Entry {
+    int64_t ns = 0;
+    int64_t count = 0;
+    int64_t last_stretch = -1;
+    int64_t longest = -1;
+    std::string evidence;
+  };
+  std::array<std::array<Entry, kNumOneOffKinds>, kNumPhases> entries_{};
+};
+
+// Steady-state idle that one-off work can explain: the host was late. Queued work (kernel_gap,
+// device/comm/copy waits), data waits, H2D copies and syncs keep their cause.
+bool OneOffCanExplain(Subcause s) {
+  return s == Subcause::kHost || s == Subcause::kLaunchOverhead || s == Subcause::kUnattributed;
+}
+
+}  // namespace
+
+PhasedDevice SplitPhases(const DeviceAttribution& attribution, Interval steady, Interval warm_up,
+                         const std::vector<OneOffSpan>& spans, const HostStacks& stacks) {
+  PhasedDevice out;
+  OneOffTable table;
+  const std::vector<Segment> segments = Flatten(spans);
+  const int64_t kGapStretchBase = static_cast<int64_t>(segments.size());
+  auto phase_of = [&](int64_t t) {
+    return t < steady.start_ns ? Phase::kStartUp
+                               : (t < steady.end_ns ? Phase::kSteady : Phase::kWindDown);
+  };
+  // Busy time: start-up and wind-down kernels are part of those phases.
+  for (const Interval& b : attribution.busy) {
+    const int64_t s0 = std::max(b.start_ns, steady.start_ns);
+    const int64_t s1 = std::min(b.end_ns, steady.end_ns);
+    out.steady_busy_ns += std::max<int64_t>(0, s1 - s0);
+    const int64_t before = std::max<int64_t>(0, std::min(b.end_ns, steady.start_ns) - b.start_ns);
+    const int64_t after = std::max<int64_t>(0, b.end_ns - std::max(b.start_ns, steady.end_ns));
+    table.Add(Phase::kStartUp, OneOffKind::kGpuBusy, before, -2, before, "");
+    table.Add(Phase::kWindDown, OneOffKind::kGpuBusy, after, -3, after, "");
+  }
+  size_t seg = 0;
+  for (const IdlePiece& piece : attribution.pieces) {
+    // Cut the piece at the phase boundaries and at the one-off segments.
+    std::vector<int64_t> cuts = {piece.start_ns, piece.end_ns};
+    for (int64_t b : {steady.start_ns, steady.end_ns, warm_up.start_ns}) {
+      if (b > piece.start_ns && b < piece.end_ns) cuts.push_back(b);
+    }
+    while (seg < segments.size() && segments[seg].end_ns <= piece.start_ns) ++seg;
+    for (size_t k = seg; k < segments.size() && segments[k].start_ns < piece.end_ns; ++k) {
+      if (segments[k].start_ns > piece.start_ns) cuts.push_back(segments[k].start_ns);
+      if (segments[k].end_ns < piece.end_ns) cuts.push_back(segments[k].end_ns);
+    }
+    std::sort(cuts.begin(), cuts.end());
+    cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+    const bool compiling = piece.stack >= 0 &&
+                           stacks.evidence(piece.stack).activity == HostActivity::kCompilation;
+    size_t k2 = seg;
+    for (size_t c = 0; c + 1 < cuts.size(); ++c) {
+      const int64_t a = cuts[c], b = cuts[c + 1];
+      while (k2 < segments.size() && segments[k2].end_ns <= a) ++k2;
+      const Segment* covering =
+          k2 < segments.size() && segments[k2].start_ns <= a ? &segments[k2] : nullptr;
+      const Phase phase = phase_of(a);
+      const bool explain = phase != Phase::kSteady || OneOffCanExplain(piece.subcause);
+      if (covering != nullptr && explain) {
+        const OneOffSpan& span = spans[covering->span];
+        table.Add(phase, span.kind, b - a, covering->span,
+                  covering->end_ns - covering->start_ns, span.evidence);
+        continue;
+      }
+      if (compiling && explain) {
+        table.Add(phase, OneOffKind::kCompilation, b - a, kGapStretchBase + piece.gap,
+                  piece.end_ns - piece.start_ns, stacks.evidence(piece.stack).frame);
+        continue;
+      }
+      if (phase != Phase::kSteady) {
+        OneOffKind rest = phase == Phase::kStartUp ? OneOffKind::kSetUp : OneOffKind::kWindDown;
+        if (phase == Phase::kStartUp && a >= warm_up.start_ns && a < warm_up.end_ns) {
+          rest = OneOffKind::kWarmUpStep;
+        }
+        table.Add(phase, rest, b - a, -4 - static_cast<int64_t>(rest), 0, "");
+        continue;
+      }
+      IdlePiece part = piece;
+      part.start_ns = a;
+      part.end_ns = b;
+      out.steady.push_back(part);
+    }
+  }
+  out.one_off = table.Take();
+  return out;
+}
+
+}  // namespace gpuidle::internal

@@ -1,0 +1,45 @@
+// Start-up, steady state, wind-down, and the one-off work wherever it falls (docs/ANALYSIS.md,
+// "Phases"). The headline describes the steady state; one-off time is reported apart.
+#ifndef GPUIDLE_LIB_ANALYSIS_PHASES_H_
+#define GPUIDLE_LIB_ANALYSIS_PHASES_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "analysis/attribution.h"
+#include "analysis/host_stacks.h"
+#include "analysis/timeline_index.h"
+#include "gpuidle/options.h"
+#include "gpuidle/report.h"
+
+namespace gpuidle::internal {
+
+// A stretch of one-off host work of the process.
+struct OneOffSpan {
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  OneOffKind kind = OneOffKind::kFirstCall;
+  std::string evidence;  // "cuModuleLoadData", "first aten::linear"
+};
+
+// The one-off host work of one process, sorted by start (spans may overlap): initialisation
+// calls and slow first CUDA calls of threads, module loads and the compilation before them,
+// first calls far slower than the later calls of the same operation.
+std::vector<OneOffSpan> FindOneOffSpans(const TimelineIndex& index, const AnalysisOptions& options);
+
+// One device's attribution split by phase: the steady-state idle pieces that the headline
+// counts, and the one-off time.
+struct PhasedDevice {
+  std::vector<IdlePiece> steady;  // in time order, inside [steady.start, steady.end)
+  int64_t steady_busy_ns = 0;
+  std::vector<OneOffTime> one_off;  // by phase, then most time first
+};
+
+// `warm_up` is the span of a warm-up step inside the start-up (empty if none).
+PhasedDevice SplitPhases(const DeviceAttribution& attribution, Interval steady, Interval warm_up,
+                         const std::vector<OneOffSpan>& spans, const HostStacks& stacks);
+
+}  // namespace gpuidle::internal
+
+#endif  // GPUIDLE_LIB_ANALYSIS_PHASES_H_
