@@ -32,7 +32,8 @@ TEST(Analyze, SplitsALateLaunchIntoLaunchOverheadAndKernelGap) {
                      .Launch(1, 0, 5).Kernel(10, 100)
                      .Launch(1, 150, 160).Kernel(170, 200)
                      .Build();
-  const DeviceReport& d = OnlyDevice(MustAnalyze(t));
+  const Report r = MustAnalyze(t);
+  const DeviceReport& d = OnlyDevice(r);
   EXPECT_EQ(d.window_ns, 200 * kUs);
   // [0,10) before the first kernel is start-up; the steady state is [10,200).
   EXPECT_EQ(d.PhaseNs(Phase::kStartUp), 10 * kUs);
@@ -48,7 +49,8 @@ TEST(Analyze, CountsOverlappingKernelsOnceAsBusy) {
                      .Launch(1, 1, 2).Stream(8).Kernel(50, 150)
                      .Launch(1, 2, 3).Stream(9).Kernel(60, 80)
                      .Build();
-  const DeviceReport& d = OnlyDevice(MustAnalyze(t));
+  const Report r = MustAnalyze(t);
+  const DeviceReport& d = OnlyDevice(r);
   EXPECT_EQ(d.busy_ns, 140 * kUs);
   EXPECT_EQ(d.idle_ns, 0);  // [0,10) is start-up
   EXPECT_EQ(d.PhaseNs(Phase::kStartUp), 10 * kUs);
@@ -60,7 +62,8 @@ TEST(Analyze, NamesTheDataLoaderWhenTheLaunchingThreadWaitedInADataRange) {
                      .Data(1, 110, 5000)
                      .Launch(1, 5010, 5020).Kernel(5030, 5100)
                      .Build();
-  const DeviceReport& d = OnlyDevice(MustAnalyze(t));
+  const Report r = MustAnalyze(t);
+  const DeviceReport& d = OnlyDevice(r);
   EXPECT_EQ(d.idle[Subcause::kDataLoader], 4890 * kUs);
   // Before and after the range the host was away from CUDA for ~5 ms: host work.
   EXPECT_EQ(d.idle[Subcause::kHost], 20 * kUs);
@@ -72,7 +75,8 @@ TEST(Analyze, CallsLongUnmarkedHostWorkDataStarvedHost) {
                      .Launch(1, 0, 5).Kernel(10, 100)
                      .Launch(1, 5010, 5020).Kernel(5030, 5100)
                      .Build();
-  const DeviceReport& d = OnlyDevice(MustAnalyze(t));
+  const Report r = MustAnalyze(t);
+  const DeviceReport& d = OnlyDevice(r);
   EXPECT_EQ(d.idle[Subcause::kHost], 4910 * kUs);
 }
 
@@ -94,7 +98,8 @@ TEST(Analyze, TimeInsideAFrameworkOpThatLaunchesIsLaunchOverheadHoweverLong) {
                      .Op(1, 50, 5000, "aten::linear")
                      .Launch(1, 4990, 4995).Kernel(5000, 5100)
                      .Build();
-  const DeviceReport& d = OnlyDevice(MustAnalyze(t));
+  const Report r = MustAnalyze(t);
+  const DeviceReport& d = OnlyDevice(r);
   EXPECT_EQ(d.idle[Subcause::kHost], 0);
   EXPECT_EQ(d.idle[Subcause::kLaunchOverhead], 4895 * kUs);
 }
@@ -107,7 +112,8 @@ TEST(Analyze, LooksAtEveryLaunchingThreadNotOnlyTheOneThatLaunchedTheNextKernel)
   for (int i = 0; i < 50; ++i) b.OtherCall(1, 30 + 100 * i, 40 + 100 * i);
   b.Launch(1, 5000, 5003).Kernel(5004, 5005);
   b.Launch(2, 5020, 5030).Kernel(5040, 5100);
-  const DeviceReport& d = OnlyDevice(MustAnalyze(b.Build()));
+  const Report r = MustAnalyze(b.Build());
+  const DeviceReport& d = OnlyDevice(r);
   EXPECT_EQ(d.idle[Subcause::kHost], 0);
   EXPECT_GT(d.idle.CauseNs(Cause::kLaunchBound), 0);
 }
@@ -118,7 +124,8 @@ TEST(Analyze, CallsAPageableCopyCallInProgressH2DCopy) {
                      .CopyCall(1, 100, 5000).Copy(200, 4990, CopyKind::kHtoD, true)
                      .Launch(1, 5010, 5020).Kernel(5030, 5100)
                      .Build();
-  const DeviceReport& d = OnlyDevice(MustAnalyze(t));
+  const Report r = MustAnalyze(t);
+  const DeviceReport& d = OnlyDevice(r);
   EXPECT_EQ(d.idle[Subcause::kH2DCopy], 4900 * kUs);
 }
 
@@ -128,7 +135,8 @@ TEST(Analyze, CallsQueuedWorkWaitingForAnAsyncInputCopyH2DCopy) {
                      .CopyCall(1, 20, 25).Copy(100, 3000, CopyKind::kHtoD)
                      .Launch(1, 30, 35).Kernel(3000, 3100)
                      .Build();
-  const DeviceReport& d = OnlyDevice(MustAnalyze(t));
+  const Report r = MustAnalyze(t);
+  const DeviceReport& d = OnlyDevice(r);
   EXPECT_EQ(d.idle[Subcause::kH2DCopy], 2900 * kUs);
 }
 
@@ -140,7 +148,8 @@ TEST(Analyze, ChargesHostWorkAfterASyncToTheSyncUpToTheTimeItBlocked) {
                      .Sync(1, 6, 10005)
                      .Launch(1, 14000, 14010).Kernel(14020, 15000)
                      .Build();
-  const DeviceReport& d = OnlyDevice(MustAnalyze(t));
+  const Report r = MustAnalyze(t);
+  const DeviceReport& d = OnlyDevice(r);
   EXPECT_EQ(d.idle[Subcause::kHostSync], 4010 * kUs);
   EXPECT_EQ(d.idle[Subcause::kKernelGap], 10 * kUs);
 }
@@ -152,7 +161,8 @@ TEST(Analyze, ChargesOnlyTheBlockedTimeToASyncFollowedByLongDataLoading) {
                      .Data(1, 1010, 50000)
                      .Launch(1, 50005, 50010).Kernel(50020, 51000)
                      .Build();
-  const DeviceReport& d = OnlyDevice(MustAnalyze(t));
+  const Report r = MustAnalyze(t);
+  const DeviceReport& d = OnlyDevice(r);
   // The sync's share is the first 1000 us of the gap; the data range gets what is left of it.
   EXPECT_EQ(d.idle[Subcause::kHostSync], 1000 * kUs);
   EXPECT_EQ(d.idle[Subcause::kDataLoader], (50000 - 2000) * kUs);
@@ -165,7 +175,8 @@ TEST(Analyze, TreatsABlockingCopyToTheHostAsASync) {
                      .CopyCall(1, 6, 10008, "cudaMemcpy").Copy(10000, 10004, CopyKind::kDtoH)
                      .Launch(1, 12000, 12010).Kernel(12020, 13000)
                      .Build();
-  const DeviceReport& d = OnlyDevice(MustAnalyze(t));
+  const Report r = MustAnalyze(t);
+  const DeviceReport& d = OnlyDevice(r);
   EXPECT_EQ(d.idle[Subcause::kHostSync], 2010 * kUs);
 }
 
@@ -176,7 +187,8 @@ TEST(Analyze, CallsQueuedWorkBehindACrossStreamEventDeviceWait) {
                      .WaitEvent(1, 20, 22, /*stream=*/7, /*waited_stream=*/13)
                      .Stream(7).Launch(1, 30, 35).Kernel(2000, 2100)
                      .Build();
-  const DeviceReport& d = OnlyDevice(MustAnalyze(t));
+  const Report r = MustAnalyze(t);
+  const DeviceReport& d = OnlyDevice(r);
   EXPECT_EQ(d.idle[Subcause::kDeviceWait], 1900 * kUs);
 }
 
@@ -186,7 +198,8 @@ TEST(Analyze, AWaitOnAnotherStreamDoesNotExplainAGapOfADifferentStream) {
                      .WaitEvent(1, 20, 22, /*stream=*/9, /*waited_stream=*/13)
                      .Stream(7).Launch(1, 30, 35).Kernel(2000, 2100)
                      .Build();
-  const DeviceReport& d = OnlyDevice(MustAnalyze(t));
+  const Report r = MustAnalyze(t);
+  const DeviceReport& d = OnlyDevice(r);
   EXPECT_EQ(d.idle[Subcause::kDeviceWait], 0);
   EXPECT_EQ(d.idle[Subcause::kKernelGap] + d.idle[Subcause::kUnattributed], 1900 * kUs);
 }
@@ -200,14 +213,16 @@ TEST(Analyze, CallsOnlyDispatchLatencyKernelGapAndALongerUnexplainedWaitUnattrib
                      .Build();
   AnalysisOptions options;
   options.dispatch_latency_max_ns = 100 * kUs;
-  const DeviceReport& d = OnlyDevice(MustAnalyze(t, options));
+  const Report r = MustAnalyze(t, options);
+  const DeviceReport& d = OnlyDevice(r);
   EXPECT_EQ(d.idle[Subcause::kKernelGap], 100 * kUs);
   EXPECT_EQ(d.idle[Subcause::kUnattributed], 1800 * kUs);
 }
 
 TEST(Analyze, LeavesGapsWithoutHostEvidenceUnattributed) {
   const auto t = TimelineBuilder().Kernel(0, 100).Kernel(200, 300).Build();
-  const DeviceReport& d = OnlyDevice(MustAnalyze(t));
+  const Report r = MustAnalyze(t);
+  const DeviceReport& d = OnlyDevice(r);
   EXPECT_EQ(d.idle[Subcause::kUnattributed], 100 * kUs);
   EXPECT_EQ(d.idle_ns, 100 * kUs);
 }
@@ -218,7 +233,8 @@ TEST(Analyze, AttributesTheEndOfTheLastStepByWhatTheHostDid) {
                      .Launch(1, 0, 5).Kernel(10, 100)
                      .Data(1, 100, 3000)
                      .Build();
-  const DeviceReport& d = OnlyDevice(MustAnalyze(t));
+  const Report r = MustAnalyze(t);
+  const DeviceReport& d = OnlyDevice(r);
   EXPECT_EQ(d.window_ns, 3000 * kUs);
   EXPECT_EQ(d.idle[Subcause::kDataLoader], 2900 * kUs);
 }
@@ -228,7 +244,8 @@ TEST(Analyze, WithoutStepsTheTimeAfterTheLastKernelIsWindDown) {
                      .Launch(1, 0, 5).Kernel(10, 100)
                      .Data(1, 100, 3000)
                      .Build();
-  const DeviceReport& d = OnlyDevice(MustAnalyze(t));
+  const Report r = MustAnalyze(t);
+  const DeviceReport& d = OnlyDevice(r);
   EXPECT_EQ(d.steady_end_ns, 100 * kUs);
   EXPECT_EQ(d.idle_ns, 0);
   EXPECT_EQ(d.PhaseNs(Phase::kWindDown), 2900 * kUs);
@@ -246,7 +263,8 @@ TEST(Analyze, ASyncAtTheEndOfTheWindowGetsOnlyTheTimeItBlockedInsideTheGap) {
                      .Launch(1, 0, 5).Kernel(10, 1000)
                      .Sync(1, 6, 1009)
                      .Build();
-  const DeviceReport& d = OnlyDevice(MustAnalyze(t));
+  const Report r = MustAnalyze(t);
+  const DeviceReport& d = OnlyDevice(r);
   EXPECT_EQ(d.idle[Subcause::kHostSync], 9 * kUs);
   EXPECT_EQ(d.idle[Subcause::kHost], 491 * kUs);
 }
@@ -256,7 +274,8 @@ TEST(Analyze, AccountsCommunicationAndTheExposedPartOfIt) {
                      .Stream(7).Launch(1, 0, 1).Kernel(10, 110)
                      .Stream(13).Launch(1, 1, 2).NcclKernel(60, 210)
                      .Build();
-  const DeviceReport& d = OnlyDevice(MustAnalyze(t));
+  const Report r = MustAnalyze(t);
+  const DeviceReport& d = OnlyDevice(r);
   EXPECT_EQ(d.comm_ns, 150 * kUs);
   EXPECT_EQ(d.exposed_comm_ns, 100 * kUs);
   EXPECT_EQ(d.busy_ns, 200 * kUs);

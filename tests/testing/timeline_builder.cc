@@ -142,6 +142,15 @@ TimelineBuilder& TimelineBuilder::Op(uint64_t thread, double start_us, double en
   return Range(thread, start_us, end_us, RangeKind::kFrameworkOp, name);
 }
 
+TimelineBuilder& TimelineBuilder::Sample(uint64_t thread, double at_us, const std::string& stack) {
+  internal::HostSample s;
+  s.time_ns = Ns(at_us);
+  s.thread = thread;
+  s.stack = t_.strings.Intern(stack);
+  t_.samples.push_back(s);
+  return *this;
+}
+
 TimelineBuilder& TimelineBuilder::Visible(int device) {
   t_.info.visible_devices.push_back(device);
   t_.info.visible_device_names.push_back("");

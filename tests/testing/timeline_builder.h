@@ -55,6 +55,9 @@ class TimelineBuilder {
   TimelineBuilder& Data(uint64_t thread, double start_us, double end_us);
   TimelineBuilder& Op(uint64_t thread, double start_us, double end_us, const std::string& name);
 
+  // A sampled host stack: frames "file:line function", outermost first, '\n'-separated.
+  TimelineBuilder& Sample(uint64_t thread, double at_us, const std::string& stack);
+
   TimelineBuilder& Visible(int device);
   TimelineBuilder& Rank(int rank);
 

@@ -1,0 +1,269 @@
+// Start-up, steady state, wind-down and one-off work (docs/ANALYSIS.md, "Phases"), on small
+// synthetic timelines (times in microseconds).
+#include "analysis/analyze.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "testing/timeline_builder.h"
+
+namespace gpuidle {
+namespace {
+
+using ::gpuidle::testing::TimelineBuilder;
+using internal::Analyze;
+using internal::CopyKind;
+
+constexpr int64_t kUs = 1000;
+
+Report MustAnalyze(const internal::Timeline& t, const AnalysisOptions& options = {}) {
+  absl::StatusOr<Report> r = Analyze(t, options);
+  EXPECT_TRUE(r.ok()) << r.status();
+  return r.ok() ? *std::move(r) : Report{};
+}
+
+const DeviceReport& OnlyDevice(const Report& r) {
+  EXPECT_EQ(r.devices.size(), 1u);
+  return r.devices.at(0);
+}
+
+// Time of one kind of one-off work in one phase (0 if none).
+int64_t OneOffNs(const DeviceReport& d, Phase phase, OneOffKind kind) {
+  for (const OneOffTime& o : d.one_off) {
+    if (o.phase == phase && o.kind == kind) return o.ns;
+  }
+  return 0;
+}
+
+const OneOffTime* FindOneOff(const DeviceReport& d, Phase phase, OneOffKind kind) {
+  for (const OneOffTime& o : d.one_off) {
+    if (o.phase == phase && o.kind == kind) return &o;
+  }
+  return nullptr;
+}
+
+// A steady loop of `n` launch-bound iterations from `start_us`: a 5 us launch, a 50 us kernel,
+// 100 us of host time before the next launch.
+void LaunchBoundLoop(TimelineBuilder& b, double start_us, int n) {
+  for (int i = 0; i < n; ++i) {
+    const double t = start_us + 155 * i;
+    b.Launch(1, t, t + 5).Kernel(t + 5, t + 55);
+  }
+}
+
+TEST(Phases, StartUpRunsUntilTheFirstStepAndTheHeadlineIsTheSteadyState) {
+  auto b = TimelineBuilder();
+  b.OtherCall(1, 0, 300000, "cuDevicePrimaryCtxRetain");  // context creation: 300 ms
+  b.Launch(1, 300000, 300005).Kernel(300010, 300020);       // a set-up kernel
+  b.Data(1, 300100, 500000);                                // ... then loading the dataset
+  for (int k = 0; k < 5; ++k) {
+    const double s = 500000 + 1000 * k;
+    b.Step(1, s, s + 1000, "ProfilerStep#" + std::to_string(k));
+    LaunchBoundLoop(b, s, 6);
+  }
+  const Report r = MustAnalyze(b.Build());
+  const DeviceReport& d = OnlyDevice(r);
+  EXPECT_EQ(r.step_source, "ProfilerStep");
+  EXPECT_EQ(d.steady_start_ns, 500000 * kUs);
+  EXPECT_EQ(d.PhaseNs(Phase::kStartUp), 500000 * kUs);
+  EXPECT_EQ(OneOffNs(d, Phase::kStartUp, OneOffKind::kCudaInit), 300000 * kUs);
+  EXPECT_EQ(OneOffNs(d, Phase::kStartUp, OneOffKind::kGpuBusy), 10 * kUs);
+  EXPECT_GT(OneOffNs(d, Phase::kStartUp, OneOffKind::kSetUp), 199000 * kUs);
+  const OneOffTime* init = FindOneOff(d, Phase::kStartUp, OneOffKind::kCudaInit);
+  ASSERT_NE(init, nullptr);
+  EXPECT_EQ(init->evidence, "cuDevicePrimaryCtxRetain");
+  // The steady state is launch-bound, and the data wait of the start-up is not in it.
+  EXPECT_EQ(d.idle[Subcause::kDataLoader], 0);
+  EXPECT_GT(d.idle.CauseNs(Cause::kLaunchBound), 0.9 * static_cast<double>(d.idle_ns));
+  ASSERT_FALSE(r.advice.empty());
+  EXPECT_EQ(CauseOf(r.advice.front().subcause), Cause::kLaunchBound);
+}
+
+TEST(Phases, WithoutStepsTheSteadyStateBeginsAfterTheCompilationBeforeTheBulkOfTheKernels) {
+  // Two set-up kernels, 2 s of JIT compilation ending in a module load, then the loop.
+  auto b = TimelineBuilder();
+  b.Launch(1, 0, 5).Kernel(5, 10);
+  b.Launch(1, 20, 25).Kernel(25, 30);
+  b.OtherCall(1, 2000030, 2000100, "cuModuleLoadData");
+  LaunchBoundLoop(b, 2000200, 300);
+  const Report r = MustAnalyze(b.Build());
+  const DeviceReport& d = OnlyDevice(r);
+  EXPECT_EQ(r.step_source, "");
+  EXPECT_EQ(d.steady_start_ns, 2000205 * kUs);
+  EXPECT_EQ(OneOffNs(d, Phase::kStartUp, OneOffKind::kCompilation), 2000000 * kUs);
+  EXPECT_EQ(OneOffNs(d, Phase::kStartUp, OneOffKind::kModuleLoad), 70 * kUs);
+  const OneOffTime* compile = FindOneOff(d, Phase::kStartUp, OneOffKind::kCompilation);
+  ASSERT_NE(compile, nullptr);
+  EXPECT_EQ(compile->evidence, "before cuModuleLoadData");
+  EXPECT_EQ(d.idle[Subcause::kHost], 0);
+}
+
+TEST(Phases, ARecompilationInTheSteadyStateIsNamedAndLeftOutOfTheHeadline) {
+  auto b = TimelineBuilder();
+  LaunchBoundLoop(b, 0, 100);
+  b.OtherCall(1, 150000, 150050, "cuModuleLoadData");  // 134 ms compiling, then loading
+  LaunchBoundLoop(b, 150100, 100);
+  const Report r = MustAnalyze(b.Build());
+  const DeviceReport& d = OnlyDevice(r);
+  const OneOffTime* recompile = FindOneOff(d, Phase::kSteady, OneOffKind::kCompilation);
+  ASSERT_NE(recompile, nullptr);
+  EXPECT_GT(recompile->ns, 130000 * kUs);
+  EXPECT_EQ(recompile->count, 1);
+  EXPECT_EQ(d.idle[Subcause::kHost], 0);
+  EXPECT_GT(d.idle.CauseNs(Cause::kLaunchBound), 0.99 * static_cast<double>(d.idle_ns));
+}
+
+TEST(Phases, AFirstCallFarSlowerThanItsLaterCallsIsOneOff) {
+  // cuBLAS initialisation inside the first aten::linear: 40 ms, later ones 60 us.
+  auto b = TimelineBuilder();
+  for (int k = 0; k < 6; ++k) {
+    const double s = 100000.0 * k;
+    b.Step(1, s, s + 100000, "ProfilerStep#" + std::to_string(k));
+    const double op_end = k == 0 ? s + 40000 : s + 60;
+    b.Op(1, s, op_end, "aten::linear");
+    b.Launch(1, op_end - 10, op_end - 5).Kernel(op_end, op_end + 99000);
+  }
+  const Report r = MustAnalyze(b.Build());
+  const DeviceReport& d = OnlyDevice(r);
+  const OneOffTime* first = FindOneOff(d, Phase::kSteady, OneOffKind::kFirstCall);
+  ASSERT_NE(first, nullptr);
+  EXPECT_EQ(first->evidence, "first aten::linear");
+  EXPECT_GT(first->ns, 39000 * kUs);
+  EXPECT_LT(d.idle[Subcause::kLaunchOverhead], 1000 * kUs);
+  // The step holds that time as one-off, not as a cause.
+  ASSERT_EQ(r.steps.size(), 6u);
+  EXPECT_GT(r.steps[0].one_off_ns, 39000 * kUs);
+}
+
+TEST(Phases, AKernelsFirstSlowLaunchIsModuleLoading) {
+  auto b = TimelineBuilder();
+  b.Launch(1, 0, 5).Kernel(5, 100, "warm");
+  b.Launch(1, 110, 20110).Kernel(20115, 20200, "gemm");  // lazy loading of gemm: 20 ms
+  for (int i = 0; i < 20; ++i) {
+    const double t = 20300 + 200 * i;
+    b.Launch(1, t, t + 5).Kernel(t + 5, t + 150, "gemm");
+  }
+  const Report r = MustAnalyze(b.Build());
+  const DeviceReport& d = OnlyDevice(r);
+  const OneOffTime* load = FindOneOff(d, Phase::kSteady, OneOffKind::kModuleLoad);
+  ASSERT_NE(load, nullptr);
+  EXPECT_EQ(load->evidence, "first launch of gemm");
+  EXPECT_GT(load->ns, 19000 * kUs);
+}
+
+TEST(Phases, AFirstStepFarLongerThanTheOthersIsAWarmUpStep) {
+  auto b = TimelineBuilder();
+  b.Step(1, 0, 50000, "optimizer.step#1");
+  b.Launch(1, 0, 5).Kernel(10, 100);
+  b.Launch(1, 49000, 49005).Kernel(49010, 49100);
+  for (int k = 1; k < 5; ++k) {
+    const double s = 50000 + 2000.0 * (k - 1);
+    b.Step(1, s, s + 2000, "optimizer.step#" + std::to_string(k + 1));
+    LaunchBoundLoop(b, s, 12);
+  }
+  const Report r = MustAnalyze(b.Build());
+  const DeviceReport& d = OnlyDevice(r);
+  EXPECT_EQ(r.step_source, "optimizer.step");
+  EXPECT_EQ(d.steady_start_ns, 50000 * kUs);
+  EXPECT_GT(OneOffNs(d, Phase::kStartUp, OneOffKind::kWarmUpStep), 48000 * kUs);
+  EXPECT_EQ(r.steps.size(), 4u);
+}
+
+TEST(Phases, SampledStacksTellAnInputPipelineFromOtherHostWork) {
+  // Two long host stretches: one in a collate function, one in a logging call.
+  auto b = TimelineBuilder();
+  LaunchBoundLoop(b, 0, 10);
+  for (int i = 1; i < 20; ++i) {
+    b.Sample(1, 1600 + 500 * i, "train.py:90 main\ntrain.py:40 collate_batch\n"
+                 "/usr/lib/python3.12/json/decoder.py:353 raw_decode");
+  }
+  LaunchBoundLoop(b, 12000, 10);
+  for (int i = 1; i < 20; ++i) {
+    b.Sample(1, 13600 + 500 * i,
+             "train.py:90 main\n/usr/lib/python3.12/logging/__init__.py:1600 info");
+  }
+  LaunchBoundLoop(b, 24000, 10);
+  const Report r = MustAnalyze(b.Build());
+  const DeviceReport& d = OnlyDevice(r);
+  EXPECT_GT(d.idle[Subcause::kDataLoader], 10000 * kUs);
+  EXPECT_GT(d.idle[Subcause::kHost], 10000 * kUs);
+  bool input = false, logging = false;
+  for (const Offender& o : r.offenders) {
+    if (o.subcause == Subcause::kDataLoader) {
+      input = true;
+      EXPECT_EQ(o.what, "input pipeline (sampled stack)");
+      EXPECT_EQ(o.site, "train.py:40 collate_batch");
+    }
+    if (o.subcause == Subcause::kHost) {
+      logging = true;
+      EXPECT_EQ(o.what, "checkpointing/logging (sampled stack)");
+      EXPECT_EQ(o.site, "train.py:90 main");
+    }
+  }
+  EXPECT_TRUE(input);
+  EXPECT_TRUE(logging);
+  ASSERT_FALSE(r.longest_gaps.empty());
+  EXPECT_THAT(r.longest_gaps.front().call_site, ::testing::StartsWith("train.py:"));
+}
+
+TEST(Phases, AStretchWhoseStackIsInACompilerIsCompilationWhereverItFalls) {
+  auto b = TimelineBuilder();
+  LaunchBoundLoop(b, 0, 20);
+  for (int i = 1; i < 40; ++i) {
+    b.Sample(1, 3200 + 1000 * i,
+             "train.py:12 <module>\n/venv/site-packages/torch/_dynamo/eval_frame.py:600 _fn\n"
+             "/venv/site-packages/torch/_inductor/compile_fx.py:700 compile_fx");
+  }
+  LaunchBoundLoop(b, 45000, 20);
+  const Report r = MustAnalyze(b.Build());
+  const DeviceReport& d = OnlyDevice(r);
+  const OneOffTime* compile = FindOneOff(d, Phase::kSteady, OneOffKind::kCompilation);
+  ASSERT_NE(compile, nullptr);
+  EXPECT_GT(compile->ns, 40000 * kUs);
+  EXPECT_EQ(compile->evidence, "train.py:12 <module>");
+  EXPECT_EQ(d.idle[Subcause::kHost], 0);
+}
+
+TEST(Phases, PythonFramesOfAProfilerTraceAreStacksToo) {
+  // torch.profiler with_stack: python_function ranges nest like a call stack.
+  auto b = TimelineBuilder();
+  LaunchBoundLoop(b, 0, 10);
+  b.Range(1, 1600, 11000, internal::RangeKind::kPython, "train.py(88): main");
+  b.Range(1, 1600, 11000, internal::RangeKind::kPython,
+          "torch/utils/data/dataloader.py(630): __next__");
+  b.Range(1, 1700, 10900, internal::RangeKind::kPython, "train.py(30): __getitem__");
+  LaunchBoundLoop(b, 11000, 10);
+  const Report r = MustAnalyze(b.Build());
+  const DeviceReport& d = OnlyDevice(r);
+  EXPECT_GT(d.idle[Subcause::kDataLoader], 9000 * kUs);
+  ASSERT_FALSE(r.offenders.empty());
+  EXPECT_EQ(r.offenders.front().site, "train.py:30 __getitem__");
+}
+
+TEST(Phases, QueuedBehindADeviceToDeviceCopyOnItsStreamIsCopyWait) {
+  const auto t = TimelineBuilder()
+                     .Stream(7).Launch(1, 0, 5).Kernel(10, 100)
+                     .CopyCall(1, 6, 8).Copy(100, 2000, CopyKind::kDtoD)
+                     .Launch(1, 30, 35).Kernel(2000, 2100)
+                     .Build();
+  const Report r = MustAnalyze(t);
+  const DeviceReport& d = OnlyDevice(r);
+  EXPECT_EQ(d.idle[Subcause::kCopyWait], 1900 * kUs);
+  EXPECT_EQ(d.idle[Subcause::kUnattributed], 0);
+}
+
+TEST(Phases, AWaitForTheDeviceOnAnotherThreadIsSyncBound) {
+  // JAX-like: thread 1 launches; thread 2 reads the result (a blocking copy to the host), and
+  // thread 1 waits for that value before launching the next step.
+  auto b = TimelineBuilder();
+  for (int i = 0; i < 5; ++i) {
+    const double s = 10000.0 * i;
+    b.Launch(1, s, s + 5).Kernel(s + 10, s + 5000);
+    b.CopyCall(2, s + 20, s + 5010, "cuMemcpyDtoH").Copy(s + 5000, s + 5004, CopyKind::kDtoH);
+  }
+  const Report r = MustAnalyze(b.Build());
+  const DeviceReport& d = OnlyDevice(r);
+  EXPECT_GT(d.idle[Subcause::kHostSync], 0.9 * static_cast<double>(d.idle_ns));
+}
+
+}  // namespace
+}  // namespace gpuidle
