@@ -540,7 +540,10 @@ absl::StatusOr<Report> AnalyzeRanks(std::span<const Timeline* const> ranks,
             break;
         }
       }
-      const DeviceAttribution a = AttributeDevice(index, stacks, device, *window, options);
+      const int64_t last_step_end =
+          steps.empty() ? std::numeric_limits<int64_t>::min() : t.ranges[steps.back()].end_ns;
+      const DeviceAttribution a =
+          AttributeDevice(index, stacks, device, *window, last_step_end, options);
       // Phases: the steady state runs from the first steady step (the first kernel) to the
       // end of the last step (the last kernel); the rest, and one-off work, is reported apart.
       const std::vector<Interval> step_spans = CutSteps(index, device, steps, *window);

@@ -58,8 +58,9 @@ class HostSweep {
 class DeviceAttributor {
  public:
   DeviceAttributor(const TimelineIndex& index, HostStacks& stacks, const DeviceTimeline& device,
-                   Interval window, const AnalysisOptions& options)
-      : index_(index),
+                   Interval window, int64_t last_step_end_ns, const AnalysisOptions& options)
+      : last_step_end_ns_(last_step_end_ns),
+        index_(index),
         stacks_(stacks),
         timeline_(index.timeline()),
         device_(device),
@@ -81,6 +82,7 @@ class DeviceAttributor {
   int32_t FirstHostCallAtOrAfter(int64_t t) const;
   int64_t LastHostCallEndBefore(int64_t t) const;
 
+  const int64_t last_step_end_ns_;
   const TimelineIndex& index_;
   HostStacks& stacks_;
   const Timeline& timeline_;
@@ -247,9 +249,11 @@ void DeviceAttributor::AttributeHostLate(int64_t t0, int64_t e, int32_t next_op)
   if (sync >= 0) {
     const HostCall& s = timeline_.calls[sync];
     // Without the sync, the host work after it would have run that much earlier, overlapping
-    // GPU work, and the next op would have come that much sooner. With no next op (the end of
-    // the window) nothing comes sooner: only the time blocked inside the gap counts.
-    u = next_op >= 0 ? std::min(e, t0 + (s.end_ns - s.start_ns)) : std::min(e, s.end_ns);
+    // GPU work, and the next op would have come that much sooner. At the end of the window
+    // nothing comes sooner (unless a step loop was cut off there): only the time blocked
+    // inside the gap counts.
+    const bool work_follows = next_op >= 0 || t0 < last_step_end_ns_;
+    u = work_follows ? std::min(e, t0 + (s.end_ns - s.start_ns)) : std::min(e, s.end_ns);
     Emit(t0, u, Subcause::kHostSync, next_op, sync, -1);
   }
   WalkHost(u, e, next_op);
@@ -439,8 +443,8 @@ DeviceAttribution DeviceAttributor::Run() {
 
 DeviceAttribution AttributeDevice(const TimelineIndex& index, HostStacks& stacks,
                                   const DeviceTimeline& device, Interval window,
-                                  const AnalysisOptions& options) {
-  return DeviceAttributor(index, stacks, device, window, options).Run();
+                                  int64_t last_step_end_ns, const AnalysisOptions& options) {
+  return DeviceAttributor(index, stacks, device, window, last_step_end_ns, options).Run();
 }
 
 }  // namespace gpuidle::internal

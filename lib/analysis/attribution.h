@@ -36,9 +36,12 @@ struct DeviceAttribution {
   int64_t busy_ns = 0;
 };
 
+// `last_step_end_ns`: where the host range of the last step ends (INT64_MIN without steps).
+// A gap at the end of the window that begins inside a step is a loop cut off by the end of the
+// trace, and goes by the rules of the gaps before it.
 DeviceAttribution AttributeDevice(const TimelineIndex& index, HostStacks& stacks,
                                   const DeviceTimeline& device, Interval window,
-                                  const AnalysisOptions& options);
+                                  int64_t last_step_end_ns, const AnalysisOptions& options);
 
 }  // namespace gpuidle::internal
 

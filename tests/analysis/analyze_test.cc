@@ -256,8 +256,27 @@ TEST(Analyze, WithoutStepsTheTimeAfterTheLastKernelIsWindDown) {
 }
 
 TEST(Analyze, ASyncAtTheEndOfTheWindowGetsOnlyTheTimeItBlockedInsideTheGap) {
-  // The last step ends in a device sync that returns 9 us after the GPU ran dry, then 500 us
-  // of host work: nothing came after it that the sync delayed.
+  // A device sync returns 9 us after the GPU ran dry, then 500 us of host work end the
+  // window, outside any step: nothing came after it that the sync delayed.
+  const auto t = TimelineBuilder()
+                     .Step(1, 0, 900, "step 1")
+                     .Launch(1, 0, 5).Kernel(10, 1000)
+                     .Sync(1, 6, 1009)
+                     .OtherCall(1, 1499, 1500)
+                     .Build();
+  AnalysisOptions options;
+  options.launch_gap_max_ns = 100 * kUs;
+  const Report r = MustAnalyze(t, options);
+  const DeviceReport& d = OnlyDevice(r);
+  // The window ends after the step's GPU work: wind-down, with the sync's 9 us in it.
+  EXPECT_EQ(d.steady_end_ns, 1000 * kUs);
+  EXPECT_EQ(d.idle[Subcause::kHostSync], 0);
+  EXPECT_EQ(d.PhaseNs(Phase::kWindDown), 500 * kUs);
+}
+
+TEST(Analyze, ASyncInALastStepCutOffByTheEndOfTheTraceIsChargedLikeTheOthers) {
+  // .item() and 500 us of host work at the end of the last recorded step: the next step's
+  // work would have followed, as in every step before.
   const auto t = TimelineBuilder()
                      .Step(1, 0, 1500, "step 1")
                      .Launch(1, 0, 5).Kernel(10, 1000)
@@ -265,8 +284,7 @@ TEST(Analyze, ASyncAtTheEndOfTheWindowGetsOnlyTheTimeItBlockedInsideTheGap) {
                      .Build();
   const Report r = MustAnalyze(t);
   const DeviceReport& d = OnlyDevice(r);
-  EXPECT_EQ(d.idle[Subcause::kHostSync], 9 * kUs);
-  EXPECT_EQ(d.idle[Subcause::kHost], 491 * kUs);
+  EXPECT_EQ(d.idle[Subcause::kHostSync], 500 * kUs);
 }
 
 TEST(Analyze, AccountsCommunicationAndTheExposedPartOfIt) {

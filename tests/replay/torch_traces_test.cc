@@ -40,7 +40,11 @@ TEST_P(PureScenario, PutsAtLeast80PercentOfIdleTimeInTheIntendedCause) {
   ASSERT_EQ(r.devices.size(), 1u);
   const DeviceReport& d = r.devices[0];
   EXPECT_EQ(d.name, "NVIDIA H200");
-  EXPECT_EQ(d.busy_ns + d.idle_ns, d.window_ns);
+  // The profiled steps are the steady state: start-up and wind-down are the few hundred us
+  // before the first and after the last ProfilerStep.
+  EXPECT_EQ(r.step_source, "ProfilerStep");
+  EXPECT_EQ(d.busy_ns + d.idle_ns + d.PhaseNs(Phase::kSteady), d.steady_end_ns - d.steady_start_ns);
+  EXPECT_LT(d.PhaseNs(Phase::kStartUp) + d.PhaseNs(Phase::kWindDown), d.window_ns / 100);
   EXPECT_EQ(d.idle.TotalNs(), d.idle_ns);
   EXPECT_GE(Share(d.idle, e.cause), 0.80) << CauseName(e.cause);
   EXPECT_GE(Share(d.idle, e.subcause), 0.80) << QualifiedSubcauseName(e.subcause);
