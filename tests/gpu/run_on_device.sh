@@ -7,13 +7,17 @@
 #
 #   here:   tests/gpu/make_device_bundle.sh
 #   device: run(carry [".devbundle", ".devdeps"],
-#               "tests/gpu/run_on_device.sh [scenarios] [overhead] [python] [python-overhead] [probe]")
+#               "tests/gpu/run_on_device.sh [scenarios] [overhead] [python] [python-overhead] [probe]
+#                [unchanged]")
 #
 # With no argument it runs scenarios and overhead; one call may last 10 minutes at most, so a
 # round runs the parts as separate calls on the same warm machine. `python` builds the Python
 # package there (it must be built for the machine's Python; Abseil and RapidJSON come from
 # .devdeps: ../shared/tools/stage-device-deps.sh rapidjson-dev zlib1g-dev) and runs the Python
 # package's GPU proof; `python-overhead` then its overhead benchmark (same warm machine).
+# `unchanged` builds the same package (if `python` has not) and profiles the real-client
+# programs of examples/python/unchanged/ (transformers Trainer, Lightning, JAX, CuPy,
+# torch.compile) with no change to their code, then tests/gpu/python/check_unchanged.py.
 set -uo pipefail
 parts=" ${*:-scenarios overhead} "
 cd "$(dirname "$0")/../.."
@@ -38,6 +42,26 @@ run() {
   local rc=$?
   echo "$name: exit $rc" | tee -a "$log"
   return 0
+}
+
+# The Python package, built on this machine for its Python (`python` and `unchanged` use it; the
+# second call of a round finds it built).
+py=$(command -v python3)
+pybuild=/tmp/gpuidle-pybuild
+zlib=()
+build_python_package() {
+  [[ -n ${python_package_built:-} ]] && return 0
+  # The machine may lack zlib's header: the staged one, with the system's libz.so.1.
+  if [[ ! -e /usr/include/zlib.h ]]; then
+    zlib=(-DZLIB_INCLUDE_DIR="$root/.devdeps/usr/include"
+          -DZLIB_LIBRARY="$(ls /usr/lib/x86_64-linux-gnu/libz.so.1 /lib/x86_64-linux-gnu/libz.so.1 2>/dev/null | head -1)")
+  fi
+  export CMAKE_PREFIX_PATH=$root/.devdeps/usr
+  { cmake -S . -B "$pybuild" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUIDLE_BUILD_TESTS=OFF \
+      -DGPUIDLE_BUILD_EXAMPLES=OFF -DPython3_EXECUTABLE="$py" "${zlib[@]}" &&
+    cmake --build "$pybuild" -j "$(nproc)"; } >>"$out/logs/python_build.log" 2>&1
+  echo "python package build: exit $? ($(python3 --version))" | tee -a "$log"
+  python_package_built=1
 }
 
 if [[ $parts == *" scenarios "* ]]; then
@@ -124,19 +148,7 @@ if [[ $parts == *" overhead "* ]]; then
 fi
 
 if [[ $parts == *" python "* ]]; then
-  py=$(command -v python3)
-  pybuild=/tmp/gpuidle-pybuild
-  zlib=()
-  # The machine may lack zlib's header: the staged one, with the system's libz.so.1.
-  if [[ ! -e /usr/include/zlib.h ]]; then
-    zlib=(-DZLIB_INCLUDE_DIR="$root/.devdeps/usr/include"
-          -DZLIB_LIBRARY="$(ls /usr/lib/x86_64-linux-gnu/libz.so.1 /lib/x86_64-linux-gnu/libz.so.1 2>/dev/null | head -1)")
-  fi
-  export CMAKE_PREFIX_PATH=$root/.devdeps/usr
-  { cmake -S . -B "$pybuild" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUIDLE_BUILD_TESTS=OFF \
-      -DGPUIDLE_BUILD_EXAMPLES=OFF -DPython3_EXECUTABLE="$py" "${zlib[@]}" &&
-    cmake --build "$pybuild" -j "$(nproc)"; } >"$out/logs/python_build.log" 2>&1
-  echo "python package build: exit $? ($(python3 --version))" | tee -a "$log"
+  build_python_package
   # pip, as users install it (scikit-build-core; no network: --no-build-isolation).
   SKBUILD_CMAKE_ARGS="$(IFS=';'; echo "${zlib[*]}")" timeout 400 "$py" -m pip install \
     --no-build-isolation --no-deps --target /tmp/gpuidle-pip . >"$out/logs/pip_install.log" 2>&1
@@ -179,10 +191,80 @@ if [[ $parts == *" python-overhead "* ]]; then
   tail -n 12 "$out/torch_overhead.log"
 fi
 
+# Real-client programs profiled with no change to their code (examples/python/unchanged/*.py,
+# issue 12): each under `gpuidle run` (report and trace), two of them also under
+# `python -m gpuidle run` and LD_PRELOAD. The programs never import gpuidle. gpuidle's binary
+# and library are those of the package's build: `gpuidle run` and the preloaded library find
+# gpuidle's Python layer (the package's _site/sitecustomize.py) from the library's place, and a
+# build tree's lib/ has the package beside it; the bundle's has none (UNCHANGED_PREFIX=$b runs
+# the bundle's, without the Python layer). That lib/ comes first on LD_LIBRARY_PATH, so that the
+# package's module links the very libgpuidle.so that is injected (one copy per process); the
+# package is on PYTHONPATH for `python -m gpuidle`. Every compiler cache (Inductor, Triton,
+# CuPy) is a fresh folder per run, so that each run compiles from scratch, as on a new machine.
+# One device call: the runs stop being started once UNCHANGED_BUDGET_S (default 480 s) of the
+# part have passed; `gpuidle run` of every program comes first.
+if [[ $parts == *" unchanged "* ]]; then
+  ustart=$SECONDS
+  budget=${UNCHANGED_BUDGET_S:-480}
+  build_python_package
+  gi=${UNCHANGED_PREFIX:-$pybuild}
+  export LD_LIBRARY_PATH=$gi/lib:$LD_LIBRARY_PATH
+  prog_dir=examples/python/unchanged
+  ureports=$out/reports/unchanged
+  utraces=$out/traces/unchanged
+  ucache=/tmp/gpuidle-unchanged-cache
+  rm -rf "$ureports" "$utraces" "$ucache"
+  mkdir -p "$ureports" "$utraces" "$ucache"
+  export PYTHONPATH=$pybuild/python${PYTHONPATH:+:$PYTHONPATH}
+  # No network on the machine: the Hugging Face libraries must not try it.
+  export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_DATASETS_OFFLINE=1
+  # One run of one program one way: its output in logs/unchanged.PROGRAM.WAY.log, its exit
+  # status and wall time in .status beside it (check_unchanged.py reads both).
+  urun() {
+    local program=$1 way=$2
+    shift 2
+    local name=unchanged.$program.$way
+    local left=$((budget - (SECONDS - ustart)))
+    if ((left < 30)); then
+      echo "exit=skipped wall_s=0" >"$out/logs/$name.status"
+      echo "$name: skipped (the part's ${budget} s are spent)" | tee -a "$log"
+      return 0
+    fi
+    local limit=$((left < 150 ? left : 150)) cache=$ucache/$program.$way t0=$SECONDS
+    mkdir -p "$cache"
+    TORCHINDUCTOR_CACHE_DIR=$cache/inductor TRITON_CACHE_DIR=$cache/triton \
+      CUPY_CACHE_DIR=$cache/cupy timeout "$limit" "$@" >"$out/logs/$name.log" 2>&1
+    local rc=$?
+    echo "exit=$rc wall_s=$((SECONDS - t0))" >"$out/logs/$name.status"
+    echo "$name: exit $rc, $((SECONDS - t0)) s" | tee -a "$log"
+  }
+  programs=(trainer_gpt2 lightning_slow_collate jax_host_read jax_op_by_op cupy_tiny_kernels
+            torch_compile_default torch_compile_reduce_overhead)
+  for p in "${programs[@]}"; do
+    urun "$p" run "$gi/bin/gpuidle" run --out "$ureports/$p.run.json" --format json \
+      --trace "$utraces/$p.trace.json" -- python3 "$prog_dir/$p.py"
+  done
+  for p in trainer_gpt2 lightning_slow_collate; do
+    urun "$p" pym python3 -m gpuidle run --out "$ureports/$p.pym.json" --format json -- \
+      python3 "$prog_dir/$p.py"
+    urun "$p" preload env LD_PRELOAD="$gi/lib/libgpuidle.so" GPUIDLE_OUT="$ureports/$p.preload.json" \
+      GPUIDLE_FORMAT=json python3 "$prog_dir/$p.py"
+  done
+  urun jax_host_read pym python3 -m gpuidle run --out "$ureports/jax_host_read.pym.json" \
+    --format json -- python3 "$prog_dir/jax_host_read.py"
+  # Each program's last line, then the table.
+  for f in "$out"/logs/unchanged.*.log; do
+    echo "$(basename "$f" .log): $(grep -E '^[a-z0-9_]+: [0-9]+ steps in ' "$f" | tail -1)"
+  done | tee -a "$log"
+  python3 tests/gpu/python/check_unchanged.py "$out" "$gi/bin/gpuidle" | tee "$out/unchanged_table.md"
+  echo "unchanged: $((SECONDS - ustart)) s" | tee -a "$log"
+  rm -rf "$ucache"
+fi
+
 # At most 8 files come back from the device: everything else travels in one archive (traces
 # gzipped: they become the replay data of tests/data/traces/live).
 rm -f "$out"/traces/*.api.trace.json "$out"/traces/*.preload.trace.json  # read back above
-gzip -f "$out"/traces/*.json 2>/dev/null
+gzip -f "$out"/traces/*.json "$out"/traces/unchanged/*.json 2>/dev/null
 mkdir -p "$out/python"
 tar -C "$out" -czf "$out/results.tar.gz" reports traces logs fork python
 rm -rf "$out/reports" "$out/traces" "$out/logs" "$out/fork" "$out/python"
