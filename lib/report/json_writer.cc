@@ -1,12 +1,13 @@
-// The JSON report, schema "gpuidle.report/1" (docs/REPORT_SCHEMA.md).
+// The JSON report, schema "gpuidle.report/2" (docs/REPORT_SCHEMA.md).
 #include <cmath>
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "core/version.h"
 #include "gpuidle/report.h"
 #include "rapidjson/prettywriter.h"
 #include "rapidjson/stringbuffer.h"
-#include "core/version.h"
+#include "report/phases.h"
 #include "report/writer.h"
 
 namespace gpuidle::internal {
@@ -59,6 +60,78 @@ void CauseFields(Json& w, Subcause s) {
   Str(w, QualifiedSubcauseName(s));
 }
 
+void Parts(Json& w, const DeviceReport& d, Phase p) {
+  Str(w, "parts");
+  w.StartArray();
+  for (const OneOffTime* o : PartsOf(d, p)) {
+    w.StartObject();
+    Str(w, "kind");
+    Str(w, OneOffKindName(o->kind));
+    Str(w, "ns");
+    w.Int64(o->ns);
+    Str(w, "count");
+    w.Int64(o->count);
+    Str(w, "evidence");
+    Str(w, o->evidence);
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
+void Span(Json& w, int64_t start_ns, int64_t end_ns) {
+  Str(w, "start_ns");
+  w.Int64(start_ns);
+  Str(w, "end_ns");
+  w.Int64(end_ns);
+  Str(w, "ns");
+  w.Int64(end_ns - start_ns);
+}
+
+// start_up [window start, steady start), steady [steady start, steady end), wind_down [steady
+// end, window end): each with its span and its one-off parts.
+void Phases(Json& w, const DeviceReport& d) {
+  const SteadyBounds steady = SteadyOf(d);
+  Str(w, "phases");
+  w.StartObject();
+  Str(w, PhaseName(Phase::kStartUp));
+  w.StartObject();
+  Span(w, d.window_start_ns, d.window_start_ns + PhaseSpanNs(d, Phase::kStartUp));
+  Parts(w, d, Phase::kStartUp);
+  w.EndObject();
+  Str(w, PhaseName(Phase::kSteady));
+  w.StartObject();
+  Span(w, steady.start_ns, steady.end_ns);
+  Str(w, "one_off_ns");
+  w.Int64(SteadyOneOffNs(d));
+  Parts(w, d, Phase::kSteady);
+  w.EndObject();
+  Str(w, PhaseName(Phase::kWindDown));
+  w.StartObject();
+  Span(w, d.window_end_ns - PhaseSpanNs(d, Phase::kWindDown), d.window_end_ns);
+  Parts(w, d, Phase::kWindDown);
+  w.EndObject();
+  w.EndObject();
+}
+
+// The longest start-up (wind-down) over the devices, for the headline; null without devices.
+void LongestPhaseSummary(Json& w, const Report& r, Phase p) {
+  Str(w, PhaseName(p));
+  const DeviceReport* d = LongestPhase(r, p);
+  if (d == nullptr) {
+    w.Null();
+    return;
+  }
+  w.StartObject();
+  Str(w, "rank");
+  OptionalInt(w, d->rank);
+  Str(w, "device");
+  w.Int(d->device);
+  Str(w, "ns");
+  w.Int64(PhaseSpanNs(*d, p));
+  Parts(w, *d, p);
+  w.EndObject();
+}
+
 class JsonWriter : public ReportWriter {
  public:
   std::string Write(const Report& r, const AnalysisOptions& options) const override {
@@ -67,7 +140,7 @@ class JsonWriter : public ReportWriter {
     w.SetIndent(' ', 1);
     w.StartObject();
     Str(w, "schema");
-    Str(w, "gpuidle.report/1");
+    Str(w, "gpuidle.report/2");
     Str(w, "generator");
     Str(w, absl::StrCat("gpuidle ", kVersion));
     Str(w, "source");
@@ -106,6 +179,14 @@ class JsonWriter : public ReportWriter {
     w.StartArray();
     for (int d : r.unused_devices) w.Int(d);
     w.EndArray();
+    Str(w, "step_source");
+    Str(w, r.step_source);
+    Str(w, "warnings");
+    w.StartArray();
+    for (const std::string& warning : r.warnings) Str(w, warning);
+    w.EndArray();
+    LongestPhaseSummary(w, r, Phase::kStartUp);
+    LongestPhaseSummary(w, r, Phase::kWindDown);
 
     Str(w, "devices");
     w.StartArray();
@@ -119,11 +200,17 @@ class JsonWriter : public ReportWriter {
       Str(w, d.name);
       Str(w, "window_ns");
       w.Int64(d.window_ns);
+      const SteadyBounds steady = SteadyOf(d);
+      Str(w, "steady_start_ns");
+      w.Int64(steady.start_ns);
+      Str(w, "steady_end_ns");
+      w.Int64(steady.end_ns);
       Str(w, "busy_ns");
       w.Int64(d.busy_ns);
       Str(w, "idle_ns");
       w.Int64(d.idle_ns);
       Breakdown(w, d.idle);
+      Phases(w, d);
       Str(w, "kernel_count");
       w.Int64(d.kernel_count);
       Str(w, "memcpy_count");

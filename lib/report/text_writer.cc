@@ -1,5 +1,7 @@
 // The terminal summary: a table a person reads in ten seconds.
 #include <algorithm>
+#include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -8,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "gpuidle/report.h"
+#include "report/phases.h"
 #include "report/writer.h"
 
 namespace gpuidle::internal {
@@ -16,6 +19,8 @@ namespace {
 constexpr size_t kMaxStepsShown = 20;
 constexpr size_t kMaxOffendersShown = 8;
 constexpr size_t kSiteWidth = 78;
+constexpr size_t kEvidenceWidth = 48;
+constexpr size_t kMaxWarningsShown = 5;
 
 std::string Ms(int64_t ns) { return absl::StrFormat("%.1f", static_cast<double>(ns) / 1e6); }
 
@@ -24,9 +29,87 @@ std::string Pct(int64_t part, int64_t whole) {
   return absl::StrFormat("%.1f%%", 100.0 * static_cast<double>(part) / static_cast<double>(whole));
 }
 
+// A duration with three significant digits in the unit that suits it: "2.61 s", "120 ms",
+// "80.0 ms", "15.2 us".
+std::string Duration(int64_t ns) {
+  if (ns < 0) return absl::StrCat("-", Duration(-ns));
+  if (ns < 1000) return absl::StrCat(ns, " ns");
+  struct Unit {
+    double ns;
+    const char* name;
+  };
+  constexpr Unit kUnits[] = {{1e3, "us"}, {1e6, "ms"}, {1e9, "s"}};
+  for (size_t i = 0; i < 3; ++i) {
+    const double v = static_cast<double>(ns) / kUnits[i].ns;
+    // The next unit once this one would print 1000 (999.96 ms is "1.00 s").
+    if (i + 1 < 3 && v >= 999.5) continue;
+    const int decimals = v >= 99.95 ? 0 : v >= 9.995 ? 1 : 2;
+    return absl::StrFormat("%.*f %s", decimals, v, kUnits[i].name);
+  }
+  return "";
+}
+
+// Bidirectional-text controls: they reorder what the terminal shows.
+bool IsBidiControl(uint32_t cp) {
+  return (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069) || cp == 0x200e ||
+         cp == 0x200f || cp == 0x061c;
+}
+
+// A string from the trace (kernel and range names, evidence, call sites, warnings, file names)
+// as it may reach a terminal: control characters (C0, DEL, C1), bidirectional controls and
+// bytes that are not UTF-8 are written as \x1b or \u009b; everything else, UTF-8 included,
+// stays. Every such string goes through here.
+std::string Printable(absl::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      if (c < 0x20 || c == 0x7f) {
+        absl::StrAppendFormat(&out, "\\x%02x", c);
+      } else {
+        out.push_back(static_cast<char>(c));
+      }
+      ++i;
+      continue;
+    }
+    // One UTF-8 sequence: its length from the lead byte, then continuation bytes, no overlong
+    // form, no surrogate, nothing past U+10FFFF.
+    const size_t len = c >= 0xc2 && c <= 0xdf   ? 2
+                       : c >= 0xe0 && c <= 0xef ? 3
+                       : c >= 0xf0 && c <= 0xf4 ? 4
+                                                : 0;
+    uint32_t cp = len == 2 ? (c & 0x1f) : len == 3 ? (c & 0x0f) : (c & 0x07);
+    bool valid = len > 0 && i + len <= s.size();
+    for (size_t k = 1; valid && k < len; ++k) {
+      const auto cont = static_cast<unsigned char>(s[i + k]);
+      valid = (cont & 0xc0) == 0x80;
+      cp = (cp << 6) | (cont & 0x3f);
+    }
+    if (valid && len == 3) valid = cp >= 0x800 && (cp < 0xd800 || cp > 0xdfff);
+    if (valid && len == 4) valid = cp >= 0x10000 && cp <= 0x10ffff;
+    if (!valid) {
+      absl::StrAppendFormat(&out, "\\x%02x", c);
+      ++i;
+      continue;
+    }
+    if (cp <= 0x9f || IsBidiControl(cp)) {
+      absl::StrAppendFormat(&out, "\\u%04x", cp);
+    } else {
+      out.append(s.data() + i, len);
+    }
+    i += len;
+  }
+  return out;
+}
+
+// At most width bytes, "..." at the end when cut; never inside a UTF-8 sequence.
 std::string Shorten(absl::string_view s, size_t width) {
   if (s.size() <= width) return std::string(s);
-  return absl::StrCat(s.substr(0, width - 3), "...");
+  size_t cut = width - 3;
+  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xc0) == 0x80) --cut;
+  return absl::StrCat(s.substr(0, cut), "...");
 }
 
 // Kernel "void ns::kernel<T>(int, float*)" -> "ns::kernel<T>": the signature says little here.
@@ -46,10 +129,11 @@ std::string DisplayName(absl::string_view name) {
 std::string OffenderLine(const Offender& o) {
   const bool kernel = o.subcause == Subcause::kLaunchOverhead ||
                       o.subcause == Subcause::kKernelGap || o.subcause == Subcause::kUnattributed;
-  const std::string what = kernel ? DisplayName(o.what) : o.what;
+  const std::string what = Printable(kernel ? DisplayName(o.what) : o.what);
   if (o.site.empty()) return what;
-  if (o.subcause == Subcause::kHost) return absl::StrCat(what, " before ", o.site);
-  return absl::StrCat(o.site, " -> ", what);
+  const std::string site = Printable(o.site);
+  if (o.subcause == Subcause::kHost) return absl::StrCat(what, " before ", site);
+  return absl::StrCat(site, " -> ", what);
 }
 
 std::string DeviceLabel(const std::optional<int>& rank, int device) {
@@ -68,33 +152,173 @@ void Communication(const DeviceReport& d, std::string* out) {
   }
 }
 
-void Device(const DeviceReport& d, std::string* out) {
-  absl::StrAppendFormat(out, "%s%s  busy %s  idle %s (%s ms of %s ms)\n",
-                        DeviceLabel(d.rank, d.device), d.name.empty() ? "" : "  " + d.name,
-                        Pct(d.busy_ns, d.window_ns), Pct(d.idle_ns, d.window_ns), Ms(d.idle_ns),
-                        Ms(d.window_ns));
-  if (d.idle_ns <= 0) return Communication(d, out);
-  absl::StrAppendFormat(out, "  %-14s %10s %8s   %s\n", "idle cause", "ms", "of idle",
-                        "subcauses (ms)");
-  std::vector<Cause> causes;
-  for (int c = 0; c < kNumCauses; ++c) causes.push_back(static_cast<Cause>(c));
-  std::stable_sort(causes.begin(), causes.end(), [&](Cause a, Cause b) {
-    return d.idle.CauseNs(a) > d.idle.CauseNs(b);
-  });
-  for (Cause c : causes) {
-    const int64_t ns = d.idle.CauseNs(c);
-    if (ns == 0) continue;
-    std::vector<std::string> parts;
-    for (int s = 0; s < kNumSubcauses; ++s) {
-      const auto sub = static_cast<Subcause>(s);
-      if (CauseOf(sub) == c && d.idle[sub] > 0 && sub != Subcause::kUnattributed) {
-        parts.push_back(absl::StrCat(SubcauseName(sub), " ", Ms(d.idle[sub])));
-      }
+// How one-off time reads in a sentence.
+absl::string_view OneOffLabel(OneOffKind k, Phase p) {
+  switch (k) {
+    case OneOffKind::kCudaInit:
+      return "CUDA init";
+    case OneOffKind::kCompilation:
+      return p == Phase::kSteady ? "re-compilation" : "compilation";
+    case OneOffKind::kModuleLoad:
+      return "module load";
+    case OneOffKind::kFirstCall:
+      return "first calls";
+    case OneOffKind::kWarmUpStep:
+      return "warm-up step";
+    case OneOffKind::kSetUp:
+      return "set-up";
+    case OneOffKind::kWindDown:
+      return "teardown";
+    case OneOffKind::kGpuBusy:
+      return "GPU busy";
+  }
+  return OneOffKindName(k);
+}
+
+// "compilation 2.20 s (cuModuleLoadData), CUDA init 310 ms, GPU busy 20.0 ms": the largest
+// max_parts parts, with their counts and evidence if notes_too.
+std::string PartsLine(const DeviceReport& d, Phase p, size_t max_parts = SIZE_MAX,
+                      bool notes_too = true) {
+  std::vector<std::string> parts;
+  for (const OneOffTime* o : PartsOf(d, p)) {
+    if (o->ns <= 0) continue;
+    if (parts.size() == max_parts) break;
+    std::vector<std::string> notes;
+    if (notes_too && o->count > 1) notes.push_back(absl::StrCat(o->count, "x"));
+    if (notes_too && !o->evidence.empty()) {
+      notes.push_back(Shorten(Printable(o->evidence), kEvidenceWidth));
     }
-    absl::StrAppendFormat(out, "  %-14s %10s %8s   %s\n", CauseName(c), Ms(ns), Pct(ns, d.idle_ns),
-                          absl::StrJoin(parts, ", "));
+    parts.push_back(
+        absl::StrCat(OneOffLabel(o->kind, p), " ", Duration(o->ns),
+                     notes.empty() ? "" : absl::StrCat(" (", absl::StrJoin(notes, ", "), ")")));
+  }
+  return absl::StrJoin(parts, ", ");
+}
+
+// Whether spans from lo to hi differ enough to say so: by more than 10% and 1 ms.
+bool DifferMaterially(int64_t lo, int64_t hi) {
+  return hi - lo > std::max<int64_t>(hi / 10, 1'000'000);
+}
+
+// Whether the devices' start-ups (wind-downs) differ enough to show each device's.
+bool PhasesDiffer(const Report& r, Phase p) {
+  if (r.devices.size() < 2) return false;
+  int64_t lo = PhaseSpanNs(r.devices[0], p), hi = lo;
+  for (const DeviceReport& d : r.devices) {
+    lo = std::min(lo, PhaseSpanNs(d, p));
+    hi = std::max(hi, PhaseSpanNs(d, p));
+  }
+  return DifferMaterially(lo, hi);
+}
+
+// "start-up 2.61 s (before the first step): compilation 2.20 s (cuModuleLoadData), ..." for the
+// device with the longest start-up (likewise the wind-down); nothing when no device has one.
+void PhaseHeadline(const Report& r, Phase p, bool has_steps, std::string* out) {
+  const DeviceReport* longest = LongestPhase(r, p);
+  if (longest == nullptr || PhaseSpanNs(*longest, p) <= 0) return;
+  const bool start = p == Phase::kStartUp;
+  std::string where = start ? (has_steps ? "before the first step" : "before the first kernel")
+                            : (has_steps ? "after the last step" : "after the last kernel");
+  if (PhasesDiffer(r, p)) {
+    int64_t shortest = PhaseSpanNs(*longest, p);
+    for (const DeviceReport& d : r.devices) shortest = std::min(shortest, PhaseSpanNs(d, p));
+    absl::StrAppend(&where, "; the longest, on ", DeviceLabel(longest->rank, longest->device),
+                    "; the shortest ", Duration(shortest));
+  }
+  const std::string parts = PartsLine(*longest, p);
+  absl::StrAppend(out, start ? "start-up " : "wind-down ", Duration(PhaseSpanNs(*longest, p)), " (",
+                  where, ")", parts.empty() ? "" : ": ", parts, "\n");
+}
+
+// "steady state 10.1 s, 49 steps (ProfilerStep)": the longest steady state of the devices (a
+// range when they differ), the steps per device.
+void SteadyHeadline(const Report& r, std::string* out) {
+  if (r.devices.empty()) return;
+  int64_t lo = PhaseSpanNs(r.devices[0], Phase::kSteady), hi = lo;
+  size_t fewest = SIZE_MAX, most = 0;
+  for (const DeviceReport& d : r.devices) {
+    lo = std::min(lo, PhaseSpanNs(d, Phase::kSteady));
+    hi = std::max(hi, PhaseSpanNs(d, Phase::kSteady));
+    const size_t n =
+        static_cast<size_t>(std::count_if(r.steps.begin(), r.steps.end(), [&](const StepReport& s) {
+          return s.device == d.device && s.rank == d.rank;
+        }));
+    fewest = std::min(fewest, n);
+    most = std::max(most, n);
+  }
+  std::string span = Duration(hi);
+  if (DifferMaterially(lo, hi)) span = absl::StrCat(Duration(lo), " to ", span);
+  std::string steps;
+  if (most == 0 && r.step_source.empty()) {
+    steps = " (no steps found: the steady state runs from the first to the last kernel)";
+  } else if (most == 0) {  // steps, all of them in the start-up (a warm-up step)
+    steps = absl::StrCat(", no steps after the start-up (", Printable(r.step_source), ")");
+  } else {
+    steps = absl::StrCat(
+        ", ", fewest == most ? absl::StrCat(most) : absl::StrCat(fewest, " to ", most),
+        most == 1 ? " step" : " steps", fewest == most ? "" : " per GPU",
+        r.step_source.empty() ? "" : absl::StrCat(" (", Printable(r.step_source), ")"));
+  }
+  absl::StrAppend(out, "steady state ", span, steps, "\n");
+}
+
+void Device(const Report& r, const DeviceReport& d, std::string* out) {
+  const int64_t steady = PhaseSpanNs(d, Phase::kSteady);
+  absl::StrAppendFormat(out, "%s%s  busy %s  idle %s of the steady state (%s of %s)\n",
+                        DeviceLabel(d.rank, d.device),
+                        d.name.empty() ? "" : "  " + Printable(d.name), Pct(d.busy_ns, steady),
+                        Pct(d.idle_ns, steady), Duration(d.idle_ns), Duration(steady));
+  if (d.idle_ns > 0) {
+    absl::StrAppendFormat(out, "  %-14s %10s %8s   %s\n", "idle cause", "ms", "of idle",
+                          "subcauses (ms)");
+    std::vector<Cause> causes;
+    for (int c = 0; c < kNumCauses; ++c) causes.push_back(static_cast<Cause>(c));
+    std::stable_sort(causes.begin(), causes.end(),
+                     [&](Cause a, Cause b) { return d.idle.CauseNs(a) > d.idle.CauseNs(b); });
+    for (Cause c : causes) {
+      const int64_t ns = d.idle.CauseNs(c);
+      if (ns == 0) continue;
+      std::vector<std::string> parts;
+      for (int s = 0; s < kNumSubcauses; ++s) {
+        const auto sub = static_cast<Subcause>(s);
+        if (CauseOf(sub) == c && d.idle[sub] > 0 && sub != Subcause::kUnattributed) {
+          parts.push_back(absl::StrCat(SubcauseName(sub), " ", Ms(d.idle[sub])));
+        }
+      }
+      absl::StrAppendFormat(out, "  %-14s %10s %8s   %s\n", CauseName(c), Ms(ns),
+                            Pct(ns, d.idle_ns), absl::StrJoin(parts, ", "));
+    }
   }
   Communication(d, out);
+  const std::string steady_parts = PartsLine(d, Phase::kSteady);
+  if (!steady_parts.empty()) {
+    absl::StrAppend(out, "  one-off in the steady state: ", steady_parts, "\n");
+  }
+  // Each device's own start-up and wind-down, where they differ from device to device: the
+  // span and its two largest parts (the headline has the longest in full).
+  for (Phase p : {Phase::kStartUp, Phase::kWindDown}) {
+    if (!PhasesDiffer(r, p) || PhaseSpanNs(d, p) <= 0) continue;
+    const std::string parts = PartsLine(d, p, 2, false);
+    absl::StrAppend(out, p == Phase::kStartUp ? "  start-up " : "  wind-down ",
+                    Duration(PhaseSpanNs(d, p)),
+                    parts.empty() ? "" : absl::StrCat(" (", parts, ")"), "\n");
+  }
+}
+
+void Warnings(const Report& r, std::string* out) {
+  if (r.warnings.empty()) return;
+  absl::StrAppend(out, r.warnings.size() == 1 ? "warning: " : "warnings:\n");
+  if (r.warnings.size() == 1) {
+    absl::StrAppend(out, Printable(r.warnings[0]), "\n");
+    return;
+  }
+  for (size_t i = 0; i < r.warnings.size() && i < kMaxWarningsShown; ++i) {
+    absl::StrAppend(out, "  ", Printable(r.warnings[i]), "\n");
+  }
+  if (r.warnings.size() > kMaxWarningsShown) {
+    absl::StrAppend(out, "  and ", r.warnings.size() - kMaxWarningsShown,
+                    " more (all in --format json)\n");
+  }
 }
 
 void Steps(const Report& r, std::string* out) {
@@ -125,7 +349,7 @@ void Steps(const Report& r, std::string* out) {
       const int64_t span = s->end_ns - s->start_ns;
       const int64_t idle = s->idle.TotalNs();
       absl::StrAppendFormat(
-          out, "  %-22s %9s %7s %9s %9s %9s %9s  %s\n", Shorten(s->name, 22), Ms(span),
+          out, "  %-22s %9s %7s %9s %9s %9s %9s  %s\n", Shorten(Printable(s->name), 22), Ms(span),
           Pct(s->busy_ns, span), Ms(s->idle.CauseNs(Cause::kDataStarved)),
           Ms(s->idle.CauseNs(Cause::kLaunchBound)), Ms(s->idle.CauseNs(Cause::kSyncBound)),
           Ms(s->idle.CauseNs(Cause::kUnattributed)),
@@ -138,8 +362,11 @@ class TextWriter : public ReportWriter {
  public:
   std::string Write(const Report& r, const AnalysisOptions&) const override {
     std::string out = "gpuidle: why the GPU was idle\n";
-    absl::StrAppendFormat(&out, "source: %s%s\n", r.source,
-                          r.inputs.empty() ? "" : absl::StrCat(" (", absl::StrJoin(r.inputs, ", "), ")"));
+    std::vector<std::string> inputs;
+    for (const std::string& in : r.inputs) inputs.push_back(Printable(in));
+    absl::StrAppendFormat(
+        &out, "source: %s%s\n", Printable(r.source),
+        inputs.empty() ? "" : absl::StrCat(" (", absl::StrJoin(inputs, ", "), ")"));
     std::string records =
         !r.dropped_records ? "the source does not report lost records"
         : *r.dropped_records == 0 ? "complete"
@@ -152,8 +379,8 @@ class TextWriter : public ReportWriter {
       absl::StrAppend(&records, "; collection stopped at the record limit (GPUIDLE_MAX_RECORDS): "
                                 "the report covers the time until then");
     }
-    absl::StrAppendFormat(&out, "window: %s ms   records: %s\n",
-                          Ms(r.window_end_ns - r.window_start_ns), records);
+    absl::StrAppendFormat(&out, "window: %s   records: %s\n",
+                          Duration(r.window_end_ns - r.window_start_ns), records);
     if (r.visible_device_count > 0) {
       absl::StrAppendFormat(&out, "GPUs: %d of %d visible used%s\n",
                             r.visible_device_count - static_cast<int>(r.unused_devices.size()),
@@ -164,8 +391,14 @@ class TextWriter : public ReportWriter {
                                                ")"));
     }
     out += "\n";
+    // Start-up apart, then the steady state that every figure below describes, then wind-down.
+    const bool has_steps = !r.steps.empty() || !r.step_source.empty();
     if (r.devices.empty()) out += "no GPU work in this trace\n";
-    for (const DeviceReport& d : r.devices) Device(d, &out);
+    PhaseHeadline(r, Phase::kStartUp, has_steps, &out);
+    SteadyHeadline(r, &out);
+    for (const DeviceReport& d : r.devices) Device(r, d, &out);
+    PhaseHeadline(r, Phase::kWindDown, has_steps, &out);
+    Warnings(r, &out);
     Steps(r, &out);
     if (!r.offenders.empty()) {
       absl::StrAppendFormat(&out, "\n%-30s %10s %7s\n", "top offenders", "idle ms", "gaps");
@@ -179,7 +412,8 @@ class TextWriter : public ReportWriter {
       out += "\nwhat to do\n";
       for (const Advice& a : r.advice) {
         absl::StrAppendFormat(&out, "  %s (%.0f%% of lost time): %s\n",
-                              QualifiedSubcauseName(a.subcause), 100 * a.share_of_lost_time, a.fix);
+                              QualifiedSubcauseName(a.subcause), 100 * a.share_of_lost_time,
+                              Printable(a.fix));
       }
     }
     return out;

@@ -12,6 +12,8 @@ import sys
 import pytest
 
 import gpuidle
+# The phase names: gpuidle.PHASES once the package exports them.
+from gpuidle._report import ONE_OFF_KINDS, PHASES
 
 from conftest import DATA_DIR, LIVE_TRACES, TORCH_TRACES, cli_json, run, run_cli, python_env
 
@@ -34,7 +36,20 @@ def check_against_cli(report: gpuidle.Report, cli: dict) -> None:
     assert report.record_limit_reached == cli["completeness"]["record_limit_reached"]
     assert report.visible_device_count == cli["visible_device_count"]
     assert report.unused_devices == cli["unused_devices"]
-    for values, expected in ((report.devices, cli["devices"]), (report.steps, cli["steps"]),
+    assert report.step_source == cli["step_source"]
+    assert report.warnings == cli["warnings"]
+    assert len(report.devices) == len(cli["devices"])
+    for d, want in zip(report.devices, cli["devices"]):
+        got = dataclasses.asdict(d)
+        phases = want["phases"]
+        assert got.pop("one_off") == [
+            {"phase": p, **part} for p in PHASES for part in phases[p]["parts"]]
+        assert got.pop("start_up_ns") == phases["start_up"]["ns"]
+        assert got.pop("wind_down_ns") == phases["wind_down"]["ns"]
+        assert d.steady_ns == phases["steady"]["ns"]
+        assert d.steady_one_off_ns == phases["steady"]["one_off_ns"]
+        assert got == {k: want[k] for k in got}
+    for values, expected in ((report.steps, cli["steps"]),
                              (report.longest_gaps, cli["longest_gaps"]),
                              (report.offenders, cli["offenders"]), (report.advice, cli["advice"])):
         assert len(values) == len(expected)
@@ -47,7 +62,13 @@ def check_against_cli(report: gpuidle.Report, cli: dict) -> None:
 def check_invariants(report: gpuidle.Report) -> None:
     assert report.devices
     for d in report.devices:
-        assert d.busy_ns + d.idle_ns == d.window_ns
+        # The headline is the steady state's; start-up and wind-down are around it.
+        assert d.busy_ns + d.idle_ns + d.steady_one_off_ns == d.steady_ns
+        assert d.start_up_ns + d.steady_ns + d.wind_down_ns == d.window_ns
+        for phase in ("start_up", "wind_down"):  # their parts tile them
+            parts = d.one_off_in(phase)
+            assert not parts or sum(o.ns for o in parts) == getattr(d, phase + "_ns")
+        assert all(o.phase in PHASES and o.kind in ONE_OFF_KINDS for o in d.one_off)
         assert sum(d.idle_by_subcause.values()) == d.idle_ns
         assert sum(d.idle_by_cause.values()) == d.idle_ns
         assert set(d.idle_by_cause) == set(gpuidle.CAUSES)
@@ -56,7 +77,7 @@ def check_invariants(report: gpuidle.Report) -> None:
             assert sum(d.cause_shares.values()) == pytest.approx(1.0)
             assert sum(d.subcause_shares.values()) == pytest.approx(1.0)
             assert d.idle_by_subcause[d.dominant] == max(d.idle_by_subcause.values())
-        assert d.busy_share + d.idle_share == pytest.approx(1.0)
+        assert d.busy_share + d.idle_share + d.steady_one_off_ns / d.steady_ns == pytest.approx(1.0)
     assert report.idle_ns == sum(report.idle_by_cause.values())
     for s in report.steps:
         assert s.busy_ns + s.idle_ns == s.duration_ns
@@ -195,7 +216,7 @@ def test_save_takes_the_format_from_the_extension(report, tmp_path):
     report.save(tmp_path / "r.txt")
     assert (tmp_path / "r.txt").read_text() == report.summary()
     report.save(tmp_path / "forced.txt", format="json")
-    assert json.loads((tmp_path / "forced.txt").read_text())["schema"] == "gpuidle.report/1"
+    assert json.loads((tmp_path / "forced.txt").read_text())["schema"] == "gpuidle.report/2"
     assert sorted(os.listdir(tmp_path)) == ["forced.txt", "r.json", "r.txt"]  # no temporaries
 
 

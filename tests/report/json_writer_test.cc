@@ -3,6 +3,7 @@
 #include <limits>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "analysis/analyze.h"
@@ -10,9 +11,9 @@
 #include "gpuidle/options.h"
 #include "gpuidle/report.h"
 #include "gtest/gtest.h"
-#include "testing/json.h"
 #include "rapidjson/document.h"
 #include "report/writer.h"
+#include "testing/json.h"
 #include "testing/timeline_builder.h"
 
 namespace gpuidle::internal {
@@ -119,7 +120,7 @@ int64_t SumMembers(const rapidjson::Value& object) {
 TEST(JsonWriter, WritesTheSchemaAndTheInputs) {
   const rapidjson::Document doc = Parse(WriteJson(SampleReport()));
   ASSERT_TRUE(doc.IsObject());
-  EXPECT_EQ(Str(doc["schema"]), "gpuidle.report/1");
+  EXPECT_EQ(Str(doc["schema"]), "gpuidle.report/2");
   EXPECT_THAT(Str(doc["generator"]), StartsWith("gpuidle "));
   EXPECT_EQ(Str(doc["source"]), "pytorch-profiler");
   ASSERT_TRUE(doc["inputs"].IsArray());
@@ -194,11 +195,11 @@ TEST(JsonWriter, BreaksIdleTimeDownByCauseAndSubcause) {
   EXPECT_EQ(by_cause["sync_bound"].GetInt64(), 25 * kMs);
   EXPECT_EQ(by_cause["unattributed"].GetInt64(), 5 * kMs);
   const rapidjson::Value& by_subcause = d["idle_by_subcause"];
-  ASSERT_EQ(by_subcause.MemberCount(), 9u);
+  ASSERT_EQ(by_subcause.MemberCount(), 10u);
   for (const char* name :
        {"data_starved.dataloader", "data_starved.h2d_copy", "data_starved.host",
         "launch_bound.launch_overhead", "launch_bound.kernel_gap", "sync_bound.host_sync",
-        "sync_bound.device_wait", "sync_bound.comm_wait", "unattributed"}) {
+        "sync_bound.device_wait", "sync_bound.comm_wait", "sync_bound.copy_wait", "unattributed"}) {
     EXPECT_TRUE(by_subcause.HasMember(name)) << name;
   }
   EXPECT_EQ(by_subcause["data_starved.dataloader"].GetInt64(), 10 * kMs);
@@ -285,7 +286,7 @@ TEST(JsonWriter, WritesNonFiniteNumbersAsNull) {
 TEST(JsonWriter, WritesAnEmptyReport) {
   const rapidjson::Document doc = Parse(WriteJson(Report()));
   ASSERT_TRUE(doc.IsObject());
-  EXPECT_EQ(Str(doc["schema"]), "gpuidle.report/1");
+  EXPECT_EQ(Str(doc["schema"]), "gpuidle.report/2");
   EXPECT_EQ(doc["devices"].Size(), 0u);
   EXPECT_EQ(doc["steps"].Size(), 0u);
   EXPECT_EQ(doc["advice"].Size(), 0u);
@@ -296,6 +297,200 @@ TEST(JsonWriter, EndsWithOneNewline) {
   ASSERT_FALSE(json.empty());
   EXPECT_EQ(json.back(), '\n');
   EXPECT_NE(json[json.size() - 2], '\n');
+}
+
+OneOffTime Part(Phase phase, OneOffKind kind, int64_t ns, int64_t count = 1,
+                std::string evidence = "") {
+  OneOffTime o;
+  o.phase = phase;
+  o.kind = kind;
+  o.ns = ns;
+  o.count = count;
+  o.evidence = std::move(evidence);
+  return o;
+}
+
+// One device of rank 0: window [1000, 1000 + 100 ms); start-up 20 ms (compilation 15, CUDA init
+// 4, set-up 1), steady state 70 ms (busy 40, idle 28, a 2 ms re-compilation), wind-down 10 ms.
+DeviceReport PhasedDevice() {
+  DeviceReport d;
+  d.rank = 0;
+  d.device = 0;
+  d.name = "NVIDIA H200";
+  d.window_start_ns = 1000;
+  d.window_end_ns = 1000 + 100 * kMs;
+  d.window_ns = 100 * kMs;
+  d.steady_start_ns = 1000 + 20 * kMs;
+  d.steady_end_ns = 1000 + 90 * kMs;
+  d.busy_ns = 40 * kMs;
+  d.idle_ns = 28 * kMs;
+  d.idle[Subcause::kHostSync] = 20 * kMs;
+  d.idle[Subcause::kCopyWait] = 8 * kMs;
+  // The report's order (by phase, most first) except the set-up, which the writer sorts in.
+  d.one_off = {Part(Phase::kStartUp, OneOffKind::kSetUp, 1 * kMs),
+               Part(Phase::kStartUp, OneOffKind::kCompilation, 15 * kMs, 3, "cuModuleLoadData"),
+               Part(Phase::kStartUp, OneOffKind::kCudaInit, 4 * kMs, 1, "cuInit"),
+               Part(Phase::kSteady, OneOffKind::kCompilation, 2 * kMs, 2, "triton_poi_fused_0"),
+               Part(Phase::kWindDown, OneOffKind::kWindDown, 8 * kMs),
+               Part(Phase::kWindDown, OneOffKind::kGpuBusy, 2 * kMs)};
+  return d;
+}
+
+Report PhasedReport() {
+  Report r;
+  r.source = "pytorch-profiler";
+  r.window_start_ns = 1000;
+  r.window_end_ns = 1000 + 100 * kMs;
+  r.step_source = "ProfilerStep";
+  r.warnings = {"3 events without \"ts\" skipped", "rank 1: no distributedInfo\x1b[31m"};
+  r.devices.push_back(PhasedDevice());
+  DeviceReport d1 = PhasedDevice();  // a shorter start-up: 5 ms of CUDA init only
+  d1.rank = 1;
+  d1.steady_start_ns = 1000 + 5 * kMs;
+  d1.one_off = {Part(Phase::kStartUp, OneOffKind::kCudaInit, 5 * kMs, 1, "cuInit")};
+  d1.window_end_ns = d1.steady_end_ns;  // no wind-down
+  d1.window_ns = d1.window_end_ns - d1.window_start_ns;
+  d1.busy_ns = 50 * kMs;
+  d1.idle = IdleBreakdown();
+  d1.idle[Subcause::kKernelGap] = 35 * kMs;
+  d1.idle_ns = 35 * kMs;
+  r.devices.push_back(d1);
+  return r;
+}
+
+int64_t SumParts(const rapidjson::Value& phase) {
+  int64_t sum = 0;
+  for (const auto& p : phase["parts"].GetArray()) sum += p["ns"].GetInt64();
+  return sum;
+}
+
+TEST(JsonWriter, WritesEachDevicesPhasesWithTheirParts) {
+  const rapidjson::Document doc = Parse(WriteJson(PhasedReport()));
+  const rapidjson::Value& d = doc["devices"][0];
+  EXPECT_EQ(d["steady_start_ns"].GetInt64(), 1000 + 20 * kMs);
+  EXPECT_EQ(d["steady_end_ns"].GetInt64(), 1000 + 90 * kMs);
+  ASSERT_TRUE(d["phases"].IsObject());
+  const rapidjson::Value& phases = d["phases"];
+  std::vector<std::string> names;
+  for (const auto& m : phases.GetObject()) names.push_back(Str(m.name));
+  EXPECT_THAT(names, ElementsAre("start_up", "steady", "wind_down"));
+
+  const rapidjson::Value& start = phases["start_up"];
+  EXPECT_EQ(start["start_ns"].GetInt64(), 1000);
+  EXPECT_EQ(start["end_ns"].GetInt64(), 1000 + 20 * kMs);
+  EXPECT_EQ(start["ns"].GetInt64(), 20 * kMs);
+  EXPECT_EQ(SumParts(start), start["ns"].GetInt64());  // the parts tile the start-up
+  ASSERT_EQ(start["parts"].Size(), 3u);
+  const rapidjson::Value& compilation = start["parts"][0];  // most time first
+  EXPECT_EQ(Str(compilation["kind"]), "compilation");
+  EXPECT_EQ(compilation["ns"].GetInt64(), 15 * kMs);
+  EXPECT_EQ(compilation["count"].GetInt64(), 3);
+  EXPECT_EQ(Str(compilation["evidence"]), "cuModuleLoadData");
+  EXPECT_EQ(Str(start["parts"][1]["kind"]), "cuda_init");
+  EXPECT_EQ(Str(start["parts"][2]["kind"]), "set_up");
+  EXPECT_EQ(Str(start["parts"][2]["evidence"]), "");
+
+  const rapidjson::Value& steady = phases["steady"];
+  EXPECT_EQ(steady["start_ns"].GetInt64(), d["steady_start_ns"].GetInt64());
+  EXPECT_EQ(steady["end_ns"].GetInt64(), d["steady_end_ns"].GetInt64());
+  EXPECT_EQ(steady["ns"].GetInt64(), 70 * kMs);
+  EXPECT_EQ(steady["one_off_ns"].GetInt64(), 2 * kMs);
+  ASSERT_EQ(steady["parts"].Size(), 1u);
+  EXPECT_EQ(Str(steady["parts"][0]["kind"]), "compilation");
+  EXPECT_EQ(steady["parts"][0]["count"].GetInt64(), 2);
+  // The headline is the steady state's: busy + idle + one-off idle = its span.
+  EXPECT_EQ(d["busy_ns"].GetInt64() + d["idle_ns"].GetInt64() + steady["one_off_ns"].GetInt64(),
+            steady["ns"].GetInt64());
+
+  const rapidjson::Value& wind = phases["wind_down"];
+  EXPECT_EQ(wind["start_ns"].GetInt64(), 1000 + 90 * kMs);
+  EXPECT_EQ(wind["end_ns"].GetInt64(), 1000 + 100 * kMs);
+  EXPECT_EQ(wind["ns"].GetInt64(), 10 * kMs);
+  EXPECT_EQ(SumParts(wind), wind["ns"].GetInt64());
+  ASSERT_EQ(wind["parts"].Size(), 2u);
+  EXPECT_EQ(Str(wind["parts"][0]["kind"]), "wind_down");
+  EXPECT_EQ(Str(wind["parts"][1]["kind"]), "gpu_busy");
+  EXPECT_EQ(start["ns"].GetInt64() + steady["ns"].GetInt64() + wind["ns"].GetInt64(),
+            d["window_ns"].GetInt64());
+
+  const rapidjson::Value& d1 = doc["devices"][1];  // no wind-down: an empty phase
+  EXPECT_EQ(d1["phases"]["wind_down"]["ns"].GetInt64(), 0);
+  EXPECT_EQ(d1["phases"]["wind_down"]["parts"].Size(), 0u);
+  EXPECT_EQ(d1["phases"]["steady"]["one_off_ns"].GetInt64(), 0);
+}
+
+TEST(JsonWriter, WritesEveryOneOffKindByName) {
+  Report r = PhasedReport();
+  r.devices.resize(1);
+  r.devices[0].one_off.clear();
+  for (int k = 0; k < kNumOneOffKinds; ++k) {
+    r.devices[0].one_off.push_back(Part(Phase::kStartUp, static_cast<OneOffKind>(k), kMs));
+  }
+  const rapidjson::Document doc = Parse(WriteJson(r));
+  std::vector<std::string> kinds;
+  for (const auto& p : doc["devices"][0]["phases"]["start_up"]["parts"].GetArray()) {
+    kinds.push_back(Str(p["kind"]));
+  }
+  EXPECT_THAT(kinds, ElementsAre("cuda_init", "compilation", "module_load", "first_call",
+                                 "warm_up_step", "set_up", "wind_down", "gpu_busy"));
+}
+
+TEST(JsonWriter, WritesTheStepSourceWarningsAndTheLongestStartUp) {
+  const Report r = PhasedReport();
+  const rapidjson::Document doc = Parse(WriteJson(r));
+  EXPECT_EQ(Str(doc["step_source"]), "ProfilerStep");
+  ASSERT_TRUE(doc["warnings"].IsArray());
+  ASSERT_EQ(doc["warnings"].Size(), 2u);
+  EXPECT_EQ(Str(doc["warnings"][0]), r.warnings[0]);  // quotes and escapes read back exactly
+  EXPECT_EQ(Str(doc["warnings"][1]), r.warnings[1]);
+  // Rank 0's start-up (20 ms) is longer than rank 1's (5 ms).
+  const rapidjson::Value& start = doc["start_up"];
+  ASSERT_TRUE(start.IsObject());
+  EXPECT_EQ(start["rank"].GetInt(), 0);
+  EXPECT_EQ(start["device"].GetInt(), 0);
+  EXPECT_EQ(start["ns"].GetInt64(), 20 * kMs);
+  ASSERT_EQ(start["parts"].Size(), 3u);
+  EXPECT_EQ(Str(start["parts"][0]["kind"]), "compilation");
+  EXPECT_EQ(doc["wind_down"]["ns"].GetInt64(), 10 * kMs);
+  EXPECT_EQ(doc["wind_down"]["rank"].GetInt(), 0);
+
+  const rapidjson::Document empty = Parse(WriteJson(Report()));
+  EXPECT_EQ(Str(empty["step_source"]), "");
+  EXPECT_EQ(empty["warnings"].Size(), 0u);
+  EXPECT_TRUE(empty["start_up"].IsNull());
+  EXPECT_TRUE(empty["wind_down"].IsNull());
+}
+
+// A device report without phases (built by hand, as SampleReport's) is all steady state.
+TEST(JsonWriter, TakesADeviceWithoutPhasesForAllSteadyState) {
+  Report r = SampleReport();
+  r.devices[0].window_start_ns = 1000;
+  r.devices[0].window_end_ns = 1000 + 100 * kMs;
+  const rapidjson::Document doc = Parse(WriteJson(r));
+  const rapidjson::Value& d = doc["devices"][0];
+  EXPECT_EQ(d["steady_start_ns"].GetInt64(), 1000);
+  EXPECT_EQ(d["steady_end_ns"].GetInt64(), 1000 + 100 * kMs);
+  EXPECT_EQ(d["phases"]["start_up"]["ns"].GetInt64(), 0);
+  EXPECT_EQ(d["phases"]["steady"]["ns"].GetInt64(), 100 * kMs);
+  EXPECT_EQ(d["phases"]["wind_down"]["ns"].GetInt64(), 0);
+  EXPECT_EQ(d["busy_ns"].GetInt64() + d["idle_ns"].GetInt64(),
+            d["phases"]["steady"]["ns"].GetInt64());
+  EXPECT_EQ(doc["start_up"]["ns"].GetInt64(), 0);
+}
+
+TEST(JsonWriter, WritesCopyWaitAsASyncBoundSubcause) {
+  const rapidjson::Document doc = Parse(WriteJson(PhasedReport()));
+  const rapidjson::Value& d = doc["devices"][0];
+  EXPECT_EQ(d["idle_by_subcause"]["sync_bound.copy_wait"].GetInt64(), 8 * kMs);
+  EXPECT_EQ(d["idle_by_cause"]["sync_bound"].GetInt64(), 28 * kMs);
+  Report r = PhasedReport();
+  GapRecord g;
+  g.subcause = Subcause::kCopyWait;
+  g.evidence = "cudaMemcpyAsync";
+  r.longest_gaps.push_back(g);
+  const rapidjson::Document with_gap = Parse(WriteJson(r));
+  EXPECT_EQ(Str(with_gap["longest_gaps"][0]["subcause"]), "sync_bound.copy_wait");
+  EXPECT_EQ(Str(with_gap["longest_gaps"][0]["cause"]), "sync_bound");
 }
 
 // The writer on a report the analysis made: the invariants users rely on hold in the JSON.

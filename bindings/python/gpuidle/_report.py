@@ -1,8 +1,11 @@
 """gpuidle's answer to "why was my GPU idle?" as Python values.
 
-A :class:`Report` is built from the JSON report (schema ``gpuidle.report/1``,
+A :class:`Report` is built from the JSON report (schema ``gpuidle.report/2``,
 docs/REPORT_SCHEMA.md) that the C++ engine writes, so its figures are exactly those of
 ``gpuidle analyze --format json``. Times are integer nanoseconds.
+
+The headline (each device's busy and idle time and causes, the steps, gaps, offenders and
+advice) describes the steady state; start-up and wind-down are in ``DeviceReport.one_off``.
 """
 
 from __future__ import annotations
@@ -22,6 +25,10 @@ from ._native import _gpuidle
 CAUSES: tuple[str, ...] = tuple(_gpuidle.CAUSES)
 #: The qualified subcauses ("data_starved.dataloader", ...), in report order.
 SUBCAUSES: tuple[str, ...] = tuple(_gpuidle.SUBCAUSES)
+#: The phases of a run: "start_up", "steady", "wind_down".
+PHASES: tuple[str, ...] = tuple(_gpuidle.PHASES)
+#: What one-off time went to ("cuda_init", "compilation", ...), in report order.
+ONE_OFF_KINDS: tuple[str, ...] = tuple(_gpuidle.ONE_OFF_KINDS)
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -59,17 +66,40 @@ class _Idle:
 
 
 @dataclass(frozen=True)
+class OneOffTime:
+    """Time of one device spent on one kind of one-off work in one phase.
+
+    In the start-up and the wind-down the parts tile the phase ("gpu_busy" is its busy time);
+    in the steady state they are idle time taken out of the headline (a re-compilation).
+    """
+
+    phase: str  #: "start_up", "steady" or "wind_down" (:data:`PHASES`)
+    kind: str  #: "compilation", "cuda_init", ... (:data:`ONE_OFF_KINDS`)
+    ns: int
+    count: int  #: separate stretches
+    evidence: str  #: the longest stretch's call, op or frame ("cuModuleLoadData"; "" if none)
+
+
+@dataclass(frozen=True)
 class DeviceReport(_Idle):
-    """One device (per rank when several traces are analysed together)."""
+    """One device (per rank when several traces are analysed together).
+
+    Busy and idle time describe the steady state, ``[steady_start_ns, steady_end_ns)``.
+    """
 
     rank: Optional[int]
     device: int
     name: str
-    window_ns: int
-    busy_ns: int  #: at least one kernel executing (NCCL kernels included)
-    idle_ns: int  #: window_ns - busy_ns; the sum of idle_by_subcause
+    window_ns: int  #: start-up + steady state + wind-down
+    steady_start_ns: int
+    steady_end_ns: int
+    start_up_ns: int  #: before the steady state (the first step, or the first kernel)
+    wind_down_ns: int  #: after it
+    busy_ns: int  #: steady state: at least one kernel executing (NCCL kernels included)
+    idle_ns: int  #: steady state, the sum of idle_by_subcause
     idle_by_cause: dict[str, int]
     idle_by_subcause: dict[str, int]
+    one_off: list[OneOffTime]  #: by phase, then most time first
     kernel_count: int
     memcpy_count: int
     memset_count: int
@@ -78,13 +108,30 @@ class DeviceReport(_Idle):
     comm_wait_ns: Optional[int]  #: part of comm_ns waiting for peers; None unless all ranks
 
     @property
+    def steady_ns(self) -> int:
+        """The steady state's length: busy_ns + idle_ns + steady_one_off_ns."""
+        return self.steady_end_ns - self.steady_start_ns
+
+    @property
+    def steady_one_off_ns(self) -> int:
+        """One-off idle time inside the steady state, not in idle_ns (a re-compilation)."""
+        return sum(o.ns for o in self.one_off if o.phase == "steady")
+
+    def one_off_in(self, phase: str) -> list[OneOffTime]:
+        """The one-off parts of one phase ("start_up", "steady", "wind_down"), most first."""
+        if phase not in PHASES:
+            raise ValueError(f"unknown phase {phase!r} (phases: {', '.join(PHASES)})")
+        return [o for o in self.one_off if o.phase == phase]
+
+    @property
     def busy_share(self) -> float:
-        """Busy time over the window (what nvidia-smi calls utilisation)."""
-        return _share(self.busy_ns, self.window_ns)
+        """Busy time over the steady state (what nvidia-smi calls utilisation)."""
+        return _share(self.busy_ns, self.steady_ns)
 
     @property
     def idle_share(self) -> float:
-        return _share(self.idle_ns, self.window_ns)
+        """Idle time over the steady state."""
+        return _share(self.idle_ns, self.steady_ns)
 
     @property
     def label(self) -> str:
@@ -153,9 +200,19 @@ class Advice:
     fix: str
 
 
-def _pick(cls: type, d: dict[str, Any]) -> Any:
+def _pick(cls: type, d: dict[str, Any], **extra: Any) -> Any:
     names = cls.__dataclass_fields__  # type: ignore[attr-defined]
-    return cls(**{k: copy.deepcopy(v) for k, v in d.items() if k in names})
+    return cls(**{k: copy.deepcopy(v) for k, v in d.items() if k in names}, **extra)
+
+
+def _device(d: dict[str, Any]) -> DeviceReport:
+    """A device of the JSON report: its phases become start_up_ns, wind_down_ns and one_off."""
+    phases = d["phases"]
+    one_off = [OneOffTime(phase=p, kind=part["kind"], ns=part["ns"], count=part["count"],
+                          evidence=part["evidence"])
+               for p in PHASES for part in phases[p]["parts"]]
+    return _pick(DeviceReport, d, start_up_ns=phases["start_up"]["ns"],
+                 wind_down_ns=phases["wind_down"]["ns"], one_off=one_off)
 
 
 @dataclass(frozen=True, eq=False)
@@ -178,7 +235,11 @@ class Report:
     devices: list[DeviceReport]  #: devices that ran work
     visible_device_count: int  #: per process, 0 if unknown
     unused_devices: list[int]  #: visible but never used
-    steps: list[StepReport]
+    steps: list[StepReport]  #: steady-state steps
+    #: where the steps came from: "ProfilerStep", "gpuidle.step", "optimizer.step", "nvtx";
+    #: "" when the run has none
+    step_source: str
+    warnings: list[str]  #: problems with the input that did not stop the analysis
     longest_gaps: list[Gap]  #: longest first
     offenders: list[Offender]  #: most idle first
     advice: list[Advice]  #: most lost time first
@@ -199,10 +260,12 @@ class Report:
             inputs=list(data["inputs"]),
             window_start_ns=data["window"]["start_ns"],
             window_end_ns=data["window"]["end_ns"],
-            devices=[_pick(DeviceReport, d) for d in data["devices"]],
+            devices=[_device(d) for d in data["devices"]],
             visible_device_count=data["visible_device_count"],
             unused_devices=list(data["unused_devices"]),
             steps=[_pick(StepReport, s) for s in data["steps"]],
+            step_source=data["step_source"],
+            warnings=list(data["warnings"]),
             longest_gaps=[_pick(Gap, g) for g in data["longest_gaps"]],
             offenders=[_pick(Offender, o) for o in data["offenders"]],
             advice=[_pick(Advice, a) for a in data["advice"]],
@@ -230,11 +293,23 @@ class Report:
         return True if self.completeness == "complete" else None
 
     @property
+    def start_up_ns(self) -> int:
+        """The longest start-up of the devices (0 without devices)."""
+        return max((d.start_up_ns for d in self.devices), default=0)
+
+    @property
+    def wind_down_ns(self) -> int:
+        """The longest wind-down of the devices."""
+        return max((d.wind_down_ns for d in self.devices), default=0)
+
+    @property
     def busy_ns(self) -> int:
+        """Steady-state busy time, summed over devices."""
         return sum(d.busy_ns for d in self.devices)
 
     @property
     def idle_ns(self) -> int:
+        """Steady-state idle time, summed over devices."""
         return sum(d.idle_ns for d in self.devices)
 
     @property
@@ -256,7 +331,7 @@ class Report:
     # --- outputs ------------------------------------------------------------------------------
 
     def format(self, format: str) -> str:
-        """The report as "text" (the terminal summary) or "json" (schema gpuidle.report/1)."""
+        """The report as "text" (the terminal summary) or "json" (schema gpuidle.report/2)."""
         return str(self._native.format(format))
 
     def summary(self) -> str:
@@ -341,11 +416,23 @@ _COLOURS = {
     "launch_bound": "#1f77b4",
     "sync_bound": "#e6a800",
     "unattributed": "#9e9e9e",
+    "one_off": "#c5b0d5",
 }
 
 
 def _ms(ns: int) -> str:
     return f"{ns / 1e6:.1f}"
+
+
+def _parts(parts: list[OneOffTime]) -> str:
+    """"compilation 2200.0 ms (cuModuleLoadData), CUDA init 310.0 ms" (plain text)."""
+    out = []
+    for o in parts:
+        if o.ns <= 0:
+            continue
+        notes = ([f"{o.count}x"] if o.count > 1 else []) + ([o.evidence] if o.evidence else [])
+        out.append(f"{o.kind.replace('_', ' ')} {_ms(o.ns)} ms" + (f" ({', '.join(notes)})" if notes else ""))
+    return ", ".join(out)
 
 
 def _bar(parts: list[tuple[str, int, str]], whole: int, width: str) -> str:
@@ -368,14 +455,16 @@ def _html(r: Report) -> str:
         records += "; record limit reached"
     rows = []
     for d in r.devices:
-        window_bar = _bar([(_COLOURS["busy"], d.busy_ns, f"busy {_ms(d.busy_ns)} ms")] +
+        steady_bar = _bar([(_COLOURS["busy"], d.busy_ns, f"busy {_ms(d.busy_ns)} ms")] +
                           [(_COLOURS[c], d.idle_by_cause.get(c, 0), f"{c} {_ms(d.idle_by_cause.get(c, 0))} ms")
-                           for c in CAUSES], d.window_ns, "240px")
+                           for c in CAUSES] +
+                          [(_COLOURS["one_off"], d.steady_one_off_ns,
+                            f"one-off {_ms(d.steady_one_off_ns)} ms")], d.steady_ns, "240px")
         rows.append(
             f'<tr style="border-top:1px solid #ccc"><td {left} colspan="3"><b>{e(d.label)}</b> '
             f'{e(d.name)} &nbsp; busy {d.busy_share:.1%} &nbsp; idle {d.idle_share:.1%} '
-            f'({_ms(d.idle_ns)} ms of {_ms(d.window_ns)} ms)</td><td {left} colspan="2">'
-            f'{window_bar}</td></tr>')
+            f'of the steady state ({_ms(d.idle_ns)} ms of {_ms(d.steady_ns)} ms)</td>'
+            f'<td {left} colspan="2">{steady_bar}</td></tr>')
         for c in CAUSES:
             ns = d.idle_by_cause.get(c, 0)
             if ns <= 0:
@@ -390,6 +479,10 @@ def _html(r: Report) -> str:
                 f'<td style="padding:2px 8px;color:#555">{e(subs)}</td></tr>')
         if d.idle_ns == 0:
             rows.append(f'<tr><td {left} colspan="5">no idle time</td></tr>')
+        steady_parts = _parts(d.one_off_in("steady"))
+        if steady_parts:
+            rows.append(f'<tr><td {left} colspan="5" style="color:#555">one-off in the steady '
+                        f'state: {e(steady_parts)}</td></tr>')
     advice = "".join(
         f"<li><b>{e(a.subcause)}</b> ({a.share_of_lost_time:.0%} of lost time): {e(a.fix)}</li>"
         for a in r.advice)
@@ -398,11 +491,30 @@ def _html(r: Report) -> str:
         f"{e(o.what)}{(' at ' + e(o.site)) if o.site else ''}</li>" for o in r.offenders[:5])
     unused = (f"<div>visible but unused GPUs: {e(', '.join(map(str, r.unused_devices)))}</div>"
               if r.unused_devices else "")
+    phases = []
+    longest_start = max(r.devices, key=lambda d: d.start_up_ns, default=None)
+    if longest_start is not None and longest_start.start_up_ns > 0:
+        parts = _parts(longest_start.one_off_in("start_up"))
+        phases.append(f"start-up {_ms(longest_start.start_up_ns)} ms" + (f": {parts}" if parts else ""))
+    if r.devices:
+        per_device = max(sum(1 for s in r.steps if (s.rank, s.device) == (d.rank, d.device))
+                         for d in r.devices)
+        steps = (f"{per_device} steps" if per_device else
+                 "no steps after the start-up" if r.step_source else "no steps found")
+        if r.step_source:
+            steps += f" ({r.step_source})"
+        phases.append(f"steady state {_ms(max(d.steady_ns for d in r.devices))} ms, {steps}")
+    if r.wind_down_ns > 0:
+        phases.append(f"wind-down {_ms(r.wind_down_ns)} ms")
+    phase_line = (f'<div>{" &middot; ".join(e(p) for p in phases)}</div>' if phases else "")
+    warnings = "".join(f"<li>{e(w)}</li>" for w in r.warnings)
     return (
         '<div class="gpuidle-report" style="font-family:system-ui,sans-serif;font-size:13px">'
         '<div style="font-weight:600;font-size:14px">gpuidle: why the GPU was idle</div>'
         f'<div style="color:#555">{e(r.source)} &middot; window {_ms(r.window_ns)} ms &middot; '
-        f'records: {e(records)}</div>{unused}'
+        f'records: {e(records)}</div>{unused}{phase_line}'
+        + (f'<div style="color:#a00">warnings<ul style="margin:2px 0">{warnings}</ul></div>'
+           if warnings else "") +
         '<table style="border-collapse:collapse;margin-top:4px"><thead><tr>'
         f'<th {left}>idle cause</th><th {right}>ms</th><th {right}>of idle</th><th {left}></th>'
         f'<th {left}>subcauses (ms)</th></tr></thead><tbody>{"".join(rows)}</tbody></table>'
