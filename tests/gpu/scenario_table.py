@@ -81,7 +81,7 @@ def main():
             r = json.loads(path.read_text())
             d = max(r["devices"], key=lambda x: x["window_ns"])
             idle, by = d["idle_ns"], d["idle_by_cause"]
-            idle_pct = pct(idle, d["window_ns"])
+            idle_pct = pct(idle, d["phases"]["steady"]["ns"])  # the headline is the steady state
             cells = [f"{pct(by[c], idle):.1f}%" for c in
                      ("data_starved", "launch_bound", "sync_bound", "unattributed")]
             if expected == "healthy":

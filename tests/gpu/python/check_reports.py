@@ -51,7 +51,7 @@ def main():
             print(f"| {name} | | | | no report ({e}) | FAIL |")
             failed = True
             continue
-        idle_pct = 100.0 * device["idle_ns"] / device["window_ns"]
+        idle_pct = 100.0 * device["idle_ns"] / device["phases"]["steady"]["ns"]  # steady state
         if key is None:
             ok = idle_pct < 5.0
             print(f"| {name} | {device['window_ns'] / 1e6:.1f} | {idle_pct:.2f}% | idle < 5% | "
