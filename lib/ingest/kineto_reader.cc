@@ -1,6 +1,10 @@
 #include "ingest/kineto_reader.h"
 
+#include <array>
+#include <algorithm>
 #include <cstring>
+#include <map>
+#include <tuple>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -12,6 +16,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
@@ -55,6 +60,8 @@ enum class Field : uint8_t {
   kStream,
   kBytes,
   kWaitOnStream,
+  kWaitOnRecordCorrelation,  // wait_on_cuda_event_record_corr_id
+  kStack,                    // gpuidle host samples
   // gpuidle traces: the model's values where the Kineto name rules would give another.
   kGpuidleKind,
   kGpuidleCategory,
@@ -89,6 +96,7 @@ Field ArgField(absl::string_view k) {
   switch (k.size()) {
     case 5:
       if (k == "bytes") return Field::kBytes;
+      if (k == "stack") return Field::kStack;
       break;
     case 6:
       if (k == "device") return Field::kDevice;
@@ -114,6 +122,9 @@ Field ArgField(absl::string_view k) {
     case 21:
       if (k == "gpuidle_communication") return Field::kGpuidleCommunication;
       break;
+    case 33:
+      if (k == "wait_on_cuda_event_record_corr_id") return Field::kWaitOnRecordCorrelation;
+      break;
   }
   return Field::kIgnored;
 }
@@ -133,6 +144,8 @@ absl::string_view FieldName(Field f) {
     case Field::kStream: return "args.stream";
     case Field::kBytes: return "args.bytes";
     case Field::kWaitOnStream: return "args.wait_on_stream";
+    case Field::kWaitOnRecordCorrelation: return "args.wait_on_cuda_event_record_corr_id";
+    case Field::kStack: return "args.stack";
     case Field::kGpuidleKind: return "args.gpuidle_kind";
     case Field::kGpuidleCategory: return "args.gpuidle_category";
     case Field::kGpuidleCopyKind: return "args.gpuidle_copy_kind";
@@ -144,32 +157,137 @@ absl::string_view FieldName(Field f) {
   return "?";
 }
 
+constexpr int kFieldCount = static_cast<int>(Field::kGpuidleThread) + 1;
+static_assert(kFieldCount <= 32, "Event::bad is a 32-bit mask of fields");
+
+inline uint32_t Bit(Field f) { return uint32_t{1} << static_cast<int>(f); }
+
 enum class EventCategory : uint8_t {
   kIgnored,
   kKernel,
   kMemcpy,
   kMemset,
-  kRuntime,  // cuda_runtime and cuda_driver
+  kProfilerRange,  // cuda_profiler_range: kernel-like device work
+  kRuntime,        // cuda_runtime and cuda_driver (and HIP calls, which ROCm files there too)
   kCudaSync,
+  kCudaEvent,
   kCpuOp,
   kUserAnnotation,
   kPythonFunction,
+  kHostSample,  // gpuidle traces
 };
 
+// Kineto's category names of every generation, in any case: "kernel", "gpu_memcpy", "cpu_op",
+// ... today; "Kernel", "Memcpy", "Runtime", "Operator", "Python" in PyTorch 1.8. Everything
+// else (gpu_user_annotation: device-side copies of user ranges; ac2g flows; Trace;
+// cpu_instant_event; overhead; ...) carries nothing the analysis uses.
 EventCategory CategoryOf(absl::string_view cat) {
-  // Current Kineto names first; older releases used capitalised or shorter ones.
-  if (cat == "kernel" || cat == "Kernel") return EventCategory::kKernel;
-  if (cat == "gpu_memcpy" || cat == "Memcpy") return EventCategory::kMemcpy;
-  if (cat == "gpu_memset" || cat == "Memset") return EventCategory::kMemset;
-  if (cat == "cuda_runtime" || cat == "cuda_driver" || cat == "Runtime" || cat == "Driver") {
-    return EventCategory::kRuntime;
+  const auto is = [cat](absl::string_view name) { return absl::EqualsIgnoreCase(cat, name); };
+  switch (cat.size()) {
+    case 6:
+      if (is("kernel")) return EventCategory::kKernel;
+      if (is("memcpy")) return EventCategory::kMemcpy;
+      if (is("memset")) return EventCategory::kMemset;
+      if (is("cpu_op")) return EventCategory::kCpuOp;
+      if (is("python")) return EventCategory::kPythonFunction;
+      if (is("driver")) return EventCategory::kRuntime;
+      break;
+    case 7:
+      if (is("runtime")) return EventCategory::kRuntime;
+      break;
+    case 8:
+      if (is("operator")) return EventCategory::kCpuOp;
+      break;
+    case 9:
+      if (is("cuda_sync")) return EventCategory::kCudaSync;
+      break;
+    case 10:
+      if (is("gpu_memcpy")) return EventCategory::kMemcpy;
+      if (is("gpu_memset")) return EventCategory::kMemset;
+      if (is("cuda_event")) return EventCategory::kCudaEvent;
+      break;
+    case 11:
+      if (is("cuda_driver")) return EventCategory::kRuntime;
+      break;
+    case 12:
+      if (is("cuda_runtime")) return EventCategory::kRuntime;
+      break;
+    case 15:
+      if (is("user_annotation")) return EventCategory::kUserAnnotation;
+      if (is("python_function")) return EventCategory::kPythonFunction;
+      break;
+    case 19:
+      if (is("cuda_profiler_range")) return EventCategory::kProfilerRange;
+      if (is(kHostSampleCategory)) return EventCategory::kHostSample;
+      break;
   }
-  if (cat == "cuda_sync") return EventCategory::kCudaSync;
-  if (cat == "cpu_op" || cat == "Operator") return EventCategory::kCpuOp;
-  if (cat == "user_annotation") return EventCategory::kUserAnnotation;
-  if (cat == "python_function") return EventCategory::kPythonFunction;
   return EventCategory::kIgnored;
 }
+
+// How warnings name a category: its current Kineto spelling.
+absl::string_view CategoryLabel(EventCategory c) {
+  switch (c) {
+    case EventCategory::kKernel: return "kernel";
+    case EventCategory::kMemcpy: return "gpu_memcpy";
+    case EventCategory::kMemset: return "gpu_memset";
+    case EventCategory::kProfilerRange: return "cuda_profiler_range";
+    case EventCategory::kRuntime: return "cuda_runtime";
+    case EventCategory::kCudaSync: return "cuda_sync";
+    case EventCategory::kCudaEvent: return "cuda_event";
+    case EventCategory::kCpuOp: return "cpu_op";
+    case EventCategory::kUserAnnotation: return "user_annotation";
+    case EventCategory::kPythonFunction: return "python_function";
+    case EventCategory::kHostSample: return kHostSampleCategory;
+    case EventCategory::kIgnored: break;
+  }
+  return "";
+}
+
+
+// The fields each kind of event is read for: a problem with any other field changes nothing,
+// and is not worth a warning.
+uint32_t FieldsUsed(EventCategory c) {
+  const uint32_t common = Bit(Field::kPh) | Bit(Field::kCat) | Bit(Field::kArgs);
+  const uint32_t timed = common | Bit(Field::kName) | Bit(Field::kTs) | Bit(Field::kDur);
+  const uint32_t thread = Bit(Field::kTid) | Bit(Field::kGpuidleThread);
+  switch (c) {
+    case EventCategory::kKernel:
+    case EventCategory::kMemcpy:
+    case EventCategory::kMemset:
+    case EventCategory::kProfilerRange:
+      return timed | Bit(Field::kPid) | Bit(Field::kDevice) | Bit(Field::kStream) |
+             Bit(Field::kCorrelation) | Bit(Field::kBytes) | Bit(Field::kGpuidleCopyKind) |
+             Bit(Field::kGpuidlePageable) | Bit(Field::kGpuidleCommunication);
+    case EventCategory::kRuntime:
+      return timed | thread | Bit(Field::kCorrelation) | Bit(Field::kStream) |
+             Bit(Field::kWaitOnStream) | Bit(Field::kGpuidleCategory);
+    case EventCategory::kCudaSync:
+      return common | Bit(Field::kCorrelation) | Bit(Field::kStream) |
+             Bit(Field::kWaitOnStream) | Bit(Field::kWaitOnRecordCorrelation);
+    case EventCategory::kCudaEvent:
+      return common | Bit(Field::kCorrelation) | Bit(Field::kStream);
+    case EventCategory::kCpuOp:
+    case EventCategory::kUserAnnotation:
+    case EventCategory::kPythonFunction:
+      return timed | thread | Bit(Field::kGpuidleKind);
+    case EventCategory::kHostSample:
+      return common | Bit(Field::kTs) | thread | Bit(Field::kStack);
+    case EventCategory::kIgnored:
+      break;
+  }
+  return 0;
+}
+
+// What was wrong with a field that the reader skipped.
+enum class Problem : uint8_t {
+  kNone,
+  kMissing,
+  kWrongType,
+  kNotInteger,
+  kOutOfRange,
+  kNegative,
+  kUnknownValue,
+};
 
 uint64_t Fnv1a(absl::string_view s) {
   uint64_t h = 1469598103934665603ull;
@@ -216,23 +334,53 @@ std::optional<int64_t> ParseMicrosToNs(absl::string_view text) {
   return us * kNsPerUs + ns;
 }
 
+// An integer given as a JSON number or as a string: ROCm traces write some ("bytes": "9216",
+// "stream": "0x0", "device": "0"). Strings may be decimal or 0x-prefixed hexadecimal; a hex
+// value beyond int64 keeps its bits (stream handles are addresses). nullopt: not an integer.
+std::optional<int64_t> ParseIntegerText(absl::string_view text, bool is_string) {
+  if (!is_string) return ParseEventInt(text);
+  text = absl::StripAsciiWhitespace(text);
+  if (text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) {
+    uint64_t v = 0;
+    text.remove_prefix(2);
+    if (text.size() > 16) return std::nullopt;
+    for (const char c : text) {
+      const int digit = IsDigit(c)               ? c - '0'
+                        : c >= 'a' && c <= 'f'   ? c - 'a' + 10
+                        : c >= 'A' && c <= 'F'   ? c - 'A' + 10
+                                                 : -1;
+      if (digit < 0) return std::nullopt;
+      v = v * 16 + static_cast<uint64_t>(digit);
+    }
+    return static_cast<int64_t>(v);
+  }
+  return ParseInt64(text);
+}
+
 // One event's fields, reused from event to event (no allocation once warm).
 struct Event {
-  std::string ph, cat, name;
+  std::string ph, cat, name, stack;
   std::optional<int64_t> ts_ns, dur_ns;
   uint64_t pid = 0, tid = 0;
   bool has_pid = false;
-  std::optional<int64_t> correlation, device, stream, bytes, wait_on_stream;
+  std::optional<int64_t> correlation, device, stream, bytes, wait_on_stream,
+      wait_on_record_correlation;
   std::optional<RangeKind> range_kind;
   std::optional<CallCategory> call_category;
   std::optional<CopyKind> copy_kind;
   std::optional<bool> pageable, communication;
   std::optional<uint64_t> thread;  // where "tid" stands in for an id beyond 32 bits
+  // Fields whose value could not be used (left unset above), and why.
+  uint32_t bad = 0;
+  std::array<Problem, kFieldCount> problem{};
+  Field example_field = Field::kIgnored;  // the first unusable field
+  std::string example;                    // and its value, for the warning
 
   void Clear() {
     ph.clear();
     cat.clear();
     name.clear();
+    stack.clear();
     ts_ns.reset();
     dur_ns.reset();
     pid = tid = 0;
@@ -242,12 +390,16 @@ struct Event {
     stream.reset();
     bytes.reset();
     wait_on_stream.reset();
+    wait_on_record_correlation.reset();
     range_kind.reset();
     call_category.reset();
     copy_kind.reset();
     pageable.reset();
     communication.reset();
     thread.reset();
+    bad = 0;
+    example_field = Field::kIgnored;
+    example.clear();
   }
 };
 
@@ -337,10 +489,10 @@ class KinetoHandler {
         if (field_ == Field::kArgs) {
           in_args_ = true;
         } else if (field_ != Field::kIgnored) {
-          return TypeError(field_, "an object");
+          Bad(field_, Problem::kWrongType, "");
         }
       } else if (rel == 2 && in_args_ && field_ != Field::kIgnored) {
-        return TypeError(field_, "an object");
+        Bad(field_, Problem::kWrongType, "");
       }
     } else if (depth_ == 1 && top_ == Top::kTraceEvents) {
       return Fail("\"traceEvents\" must be an array of events, not an object");
@@ -351,6 +503,7 @@ class KinetoHandler {
       gpuidle_key_ = GpuidleKey::kIgnored;
     } else if (top_ == Top::kDeviceProperties && depth_ == 2) {
       prop_id_.reset();
+      prop_id_bad_ = false;
       prop_name_.clear();
     }
     ++depth_;
@@ -362,9 +515,13 @@ class KinetoHandler {
       const int rel = depth_ - events_depth_;
       if (rel == 0) return FinishEvent();
       if (rel == 1) in_args_ = false;
-    } else if (top_ == Top::kDeviceProperties && depth_ == 2 && prop_id_) {
-      t_.info.visible_devices.push_back(static_cast<int>(*prop_id_));
-      t_.info.visible_device_names.push_back(prop_name_);
+    } else if (top_ == Top::kDeviceProperties && depth_ == 2) {
+      if (prop_id_) {
+        t_.info.visible_devices.push_back(static_cast<int>(*prop_id_));
+        t_.info.visible_device_names.push_back(prop_name_);
+      } else if (prop_id_bad_) {
+        ++bad_device_properties_;
+      }
     } else if (top_ == Top::kGpuidle && depth_ == 1 && !gpuidle_format_seen_) {
       return Fail(absl::StrCat("the \"gpuidle\" object has no \"format\"; this gpuidle (",
                                kVersion, ") reads \"", kGpuidleTraceFormat, "\""));
@@ -382,9 +539,13 @@ class KinetoHandler {
       return Fail("\"gpuidle\" must be an object, not an array");
     } else if (in_events_) {
       const int rel = depth_ - events_depth_;
-      if (rel == 0) return NotAnObject("an array");
-      if (rel == 1 && field_ != Field::kIgnored) return TypeError(field_, "an array");
-      if (rel == 2 && in_args_ && field_ != Field::kIgnored) return TypeError(field_, "an array");
+      if (rel == 0) {
+        NotAnObject();
+      } else if (rel == 1 && field_ != Field::kIgnored) {
+        Bad(field_, Problem::kWrongType, "");
+      } else if (rel == 2 && in_args_ && field_ != Field::kIgnored) {
+        Bad(field_, Problem::kWrongType, "");
+      }
     }
     ++depth_;
     return true;
@@ -402,6 +563,54 @@ class KinetoHandler {
   uint64_t events() const { return event_index_; }
   std::optional<int64_t> base_time_ns() const { return base_time_ns_; }
   const std::vector<CallStreams>& syncs() const { return syncs_; }
+  const std::vector<EventRecordStream>& event_records() const { return event_records_; }
+
+  // After the parse: device work whose device only the end of the trace can tell, and the
+  // warnings, one line per kind of problem.
+  void Finish() {
+    ResolveProfilerRanges();
+    std::vector<std::string>& out = t_.info.warnings;
+    if (not_objects_ != 0) {
+      out.push_back(absl::StrCat("skipped ", not_objects_, " entries of \"traceEvents\" that are "
+                                 "not objects"));
+    }
+    for (const auto& [key, w] : warnings_) {
+      const auto [category, field, problem, skipped] = key;
+      const absl::string_view label = CategoryLabel(static_cast<EventCategory>(category));
+      const std::string events =
+          absl::StrCat(w.count, " ", label, label.empty() ? "" : " ", "events");
+      const Field f = static_cast<Field>(field);
+      const Problem p = static_cast<Problem>(problem);
+      std::string line;
+      if (p == Problem::kMissing) {
+        line = absl::StrCat("skipped ", events, " without \"", FieldName(f), "\"");
+      } else if (skipped) {
+        line = absl::StrCat("skipped ", events, " whose \"", FieldName(f), "\" ",
+                            ProblemText(f, p));
+      } else {
+        line = absl::StrCat("ignored the \"", FieldName(f), "\" of ", events, ": it ",
+                            ProblemText(f, p));
+      }
+      if (!w.example.empty()) absl::StrAppend(&line, " (first: ", w.example, ")");
+      out.push_back(std::move(line));
+    }
+    if (unplaced_ranges_ != 0) {
+      out.push_back(absl::StrCat("skipped ", unplaced_ranges_,
+                                 " cuda_profiler_range events on no known device (no "
+                                 "\"args.device\", and a \"pid\" that no device work has)"));
+    }
+    if (bad_device_properties_ != 0) {
+      out.push_back(absl::StrCat("ignored ", bad_device_properties_,
+                                 " \"deviceProperties\" entries whose \"id\" is not an integer"));
+    }
+    if (bad_base_time_) {
+      out.push_back("ignored \"baseTimeNanoseconds\": it is not an integer; time stamps are "
+                    "as written, and may not line up with other ranks'");
+    }
+    if (bad_distributed_info_) {
+      out.push_back("ignored a \"distributedInfo\" rank or world_size that is not an integer");
+    }
+  }
 
  private:
   enum ScalarKind { kNull, kBool, kNumber, kString };
@@ -423,17 +632,12 @@ class KinetoHandler {
     return false;
   }
 
-  std::string EventRef() const {
-    std::string s = absl::StrCat("event #", event_index_);
-    if (!event_.name.empty()) absl::StrAppend(&s, " (\"", event_.name.substr(0, 60), "\")");
-    return s;
-  }
-
   static absl::string_view ExpectedType(Field f) {
     switch (f) {
       case Field::kPh:
       case Field::kCat:
       case Field::kName:
+      case Field::kStack:
       case Field::kGpuidleKind:
       case Field::kGpuidleCategory:
       case Field::kGpuidleCopyKind:
@@ -451,15 +655,66 @@ class KinetoHandler {
     }
   }
 
-  bool TypeError(Field f, absl::string_view got) {
-    return Fail(absl::StrCat(EventRef(), ": field \"", FieldName(f), "\" must be ",
-                             ExpectedType(f), ", not ", got));
+  static absl::string_view AllowedValues(Field f) {
+    switch (f) {
+      case Field::kGpuidleKind:
+        return "step, data, user, framework_op or python";
+      case Field::kGpuidleCategory:
+        return "launch, sync, copy, wait_event, init, module_load or other";
+      case Field::kGpuidleCopyKind:
+        return "unknown, HtoD, DtoH, DtoD, HtoH or PtoP";
+      default:
+        return "the known values";
+    }
   }
 
-  bool NotAnObject(absl::string_view got) {
+  static std::string ProblemText(Field f, Problem p) {
+    switch (p) {
+      case Problem::kWrongType:
+        return absl::StrCat("is not ", ExpectedType(f));
+      case Problem::kNotInteger:
+        return "is not an integer";
+      case Problem::kOutOfRange:
+        return "is out of range";
+      case Problem::kNegative:
+        return "is negative";
+      case Problem::kUnknownValue:
+        return absl::StrCat("is not one of ", AllowedValues(f));
+      case Problem::kMissing:
+        return "is missing";
+      case Problem::kNone:
+        break;
+    }
+    return "cannot be used";
+  }
+
+  // Marks a field of the current event as unusable. Whether that costs the event or only the
+  // field, and whether it is worth a warning, depends on the event's category, which may come
+  // later in the event: FinishEvent decides.
+  void Bad(Field f, Problem p, absl::string_view example) {
+    if (f == Field::kIgnored) return;
+    event_.bad |= Bit(f);
+    event_.problem[static_cast<int>(f)] = p;
+    if (event_.example_field == Field::kIgnored) {
+      event_.example_field = f;
+      event_.example = std::string(example.substr(0, 40));
+    }
+  }
+
+  void NotAnObject() {
     ++event_index_;
-    return Fail(absl::StrCat("event #", event_index_, " of \"traceEvents\" must be an object, not ",
-                             got));
+    ++not_objects_;
+    field_ = Field::kIgnored;  // whatever the entry holds is no event's field
+  }
+
+  // One warning per (category, field, problem, whether the event was skipped): counters only,
+  // the memory stays bounded however many events are affected.
+  void Warn(EventCategory c, Field f, Problem p, bool skipped, absl::string_view example = {}) {
+    WarningCount& w = warnings_[{static_cast<uint8_t>(c), static_cast<uint8_t>(f),
+                                 static_cast<uint8_t>(p), skipped}];
+    if (w.count++ == 0 && !example.empty()) {
+      w.example = absl::StrCat("\"", absl::CHexEscape(example), "\"");
+    }
   }
 
   bool Scalar(ScalarKind kind, absl::string_view text) {
@@ -470,7 +725,10 @@ class KinetoHandler {
     }
     if (in_events_) {
       const int rel = depth_ - events_depth_;
-      if (rel == 0) return NotAnObject(KindName(kind));
+      if (rel == 0) {
+        NotAnObject();
+        return true;
+      }
       if (rel == 1) return EventValue(kind, text);
       if (rel == 2 && in_args_) return ArgValue(kind, text);
       return true;
@@ -480,7 +738,12 @@ class KinetoHandler {
         return Fail(absl::StrCat("\"traceEvents\" must be an array of events, not ",
                                  KindName(kind)));
       }
-      if (top_ == Top::kBaseTime && kind == kNumber) base_time_ns_ = ParseInt64(text);
+      if (top_ == Top::kBaseTime && kind != kNull) {
+        base_time_ns_ = kind == kNumber || kind == kString
+                            ? ParseIntegerText(text, kind == kString)
+                            : std::nullopt;
+        bad_base_time_ = !base_time_ns_.has_value();
+      }
       if (top_ == Top::kGpuidle) {
         return Fail(absl::StrCat("\"gpuidle\" must be an object, not ", KindName(kind)));
       }
@@ -488,12 +751,28 @@ class KinetoHandler {
     }
     if (top_ == Top::kGpuidle && depth_ == 2) return GpuidleValue(kind, text);
     if (top_ == Top::kDeviceProperties && depth_ == 3) {
-      if (prop_key_ == 1 && kind == kNumber) prop_id_ = ParseInt64(text);
+      if (prop_key_ == 1) {
+        const std::optional<int64_t> id =
+            kind == kNumber || kind == kString ? ParseIntegerText(text, kind == kString)
+                                               : std::nullopt;
+        if (id && *id >= 0 && *id <= INT32_MAX) {
+          prop_id_ = id;
+        } else {
+          prop_id_bad_ = true;
+        }
+      }
       if (prop_key_ == 2 && kind == kString) prop_name_ = std::string(text);
-    } else if (top_ == Top::kDistributedInfo && depth_ == 2 && kind == kNumber) {
-      const std::optional<int64_t> v = ParseInt64(text);
-      if (v && prop_key_ == 1) t_.info.rank = static_cast<int>(*v);
-      if (v && prop_key_ == 2) t_.info.world_size = static_cast<int>(*v);
+    } else if (top_ == Top::kDistributedInfo && depth_ == 2 && prop_key_ != 0 && kind != kNull) {
+      const std::optional<int64_t> v =
+          kind == kNumber || kind == kString ? ParseIntegerText(text, kind == kString)
+                                             : std::nullopt;
+      if (!v || *v < 0 || *v > INT32_MAX) {
+        bad_distributed_info_ = true;
+      } else if (prop_key_ == 1) {
+        t_.info.rank = static_cast<int>(*v);
+      } else {
+        t_.info.world_size = static_cast<int>(*v);
+      }
     }
     return true;
   }
@@ -503,7 +782,10 @@ class KinetoHandler {
       case Field::kPh:
       case Field::kCat:
       case Field::kName: {
-        if (kind != kString) return TypeError(field_, KindName(kind));
+        if (kind != kString) {
+          Bad(field_, Problem::kWrongType, text);
+          return true;
+        }
         std::string& dst = field_ == Field::kPh ? event_.ph
                            : field_ == Field::kCat ? event_.cat : event_.name;
         dst.assign(text.data(), text.size());
@@ -511,11 +793,16 @@ class KinetoHandler {
       }
       case Field::kTs:
       case Field::kDur: {
-        if (kind != kNumber) return TypeError(field_, KindName(kind));
-        const std::optional<int64_t> ns = ParseMicrosToNs(text);
+        // Numbers; numeric strings too (Chrome's trace viewer coerces them).
+        if (kind != kNumber && kind != kString) {
+          Bad(field_, Problem::kWrongType, text);
+          return true;
+        }
+        const std::optional<int64_t> ns =
+            ParseMicrosToNs(kind == kString ? absl::StripAsciiWhitespace(text) : text);
         if (!ns) {
-          return Fail(absl::StrCat(EventRef(), ": field \"", FieldName(field_), "\" = ", text,
-                                   " is out of range"));
+          Bad(field_, kind == kString ? Problem::kWrongType : Problem::kOutOfRange, text);
+          return true;
         }
         (field_ == Field::kTs ? event_.ts_ns : event_.dur_ns) = *ns;
         return true;
@@ -523,30 +810,36 @@ class KinetoHandler {
       case Field::kPid:
       case Field::kTid: {
         uint64_t id = 0;
-        if (kind == kNumber) {
-          const std::optional<int64_t> v = ParseEventInt(text);
+        bool numeric = false;
+        if (kind == kNumber || kind == kString) {
+          // Numeric strings are the numbers they spell: a tid written "544" in one event and
+          // 544 in another is one thread.
+          const std::optional<int64_t> v = ParseIntegerText(text, kind == kString);
           if (v) {
             id = static_cast<uint64_t>(*v);
-          } else {
+            numeric = true;
+          } else if (const std::optional<uint64_t> u = ParseUint64(text); u) {
             // Thread ids above the int64 range (pthread_t values) are still exact integers.
-            const std::optional<uint64_t> u = ParseUint64(text);
-            id = u ? *u : Fnv1a(text);
+            id = *u;
+            numeric = true;
+          } else {
+            id = Fnv1a(text);  // "Spans", "stream 7 ", "PyTorch Profiler"
           }
-        } else if (kind == kString) {
-          id = Fnv1a(text);
         } else {
-          return TypeError(field_, KindName(kind));
+          Bad(field_, Problem::kWrongType, text);
+          return true;
         }
         if (field_ == Field::kPid) {
           event_.pid = id;
-          event_.has_pid = kind == kNumber;
+          event_.has_pid = numeric;
         } else {
           event_.tid = id;
         }
         return true;
       }
       case Field::kArgs:
-        return TypeError(field_, KindName(kind));
+        Bad(field_, Problem::kWrongType, text);
+        return true;
       default:
         return true;
     }
@@ -555,18 +848,42 @@ class KinetoHandler {
   bool ArgValue(ScalarKind kind, absl::string_view text) {
     if (field_ == Field::kIgnored || kind == kNull) return true;
     if (field_ >= Field::kGpuidleKind) return GpuidleArgValue(kind, text);
-    if (kind != kNumber) return TypeError(field_, KindName(kind));
-    std::optional<int64_t> v = ParseEventInt(text);
+    if (field_ == Field::kStack) {
+      if (kind == kString) {
+        event_.stack.assign(text.data(), text.size());
+      } else {
+        Bad(field_, Problem::kWrongType, text);
+      }
+      return true;
+    }
+    if (kind != kNumber && kind != kString) {
+      Bad(field_, Problem::kWrongType, text);
+      return true;
+    }
+    const std::optional<int64_t> v = ParseIntegerText(text, kind == kString);
     if (!v) {
-      return Fail(absl::StrCat(EventRef(), ": field \"", FieldName(field_), "\" = ", text,
-                               " is not an integer"));
+      Bad(field_, Problem::kNotInteger, text);
+      return true;
     }
     switch (field_) {
       case Field::kCorrelation: event_.correlation = v; break;
-      case Field::kDevice: event_.device = v; break;
+      case Field::kDevice:
+        if (*v < 0 || *v > INT32_MAX) {
+          Bad(field_, Problem::kOutOfRange, text);
+        } else {
+          event_.device = v;
+        }
+        break;
       case Field::kStream: event_.stream = v; break;
-      case Field::kBytes: event_.bytes = v; break;
+      case Field::kBytes:
+        if (*v < 0) {
+          Bad(field_, Problem::kNegative, text);
+        } else {
+          event_.bytes = v;
+        }
+        break;
       case Field::kWaitOnStream: event_.wait_on_stream = v; break;
+      case Field::kWaitOnRecordCorrelation: event_.wait_on_record_correlation = v; break;
       default: break;
     }
     return true;
@@ -575,41 +892,45 @@ class KinetoHandler {
   // The args of gpuidle traces that override what an event's name implies.
   bool GpuidleArgValue(ScalarKind kind, absl::string_view text) {
     if (field_ == Field::kGpuidleThread) {
-      if (kind != kNumber) return TypeError(field_, KindName(kind));
+      if (kind != kNumber) {
+        Bad(field_, Problem::kWrongType, text);
+        return true;
+      }
       event_.thread = ParseUint64(text);
-      if (event_.thread) return true;
-      return Fail(absl::StrCat(EventRef(), ": field \"", FieldName(field_), "\" = ",
-                               text.substr(0, 40), " is not an unsigned 64-bit integer"));
+      if (!event_.thread) Bad(field_, Problem::kOutOfRange, text);
+      return true;
     }
     const bool flag = field_ == Field::kGpuidlePageable || field_ == Field::kGpuidleCommunication;
     if (flag) {
-      if (kind != kBool) return TypeError(field_, KindName(kind));
+      if (kind != kBool) {
+        Bad(field_, Problem::kWrongType, text);
+        return true;
+      }
       (field_ == Field::kGpuidlePageable ? event_.pageable : event_.communication) =
           text == "true";
       return true;
     }
-    if (kind != kString) return TypeError(field_, KindName(kind));
+    if (kind != kString) {
+      Bad(field_, Problem::kWrongType, text);
+      return true;
+    }
     bool known = false;
-    absl::string_view expected;
     if (field_ == Field::kGpuidleKind) {
       event_.range_kind = ParseRangeKind(text);
       known = event_.range_kind.has_value();
-      expected = "step, data, user, framework_op or python";
     } else if (field_ == Field::kGpuidleCategory) {
       event_.call_category = ParseCallCategory(text);
       known = event_.call_category.has_value();
-      expected = "launch, sync, copy, wait_event or other";
     } else {
       event_.copy_kind = ParseCopyKind(text);
       known = event_.copy_kind.has_value();
-      expected = "unknown, HtoD, DtoH, DtoD, HtoH or PtoP";
     }
-    if (known) return true;
-    return Fail(absl::StrCat(EventRef(), ": field \"", FieldName(field_), "\" = \"",
-                             text.substr(0, 60), "\" is not one of ", expected));
+    if (!known) Bad(field_, Problem::kUnknownValue, text);
+    return true;
   }
 
-  // A value in the "gpuidle" object of a gpuidle trace.
+  // A value in the "gpuidle" object of a gpuidle trace. Unlike event fields, these are errors:
+  // gpuidle wrote them, and a file whose own metadata is wrong is not one to trust.
   bool GpuidleValue(ScalarKind kind, absl::string_view text) {
     TimelineInfo& info = t_.info;
     const auto wrong_type = [&](absl::string_view expected) {
@@ -693,60 +1014,146 @@ class KinetoHandler {
     return "?";
   }
 
+  // Stream ids of the model are 32 bits. Kineto's are small numbers; a value beyond 32 bits
+  // (ROCm may write a stream's address) gets a stand-in from the top of the range down, the
+  // same one for every event that names it. -1: none, as in CUPTI and Kineto.
+  uint32_t StreamId(int64_t raw) {
+    // -1, and the same as an unsigned 32-bit value (CUPTI's "invalid").
+    if (raw == -1 || raw == int64_t{kNoStream}) return kNoStream;
+    if (raw >= 0 && raw < int64_t{kNoStream}) return static_cast<uint32_t>(raw);
+    auto [it, added] = folded_streams_.try_emplace(raw, 0);
+    if (added) it->second = kNoStream - 1 - static_cast<uint32_t>(folded_streams_.size());
+    return it->second;
+  }
+
+  // Adds device work to its device's timeline.
+  void AddOp(int device, const DeviceOp& op) {
+    // An index, not a pointer: adding a device may reallocate t_.devices.
+    auto [slot, added] = device_slots_.try_emplace(device, 0);
+    if (added) slot->second = static_cast<size_t>(&t_.DeviceFor(device) - t_.devices.data());
+    t_.devices[slot->second].ops.push_back(op);
+  }
+
+  // cuda_profiler_range events without "args.device" lie on their device's pid, which is only
+  // known to be a device's once the whole trace is read (device work, deviceProperties).
+  void ResolveProfilerRanges() {
+    for (const auto& [pid, op] : pending_ranges_) {
+      const int device = static_cast<int>(pid);
+      const bool known =
+          pid <= INT32_MAX &&
+          (device_slots_.contains(device) ||
+           std::find(t_.info.visible_devices.begin(), t_.info.visible_devices.end(), device) !=
+               t_.info.visible_devices.end());
+      if (known) {
+        AddOp(device, op);
+      } else {
+        ++unplaced_ranges_;
+      }
+    }
+    pending_ranges_.clear();
+  }
+
   bool FinishEvent() {
     field_ = Field::kIgnored;
-    if (event_.ph != "X") return true;  // complete events only; metadata, flows, instants
+    if ((event_.bad & Bit(Field::kCat)) != 0) {
+      Warn(EventCategory::kIgnored, Field::kCat, Problem::kWrongType, true);
+      return true;
+    }
     const EventCategory category = CategoryOf(event_.cat);
     if (category == EventCategory::kIgnored) return true;
-    if (!event_.ts_ns) return Fail(absl::StrCat(EventRef(), ": no \"ts\""));
-    if (!event_.dur_ns) return Fail(absl::StrCat(EventRef(), ": no \"dur\""));
-    if (*event_.dur_ns < 0) return Fail(absl::StrCat(EventRef(), ": negative \"dur\""));
-    const int64_t start = *event_.ts_ns;
-    int64_t end = 0;
-    if (__builtin_add_overflow(start, *event_.dur_ns, &end)) {
-      return Fail(absl::StrCat(EventRef(), ": \"ts\" + \"dur\" is out of range"));
+    // Complete events only; metadata, flows and instants carry nothing the analysis uses.
+    // gpuidle's host samples are instants.
+    const bool instant = category == EventCategory::kHostSample;
+    if ((event_.bad & Bit(Field::kPh)) != 0) {
+      Warn(category, Field::kPh, Problem::kWrongType, true);
+      return true;
     }
-    const StringId name = t_.strings.Intern(event_.name);
-    const uint64_t correlation =
-        event_.correlation ? static_cast<uint64_t>(*event_.correlation) : kNoCorrelation;
+    if (instant ? (event_.ph != "i" && event_.ph != "I") : event_.ph != "X") return true;
+
+    // Unusable fields: required ones cost the event, the others only themselves.
+    const bool timed = category != EventCategory::kCudaSync &&
+                       category != EventCategory::kCudaEvent;
+    const uint32_t required =
+        timed ? Bit(Field::kTs) | (instant ? 0 : Bit(Field::kDur)) : 0;
+    const uint32_t bad = event_.bad & FieldsUsed(category);
+    if (bad != 0) {
+      for (int f = 0; f < kFieldCount; ++f) {
+        if ((bad & (uint32_t{1} << f)) == 0) continue;
+        const bool skipped = (required & (uint32_t{1} << f)) != 0;
+        const Field field = static_cast<Field>(f);
+        Warn(category, field, event_.problem[f], skipped,
+             field == event_.example_field ? absl::string_view(event_.example) : "");
+        if (skipped) return true;
+      }
+    }
+    if (timed && !event_.ts_ns) {
+      Warn(category, Field::kTs, Problem::kMissing, true);
+      return true;
+    }
+    if (timed && !instant && !event_.dur_ns) {
+      Warn(category, Field::kDur, Problem::kMissing, true);
+      return true;
+    }
+    const int64_t start = event_.ts_ns.value_or(0);
+    int64_t end = start;
+    if (timed && !instant) {
+      if (*event_.dur_ns < 0) {
+        Warn(category, Field::kDur, Problem::kNegative, true);
+        return true;
+      }
+      if (__builtin_add_overflow(start, *event_.dur_ns, &end)) {
+        Warn(category, Field::kDur, Problem::kOutOfRange, true);
+        return true;
+      }
+    }
+    const uint64_t correlation = event_.correlation && *event_.correlation > 0
+                                     ? static_cast<uint64_t>(*event_.correlation)
+                                     : kNoCorrelation;
     switch (category) {
       case EventCategory::kKernel:
       case EventCategory::kMemcpy:
-      case EventCategory::kMemset: {
+      case EventCategory::kMemset:
+      case EventCategory::kProfilerRange: {
         if (start == 0) {  // CUPTI left the record without time stamps
           ++t_.info.zero_timestamp_records;
           return true;
         }
-        const int64_t device =
-            event_.device ? *event_.device : event_.has_pid ? static_cast<int64_t>(event_.pid) : 0;
         DeviceOp op;
         op.start_ns = start;
         op.end_ns = end;
         op.correlation_id = correlation;
-        op.name = name;
-        op.stream = event_.stream ? static_cast<uint32_t>(*event_.stream) : kNoStream;
+        op.name = t_.strings.Intern(event_.name);
+        op.stream = event_.stream ? StreamId(*event_.stream) : kNoStream;
         op.bytes = event_.bytes ? static_cast<uint64_t>(*event_.bytes) : 0;
-        if (category == EventCategory::kKernel) {
-          op.kind = OpKind::kKernel;
-          op.communication = IsCommunicationKernel(event_.name);
-        } else if (category == EventCategory::kMemcpy) {
+        if (category == EventCategory::kMemcpy) {
           op.kind = OpKind::kMemcpy;
           const CopyDescription copy = DescribeCopy(event_.name);
           op.copy_kind = copy.kind;
           op.pageable = copy.pageable;
-        } else {
+        } else if (category == EventCategory::kMemset) {
           op.kind = OpKind::kMemset;
+        } else {
+          op.kind = OpKind::kKernel;
+          op.communication = IsCommunicationKernel(event_.name);
         }
         if (event_.copy_kind) op.copy_kind = *event_.copy_kind;
         if (event_.pageable) op.pageable = *event_.pageable;
         if (event_.communication) op.communication = *event_.communication;
-        // An index, not a pointer: adding a device may reallocate t_.devices.
-        auto [slot, added] = device_slots_.try_emplace(static_cast<int>(device), 0);
-        if (added) {
-          slot->second =
-              static_cast<size_t>(&t_.DeviceFor(static_cast<int>(device)) - t_.devices.data());
+        // A device is whatever id the work carries (deviceProperties may list fewer: ROCm
+        // traces number their devices otherwise). Kineto puts device work on a pid per device.
+        if (event_.device) {
+          AddOp(static_cast<int>(*event_.device), op);
+        } else if (category == EventCategory::kProfilerRange) {
+          if (event_.has_pid) {
+            pending_ranges_.emplace_back(event_.pid, op);
+          } else {
+            ++unplaced_ranges_;
+          }
+        } else if (event_.has_pid && event_.pid <= INT32_MAX) {
+          AddOp(static_cast<int>(event_.pid), op);
+        } else {
+          AddOp(0, op);
         }
-        t_.devices[slot->second].ops.push_back(op);
         return true;
       }
       case EventCategory::kRuntime: {
@@ -755,18 +1162,33 @@ class KinetoHandler {
         c.end_ns = end;
         c.correlation_id = correlation;
         c.thread = event_.thread.value_or(event_.tid);
-        c.name = name;
+        c.name = t_.strings.Intern(event_.name);
         c.category = event_.call_category ? *event_.call_category : CategorizeCudaApi(event_.name);
         // gpuidle traces put the streams of syncs and waits on the call itself; Kineto's
         // cuda_sync records, joined later, take precedence.
-        if (event_.stream) c.stream = static_cast<uint32_t>(*event_.stream);
-        if (event_.wait_on_stream) c.peer_stream = static_cast<uint32_t>(*event_.wait_on_stream);
+        if (event_.stream) c.stream = StreamId(*event_.stream);
+        if (event_.wait_on_stream) c.peer_stream = StreamId(*event_.wait_on_stream);
         t_.calls.push_back(c);
         return true;
       }
       case EventCategory::kCudaSync:
+        // The GPU side of a sync or wait call (PyTorch's enable_cuda_sync_events): "Stream
+        // Sync", "Event Sync", "Context Sync", "Stream Wait Event".
         if (correlation != kNoCorrelation) {
-          syncs_.push_back(CallStreams{correlation, event_.stream, event_.wait_on_stream});
+          CallStreams s;
+          s.correlation = correlation;
+          if (event_.stream) s.stream = StreamSlot(*event_.stream);
+          if (event_.wait_on_stream) s.wait_on_stream = StreamSlot(*event_.wait_on_stream);
+          if (event_.wait_on_record_correlation && *event_.wait_on_record_correlation > 0) {
+            s.event_record_correlation = static_cast<uint64_t>(*event_.wait_on_record_correlation);
+          }
+          syncs_.push_back(s);
+        }
+        return true;
+      case EventCategory::kCudaEvent:
+        // Where an event was recorded: the cudaEventRecord call's correlation and stream.
+        if (correlation != kNoCorrelation && event_.stream) {
+          event_records_.push_back(EventRecordStream{correlation, StreamSlot(*event_.stream)});
         }
         return true;
       case EventCategory::kCpuOp:
@@ -776,12 +1198,22 @@ class KinetoHandler {
         r.start_ns = start;
         r.end_ns = end;
         r.thread = event_.thread.value_or(event_.tid);
-        r.name = name;
-        r.kind = event_.range_kind                            ? *event_.range_kind
-                 : category == EventCategory::kCpuOp            ? RangeKind::kFrameworkOp
-                 : category == EventCategory::kPythonFunction ? RangeKind::kPython
-                                                              : AnnotationRangeKind(event_.name);
+        r.name = t_.strings.Intern(event_.name);
+        const RangeKind category_kind = category == EventCategory::kCpuOp
+                                            ? RangeKind::kFrameworkOp
+                                        : category == EventCategory::kPythonFunction
+                                            ? RangeKind::kPython
+                                            : RangeKind::kUser;
+        r.kind = event_.range_kind ? *event_.range_kind : HostRangeKind(category_kind, event_.name);
         t_.ranges.push_back(r);
+        return true;
+      }
+      case EventCategory::kHostSample: {
+        HostSample sample;
+        sample.time_ns = start;
+        sample.thread = event_.thread.value_or(event_.tid);
+        sample.stack = t_.strings.Intern(event_.stack);
+        t_.samples.push_back(sample);
         return true;
       }
       case EventCategory::kIgnored:
@@ -789,6 +1221,17 @@ class KinetoHandler {
     }
     return true;
   }
+
+  // A stream for CallStreams (int64, negative = none), folded as StreamId folds op streams.
+  int64_t StreamSlot(int64_t raw) {
+    const uint32_t s = StreamId(raw);
+    return s == kNoStream ? -1 : static_cast<int64_t>(s);
+  }
+
+  struct WarningCount {
+    uint64_t count = 0;
+    std::string example;
+  };
 
   Timeline& t_;
   int depth_ = 0;
@@ -802,6 +1245,7 @@ class KinetoHandler {
   Field field_ = Field::kIgnored;
   int prop_key_ = 0;
   std::optional<int64_t> prop_id_;
+  bool prop_id_bad_ = false;
   std::string prop_name_;
   Event event_;
   uint64_t event_index_ = 0;
@@ -809,7 +1253,17 @@ class KinetoHandler {
   GpuidleKey gpuidle_key_ = GpuidleKey::kIgnored;
   bool gpuidle_format_seen_ = false;
   std::vector<CallStreams> syncs_;
+  std::vector<EventRecordStream> event_records_;
   absl::flat_hash_map<int, size_t> device_slots_;  // device -> index in t_.devices
+  absl::flat_hash_map<int64_t, uint32_t> folded_streams_;
+  std::vector<std::pair<uint64_t, DeviceOp>> pending_ranges_;  // (pid, op)
+  // (category, field, problem, event skipped) -> how many events, the first value.
+  std::map<std::tuple<uint8_t, uint8_t, uint8_t, bool>, WarningCount> warnings_;
+  uint64_t not_objects_ = 0;
+  uint64_t unplaced_ranges_ = 0;
+  uint64_t bad_device_properties_ = 0;
+  bool bad_base_time_ = false;
+  bool bad_distributed_info_ = false;
   std::string error_;
 };
 
@@ -998,6 +1452,7 @@ absl::Status ShiftTimes(int64_t offset, Timeline* t) {
     shift(r.start_ns);
     shift(r.end_ns);
   }
+  for (HostSample& s : t->samples) shift(s.time_ns);
   if (overflow) {
     return absl::InvalidArgumentError(absl::StrCat(
         "\"baseTimeNanoseconds\" = ", offset, " moves time stamps out of range"));
@@ -1068,7 +1523,8 @@ absl::StatusOr<Timeline> ReadKinetoTrace(ByteSource& source, size_t chunk_bytes)
     return absl::InvalidArgumentError(
         "no \"traceEvents\" array: this JSON is not a Chrome trace from the PyTorch profiler");
   }
-  AttachCallStreams(handler.syncs(), &timeline);
+  handler.Finish();
+  AttachCallStreams(handler.syncs(), &timeline, handler.event_records());
   // Kineto writes time stamps relative to baseTimeNanoseconds; absolute times let traces of
   // several ranks line up.
   if (handler.base_time_ns()) {

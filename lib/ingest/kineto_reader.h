@@ -1,14 +1,28 @@
-// Reads the Chrome-trace JSON that PyTorch's profiler writes (torch.profiler's
-// export_chrome_trace, Kineto) into a Timeline, streaming: one pass, bounded buffers.
+// Reads Chrome-trace JSON from PyTorch's profiler (torch.profiler's export_chrome_trace,
+// Kineto) and gpuidle's own traces into a Timeline, streaming: one pass, bounded buffers.
+// docs/TRACE_INPUTS.md lists the accepted generations; in short:
 //
-// Kept: kernels, gpu_memcpy, gpu_memset (device work); cuda_runtime / cuda_driver calls
-// (joined to device work by "correlation"); cuda_sync records (streams of syncs and waits);
-// cpu_op (framework ops), user_annotation (ProfilerStep#N steps, DataLoader ranges, user
-// ranges), python_function (Python frames); deviceProperties and distributedInfo.
+// Kept, by category (matched in any case; PyTorch 1.8's spellings in parentheses):
+//   - kernel (Kernel), gpu_memcpy (Memcpy), gpu_memset (Memset), cuda_profiler_range: device
+//     work, on the device its "device" arg or its pid names, listed in deviceProperties or not;
+//   - cuda_runtime (Runtime), cuda_driver (Driver): CUDA and HIP calls, joined to device work
+//     by "correlation" and categorised by name (lib/model/cuda_api.cc);
+//   - cuda_sync, cuda_event: the streams of syncs and stream waits, joined to their calls;
+//   - cpu_op (Operator), user_annotation, python_function (Python): host ranges. Steps
+//     (ProfilerStep#N) and DataLoader waits are found by name in all three
+//     (trace_names.h: RangeKindFromName);
+//   - deviceProperties, distributedInfo, baseTimeNanoseconds; the bare-array format too.
+// Integers may be numbers or strings, decimal or "0x" hex (ROCm writes "bytes": "9216").
+//
+// An event field that cannot be used (wrong type, not a number, out of range, unknown value)
+// is not an error: the event is skipped when it needs the field (ts, dur), or read without it,
+// and Timeline::info.warnings gets one line per kind of problem with the count. Errors are
+// what leaves no trace to read: not JSON, truncated, no "traceEvents" array.
 //
 // gpuidle traces (docs/TRACE_FORMAT.md) are this format too, plus a top-level "gpuidle" object
-// (source "gpuidle", process and completeness metadata; an unknown "format" is rejected) and
-// a few args that override what event names imply (gpuidle_kind, gpuidle_category, ...).
+// (source "gpuidle", process and completeness metadata; an unknown "format", or a key of the
+// wrong type, is an error), host stack samples (gpuidle_host_sample instants) and a few args
+// that override what event names imply (gpuidle_kind, gpuidle_category, ...).
 #ifndef GPUIDLE_LIB_INGEST_KINETO_READER_H_
 #define GPUIDLE_LIB_INGEST_KINETO_READER_H_
 
@@ -18,7 +32,7 @@
 
 namespace gpuidle::internal {
 
-// Errors are InvalidArgument (not JSON, not a trace, a field of the wrong type) or DataLoss
+// Errors are InvalidArgument (not JSON, not a trace, malformed gpuidle metadata) or DataLoss
 // (truncated or corrupt input), with a message that names the problem and where it is.
 absl::StatusOr<Timeline> ReadKinetoTrace(ByteSource& source);
 

@@ -3,8 +3,16 @@
 #include "absl/container/flat_hash_map.h"
 
 namespace gpuidle::internal {
+namespace {
 
-void AttachCallStreams(const std::vector<CallStreams>& records, Timeline* timeline) {
+bool Known(const std::optional<int64_t>& stream) {
+  return stream.has_value() && *stream >= 0 && *stream < int64_t{kNoStream};
+}
+
+}  // namespace
+
+void AttachCallStreams(const std::vector<CallStreams>& records, Timeline* timeline,
+                       const std::vector<EventRecordStream>& event_records) {
   if (records.empty()) return;
   absl::flat_hash_map<uint64_t, size_t> by_correlation;
   for (size_t i = 0; i < timeline->calls.size(); ++i) {
@@ -12,12 +20,35 @@ void AttachCallStreams(const std::vector<CallStreams>& records, Timeline* timeli
       by_correlation.emplace(timeline->calls[i].correlation_id, i);
     }
   }
+  // cudaEventRecord correlation -> the stream the event was recorded on.
+  absl::flat_hash_map<uint64_t, int64_t> recorded_on;
+  for (const EventRecordStream& e : event_records) {
+    if (e.record_correlation != kNoCorrelation && Known(e.stream)) {
+      recorded_on.emplace(e.record_correlation, e.stream);
+    }
+  }
+  for (const CallStreams& s : records) {
+    if (s.event_record_correlation != kNoCorrelation && Known(s.wait_on_stream)) {
+      recorded_on.emplace(s.event_record_correlation, *s.wait_on_stream);
+    }
+  }
   for (const CallStreams& s : records) {
     auto it = by_correlation.find(s.correlation);
     if (it == by_correlation.end()) continue;
     HostCall& c = timeline->calls[it->second];
-    if (s.stream) c.stream = static_cast<uint32_t>(*s.stream);
-    if (s.wait_on_stream) c.peer_stream = static_cast<uint32_t>(*s.wait_on_stream);
+    if (Known(s.stream)) c.stream = static_cast<uint32_t>(*s.stream);
+    if (Known(s.wait_on_stream)) {
+      c.peer_stream = static_cast<uint32_t>(*s.wait_on_stream);
+    } else if (s.event_record_correlation != kNoCorrelation) {
+      auto recorded = recorded_on.find(s.event_record_correlation);
+      if (recorded != recorded_on.end()) {
+        c.peer_stream = static_cast<uint32_t>(recorded->second);
+      } else if (auto record = by_correlation.find(s.event_record_correlation);
+                 record != by_correlation.end() &&
+                 timeline->calls[record->second].stream != kNoStream) {
+        c.peer_stream = timeline->calls[record->second].stream;
+      }
+    }
   }
 }
 

@@ -25,6 +25,9 @@ CallCategory CategorizeCudaApi(absl::string_view name) {
       absl::StartsWith(stem, "HccModuleLaunchKernel") || absl::StartsWith(stem, "LaunchCooperativeKernel") ||
       absl::StartsWith(stem, "GraphLaunch") || absl::StartsWith(stem, "LaunchHostFunc") ||
       absl::StartsWith(stem, "LaunchGrid") || absl::StartsWith(stem, "Memset") ||
+      // HIP only: multi-device launches, the launch by function pointer of older HIP releases.
+      absl::StartsWith(stem, "ExtLaunchMultiKernel") || absl::StartsWith(stem, "LaunchByPtr") ||
+      absl::StartsWith(stem, "ModuleLaunchCooperativeKernel") ||
       stem == "Launch") {
     return CallCategory::kLaunch;
   }
@@ -34,7 +37,10 @@ CallCategory CategorizeCudaApi(absl::string_view name) {
       absl::StartsWith(stem, "StreamSynchronize_") || absl::StartsWith(stem, "EventSynchronize_")) {
     return CallCategory::kSync;
   }
-  if (absl::StartsWith(stem, "Memcpy")) return CallCategory::kCopy;
+  // hipDrvMemcpy* are HIP's spellings of the driver API's cuMemcpy*.
+  if (absl::StartsWith(stem, "Memcpy") || absl::StartsWith(stem, "DrvMemcpy")) {
+    return CallCategory::kCopy;
+  }
   // Loading GPU code: modules and libraries (the step after NVRTC, Triton or XLA compiled it).
   if (absl::StartsWith(stem, "ModuleLoad") || absl::StartsWith(stem, "LibraryLoad") ||
       stem == "LinkComplete") {

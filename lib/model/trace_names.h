@@ -1,7 +1,7 @@
 // Names that trace writers and readers share: the gpuidle trace format's version string, the
-// spellings of the model's enums in trace args, and the rule that turns a PyTorch
-// user_annotation name into a range kind. One definition, so that what the writer writes is
-// what the reader reads (docs/TRACE_FORMAT.md).
+// spellings of the model's enums in trace args, and the rule that turns a host range's name
+// into a range kind. One definition, so that what the writer writes is what the reader reads
+// (docs/TRACE_FORMAT.md).
 #ifndef GPUIDLE_LIB_MODEL_TRACE_NAMES_H_
 #define GPUIDLE_LIB_MODEL_TRACE_NAMES_H_
 
@@ -15,6 +15,9 @@ namespace gpuidle::internal {
 
 // The "format" of a gpuidle trace's "gpuidle" object. Readers reject any other value.
 inline constexpr char kGpuidleTraceFormat[] = "gpuidle.trace/1";
+
+// The category of the instant events that carry host stack samples (Timeline::samples).
+inline constexpr char kHostSampleCategory[] = "gpuidle_host_sample";
 
 inline absl::string_view RangeKindName(RangeKind k) {
   switch (k) {
@@ -96,12 +99,27 @@ inline std::optional<CopyKind> ParseCopyKind(absl::string_view s) {
   return std::nullopt;
 }
 
+// The one rule that turns a host range's name into a step or a data wait, for every host
+// category: torch.profiler puts ProfilerStep#N under user_annotation today, under "Operator"
+// (cpu_op) in PyTorch 1.8, and DataLoader fetches wherever the release put them. nullopt: the
+// name says nothing, and the range keeps its category's kind.
+inline std::optional<RangeKind> RangeKindFromName(absl::string_view name) {
+  if (absl::StartsWith(name, "ProfilerStep#")) return RangeKind::kStep;
+  // torch.profiler names every DataLoader fetch "enumerate(DataLoader)#...__next__"
+  // (_SingleProcessDataLoaderIter, _MultiProcessingDataLoaderIter).
+  if (absl::StartsWith(name, "enumerate(DataLoader)")) return RangeKind::kData;
+  return std::nullopt;
+}
+
+// The kind of a host range of a category whose own kind is `category_kind` (kUser for
+// user_annotation, kFrameworkOp for cpu_op, kPython for python_function), from its name.
+inline RangeKind HostRangeKind(RangeKind category_kind, absl::string_view name) {
+  return RangeKindFromName(name).value_or(category_kind);
+}
+
 // The kind of a PyTorch "user_annotation" range, from its name.
 inline RangeKind AnnotationRangeKind(absl::string_view name) {
-  if (absl::StartsWith(name, "ProfilerStep#")) return RangeKind::kStep;
-  // torch.profiler names every DataLoader fetch "enumerate(DataLoader)#...__next__".
-  if (absl::StartsWith(name, "enumerate(DataLoader)")) return RangeKind::kData;
-  return RangeKind::kUser;
+  return HostRangeKind(RangeKind::kUser, name);
 }
 
 }  // namespace gpuidle::internal

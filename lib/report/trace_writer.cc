@@ -174,8 +174,14 @@ ImpliedOp ImpliedByName(OpKind kind, absl::string_view name) {
   return implied;
 }
 
+// What the reader concludes from a range's category and name (trace_names.h: step and data
+// names win in every host category).
 RangeKind ImpliedRangeKind(RangeKind kind, absl::string_view name) {
-  return RangeCategory(kind) == "user_annotation" ? AnnotationRangeKind(name) : kind;
+  const absl::string_view category = RangeCategory(kind);
+  const RangeKind category_kind = category == "cpu_op"            ? RangeKind::kFrameworkOp
+                                  : category == "python_function" ? RangeKind::kPython
+                                                                  : RangeKind::kUser;
+  return HostRangeKind(category_kind, name);
 }
 
 // Appends an event's args object, only when it gets a key.
@@ -212,7 +218,7 @@ class TraceFormatter {
 
   std::string Format() {
     ChooseBaseAndPids();
-    size_t events = t_.calls.size() + t_.ranges.size() + gaps_.size();
+    size_t events = t_.calls.size() + t_.ranges.size() + t_.samples.size() + gaps_.size();
     for (const DeviceTimeline& d : t_.devices) events += d.ops.size();
     out_.reserve(1024 + 160 * events);  // about what an event takes: one allocation
     out_.append("{\"schemaVersion\": 1,\n\"gpuidle\": ");
@@ -242,6 +248,7 @@ class TraceFormatter {
     }
     for (const HostCall& c : t_.calls) AppendCall(c);
     for (const Range& r : t_.ranges) AppendRange(r);
+    for (const HostSample& sample : t_.samples) AppendSample(sample);
     for (const GapRecord* g : gaps_) AppendGap(*g);
     out_.append("\n]}\n");
     return std::move(out_);
@@ -270,6 +277,11 @@ class TraceFormatter {
     for (const Range& r : t_.ranges) {
       see(r.start_ns);
       threads_.insert(r.thread);
+    }
+    // Samples never widen the analysis window, but their ts counts from the base too.
+    for (const HostSample& sample : t_.samples) {
+      see(sample.time_ns);
+      threads_.insert(sample.thread);
     }
     for (const GapRecord* g : gaps_) {
       see(g->start_ns);
@@ -457,6 +469,18 @@ class TraceFormatter {
       AppendString(args.Key("gpuidle_kind"), RangeKindName(r.kind));
     }
     if (r.thread > kMaxTid) absl::StrAppend(args.Key("gpuidle_thread"), r.thread);
+    args.End();
+    out_.push_back('}');
+  }
+
+  // A host stack sample: an instant event on its thread's track ("s": "t": thread-scoped).
+  void AppendSample(const HostSample& sample) {
+    BeginEvent("i", kHostSampleCategory, "host sample", host_pid_, DisplayTid(sample.thread));
+    out_.append(",\"s\":\"t\",\"ts\":");
+    AppendMicros(&out_, Rel(sample.time_ns));
+    ArgsWriter args(&out_);
+    AppendString(args.Key("stack"), t_.strings.Get(sample.stack));
+    if (sample.thread > kMaxTid) absl::StrAppend(args.Key("gpuidle_thread"), sample.thread);
     args.End();
     out_.push_back('}');
   }

@@ -6,6 +6,7 @@
 #include "core/file_util.h"
 #include "core/status_macros.h"
 #include "gpuidle/analyze.h"
+#include "ingest/job_checks.h"
 #include "ingest/read_trace.h"
 #include "report/writer.h"
 
@@ -20,12 +21,19 @@ absl::StatusOr<Report> AnalyzeTraceFiles(const std::vector<std::string>& paths,
   for (const std::string& path : paths) {
     GPUIDLE_ASSIGN_OR_RETURN(internal::Timeline t, internal::ReadTraceFile(path));
     if (!t.HasActivity()) {
+      // Everything may have been skipped as unusable: then the warnings say why.
+      std::string why;
+      for (const std::string& w : t.info.warnings) absl::StrAppend(&why, "; ", w);
       return absl::FailedPreconditionError(
           absl::StrCat(path, ": the trace holds no host or GPU activity (was the profiler "
-                             "active? CPU and CUDA activities recorded?)"));
+                             "active? CPU and CUDA activities recorded?)",
+                       why));
     }
     timelines.push_back(std::move(t));
   }
+  // Job-level warnings (duplicate or missing ranks, traces that do not overlap) go with the
+  // first input's.
+  internal::AddJobWarnings(timelines, paths);
   std::vector<const internal::Timeline*> ranks;
   for (const internal::Timeline& t : timelines) ranks.push_back(&t);
   GPUIDLE_ASSIGN_OR_RETURN(Report report, internal::AnalyzeRanks(ranks, options));

@@ -48,7 +48,7 @@ bool IsJson(const std::string& text) {
   rapidjson::Document doc;
   doc.Parse(text.c_str(), text.size());
   return !doc.HasParseError() && doc.IsObject() && doc.HasMember("schema") &&
-         doc["schema"] == "gpuidle.report/1";
+         doc["schema"] == "gpuidle.report/2";
 }
 
 TEST(Cli, ExitCodesStayBelowTheRangeShellsReserve) {
@@ -194,18 +194,18 @@ std::vector<BadInput> BadInputs() {
       {"number.json", "42", "the JSON document is a number, not a trace"},
       {"string.json", R"("x")", "the JSON document is a string, not a trace"},
       {"events_object.json", R"({"traceEvents": {}})", "\"traceEvents\" must be an array"},
+      // Unusable events are skipped with a warning; a trace left without activity is an
+      // error that repeats the warnings.
       {"event_number.json", R"({"traceEvents": [1]})",
-       "event #1 of \"traceEvents\" must be an object, not a number"},
-      {"ts_string.json", R"({"traceEvents": [{"ph": "X", "ts": "abc"}]})",
-       "field \"ts\" must be a number, not a string"},
-      {"dur_bool.json", R"({"traceEvents": [{"ph": "X", "dur": true}]})",
-       "field \"dur\" must be a number, not a boolean"},
-      {"name_number.json", R"({"traceEvents": [{"name": 5}]})",
-       "field \"name\" must be a string, not a number"},
-      {"args_array.json", R"({"traceEvents": [{"args": []}]})",
-       "field \"args\" must be an object, not an array"},
-      {"correlation_string.json", R"({"traceEvents": [{"args": {"correlation": "x"}}]})",
-       "field \"args.correlation\" must be a number, not a string"},
+       "no host or GPU activity (was the profiler active? CPU and CUDA activities recorded?); "
+       "skipped 1 entries of \"traceEvents\" that are not objects"},
+      {"ts_string.json",
+       R"({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": "abc", "dur": 1}]})",
+       "skipped 1 kernel events whose \"ts\" is not a number"},
+      {"dur_bool.json",
+       R"({"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "op", "ts": 1, "dur": true}]})",
+       "skipped 1 cpu_op events whose \"dur\" is not a number"},
+      {"no_category.json", R"({"traceEvents": [{"name": 5}]})", "no host or GPU activity"},
       {"trailing.json", text + " trailing", "unexpected data after the end"},
   };
 }

@@ -30,6 +30,7 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::SizeIs;
 using ::testing::StartsWith;
+using ::testing::UnorderedElementsAre;
 
 // A complete ("X") event of the Kineto Chrome trace.
 std::string X(absl::string_view cat, absl::string_view name, absl::string_view ts,
@@ -529,55 +530,125 @@ TEST_F(KinetoReaderTest, ReportsTraceEventsThatAreNotAnArray) {
   ReadError(R"({"traceEvents": null})", "\"traceEvents\" must be an array of events, not null");
 }
 
-TEST_F(KinetoReaderTest, ReportsAnEventThatIsNotAnObject) {
-  ReadError(R"({"traceEvents": [1]})",
-            "event #1 of \"traceEvents\" must be an object, not a number");
-  ReadError(R"({"traceEvents": [{"ph": "M"}, "x"]})",
-            "event #2 of \"traceEvents\" must be an object, not a string");
-  ReadError(R"({"traceEvents": [[]]})",
-            "event #1 of \"traceEvents\" must be an object, not an array");
-  ReadError("[{}, {}, null]", "event #3 of \"traceEvents\" must be an object, not null");
+// --- unusable fields: skipped with one warning per kind of problem, never fatal ---
+
+TEST_F(KinetoReaderTest, SkipsEntriesThatAreNotObjectsWithOneWarning) {
+  const Timeline t = ReadOk(absl::StrCat(R"({"traceEvents": [1, "x", [], null, )",
+                                         X("kernel", "k", "10", "1", R"({"device": 0})"), "]}"));
+  ASSERT_THAT(t.devices, SizeIs(1));
+  EXPECT_THAT(t.devices[0].ops, SizeIs(1));
+  EXPECT_THAT(t.info.warnings,
+              ElementsAre("skipped 4 entries of \"traceEvents\" that are not objects"));
 }
 
-TEST_F(KinetoReaderTest, ReportsFieldsOfTheWrongType) {
+TEST_F(KinetoReaderTest, SkipsEventsWhoseTimesCannotBeUsedCountingEachKindOfProblem) {
   const std::string ok_args = R"({"device": 0})";
-  ReadError(Trace({X("kernel", "k", R"("abc")", "1", ok_args)}),
-            "event #1 (\"k\"): field \"ts\" must be a number, not a string");
-  ReadError(Trace({X("kernel", "k", "1", "true", ok_args)}),
-            "event #1 (\"k\"): field \"dur\" must be a number, not a boolean");
-  ReadError(Trace({R"({"ph": "X", "cat": "kernel", "name": 5, "ts": 1, "dur": 1})"}),
-            "event #1: field \"name\" must be a string, not a number");
-  ReadError(Trace({X("kernel", "k", "1", "1", "[]")}),
-            "event #1 (\"k\"): field \"args\" must be an object, not an array");
-  ReadError(Trace({X("kernel", "k", "1", "1", R"("args")")}),
-            "field \"args\" must be an object, not a string");
-  ReadError(Trace({X("kernel", "k", "1", "1", R"({"correlation": "x"})")}),
-            "event #1 (\"k\"): field \"args.correlation\" must be a number, not a string");
-  ReadError(Trace({X("kernel", "k", "1", "1", R"({"stream": {"id": 7}})")}),
-            "field \"args.stream\" must be a number, not an object");
-  ReadError(Trace({X("kernel", "k", "1", "1", R"({"bytes": 1.5})")}),
-            "field \"args.bytes\" = 1.5 is not an integer");
-  ReadError(Trace({R"({"ph": 1})"}), "field \"ph\" must be a string, not a number");
-  ReadError(Trace({R"({"cat": ["kernel"]})"}), "field \"cat\" must be a string, not an array");
-  ReadError(Trace({R"({"tid": true})"}),
-            "field \"tid\" must be a number or a string, not a boolean");
-  // Wrong types are errors in any event, not only in those the reader keeps.
-  ReadError(Trace({X("kernel", "k", "1", "1", ok_args), X("ac2g", "flow", "[1]", "1")}),
-            "event #2 (\"flow\"): field \"ts\" must be a number, not an array");
+  const Timeline t = ReadOk(Trace({
+      X("kernel", "k", R"("abc")", "1", ok_args),
+      X("kernel", "k", R"("abc")", "1", ok_args),
+      X("kernel", "k", "1", "true", ok_args),
+      X("kernel", "k", "1", "-1", ok_args),
+      X("kernel", "k", "1e300", "1", ok_args),
+      X("kernel", "k", "9000000000000000", "9000000000000000", ok_args),
+      R"({"ph": "X", "cat": "kernel", "name": "k", "dur": 1})",
+      R"({"ph": "X", "cat": "cpu_op", "name": "op", "ts": 1})",
+      X("cuda_runtime", "cudaLaunchKernel", "[1]", "1", "{}", "1", "1"),
+      X("kernel", "kept", "20", "1", ok_args),
+      // Problems in fields of events the reader does not keep cost nothing.
+      X("ac2g", "flow", "[1]", "1"),
+  }));
+  ASSERT_THAT(t.devices, SizeIs(1));
+  ASSERT_THAT(t.devices[0].ops, SizeIs(1));
+  EXPECT_EQ(Name(t, t.devices[0].ops[0].name), "kept");
+  EXPECT_TRUE(t.calls.empty());
+  EXPECT_TRUE(t.ranges.empty());
+  EXPECT_THAT(
+      t.info.warnings,
+      UnorderedElementsAre(
+          "skipped 2 kernel events whose \"ts\" is not a number (first: \"abc\")",
+          "skipped 1 kernel events whose \"dur\" is not a number (first: \"true\")",
+          "skipped 1 kernel events whose \"dur\" is negative",
+          "skipped 1 kernel events whose \"ts\" is out of range (first: \"1e300\")",
+          "skipped 1 kernel events whose \"dur\" is out of range",
+          "skipped 1 kernel events without \"ts\"", "skipped 1 cpu_op events without \"dur\"",
+          "skipped 1 cuda_runtime events whose \"ts\" is not a number"));
 }
 
-TEST_F(KinetoReaderTest, ReportsMissingAndImpossibleTimes) {
-  ReadError(Trace({R"({"ph": "X", "cat": "kernel", "name": "k", "dur": 1})"}),
-            "event #1 (\"k\"): no \"ts\"");
-  ReadError(Trace({R"({"ph": "X", "cat": "cpu_op", "name": "op", "ts": 1})"}),
-            "event #1 (\"op\"): no \"dur\"");
-  ReadError(Trace({X("kernel", "k", "1", "-1")}), "negative \"dur\"");
-  ReadError(Trace({X("kernel", "k", "1e300", "1")}), "field \"ts\" = 1e300 is out of range");
+TEST_F(KinetoReaderTest, KeepsEventsWithoutTheOptionalFieldsItCannotUse) {
+  const Timeline t = ReadOk(Trace({
+      X("kernel", "k1", "1", "1", R"({"device": 0, "correlation": "x", "stream": 7})"),
+      X("kernel", "k2", "2", "1", R"({"device": 0, "correlation": "y", "stream": 7})"),
+      X("kernel", "k3", "3", "1", R"({"device": 0, "stream": {"id": 7}})"),
+      X("gpu_memcpy", "Memcpy HtoD (Pinned -> Device)", "4", "1",
+        R"({"device": 0, "stream": 7, "bytes": 1.5})"),
+      X("kernel", "k4", "5", "1", "[]"),
+      X("kernel", "k5", "6", "1", R"("args")", "0"),
+      R"({"ph": "X", "cat": "kernel", "name": 5, "pid": 0, "ts": 7, "dur": 1})",
+      R"({"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": true, "ts": 8,
+          "dur": 1})",
+      // Unknown values of gpuidle's own args: the name's meaning stays.
+      X("user_annotation", "ProfilerStep#1", "9", "1", R"({"gpuidle_kind": "epoch"})", "1", "1"),
+      X("cuda_runtime", "cudaStreamSynchronize", "10", "1",
+        R"({"gpuidle_category": "launches"})", "1", "1"),
+      X("kernel", "k6", "11", "1", R"({"device": 0, "gpuidle_communication": 1})"),
+      R"({"ph": 1, "cat": "kernel", "name": "no ph", "ts": 12, "dur": 1})",
+      R"({"ph": "X", "cat": ["kernel"], "name": "no cat", "ts": 13, "dur": 1})",
+  }));
+  ASSERT_THAT(t.devices, SizeIs(1));
+  const std::vector<DeviceOp>& ops = t.devices[0].ops;
+  ASSERT_THAT(ops, SizeIs(8));
+  EXPECT_EQ(ops[0].correlation_id, kNoCorrelation);
+  EXPECT_EQ(ops[0].stream, 7u);
+  EXPECT_EQ(ops[2].stream, kNoStream);
+  EXPECT_EQ(ops[3].bytes, 0u);
+  EXPECT_EQ(Name(t, ops[6].name), "");
+  EXPECT_FALSE(ops[7].communication);
+  ASSERT_THAT(t.ranges, SizeIs(2));
+  EXPECT_EQ(RangeNamed(t, "aten::mm")->thread, 0u);
+  EXPECT_EQ(RangeNamed(t, "ProfilerStep#1")->kind, RangeKind::kStep);
+  ASSERT_THAT(t.calls, SizeIs(1));
+  EXPECT_EQ(t.calls[0].category, CallCategory::kSync);
+  EXPECT_THAT(
+      t.info.warnings,
+      UnorderedElementsAre(
+          "ignored the \"args.correlation\" of 2 kernel events: it is not an integer (first: "
+          "\"x\")",
+          "ignored the \"args.stream\" of 1 kernel events: it is not a number",
+          "ignored the \"args.bytes\" of 1 gpu_memcpy events: it is not an integer (first: "
+          "\"1.5\")",
+          "ignored the \"args\" of 2 kernel events: it is not an object",
+          "ignored the \"name\" of 1 kernel events: it is not a string (first: \"5\")",
+          "ignored the \"tid\" of 1 cpu_op events: it is not a number or a string (first: "
+          "\"true\")",
+          "ignored the \"args.gpuidle_kind\" of 1 user_annotation events: it is not one of "
+          "step, data, user, framework_op or python (first: \"epoch\")",
+          "ignored the \"args.gpuidle_category\" of 1 cuda_runtime events: it is not one of "
+          "launch, sync, copy, wait_event, init, module_load or other (first: \"launches\")",
+          "ignored the \"args.gpuidle_communication\" of 1 kernel events: it is not a boolean "
+          "(first: \"1\")",
+          "skipped 1 kernel events whose \"ph\" is not a string",
+          "skipped 1 events whose \"cat\" is not a string"));
 }
 
-TEST_F(KinetoReaderTest, ReportsTimesThatOverflowWhenAdded) {
-  // Each value fits in int64 nanoseconds; their sums do not.
-  ReadError(Trace({X("kernel", "k", "9000000000000000", "9000000000000000")}), "out of range");
+TEST_F(KinetoReaderTest, WarnsOncePerKindOfProblemHoweverManyEventsHaveIt) {
+  std::vector<std::string> events;
+  for (int i = 0; i < 5000; ++i) {
+    events.push_back(X("kernel", "k", absl::StrCat(10 + i), R"("n/a")", R"({"device": 0})"));
+  }
+  events.push_back(X("kernel", "kept", "1", "1", R"({"device": 0})"));
+  const Timeline t = ReadOk(Trace(events));
+  EXPECT_THAT(t.info.warnings,
+              ElementsAre("skipped 5000 kernel events whose \"dur\" is not a number (first: "
+                          "\"n/a\")"));
+  ASSERT_THAT(t.devices, SizeIs(1));
+  EXPECT_THAT(t.devices[0].ops, SizeIs(1));
+}
+
+TEST_F(KinetoReaderTest, SoundTracesHaveNoWarnings) {
+  EXPECT_THAT(ReadOk(SampleTrace()).info.warnings, ::testing::IsEmpty());
+}
+
+TEST_F(KinetoReaderTest, ReportsTimesThatOverflowWhenTheBaseIsAdded) {
   ReadError(Trace({X("kernel", "k", "9000000000000000", "1")},
                   R"("baseTimeNanoseconds": 9000000000000000000,)"),
             "out of range");

@@ -8,9 +8,10 @@
 //   }
 //
 // With every_kind, the timelines also hold every op, copy, call and range kind, names that
-// do not imply their kind, sync streams, thread ids beyond int64, absolute clocks far from 0
-// and every TimelineInfo field: what a trace format has to carry. Without it, the sequence of
-// timelines for a seed is the one the analysis invariants were calibrated on.
+// do not imply their kind, sync streams, thread ids beyond int64, absolute clocks far from 0,
+// host stack samples and every TimelineInfo field: what a trace format has to carry. Without
+// it, the sequence of timelines for a seed is the one the analysis invariants were calibrated
+// on.
 #ifndef GPUIDLE_TESTS_TESTING_RANDOM_TIMELINE_H_
 #define GPUIDLE_TESTS_TESTING_RANDOM_TIMELINE_H_
 
@@ -95,6 +96,29 @@ inline void AddEveryKind(std::mt19937_64& rng, Timeline& t) {
   for (internal::Range& r : t.ranges) {
     r.start_ns += offset;
     r.end_ns += offset;
+  }
+
+  // Host stack samples on the calls' threads, some before or after all other activity (they
+  // never widen the window); stacks of several frames, one empty.
+  {
+    int64_t first = 0, last = 0;
+    if (!t.calls.empty()) {
+      first = t.calls.front().start_ns;
+      last = t.calls.back().end_ns;
+    }
+    const int samples = static_cast<int>(rng() % 6);
+    int64_t at = first - static_cast<int64_t>(rng() % 5000);
+    for (int i = 0; i < samples; ++i) {
+      internal::HostSample sample;
+      at += static_cast<int64_t>(rng() % static_cast<uint64_t>(last - first + 10000));
+      sample.time_ns = at;
+      sample.thread = kThreads[rng() % 4];
+      static constexpr const char* kStacks[] = {
+          "train.py:88 <module>\ntrain.py:41 train\ndataloader.py:631 __next__",
+          "train.py:88 <module>\nlogging/__init__.py:1089 emit", ""};
+      sample.stack = t.strings.Intern(kStacks[rng() % 3]);
+      t.samples.push_back(sample);
+    }
   }
 
   internal::TimelineInfo& info = t.info;

@@ -1,0 +1,148 @@
+#include "ingest/job_checks.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace gpuidle::internal {
+namespace {
+
+struct Window {
+  int64_t start = 0;
+  int64_t end = 0;
+};
+
+// What the analysis window is made of: device work, host calls and ranges (not samples).
+std::optional<Window> ActivityWindow(const Timeline& t) {
+  std::optional<Window> w;
+  const auto see = [&w](int64_t start, int64_t end) {
+    if (!w) {
+      w = Window{start, end};
+    } else {
+      w->start = std::min(w->start, start);
+      w->end = std::max(w->end, end);
+    }
+  };
+  for (const DeviceTimeline& d : t.devices) {
+    for (const DeviceOp& op : d.ops) see(op.start_ns, op.end_ns);
+  }
+  for (const HostCall& c : t.calls) see(c.start_ns, c.end_ns);
+  for (const Range& r : t.ranges) see(r.start_ns, r.end_ns);
+  return w;
+}
+
+// "1, 3-5, 9": ranks in runs, at most `limit` runs then "...".
+std::string RankList(const std::vector<int>& ranks, size_t limit = 20) {
+  std::vector<std::string> runs;
+  for (size_t i = 0; i < ranks.size();) {
+    size_t j = i;
+    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
+    if (runs.size() == limit) {
+      runs.push_back("...");
+      break;
+    }
+    runs.push_back(j == i ? absl::StrCat(ranks[i]) : absl::StrCat(ranks[i], "-", ranks[j]));
+    i = j + 1;
+  }
+  return absl::StrJoin(runs, ", ");
+}
+
+// Milliseconds with three decimals, exact.
+std::string Milliseconds(int64_t ns) {
+  const uint64_t abs = ns < 0 ? 0 - static_cast<uint64_t>(ns) : static_cast<uint64_t>(ns);
+  std::string frac = absl::StrCat(abs / 1000 % 1000 + 1000).substr(1);
+  return absl::StrCat(ns < 0 ? "-" : "", abs / 1000000, ".", frac);
+}
+
+}  // namespace
+
+std::vector<std::string> CheckJob(const std::vector<const Timeline*>& timelines,
+                                  const std::vector<std::string>& names) {
+  std::vector<std::string> warnings;
+  if (timelines.size() < 2) return warnings;
+  const auto name = [&](size_t i) {
+    return i < names.size() ? names[i] : absl::StrCat("input #", i + 1);
+  };
+
+  // Duplicate ranks.
+  std::map<int, std::vector<size_t>> by_rank;
+  for (size_t i = 0; i < timelines.size(); ++i) {
+    if (timelines[i]->info.rank) by_rank[*timelines[i]->info.rank].push_back(i);
+  }
+  for (const auto& [rank, inputs] : by_rank) {
+    if (inputs.size() < 2) continue;
+    std::vector<std::string> which;
+    for (size_t i : inputs) which.push_back(name(i));
+    warnings.push_back(absl::StrCat(inputs.size(), " inputs claim rank ", rank, ": ",
+                                    absl::StrJoin(which, ", "),
+                                    "; cross-rank results pair them as different ranks"));
+  }
+
+  // Windows that do not overlap: the latest start against the earliest end.
+  std::optional<size_t> latest_start, earliest_end;
+  std::vector<std::optional<Window>> windows;
+  for (size_t i = 0; i < timelines.size(); ++i) {
+    windows.push_back(ActivityWindow(*timelines[i]));
+    if (!windows[i]) continue;
+    if (!latest_start || windows[i]->start > windows[*latest_start]->start) latest_start = i;
+    if (!earliest_end || windows[i]->end < windows[*earliest_end]->end) earliest_end = i;
+  }
+  if (latest_start && earliest_end && *latest_start != *earliest_end &&
+      windows[*latest_start]->start >= windows[*earliest_end]->end) {
+    const int64_t gap_ns = windows[*latest_start]->start - windows[*earliest_end]->end;
+    warnings.push_back(absl::StrCat(
+        "the traces do not overlap in time: ", name(*earliest_end), " ends ", Milliseconds(gap_ns),
+        " ms before ", name(*latest_start),
+        " begins; they are probably not one job, or their clocks differ (cross-rank results "
+        "compare times across them)"));
+  }
+
+  // World size, and the ranks missing from it.
+  std::set<int> world_sizes;
+  for (const Timeline* t : timelines) {
+    if (t->info.world_size) world_sizes.insert(*t->info.world_size);
+  }
+  if (world_sizes.size() > 1) {
+    std::vector<int> sizes(world_sizes.begin(), world_sizes.end());
+    warnings.push_back(absl::StrCat("the traces disagree on world_size (",
+                                    absl::StrJoin(sizes, ", "), "): not one job"));
+  } else if (world_sizes.size() == 1) {
+    const int world = *world_sizes.begin();
+    std::vector<int> missing;
+    std::vector<int> outside;
+    for (int r = 0; r < world; ++r) {
+      if (by_rank.count(r) == 0) missing.push_back(r);
+    }
+    for (const auto& [rank, inputs] : by_rank) {
+      if (rank >= world) outside.push_back(rank);
+    }
+    if (!missing.empty()) {
+      warnings.push_back(absl::StrCat(
+          "world_size is ", world, " but ", world - static_cast<int>(missing.size()),
+          " of its ranks are given; missing: rank", missing.size() == 1 ? " " : "s ",
+          RankList(missing), " (cross-rank results cover the ranks given)"));
+    }
+    if (!outside.empty()) {
+      warnings.push_back(absl::StrCat("rank", outside.size() == 1 ? " " : "s ", RankList(outside),
+                                      outside.size() == 1 ? " lies" : " lie",
+                                      " outside world_size ", world));
+    }
+  }
+  return warnings;
+}
+
+void AddJobWarnings(std::vector<Timeline>& timelines, const std::vector<std::string>& names) {
+  if (timelines.empty()) return;
+  std::vector<const Timeline*> all;
+  for (const Timeline& t : timelines) all.push_back(&t);
+  std::vector<std::string> warnings = CheckJob(all, names);
+  std::vector<std::string>& out = timelines.front().info.warnings;
+  out.insert(out.end(), warnings.begin(), warnings.end());
+}
+
+}  // namespace gpuidle::internal
