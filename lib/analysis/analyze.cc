@@ -579,6 +579,9 @@ absl::StatusOr<Report> AnalyzeRanks(std::span<const Timeline* const> ranks,
   }
   // Ranks of one job see one host's devices (or each its own host's, numbered alike): a
   // device is unused when no rank ran work on it.
+  // A device that ran work was visible, listed or not (ROCm traces put kernels on device ids
+  // that their deviceProperties do not list).
+  if (!visible.empty()) visible.insert(used.begin(), used.end());
   report.visible_device_count = static_cast<int>(visible.size());
   for (int v : visible) {
     if (!used.contains(v)) report.unused_devices.push_back(v);
