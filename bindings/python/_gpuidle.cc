@@ -11,9 +11,13 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -221,6 +225,73 @@ std::string LibraryPath() {
   return info.dli_fname;
 }
 
+// The host-stack sampler's clock (gpuidle/_sampler.py): wait() sleeps with the GIL released
+// and returns only when the running collection (whoever started it) has threads worth
+// sampling, so that a program busy launching never pays for a Python stack walk. One per
+// sampler thread; stop() wakes it for good.
+class HostSampleGate {
+ public:
+  // The OS thread ids to sample now, or None once stopped. idle_ns: how often to look while
+  // nothing collects (the injected collection begins at the program's first CUDA call).
+  std::optional<std::vector<uint64_t>> Wait(int64_t idle_ns) {
+    py::gil_scoped_release release;
+    std::unique_lock<std::mutex> lock(mu_);
+    while (!stopped_) {
+      const CollectionState state = CurrentCollection();
+      const bool sampling = state.collecting && state.host_sample_period_ns > 0;
+      const int64_t period = sampling ? state.host_sample_period_ns : std::max<int64_t>(idle_ns, 1);
+      cv_.wait_for(lock, std::chrono::nanoseconds(period));
+      if (stopped_ || !sampling) continue;
+      std::vector<uint64_t> threads = ThreadsAwayFromCuda(state.launch_gap_max_ns);
+      if (!threads.empty()) return threads;
+    }
+    return std::nullopt;
+  }
+  void Stop() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stopped_ = true;
+    }
+    cv_.notify_all();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stopped_ = false;
+};
+
+void RecordSamples(int64_t time_ns, const std::vector<std::pair<uint64_t, std::string>>& samples) {
+  py::gil_scoped_release release;
+  RecordHostSamples(time_ns, samples);
+}
+
+py::dict CollectionStateDict() {
+  CollectionState state;
+  {
+    py::gil_scoped_release release;
+    state = CurrentCollection();
+  }
+  py::dict d;
+  d["collecting"] = state.collecting;
+  d["injected"] = state.injected;
+  d["started_by"] = state.started_by;
+  d["host_sample_period_ns"] = state.host_sample_period_ns;
+  d["launch_gap_max_ns"] = state.launch_gap_max_ns;
+  return d;
+}
+
+// Stops the running collection for torch.profiler; None, or why not.
+std::optional<std::string> StopForAnotherTool() {
+  absl::Status status;
+  {
+    py::gil_scoped_release release;
+    status = StopCollectionForAnotherTool();
+  }
+  if (status.ok()) return std::nullopt;
+  return std::string(status.message());
+}
+
 }  // namespace
 
 void DefineCallSites(py::module_& m);  // call_sites.cc
@@ -250,6 +321,16 @@ PYBIND11_MODULE(_gpuidle, m) {
   }
   m.attr("CAUSES") = py::tuple(causes);
   m.attr("SUBCAUSES") = py::tuple(subcauses);
+  // Phases of a run and the kinds of one-off time, in report order (the JSON report's names).
+  py::list phases, one_off_kinds;
+  for (int p = 0; p < gpuidle::kNumPhases; ++p) {
+    phases.append(std::string(gpuidle::PhaseName(static_cast<gpuidle::Phase>(p))));
+  }
+  for (int k = 0; k < gpuidle::kNumOneOffKinds; ++k) {
+    one_off_kinds.append(std::string(gpuidle::OneOffKindName(static_cast<gpuidle::OneOffKind>(k))));
+  }
+  m.attr("PHASES") = py::tuple(phases);
+  m.attr("ONE_OFF_KINDS") = py::tuple(one_off_kinds);
 
   m.attr("MARKER_STEP") = static_cast<int>(gpuidle::MarkerKind::kStep);
   m.attr("MARKER_DATA") = static_cast<int>(gpuidle::MarkerKind::kData);
@@ -293,5 +374,16 @@ PYBIND11_MODULE(_gpuidle, m) {
       "The report format a file name asks for: \"json\" for .json, else \"text\".");
   m.def("cli_main", &CliMain, py::arg("args"), "Runs `gpuidle ARGS...`; returns its exit code.");
   m.def("library_path", &LibraryPath, "The libgpuidle.so this module uses.");
+
+  // The process's collection, whoever started it (gpuidle run, LD_PRELOAD, a profile).
+  m.def("collection_state", &CollectionStateDict);
+  m.def("stop_collection_for_another_tool", &StopForAnotherTool);
+  // Host stack samples (gpuidle/_sampler.py).
+  m.def("timeline_clock_ns", &gpuidle::TimelineClockNs);
+  m.def("record_host_samples", &RecordSamples, py::arg("time_ns"), py::arg("samples"));
+  py::class_<HostSampleGate>(m, "HostSampleGate")
+      .def(py::init<>())
+      .def("wait", &HostSampleGate::Wait, py::arg("idle_ns"))
+      .def("stop", &HostSampleGate::Stop);
   DefineCallSites(m);
 }

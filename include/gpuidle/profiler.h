@@ -24,6 +24,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -58,6 +60,14 @@ struct ProfilerOptions {
   int64_t max_records = 20'000'000;
   // CUPTI activity buffers: preallocated, never more than this much.   GPUIDLE_BUFFER_MB
   int buffer_pool_mb = 64;
+
+  // In Python processes: how often the Python stacks of the threads that launch CUDA work are
+  // sampled while they are away from CUDA for long (evidence for host stretches); 0 turns the
+  // sampling off.                                                       GPUIDLE_HOST_SAMPLE_MS
+  int64_t host_sample_period_ns = 5'000'000;
+  // gpuidle run and LD_PRELOAD load gpuidle's Python layer into Python programs (DataLoader
+  // marks, call sites, steps, host stacks); false leaves Python programs alone.  GPUIDLE_PYTHON
+  bool python_integration = true;
 };
 
 // The defaults overridden by the GPUIDLE_* environment variables. An unparsable value is an
@@ -168,6 +178,35 @@ GPUIDLE_EXPORT void PopMarker() noexcept;
 // valid for the life of the process. nullptr removes it. The Python package sets one.
 using CallSiteProvider = const char* (*)();
 GPUIDLE_EXPORT void SetCallSiteProvider(CallSiteProvider provider) noexcept;
+
+// For language bindings: the process's collection, whoever started it (a Profiler, or the
+// injection of `gpuidle run` / LD_PRELOAD), so that a binding loaded into an unchanged program
+// can serve the collection that is already running.
+struct CollectionState {
+  bool collecting = false;
+  bool injected = false;    // started by gpuidle run / LD_PRELOAD (CUDA_INJECTION64_PATH)
+  std::string started_by;   // for messages: "LD_PRELOAD", "the C++ API", ...
+  int64_t host_sample_period_ns = 0;  // the collection's ProfilerOptions
+  int64_t launch_gap_max_ns = 0;
+};
+GPUIDLE_EXPORT CollectionState CurrentCollection();
+// Stops the running collection whoever started it, as Profiler::Stop does (analysis, summary,
+// outputs), leaving CUPTI attached: another tool (torch.profiler) is about to take CUPTI.
+// FailedPrecondition if nothing collects.
+GPUIDLE_EXPORT absl::Status StopCollectionForAnotherTool();
+
+// Host stack samples (bindings with their own stacks: Python). The clock of the timeline
+// (CUPTI's while collecting), in nanoseconds.
+GPUIDLE_EXPORT int64_t TimelineClockNs() noexcept;
+// The OS thread ids (gettid) of the threads worth sampling now: they made a launch, sync, copy
+// or wait-event call in the running collection, are outside CUDA, and have been for at least
+// min_away_ns. Empty when nothing collects. Lock-free.
+GPUIDLE_EXPORT std::vector<uint64_t> ThreadsAwayFromCuda(int64_t min_away_ns);
+// Records what the threads were doing at time_ns (TimelineClockNs): (OS thread id, stack) with
+// the stack as frames "file:line function", outermost first, one per line. Ignored when
+// nothing collects; bounded per collection (the report counts what was dropped).
+GPUIDLE_EXPORT void RecordHostSamples(
+    int64_t time_ns, const std::vector<std::pair<uint64_t, std::string>>& samples) noexcept;
 
 }  // namespace gpuidle
 

@@ -75,13 +75,20 @@ int64_t LengthNotCovered(const std::vector<Interval>& a, const std::vector<Inter
   return total;
 }
 
-// Outermost step ranges, by start.
+bool IsOptimizerStep(const Timeline& t, const Range& r) {
+  return absl::StartsWith(t.strings.Get(r.name), "optimizer.step#");
+}
+
+// Outermost step ranges, by start. gpuidle's optimizer-step boundaries stand in only for a
+// program that marks no steps of its own.
 std::vector<int32_t> StepRanges(const Timeline& t) {
+  bool marked = false;
+  for (const Range& r : t.ranges) marked |= r.kind == RangeKind::kStep && !IsOptimizerStep(t, r);
   std::vector<int32_t> steps;
   int64_t covered_until = std::numeric_limits<int64_t>::min();
   for (size_t i = 0; i < t.ranges.size(); ++i) {
     const Range& r = t.ranges[i];
-    if (r.kind != RangeKind::kStep) continue;
+    if (r.kind != RangeKind::kStep || (marked && IsOptimizerStep(t, r))) continue;
     if (r.start_ns < covered_until && r.end_ns <= covered_until) continue;  // nested
     steps.push_back(static_cast<int32_t>(i));
     covered_until = std::max(covered_until, r.end_ns);

@@ -50,6 +50,10 @@ run options (each sets a GPUIDLE_* variable for the program, overriding the envi
   --format FMT           text or json (default: from the --out extension)
   --trace PATH           write the recorded timeline to PATH (same placeholders)
   --quiet                no summary on standard error when the program exits
+  --no-python            leave Python programs alone (GPUIDLE_PYTHON=0): no DataLoader
+                         marks, call sites, optimizer steps or host stacks from Python
+  --host-sample-ms N     sample the Python stacks of launching threads away from CUDA every
+                         N ms (default 5; 0 = off)
   --launch-gap-max-us N, --dispatch-latency-max-us N, --data-range TEXT, --max-gaps N,
   --skip-steps N         as for analyze (N may have decimals; 0 is allowed)
   --max-records N        stop recording after N records (default 20000000)

@@ -26,6 +26,7 @@
 #include "cli/cli.h"
 #include "core/version.h"
 #include "session/profiler_options.h"
+#include "session/python_site.h"
 
 extern char** environ;
 
@@ -64,6 +65,7 @@ constexpr RunFlag kRunFlags[] = {
     {"--skip-steps", "GPUIDLE_SKIP_STEPS"},
     {"--max-records", "GPUIDLE_MAX_RECORDS"},
     {"--buffer-mb", "GPUIDLE_BUFFER_MB"},
+    {"--host-sample-ms", "GPUIDLE_HOST_SAMPLE_MS"},
 };
 
 int Usage(std::ostream& err, absl::string_view problem) {
@@ -294,6 +296,10 @@ int RunCommand(const std::vector<std::string>& args, std::ostream& out, std::ost
       variables["GPUIDLE_QUIET"] = "1";
       continue;
     }
+    if (a == "--no-python") {
+      variables["GPUIDLE_PYTHON"] = "0";
+      continue;
+    }
     if (a == "--help" || a == "-h") {
       out << CliUsage();
       return kExitOk;
@@ -357,6 +363,15 @@ int RunCommand(const std::vector<std::string>& args, std::ostream& out, std::ost
     variables["GPUIDLE_WARNED"] = "1";
   }
   variables[kCudaInjection] = *library;
+  // Python programs get gpuidle's Python layer (docs/INJECTION.md, "Python programs"): its
+  // sitecustomize.py first on PYTHONPATH, which runs any sitecustomize the program had too.
+  if (options->python_integration) {
+    const std::string site = PythonSiteDir(*library);
+    if (!site.empty()) {
+      const char* path = std::getenv("PYTHONPATH");
+      variables["PYTHONPATH"] = PrependToSearchPath(path != nullptr ? path : "", site);
+    }
+  }
   const char* nvtx = std::getenv(kNvtxInjection);
   if (nvtx != nullptr && nvtx[0] != '\0' && !SameFile(nvtx, *library)) {
     err << "gpuidle: " << kNvtxInjection << " is already set to " << nvtx

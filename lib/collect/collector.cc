@@ -89,6 +89,47 @@ struct ThreadTiming {
 };
 thread_local ThreadTiming this_thread_timing;
 
+// Per thread: when its latest outermost timed CUDA call began and ended (the calls' clock), for
+// the host-stack sampler of a language binding (ThreadsAwayFromCuda). Each slot is written only
+// by its thread (two relaxed stores per call) and sits on its own cache line; a thread claims
+// one at its first timed call and frees it when it exits. Threads beyond kActivitySlots are
+// not sampled.
+struct alignas(64) ThreadActivity {
+  std::atomic<uint32_t> thread{0};
+  std::atomic<int64_t> enter_ns{0};
+  std::atomic<int64_t> exit_ns{0};
+};
+constexpr size_t kActivitySlots = 512;
+ThreadActivity thread_activity[kActivitySlots];
+
+struct ActivitySlot {
+  ThreadActivity* slot = nullptr;
+  bool claimed = false;  // tried already (slot stays null when the table was full)
+  ~ActivitySlot() {
+    if (slot != nullptr) slot->thread.store(0, std::memory_order_release);
+  }
+};
+thread_local ActivitySlot activity_slot;
+
+ThreadActivity* ActivityOf(uint32_t thread) {
+  ActivitySlot& a = activity_slot;
+  if (a.claimed) return a.slot;
+  a.claimed = true;
+  for (ThreadActivity& slot : thread_activity) {
+    uint32_t expected = slot.thread.load(std::memory_order_relaxed);
+    // A slot left with this id by a thread whose exit was not seen (a forked child) is ours.
+    if (expected == thread ||
+        (expected == 0 &&
+         slot.thread.compare_exchange_strong(expected, thread, std::memory_order_acq_rel))) {
+      slot.enter_ns.store(0, std::memory_order_relaxed);
+      slot.exit_ns.store(0, std::memory_order_relaxed);
+      a.slot = &slot;
+      break;
+    }
+  }
+  return a.slot;
+}
+
 ThreadTiming& ThisThread() {
   ThreadTiming& t = this_thread_timing;
   const uint64_t epoch = collection_epoch.load(std::memory_order_acquire);
@@ -114,7 +155,11 @@ void TimeCall(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_Ca
     } else if (depth > 0) {
       return;
     }
-    *call.correlationData = static_cast<uint64_t>(call_clock.load(std::memory_order_relaxed)());
+    const int64_t now = call_clock.load(std::memory_order_relaxed)();
+    *call.correlationData = static_cast<uint64_t>(now);
+    if (driver || t.runtime_depth == 1) {
+      if (ThreadActivity* a = ActivityOf(t.thread)) a->enter_ns.store(now, std::memory_order_relaxed);
+    }
     return;
   }
   if (!driver) {
@@ -127,6 +172,11 @@ void TimeCall(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_Ca
   // an earlier call's start, should CUPTI reuse the slot.
   *call.correlationData = 0;
   const uint64_t end = static_cast<uint64_t>(call_clock.load(std::memory_order_relaxed)());
+  if (driver || t.runtime_depth == 0) {
+    if (ThreadActivity* a = ActivityOf(t.thread)) {
+      a->exit_ns.store(static_cast<int64_t>(end), std::memory_order_relaxed);
+    }
+  }
   if (start < timing_since_ns.load(std::memory_order_relaxed) || start > end) return;
   TimedCallLog::Get().Append(
       TimedCall{start, end, call.correlationId, t.thread, cbid, driver ? 1u : 0u});
@@ -701,6 +751,20 @@ absl::StatusOr<Timeline> Collector::Stop(CuptiAfterStop after) {
     if (DetachCupti(*s.api, s.driver.device_count)) s.detaches.fetch_add(1);
   }
   return timeline;
+}
+
+void ThreadsAwayFromCuda(int64_t now_ns, int64_t min_away_ns, std::vector<uint64_t>* threads) {
+  threads->clear();
+  if (!timing_calls.load(std::memory_order_acquire)) return;
+  const int64_t since = static_cast<int64_t>(timing_since_ns.load(std::memory_order_relaxed));
+  for (const ThreadActivity& slot : thread_activity) {
+    const uint32_t thread = slot.thread.load(std::memory_order_acquire);
+    if (thread == 0) continue;
+    const int64_t enter = slot.enter_ns.load(std::memory_order_relaxed);
+    const int64_t exit = slot.exit_ns.load(std::memory_order_relaxed);
+    if (exit < since || enter > exit) continue;  // no call of this collection yet, or in one
+    if (now_ns - exit >= min_away_ns) threads->push_back(thread);
+  }
 }
 
 void Collector::AbandonAfterFork() {

@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -132,6 +133,13 @@ class Collector {
   Collector();
   State* state_;  // never freed (process lifetime)
 };
+
+// The OS thread ids (gettid) of the threads that made a timed CUDA call (launch, sync, copy,
+// wait-event) in the running collection, are not inside one now, and ended their latest one
+// at least min_away_ns before now_ns (the timeline's clock): the threads whose host stack is
+// worth sampling (a long stretch of host work). Empty when not collecting. Lock-free; any
+// thread.
+void ThreadsAwayFromCuda(int64_t now_ns, int64_t min_away_ns, std::vector<uint64_t>* threads);
 
 }  // namespace gpuidle::internal
 

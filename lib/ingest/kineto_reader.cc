@@ -959,7 +959,7 @@ class KinetoHandler {
     switch (gpuidle_key_) {
       case GpuidleKey::kFormat:
         if (kind != kString) return wrong_type("a string");
-        if (text != kGpuidleTraceFormat) {
+        if (text != kGpuidleTraceFormat && text != kGpuidleTraceFormatV1) {
           return Fail(absl::StrCat("unsupported gpuidle trace format \"", text.substr(0, 60),
                                    "\": this gpuidle (", kVersion, ") reads \"",
                                    kGpuidleTraceFormat, "\"; a newer gpuidle may read it"));

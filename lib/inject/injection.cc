@@ -23,6 +23,7 @@
 #include "collect/nvtx_capture.h"
 #include "gpuidle/export.h"
 #include "gpuidle/profiler.h"
+#include "session/python_site.h"
 #include "session/session.h"
 
 namespace gpuidle::internal {
@@ -105,6 +106,18 @@ __attribute__((constructor)) void ArmPreloadedInjection() {
   setenv("CUDA_INJECTION64_PATH", self.c_str(), 1);
   setenv("NVTX_INJECTION64_PATH", self.c_str(), 0);
   armed_by_preload = true;
+  // A Python interpreter has not initialised yet: its PYTHONPATH may still bring in gpuidle's
+  // Python layer (as gpuidle run does). Other programs keep their environment; their Python
+  // children are preloaded too and do the same.
+  if (!SaysNo(std::getenv("GPUIDLE_PYTHON")) && dlsym(RTLD_DEFAULT, "Py_Initialize") != nullptr) {
+    using IsInitialized = int (*)();
+    auto initialized = reinterpret_cast<IsInitialized>(dlsym(RTLD_DEFAULT, "Py_IsInitialized"));
+    const std::string site = PythonSiteDir(self);
+    if (!site.empty() && (initialized == nullptr || initialized() == 0)) {
+      const char* path = std::getenv("PYTHONPATH");
+      setenv("PYTHONPATH", PrependToSearchPath(path != nullptr ? path : "", site).c_str(), 1);
+    }
+  }
 }
 
 }  // namespace

@@ -13,8 +13,10 @@
 
 namespace gpuidle::internal {
 
-// The "format" of a gpuidle trace's "gpuidle" object. Readers reject any other value.
-inline constexpr char kGpuidleTraceFormat[] = "gpuidle.trace/1";
+// The "format" of a gpuidle trace's "gpuidle" object. /2 added host stack samples, which the
+// analysis uses; /1 traces (no samples) read as before. Readers reject any other value.
+inline constexpr char kGpuidleTraceFormat[] = "gpuidle.trace/2";
+inline constexpr char kGpuidleTraceFormatV1[] = "gpuidle.trace/1";
 
 // The category of the instant events that carry host stack samples (Timeline::samples).
 inline constexpr char kHostSampleCategory[] = "gpuidle_host_sample";

@@ -1,4 +1,4 @@
-// The gpuidle trace, format "gpuidle.trace/1" (docs/TRACE_FORMAT.md).
+// The gpuidle trace, format "gpuidle.trace/2" (docs/TRACE_FORMAT.md).
 //
 // Written by hand rather than through a JSON writer: one event per line keeps the file easy to
 // read and diff, and a trace of millions of events needs nothing but appends to one string.

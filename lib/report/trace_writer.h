@@ -5,7 +5,7 @@
 //   GPUIDLE_RETURN_IF_ERROR(WriteGpuidleTrace(timeline, &*report, "rank0.trace.json"));
 //
 // The file is Chrome-trace JSON shaped like PyTorch's Kineto traces (so the Kineto reader reads
-// it) plus a top-level "gpuidle" object, format "gpuidle.trace/1". Given a report, its longest
+// it) plus a top-level "gpuidle" object, format "gpuidle.trace/2". Given a report, its longest
 // gaps are drawn as slices coloured by cause on a track "gpuidle: idle causes" of each device;
 // readers ignore them.
 #ifndef GPUIDLE_LIB_REPORT_TRACE_WRITER_H_

@@ -8,6 +8,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "collect/call_sites.h"
+#include "collect/clock.h"
+#include "collect/collector.h"
 #include "collect/nvtx_capture.h"
 #include "gpuidle/analyze.h"
 #include "report/trace_writer.h"
@@ -150,6 +152,35 @@ void PopMarker() noexcept { nvtxDomainRangePop(MarkerDomain()); }
 
 void SetCallSiteProvider(CallSiteProvider provider) noexcept {
   internal::SetSiteFunction(provider);
+}
+
+CollectionState CurrentCollection() {
+  const internal::Session::State s = internal::Session::Get().CurrentState();
+  CollectionState state;
+  state.collecting = s.collecting;
+  state.injected = s.injected;
+  state.started_by = s.started_by;
+  state.host_sample_period_ns = s.host_sample_period_ns;
+  state.launch_gap_max_ns = s.launch_gap_max_ns;
+  return state;
+}
+
+absl::Status StopCollectionForAnotherTool() { return internal::Session::Get().StopAny(); }
+
+int64_t TimelineClockNs() noexcept { return internal::TimelineNowNs(); }
+
+std::vector<uint64_t> ThreadsAwayFromCuda(int64_t min_away_ns) {
+  std::vector<uint64_t> threads;
+  internal::ThreadsAwayFromCuda(internal::TimelineNowNs(), min_away_ns, &threads);
+  return threads;
+}
+
+void RecordHostSamples(int64_t time_ns,
+                       const std::vector<std::pair<uint64_t, std::string>>& samples) noexcept {
+  try {
+    internal::Session::Get().RecordHostSamples(time_ns, samples);
+  } catch (...) {  // out of memory: a sample less
+  }
 }
 
 StepMarker::StepMarker() noexcept { PushMarker(MarkerKind::kStep); }

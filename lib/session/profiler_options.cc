@@ -54,15 +54,29 @@ absl::Status ApplyProfilerVariable(absl::string_view name, absl::string_view val
     options->report_format = std::string(format);
     return absl::OkStatus();
   }
-  if (name == "GPUIDLE_QUIET") {
+  if (name == "GPUIDLE_QUIET" || name == "GPUIDLE_PYTHON") {
     const std::string flag = absl::AsciiStrToLower(absl::StripAsciiWhitespace(value));
+    bool on = false;
     if (flag == "1" || flag == "true" || flag == "yes") {
-      options->print_summary = false;
-    } else if (flag == "0" || flag == "false" || flag == "no") {
-      options->print_summary = true;
-    } else {
+      on = true;
+    } else if (flag != "0" && flag != "false" && flag != "no") {
       return Bad("must be 1, true, yes, 0, false or no");
     }
+    if (name == "GPUIDLE_QUIET") {
+      options->print_summary = !on;
+    } else {
+      options->python_integration = on;
+    }
+    return absl::OkStatus();
+  }
+  if (name == "GPUIDLE_HOST_SAMPLE_MS") {
+    const std::optional<int64_t> ns =
+        ParseDecimalToNs(absl::StripAsciiWhitespace(value), 1'000'000);
+    if (!ns || *ns < 0 || *ns > 1'000'000'000) {
+      return Bad("must be a number of milliseconds from 0 (off) to 1000");
+    }
+    if (*ns > 0 && *ns < 100'000) return Bad("must be 0 (off) or at least 0.1 ms");
+    options->host_sample_period_ns = *ns;
     return absl::OkStatus();
   }
   if (name == "GPUIDLE_MAX_RECORDS") {

@@ -23,7 +23,9 @@ inline constexpr const char* kProfilerVariables[] = {"GPUIDLE_OUT",
                                                      "GPUIDLE_DISPATCH_LATENCY_MAX_US",
                                                      "GPUIDLE_DATA_RANGE",
                                                      "GPUIDLE_MAX_GAPS",
-                                                     "GPUIDLE_SKIP_STEPS"};
+                                                     "GPUIDLE_SKIP_STEPS",
+                                                     "GPUIDLE_HOST_SAMPLE_MS",
+                                                     "GPUIDLE_PYTHON"};
 
 // Sets the option that variable `name` (one of kProfilerVariables) controls from a non-empty
 // value. The error says only why the value is bad; callers name the variable or flag.

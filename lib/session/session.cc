@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <climits>
+#include <iterator>
 #include <cstdlib>
 
 #include "absl/strings/numbers.h"
@@ -51,6 +53,20 @@ std::optional<int> IntFromEnv(const char* name) {
   const long n = std::strtol(v, &end, 10);
   if (*end != '\0' || n < 0 || n > (1 << 30)) return std::nullopt;
   return static_cast<int>(n);
+}
+
+// Whether the timeline shows GPU work of the process: a device op, a launch, sync, copy,
+// wait-event or module load, or lost records. Initialising CUDA alone (a probe that asks for the
+// device count) and gpuidle's own markers are not.
+bool DidGpuWork(const Timeline& t) {
+  if (t.info.dropped_records.value_or(0) > 0 || t.info.zero_timestamp_records > 0) return true;
+  for (const DeviceTimeline& d : t.devices) {
+    if (!d.ops.empty()) return true;
+  }
+  for (const HostCall& c : t.calls) {
+    if (c.category != CallCategory::kInit && c.category != CallCategory::kOther) return true;
+  }
+  return false;
 }
 
 }  // namespace
@@ -116,6 +132,11 @@ absl::Status Session::Start(const ProfilerOptions& options, const void* owner,
   started_by_ = std::string(how);
   options_ = options;
   wall_clock_offset_ns_ = WallClockOffsetNs();
+  {
+    std::lock_guard<std::mutex> samples_lock(samples_mu_);
+    samples_.Take();
+    accepting_samples_ = options.host_sample_period_ns > 0;
+  }
   if (!exit_handler_registered_) {
     // Registered after the CUDA runtime's own exit handlers (it registers when the program's
     // kernels are registered, before main), so it runs before them: CUDA is still alive.
@@ -146,12 +167,20 @@ absl::StatusOr<std::shared_ptr<const CollectionResult>> Session::StopLocked(Cupt
   auto result = std::make_shared<CollectionResult>();
   result->options = options_;
   owner_ = nullptr;
+  HostSampleBuffer::Contents samples;
+  {
+    std::lock_guard<std::mutex> samples_lock(samples_mu_);
+    accepting_samples_ = false;
+    samples = samples_.Take();
+  }
   absl::StatusOr<Timeline> timeline = Collector::Get().Stop(after);
   if (!timeline.ok()) {
     Warn(absl::StrCat("collection failed: ", timeline.status().message()));
     return timeline.status();
   }
   result->timeline = *std::move(timeline);
+  HostSampleBuffer::MoveInto(std::move(samples), options_.analysis.launch_gap_max_ns,
+                             &result->timeline);
   TimelineInfo& info = result->timeline.info;
   const ProcessIdentity id = CurrentProcessIdentity();
   info.pid = id.pid;
@@ -164,8 +193,18 @@ absl::StatusOr<std::shared_ptr<const CollectionResult>> Session::StopLocked(Cupt
 
   ProfilerOptions& o = options_;
   absl::Status status;
-  if (!result->timeline.HasActivity()) {
-    if (o.print_summary) Note("no CUDA activity was recorded; no report");
+  // A process that did no GPU work (a launcher, a compile worker, a `python -c` probe that
+  // initialised CUDA) ends silently; one that did but left no record says so.
+  const bool gpu_work = DidGpuWork(result->timeline);
+  if (!gpu_work) {
+    // Nothing to say.
+  } else if (!result->timeline.HasActivity()) {
+    const uint64_t lost = result->timeline.info.dropped_records.value_or(0);
+    if (o.print_summary) {
+      Note(lost > 0 ? absl::StrCat("no CUDA activity was recorded (", lost,
+                                   " records lost); no report")
+                    : "no CUDA activity was recorded; no report");
+    }
   } else {
     absl::StatusOr<Report> report = Analyze(result->timeline, o.analysis);
     if (!report.ok() && absl::IsFailedPrecondition(report.status()) && o.analysis.skip_steps > 0) {
@@ -201,7 +240,7 @@ absl::StatusOr<std::shared_ptr<const CollectionResult>> Session::StopLocked(Cupt
       status.Update(path.status());
     }
   }
-  if (!o.trace_path.empty() && result->timeline.HasActivity()) {
+  if (!o.trace_path.empty() && gpu_work && result->timeline.HasActivity()) {
     absl::StatusOr<std::string> path = WriteOutput(
         o.trace_path,
         FormatGpuidleTrace(result->timeline, result->report ? &*result->report : nullptr));
@@ -217,6 +256,102 @@ absl::StatusOr<std::shared_ptr<const CollectionResult>> Session::StopLocked(Cupt
   return std::shared_ptr<const CollectionResult>(std::move(result));
 }
 
+Session::State Session::CurrentState() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  State state;
+  state.collecting = owner_ != nullptr;
+  if (!state.collecting) return state;
+  state.injected = started_by_ == "LD_PRELOAD" || started_by_ == "CUDA_INJECTION64_PATH";
+  state.started_by = started_by_;
+  state.host_sample_period_ns = options_.host_sample_period_ns;
+  state.launch_gap_max_ns = options_.analysis.launch_gap_max_ns;
+  return state;
+}
+
+absl::Status Session::StopAny() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (owner_ == nullptr) return absl::FailedPreconditionError("gpuidle is not collecting");
+  return StopLocked(CuptiAfterStop::kStayAttached).status();
+}
+
+void Session::RecordHostSamples(int64_t time_ns,
+                                const std::vector<std::pair<uint64_t, std::string>>& samples) {
+  std::lock_guard<std::mutex> lock(samples_mu_);
+  if (!accepting_samples_) return;
+  for (const auto& [thread, stack] : samples) samples_.Add(time_ns, thread, stack);
+}
+
+void HostSampleBuffer::Add(int64_t time_ns, uint64_t thread, const std::string& stack) {
+  if (contents_.samples.size() >= max_samples_) {
+    ++contents_.dropped;
+    return;
+  }
+  auto it = stack_ids_.find(stack);
+  if (it == stack_ids_.end()) {
+    if (stack_bytes_ + stack.size() > max_stack_bytes_) {
+      ++contents_.dropped;
+      return;
+    }
+    stack_bytes_ += stack.size();
+    it = stack_ids_.emplace(stack, static_cast<uint32_t>(contents_.stacks.size())).first;
+    contents_.stacks.push_back(stack);
+  }
+  contents_.samples.push_back(Sample{time_ns, thread, it->second});
+}
+
+HostSampleBuffer::Contents HostSampleBuffer::Take() {
+  Contents taken = std::move(contents_);
+  contents_ = Contents{};
+  stack_ids_.clear();
+  stack_bytes_ = 0;
+  return taken;
+}
+
+void HostSampleBuffer::MoveInto(Contents pending, int64_t launch_gap_max_ns,
+                                Timeline* timeline) {
+  if (pending.dropped > 0) {
+    timeline->info.warnings.push_back(absl::StrCat(
+        pending.dropped, " host stack samples dropped: over the limit of ", kMaxSamples,
+        " samples per collection"));
+  }
+  if (pending.samples.empty()) return;
+  // Each thread's CUDA calls as [start, end), sorted by start (the timeline's calls are).
+  absl::flat_hash_map<uint64_t, std::vector<std::pair<int64_t, int64_t>>> calls;
+  for (const HostCall& c : timeline->calls) calls[c.thread].emplace_back(c.start_ns, c.end_ns);
+  for (auto& [thread, spans] : calls) {
+    std::sort(spans.begin(), spans.end());
+    // The latest end so far, so that a call inside a longer one never opens a false stretch.
+    for (size_t i = 1; i < spans.size(); ++i) {
+      spans[i].second = std::max(spans[i].second, spans[i - 1].second);
+    }
+  }
+  std::vector<StringId> ids(pending.stacks.size(), StringTable::kEmpty);
+  std::vector<bool> interned(pending.stacks.size(), false);
+  for (const Sample& s : pending.samples) {
+    const auto it = calls.find(s.thread);
+    if (it != calls.end()) {
+      const std::vector<std::pair<int64_t, int64_t>>& spans = it->second;
+      // The first call that starts after the sample, and the calls before it.
+      const auto next = std::upper_bound(
+          spans.begin(), spans.end(), s.time_ns,
+          [](int64_t t, const std::pair<int64_t, int64_t>& span) { return t < span.first; });
+      const bool has_prev = next != spans.begin();
+      const int64_t prev_end = has_prev ? std::prev(next)->second : INT64_MIN;
+      if (has_prev && prev_end > s.time_ns) continue;  // inside a CUDA call
+      if (has_prev && next != spans.end() && next->first - prev_end < launch_gap_max_ns) {
+        continue;  // a short stretch between calls: launch overhead, not host work
+      }
+    }
+    if (!interned[s.stack]) {
+      ids[s.stack] = timeline->strings.Intern(pending.stacks[s.stack]);
+      interned[s.stack] = true;
+    }
+    timeline->samples.push_back(HostSample{s.time_ns, s.thread, ids[s.stack]});
+  }
+  std::stable_sort(timeline->samples.begin(), timeline->samples.end(),
+                   [](const HostSample& a, const HostSample& b) { return a.time_ns < b.time_ns; });
+}
+
 void Session::StopAtExit() {
   Session& s = Get();
   std::lock_guard<std::mutex> lock(s.mu_);
@@ -229,6 +364,8 @@ void Session::AfterForkInChild() {
   // The parent's threads (and any lock they held) do not exist here: never touch CUPTI, never
   // write the parent's report.
   new (&s.mu_) std::mutex();
+  new (&s.samples_mu_) std::mutex();
+  s.accepting_samples_ = false;
   s.forked_child_ = true;
   s.owner_ = nullptr;
   Collector::Get().AbandonAfterFork();

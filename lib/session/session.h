@@ -10,7 +10,10 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -35,6 +38,46 @@ void Warn(absl::string_view message);
 // Prints "gpuidle: <message>" as one line on stderr.
 void Note(absl::string_view message);
 
+// The host stack samples of one collection, until it stops: bounded (at most max_samples
+// samples, and max_stack_bytes of distinct stacks; the rest is counted as dropped), identical
+// stacks stored once. Not thread-safe (the session locks it).
+class HostSampleBuffer {
+ public:
+  static constexpr size_t kMaxSamples = 100'000;
+  static constexpr size_t kMaxStackBytes = size_t{32} << 20;
+
+  struct Sample {
+    int64_t time_ns;
+    uint64_t thread;
+    uint32_t stack;  // index into stacks
+  };
+  struct Contents {
+    std::vector<Sample> samples;
+    std::vector<std::string> stacks;
+    uint64_t dropped = 0;
+  };
+
+  explicit HostSampleBuffer(size_t max_samples = kMaxSamples,
+                            size_t max_stack_bytes = kMaxStackBytes)
+      : max_samples_(max_samples), max_stack_bytes_(max_stack_bytes) {}
+
+  void Add(int64_t time_ns, uint64_t thread, const std::string& stack);
+  // What was added since the last Take (the buffer is empty afterwards).
+  Contents Take();
+
+  // Moves samples into timeline (interned, sorted by time), keeping only those inside a
+  // stretch of at least launch_gap_max_ns without a CUDA call of their thread, outside any
+  // call (the others are no evidence for host work); a warning counts the dropped ones.
+  static void MoveInto(Contents contents, int64_t launch_gap_max_ns, Timeline* timeline);
+
+ private:
+  size_t max_samples_;
+  size_t max_stack_bytes_;
+  Contents contents_;
+  absl::flat_hash_map<std::string, uint32_t> stack_ids_;
+  size_t stack_bytes_ = 0;
+};
+
 class Session {
  public:
   static Session& Get();
@@ -49,6 +92,26 @@ class Session {
       const void* owner, CuptiAfterStop after = CuptiAfterStop::kDetach);
   bool CollectingFor(const void* owner) const;
 
+  // The running collection, whoever started it, for language bindings.
+  struct State {
+    bool collecting = false;
+    bool injected = false;       // started by the injection (gpuidle run, LD_PRELOAD)
+    std::string started_by;      // "LD_PRELOAD", "the C++ API", ...
+    int64_t host_sample_period_ns = 0;  // ProfilerOptions::host_sample_period_ns
+    int64_t launch_gap_max_ns = 0;
+  };
+  State CurrentState() const;
+  // Stops the running collection whoever owns it (torch.profiler is about to take CUPTI), as
+  // Stop does; FailedPrecondition if nothing collects.
+  absl::Status StopAny();
+
+  // Host stack samples of the running collection (a language binding's sampler; DESIGN.md,
+  // evidence for host stretches): each (OS thread id, stack) taken at time_ns on the timeline's
+  // clock. Ignored when nothing collects; bounded (HostSampleBuffer). Never takes the session's
+  // main lock.
+  void RecordHostSamples(int64_t time_ns,
+                         const std::vector<std::pair<uint64_t, std::string>>& samples);
+
   // Writes text to the expanded path pattern without replacing anything; returns the path.
   static absl::StatusOr<std::string> WriteOutput(absl::string_view pattern, absl::string_view text);
 
@@ -57,6 +120,11 @@ class Session {
   absl::StatusOr<std::shared_ptr<const CollectionResult>> StopLocked(CuptiAfterStop after);
   static void StopAtExit();
   static void AfterForkInChild();
+
+  // Host samples: their own lock, taken after mu_ (in StopLocked) or alone.
+  std::mutex samples_mu_;
+  bool accepting_samples_ = false;
+  HostSampleBuffer samples_;
 
   mutable std::mutex mu_;
   const void* owner_ = nullptr;  // non-null while collecting

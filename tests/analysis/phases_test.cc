@@ -168,6 +168,20 @@ TEST(Phases, AFirstStepFarLongerThanTheOthersIsAWarmUpStep) {
   EXPECT_EQ(r.steps.size(), 4u);
 }
 
+TEST(Phases, OptimizerStepsStandInOnlyWhereTheProgramMarksNoSteps) {
+  auto b = TimelineBuilder();
+  for (int k = 0; k < 4; ++k) {
+    const double s = 2000.0 * k;
+    b.Step(1, s, s + 2000, "ProfilerStep#" + std::to_string(k));
+    b.Step(1, s + 1000, s + 3000, "optimizer.step#" + std::to_string(k + 1));
+    LaunchBoundLoop(b, s, 12);
+  }
+  const Report r = MustAnalyze(b.Build());
+  EXPECT_EQ(r.step_source, "ProfilerStep");
+  EXPECT_EQ(r.steps.size(), 4u);
+  for (const StepReport& s : r.steps) EXPECT_THAT(s.name, ::testing::StartsWith("ProfilerStep#"));
+}
+
 TEST(Phases, SampledStacksTellAnInputPipelineFromOtherHostWork) {
   // Two long host stretches: one in a collate function, one in a logging call.
   auto b = TimelineBuilder();

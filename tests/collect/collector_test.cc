@@ -772,6 +772,32 @@ TEST_F(CollectorTest, TimedCallsOfManyThreadsAllArriveAcrossManyChunks) {
   EXPECT_EQ(t->info.dropped_records, 0u);
 }
 
+TEST_F(CollectorTest, KnowsWhichThreadsAreAwayFromCudaForTheHostSampler) {
+  const uint64_t me = static_cast<uint64_t>(syscall(SYS_gettid));
+  std::vector<uint64_t> away;
+  ThreadsAwayFromCuda(fake::FakeClockNs(), 0, &away);
+  EXPECT_THAT(away, IsEmpty()) << "nothing collects";
+  ASSERT_TRUE(collector().Start(fake::FakeApi(), TimedCallOptions()).ok());
+  ThreadsAwayFromCuda(fake::FakeClockNs(), 0, &away);
+  EXPECT_THAT(away, Not(Contains(me))) << "no CUDA call of this collection yet";
+  EXPECT_TRUE(fake::CallApi(CUPTI_CB_DOMAIN_RUNTIME_API, kStreamSync, 3, [&] {
+    ThreadsAwayFromCuda(fake::FakeClockNs(), 0, &away);
+    EXPECT_THAT(away, Not(Contains(me))) << "inside a call";
+  }));
+  ThreadsAwayFromCuda(fake::FakeClockNs(), 0, &away);
+  EXPECT_THAT(away, Contains(me));
+  ThreadsAwayFromCuda(fake::FakeClockNs(), int64_t{3600} * 1'000'000'000, &away);
+  EXPECT_THAT(away, Not(Contains(me))) << "not away for an hour";
+  // Another thread's calls make it a candidate; this thread stays one.
+  std::thread other([] { fake::CallApi(CUPTI_CB_DOMAIN_RUNTIME_API, kLaunch, 4, [] {}); });
+  other.join();  // it has ended: its slot is free again
+  ThreadsAwayFromCuda(fake::FakeClockNs(), 0, &away);
+  EXPECT_THAT(away, SizeIs(1));
+  ASSERT_TRUE(collector().Stop().ok());
+  ThreadsAwayFromCuda(fake::FakeClockNs(), 0, &away);
+  EXPECT_THAT(away, IsEmpty()) << "stopped";
+}
+
 TEST_F(CollectorTest, TimedCallsStopWithTheCollection) {
   ASSERT_TRUE(collector().Start(fake::FakeApi(), TimedCallOptions()).ok());
   ASSERT_TRUE(collector().Stop().ok());

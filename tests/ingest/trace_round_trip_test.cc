@@ -424,14 +424,21 @@ TEST_F(TraceRoundTripTest, RecordedPyTorchTracesComeBackFieldByFieldWithTheSameR
 
 TEST_F(TraceRoundTripTest, UnsupportedFormatVersionIsRejectedNamingIt) {
   const std::string trace = FormatGpuidleTrace(EveryKindTimeline());
-  const std::string newer = absl::StrReplaceAll(trace, {{"gpuidle.trace/1", "gpuidle.trace/2"}});
+  const std::string newer = absl::StrReplaceAll(trace, {{"gpuidle.trace/2", "gpuidle.trace/3"}});
   ASSERT_NE(newer, trace);
   absl::StatusOr<Timeline> back = Read(newer);
   ASSERT_FALSE(back.ok());
   EXPECT_EQ(back.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(back.status().message(), HasSubstr("unsupported gpuidle trace format"));
+  EXPECT_THAT(back.status().message(), HasSubstr("\"gpuidle.trace/3\""));
   EXPECT_THAT(back.status().message(), HasSubstr("\"gpuidle.trace/2\""));
-  EXPECT_THAT(back.status().message(), HasSubstr("\"gpuidle.trace/1\""));
+}
+
+TEST_F(TraceRoundTripTest, TracesOfTheFirstFormatWithoutSamplesAreReadToo) {
+  const std::string trace = FormatGpuidleTrace(EveryKindTimeline());
+  const std::string older = absl::StrReplaceAll(trace, {{"gpuidle.trace/2", "gpuidle.trace/1"}});
+  ASSERT_NE(older, trace);
+  EXPECT_TRUE(Read(older).ok());
 }
 
 TEST_F(TraceRoundTripTest, GpuidleObjectAfterTheEventsIsReadToo) {

@@ -370,7 +370,7 @@ assert "gpuidle._torch" not in sys.modules and "torch" not in sys.modules
 sys.modules["torch"] = types.ModuleType("torch")
 from gpuidle import _torch
 calls = []
-_torch.install = lambda p: calls.append(("install", p))
+_torch.install = lambda p: calls.append(("install", p)) or True
 _torch.uninstall = lambda: calls.append(("uninstall",))
 with gpuidle.profile(quiet=True) as p:
     pass

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 import textwrap
+import threading
 import types
 
 import pytest
@@ -158,6 +159,8 @@ def fake_torch(monkeypatch):
                          ("torch.nn.modules.module", module_module),
                          ("torch.optim.optimizer", optimizer_module)]:
         monkeypatch.setitem(sys.modules, name, module)
+    # Whether the program marked steps itself is process-wide: each test starts without.
+    monkeypatch.setattr(_markers, "user_steps", False)
     yield torch
     _torch.uninstall()
 
@@ -254,6 +257,7 @@ def test_backward_runs_inside_a_call_site_marker_naming_the_programs_line(fake_t
 def test_forward_and_optimizer_step_run_inside_a_call_site_marker_naming_the_programs_line(
         fake_torch, monkeypatch):
     # PyTorch launches with the GIL released: the native sampling cannot read these lines.
+    monkeypatch.setattr(_markers, "user_steps", True)  # call sites only, no optimizer steps
     nvtx = installed_with_markers_recorded(monkeypatch)
     model = fake_torch.nn.Module(fake_torch.nn.Module(), fake_torch.nn.Module())
     opt = fake_torch.optim.Optimizer()
@@ -282,6 +286,7 @@ def test_profiles_start_and_stop_while_another_thread_is_inside_an_optimizer_ste
         fake_torch, monkeypatch):
     # Torch iterates its global optimizer hooks live: a profile started or stopped on another
     # thread meanwhile must not add or remove one (the step would raise).
+    monkeypatch.setattr(_markers, "user_steps", True)  # call sites only, no optimizer steps
     nvtx = installed_with_markers_recorded(monkeypatch)
     _torch.uninstall()
     opt = fake_torch.optim.Optimizer()
@@ -358,6 +363,7 @@ def test_a_step_begun_inside_a_forward_pass_outlives_its_marker(fake_torch, monk
 
 
 def test_a_step_that_raised_leaves_no_marker_behind(fake_torch, monkeypatch):
+    monkeypatch.setattr(_markers, "user_steps", True)  # call sites only, no optimizer steps
     nvtx = installed_with_markers_recorded(monkeypatch)
     hooks = fake_torch.hooks
     opt = fake_torch.optim.Optimizer()
@@ -493,3 +499,90 @@ def test_a_profile_in_a_dataloader_worker_stays_silent_and_inert():
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "False not profiling a DataLoader worker process\n"
     assert gpuidle_lines(proc.stderr) == [], proc.stderr
+
+
+# --- optimizer steps: steps without user code ---------------------------------------------------
+
+def step_names(nvtx):
+    return [c[2] for c in nvtx.calls if c[0] == "push" and c[1] == _markers._STEP]
+
+
+def test_each_optimizer_step_return_ends_a_step_named_optimizer_step_n(fake_torch, monkeypatch):
+    nvtx = installed_with_markers_recorded(monkeypatch)
+    opt = fake_torch.optim.Optimizer()
+    for _ in range(3):
+        assert opt.step() == "stepped"
+    # The first iteration (up to the first return) is start-up; each return opens the next step.
+    assert step_names(nvtx) == ["optimizer.step#1", "optimizer.step#2", "optimizer.step#3"]
+    open_steps = [m for m in _markers._state.stack if m.kind == _markers._STEP]
+    assert [m.name for m in open_steps] == ["optimizer.step#3"], "one step open at a time"
+    _torch.uninstall()
+    assert not [m for m in _markers._state.stack if m.kind == _markers._STEP], \
+        "the unfinished step closes when the integration goes"
+
+
+def test_only_the_first_optimizer_and_the_outermost_step_count(fake_torch, monkeypatch):
+    nvtx = installed_with_markers_recorded(monkeypatch)
+    Optimizer = fake_torch.optim.Optimizer
+    hooks = fake_torch.hooks
+
+    class Wrapper(Optimizer):  # accelerate-like: its step runs the inner optimizer's
+        def __init__(self, inner):
+            self.inner = inner
+
+        def step(self):
+            for hook in hooks["step_pre"].values():
+                hook(self, (), {})
+            self.inner.step()
+            for hook in hooks["step"].values():
+                hook(self, (), {})
+
+    generator, discriminator = Wrapper(Optimizer()), Optimizer()
+    for _ in range(2):  # a GAN: two optimizers, one step per iteration
+        discriminator.step()
+        generator.step()
+    assert step_names(nvtx) == ["optimizer.step#1", "optimizer.step#2"]
+    _torch.uninstall()
+
+
+def test_steps_are_marked_on_the_training_thread_only(fake_torch, monkeypatch):
+    nvtx = installed_with_markers_recorded(monkeypatch)
+    opt = fake_torch.optim.Optimizer()
+    opt.step()
+    other = threading.Thread(target=lambda: fake_torch.optim.Optimizer().step())
+    other.start()
+    other.join()
+    assert step_names(nvtx) == ["optimizer.step#1"]
+    _torch.uninstall()
+
+
+def test_no_optimizer_steps_once_the_program_marks_its_own(fake_torch, monkeypatch):
+    nvtx = installed_with_markers_recorded(monkeypatch)
+    opt = fake_torch.optim.Optimizer()
+    opt.step()
+    assert step_names(nvtx) == ["optimizer.step#1"]
+    gpuidle.step()  # the program's own step: gpuidle's closes, none follow
+    opt.step()
+    opt.step()
+    assert step_names(nvtx) == ["optimizer.step#1", ""]
+    assert [m.name for m in _markers._state.stack if m.kind == _markers._STEP] == [""]
+    gpuidle.end_step()
+    _torch.uninstall()
+
+
+def test_a_step_that_raised_does_not_swallow_the_next_boundary(fake_torch, monkeypatch):
+    nvtx = installed_with_markers_recorded(monkeypatch)
+    opt = fake_torch.optim.Optimizer()
+    for hook in list(fake_torch.hooks["step_pre"].values()):  # a step whose post hooks never ran
+        hook(opt, (), {})
+    opt.step()
+    assert step_names(nvtx) == ["optimizer.step#1"]
+    _torch.uninstall()
+
+
+def test_no_optimizer_steps_while_torch_compile_traces(fake_torch, monkeypatch):
+    nvtx = installed_with_markers_recorded(monkeypatch)
+    fake_torch.compiling = True
+    fake_torch.optim.Optimizer().step()
+    assert step_names(nvtx) == []
+    _torch.uninstall()

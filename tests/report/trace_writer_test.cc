@@ -89,7 +89,7 @@ TEST(TraceWriter, WritesJsonWithTheDocumentedTopLevelKeys) {
   ASSERT_TRUE(doc.IsObject());
   EXPECT_EQ(doc["schemaVersion"].GetInt(), 1);
   const rapidjson::Value& g = doc["gpuidle"];
-  EXPECT_EQ(Str(g["format"]), "gpuidle.trace/1");
+  EXPECT_EQ(Str(g["format"]), "gpuidle.trace/2");
   EXPECT_EQ(Str(g["version"]), kVersion);
   EXPECT_EQ(g["pid"].GetInt64(), 31337);
   EXPECT_EQ(Str(g["host"]), "node-17");

@@ -222,6 +222,30 @@ TEST(ProfilerOptionsFromVariables, ReadsFromTheGivenLookup) {
   EXPECT_EQ(options->analysis.max_gap_records, 3);
 }
 
+TEST_F(ProfilerOptionsFromEnvironmentTest, ReadsTheHostSamplePeriodAndThePythonSwitch) {
+  const ProfilerOptions defaults;
+  EXPECT_EQ(defaults.host_sample_period_ns, 5'000'000);
+  EXPECT_TRUE(defaults.python_integration);
+  Set("GPUIDLE_HOST_SAMPLE_MS", "2.5");
+  Set("GPUIDLE_PYTHON", "no");
+  absl::StatusOr<ProfilerOptions> options = ProfilerOptionsFromEnvironment();
+  ASSERT_TRUE(options.ok()) << options.status();
+  EXPECT_EQ(options->host_sample_period_ns, 2'500'000);
+  EXPECT_FALSE(options->python_integration);
+  Set("GPUIDLE_HOST_SAMPLE_MS", "0");  // off
+  Set("GPUIDLE_PYTHON", "TRUE");
+  options = ProfilerOptionsFromEnvironment();
+  ASSERT_TRUE(options.ok()) << options.status();
+  EXPECT_EQ(options->host_sample_period_ns, 0);
+  EXPECT_TRUE(options->python_integration);
+  ::unsetenv("GPUIDLE_HOST_SAMPLE_MS");
+  ::unsetenv("GPUIDLE_PYTHON");
+  ExpectRejected("GPUIDLE_HOST_SAMPLE_MS", "-1", "milliseconds");
+  ExpectRejected("GPUIDLE_HOST_SAMPLE_MS", "0.01", "at least 0.1 ms");
+  ExpectRejected("GPUIDLE_HOST_SAMPLE_MS", "5000", "milliseconds from 0 (off) to 1000");
+  ExpectRejected("GPUIDLE_PYTHON", "maybe", "must be 1, true, yes, 0, false or no");
+}
+
 TEST(ApplyProfilerVariable, SaysWhyWithoutNamingTheVariable) {
   ProfilerOptions options;
   const absl::Status status = internal::ApplyProfilerVariable("GPUIDLE_FORMAT", "xml", &options);

@@ -72,7 +72,17 @@ def caller_site(skip: int = 2) -> Optional[str]:
     return None
 
 
+_users = 0  # a profile and the autoload (gpuidle run) may both want them
+
+
 def enable() -> None:
+    global _prefixes, _users
+    _users += 1
+    refresh()
+
+
+def refresh() -> None:
+    """Reads the library folders again (torch was imported since)."""
     global _prefixes
     prefixes = library_prefixes()
     if tuple(prefixes) != _prefixes:
@@ -82,4 +92,7 @@ def enable() -> None:
 
 
 def disable() -> None:
-    _gpuidle.disable_call_sites()
+    global _users
+    _users = max(0, _users - 1)
+    if _users == 0:
+        _gpuidle.disable_call_sites()

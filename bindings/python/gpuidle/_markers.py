@@ -43,6 +43,12 @@ class _ThreadState(threading.local):
 
 
 _state = _ThreadState()
+#: True once the program marked a step itself (gpuidle.step, Profile.step): gpuidle then marks
+#: no optimizer steps of its own (gpuidle/_torch.py).
+user_steps = False
+#: Called on the thread of the program's first step before it opens (gpuidle/_torch.py closes
+#: its optimizer step there, so that the program's step is one range).
+before_first_user_step: Optional[Callable[[], None]] = None
 
 
 def _open(kind: int, name: str, owner: object) -> _Open:
@@ -168,6 +174,14 @@ def step() -> StepHandle:
     ``prof.step()``), or use it as ``with gpuidle.step():`` around one iteration. Each step gets
     its own row in the report.
     """
+    global user_steps
+    if not user_steps:
+        user_steps = True
+        if before_first_user_step is not None:
+            try:
+                before_first_user_step()
+            except Exception:
+                pass
     end_step()
     marker = _open(_STEP, "", step)
     _state.step = marker

@@ -23,6 +23,7 @@ _VARIABLES: dict[str, tuple[str, str]] = {
     "data_ranges": ("GPUIDLE_DATA_RANGE", "strings"),
     "max_gaps": ("GPUIDLE_MAX_GAPS", "int"),
     "skip_steps": ("GPUIDLE_SKIP_STEPS", "int"),
+    "host_sample_ms": ("GPUIDLE_HOST_SAMPLE_MS", "number"),
 }
 
 #: The keywords gpuidle.analyze() takes (the analysis thresholds; no outputs).

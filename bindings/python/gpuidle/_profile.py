@@ -10,7 +10,7 @@ import threading
 import weakref
 from typing import Any, Callable, Iterable, Optional, TypeVar, Union, overload
 
-from . import _call_sites, _markers, _options
+from . import _call_sites, _markers, _options, _sampler
 from ._native import _gpuidle
 from ._report import Report
 
@@ -52,19 +52,21 @@ class Profile:
         skip_steps: Optional[int] = None,
         max_records: Optional[int] = None,
         buffer_mb: Optional[int] = None,
+        host_sample_ms: Optional[float] = None,
     ) -> None:
         settings = _options.settings(
             out=out, format=format, trace=trace, quiet=quiet,
             launch_gap_max_us=launch_gap_max_us, dispatch_latency_max_us=dispatch_latency_max_us,
             data_ranges=data_ranges, max_gaps=max_gaps, skip_steps=skip_steps,
             max_records=max_records,
-            buffer_mb=buffer_mb)
+            buffer_mb=buffer_mb, host_sample_ms=host_sample_ms)
         # Reads the GPUIDLE_* environment now, then the keywords over it (ValueError here for a
         # bad keyword; a bad environment variable is the one warning at start instead).
         self._native = _gpuidle.Profiler(settings)
         self._lock = threading.Lock()
         self._depth = 0
         self._torch_installed = False
+        self._sampling = False
         #: The analysis of the last collection; None before it stops or when nothing was
         #: collected (no GPU, no CUDA work).
         self.report: Optional[Report] = None
@@ -128,6 +130,8 @@ class Profile:
                 self._uninstall_torch()
             return False
         _running.add(self)
+        _sampler.acquire()  # host stacks during long stretches without CUDA
+        self._sampling = True
         return True
 
     def _stop_now(self) -> Optional[Report]:
@@ -150,6 +154,9 @@ class Profile:
         if self not in _running:  # never started (or already stopped): nothing of it to undo
             return self.report
         _markers.end_step()
+        if self._sampling:  # stopped and joined before the collection ends
+            self._sampling = False
+            _sampler.release()
         try:
             if self._native.collecting:
                 # The GIL is released meanwhile. At exit CUPTI stays attached: nothing runs after.
@@ -200,8 +207,7 @@ class Profile:
         try:
             from . import _torch
 
-            _torch.install(self)
-            self._torch_installed = True
+            self._torch_installed = _torch.install(self)
         except Exception as e:  # never break the program over the integration
             _warn(f"PyTorch integration failed ({type(e).__name__}: {e}); profiling without it")
 
@@ -276,6 +282,7 @@ def profile(
     skip_steps: Optional[int] = None,
     max_records: Optional[int] = None,
     buffer_mb: Optional[int] = None,
+    host_sample_ms: Optional[float] = None,
 ) -> Profile: ...
 
 
@@ -314,6 +321,8 @@ def profile(out: Any = None, *args: Any, **kwargs: Any) -> Any:
             0). The report's window begins at the next step.
         max_records: stop recording after this many records (default 20,000,000).
         buffer_mb: CUPTI buffer memory in MiB, 1 to 4096 (default 64).
+        host_sample_ms: sample the Python stacks of the launching threads every this many ms
+            while they are away from CUDA for long (default 5; 0 turns it off).
 
     Raises:
         ValueError: a keyword has a bad value (TypeError: a wrong type). Nothing is raised when

@@ -23,6 +23,16 @@
   (collect/call_sites.h). While torch.compile traces, the hooks return at once (so that they
   add no graph break; not yet tried with torch.compile on a GPU). The step hooks stay
   registered, idle, after the first profile (``_step_hooks_registry``).
+- **Steps without user code.** Where the program marks no steps itself (no ``gpuidle.step()`` /
+  ``p.step()``), a step ends when an optimizer step returns: from the return of one
+  ``optimizer.step()`` to the return of the next, a step range named ``optimizer.step#N`` (N
+  from 1; the first iteration, up to the first return, is start-up). Only the outermost step
+  counts (a wrapper's ``step`` that calls its inner optimizer's is one step), only on the thread
+  that first returned from a step (the training thread), and only for one optimizer, the first
+  that returned (with a GAN's two optimizers, one step per iteration; with gradient
+  accumulation, one step per optimizer update); when that optimizer is gone, the next one to
+  return takes over. The range still open at the end of a collection is dropped (an unfinished
+  step). Once the program marks a step itself, gpuidle closes its own and marks no more.
 - **Children never collect.** DataLoader workers (forked or spawned) and other
   multiprocessing children that inherit or re-run a profile stay inert (:func:`in_worker`).
 
@@ -36,6 +46,7 @@ from __future__ import annotations
 import functools
 import sys
 import threading
+import weakref
 from typing import Any, Callable, Optional
 
 from . import _call_sites, _markers
@@ -52,6 +63,22 @@ _step_markers: Optional["_LaunchMarkers"] = None  # the running profile's, or No
 _step_compiling: Callable[[], bool] = lambda: False
 
 _DATA_MARKER = "DataLoader.__next__"
+_OPTIMIZER_STEP = "optimizer.step#"
+
+
+class _OptimizerSteps:
+    """The optimizer steps of one install: which thread and optimizer define the steps."""
+
+    def __init__(self) -> None:
+        self.thread: Optional[int] = None  # threading.get_ident() of the training thread
+        self.clock: Optional[Callable[[], Any]] = None  # the optimizer whose returns end steps
+        self.count = 0
+
+
+_optimizer_steps = _OptimizerSteps()
+# Per thread ident: (the install's _OptimizerSteps, the open optimizer.step range). A range
+# left open by an earlier install is closed on its own thread, at that thread's next step hook.
+_open_steps: dict[int, tuple[_OptimizerSteps, Any]] = {}
 
 
 def _torch() -> Any:
@@ -146,6 +173,7 @@ class _LaunchMarkers(threading.local):
         self.forward_depth = 0
         self.forward_marker: Optional[Any] = None
         self.step_marker: Optional[Any] = None
+        self.stepping: list[Any] = []  # the optimizers inside step() on this thread, outermost first
 
 
 def _open_caller_site(owner: object) -> Optional[Any]:
@@ -162,10 +190,68 @@ def _compiling(torch: Any) -> Callable[[], bool]:
     return getattr(getattr(torch, "compiler", None), "is_compiling", None) or (lambda: False)
 
 
+def _close_stale_step(current: Optional[_OptimizerSteps]) -> None:
+    """Closes this thread's optimizer.step range if an earlier install (profile) left it."""
+    entry = _open_steps.get(threading.get_ident())
+    if entry is not None and entry[0] is not current:
+        _open_steps.pop(threading.get_ident(), None)
+        _markers._close(entry[1])
+
+
+def _index_of(items: list[Any], item: Any) -> int:
+    for i, x in enumerate(items):
+        if x is item:
+            return i
+    return -1
+
+
+def _optimizer_step_returned(opt: Any) -> None:
+    """An outermost optimizer step returned on this thread: maybe the end of a step."""
+    steps = _optimizer_steps
+    me = threading.get_ident()
+    if _markers.user_steps:  # the program marks its own steps
+        entry = _open_steps.pop(me, None)
+        if entry is not None:
+            _markers._close(entry[1])
+        return
+    if steps.thread is None:
+        steps.thread = me
+    elif steps.thread != me:
+        return
+    clock = steps.clock() if steps.clock is not None else None
+    if clock is None:
+        try:
+            steps.clock = weakref.ref(opt)
+        except TypeError:
+            steps.clock = lambda: opt
+    elif clock is not opt:
+        return
+    entry = _open_steps.pop(me, None)
+    if entry is not None:
+        _markers._close(entry[1])
+    steps.count += 1
+    marker = _markers._open(_markers._STEP, f"{_OPTIMIZER_STEP}{steps.count}", steps)
+    _open_steps[me] = (steps, marker)
+
+
+def _close_own_step() -> None:
+    entry = _open_steps.pop(threading.get_ident(), None)
+    if entry is not None:
+        _markers._close(entry[1])
+
+
+_markers.before_first_user_step = _close_own_step
+
+
 def _step_pre(opt: Any, args: Any, kwargs: Any) -> None:
     state = _step_markers
+    _close_stale_step(_optimizer_steps if state is not None else None)
     if state is None or _step_compiling():
         return
+    i = _index_of(state.stepping, opt)
+    if i >= 0:  # a step of this optimizer raised earlier (torch ran no post hook)
+        del state.stepping[i:]
+    state.stepping.append(opt)
     # Steps do not nest: a marker still open was left by a step that raised (torch calls no
     # post hook then).
     _markers._close(state.step_marker)
@@ -184,6 +270,11 @@ def _step_post(opt: Any, args: Any, kwargs: Any) -> None:
         return
     _markers._close(state.step_marker)
     state.step_marker = None
+    i = _index_of(state.stepping, opt)
+    if i >= 0:
+        del state.stepping[i:]
+    if not state.stepping:  # the outermost step returned
+        _optimizer_step_returned(opt)
 
 
 def _mark_launch_sites(torch: Any) -> None:
@@ -279,16 +370,19 @@ def _yield_to_torch_profiler(torch: Any) -> None:
         _patch(owner, name, make)
 
 
-def install(profile: Any) -> None:
-    """Hooks gpuidle into the already imported torch for the duration of ``profile``."""
-    global _profile
+def install(profile: Any) -> bool:
+    """Hooks gpuidle into the already imported torch for the duration of ``profile``; False if
+    it was installed already (by another profile, or gpuidle run's autoload) or torch is not
+    imported: only an install that returned True is undone by :func:`uninstall`."""
+    global _profile, _optimizer_steps
     torch = _torch()
     if torch is None:
-        return
+        return False
     with _lock:
-        if _patches:  # installed by another profile that is still running
-            return
+        if _patches or _profile is not None:  # installed by another profile that still runs
+            return False
         _profile = profile
+        _optimizer_steps = _OptimizerSteps()
         try:
             _mark_dataloader(torch)
             _mark_sync_sites(torch)
@@ -297,11 +391,15 @@ def install(profile: Any) -> None:
         except Exception:
             _undo()
             raise
+    return True
 
 
 def _undo() -> None:
     global _profile, _step_markers
     _step_markers = None
+    # The step range of this thread closes now (after the collection stopped: it is dropped, an
+    # unfinished step); those of other threads at their next step hook.
+    _close_stale_step(None)
     while _hooks:
         _hooks.pop().remove()
     while _patches:
