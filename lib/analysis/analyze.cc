@@ -231,7 +231,9 @@ class OffenderTable {
       if (key.site >= 0) o.site = sites_[key.site];
       if (key.stack >= 0) {
         const StackEvidence& ev = stacks_.evidence(key.stack);
-        o.what = absl::StrCat(HostActivityName(ev.activity), " (sampled stack)");
+        if (key.what == StringTable::kEmpty) {
+          o.what = absl::StrCat(HostActivityName(ev.activity), " (sampled stack)");
+        }
         o.site = ev.frame;
       }
       o.idle_ns = e.idle_ns;
@@ -314,8 +316,11 @@ GapRecord ToGapRecord(const TimelineIndex& index, const HostStacks& stacks,
   }
   if (piece.stack >= 0) {
     const StackEvidence& ev = stacks.evidence(piece.stack);
-    g.evidence = absl::StrCat(HostActivityName(ev.activity), " (sampled stack): no CUDA call for ",
-                              (piece.end_ns - piece.start_ns) / 1000, " us");
+    if (piece.range < 0) {
+      g.evidence = absl::StrCat(HostActivityName(ev.activity),
+                                " (sampled stack): no CUDA call for ",
+                                (piece.end_ns - piece.start_ns) / 1000, " us");
+    }
     g.call_site = ev.frame;
   }
   return g;
@@ -429,27 +434,34 @@ std::string StepSource(const Timeline& t, const std::vector<int32_t>& steps) {
   return "marker";
 }
 
-// Without steps the steady state runs from the first to the last kernel, after the one-off
-// work that came before the bulk of the kernels (the first 1% of them): compilation and
-// loading between a few set-up kernels and the program's loop are start-up too.
-Interval SteadyWithoutSteps(const DeviceTimeline& device, const std::vector<Interval>& busy,
-                            const std::vector<OneOffSpan>& spans, Interval window) {
-  if (busy.empty()) return window;
-  Interval steady{busy.front().start_ns, busy.back().end_ns};
-  std::vector<int64_t> starts;
-  for (const DeviceOp& op : device.ops) {
-    if (op.kind == OpKind::kKernel && op.end_ns > window.start_ns && op.start_ns < window.end_ns) {
-      starts.push_back(op.start_ns);
+// Without steps the steady state runs from the first to the last kernel, after the start-up's
+// one-off work: it begins after the longest prefix (from the first kernel) that is at least half
+// one-off time, so that compilation, autotuning and module loading between a few set-up kernels
+// and the program's loop are start-up too, while a re-compilation later in the run is not.
+Interval SteadyWithoutSteps(const DeviceAttribution& a, const std::vector<OneOffSpan>& spans,
+                            const HostStacks& stacks, Interval window) {
+  if (a.busy.empty()) return window;
+  Interval steady{a.busy.front().start_ns, a.busy.back().end_ns};
+  std::vector<Interval> one_off;
+  for (const OneOffSpan& span : spans) one_off.push_back({span.start_ns, span.end_ns});
+  for (const IdlePiece& piece : a.pieces) {
+    if (piece.stack >= 0 && stacks.evidence(piece.stack).activity == HostActivity::kCompilation) {
+      one_off.push_back({piece.start_ns, piece.end_ns});
     }
   }
-  const int64_t early = starts.empty() ? steady.start_ns : starts[starts.size() / 100];
-  for (const OneOffSpan& span : spans) {
-    if (span.start_ns > early) break;
-    if (span.end_ns <= steady.start_ns) continue;
-    auto next = std::lower_bound(busy.begin(), busy.end(), span.end_ns,
-                                 [](const Interval& b, int64_t v) { return b.start_ns < v; });
-    if (next != busy.end()) steady.start_ns = next->start_ns;
+  std::sort(one_off.begin(), one_off.end(),
+            [](const Interval& x, const Interval& y) { return x.start_ns < y.start_ns; });
+  int64_t covered = 0, covered_until = steady.start_ns, prefix_end = steady.start_ns;
+  for (const Interval& o : one_off) {
+    const int64_t s = std::max(o.start_ns, covered_until);
+    if (o.end_ns <= s) continue;
+    covered += o.end_ns - s;
+    covered_until = o.end_ns;
+    if (2 * covered >= o.end_ns - steady.start_ns) prefix_end = o.end_ns;
   }
+  auto next = std::lower_bound(a.busy.begin(), a.busy.end(), prefix_end,
+                               [](const Interval& b, int64_t v) { return b.start_ns < v; });
+  if (next != a.busy.end()) steady.start_ns = next->start_ns;
   return steady;
 }
 
@@ -555,7 +567,7 @@ absl::StatusOr<Report> AnalyzeRanks(std::span<const Timeline* const> ranks,
       // end of the last step (the last kernel); the rest, and one-off work, is reported apart.
       const std::vector<Interval> step_spans = CutSteps(index, device, steps, *window);
       const size_t first_step = warm_up_step ? 1 : 0;
-      Interval steady = SteadyWithoutSteps(device, a.busy, one_off_spans, *window);
+      Interval steady = SteadyWithoutSteps(a, one_off_spans, stacks, *window);
       Interval warm_up{steady.start_ns, steady.start_ns};
       if (steps.size() > first_step) {
         steady = Interval{step_spans[first_step].start_ns, step_spans.back().end_ns};

@@ -78,6 +78,8 @@ class DeviceAttributor {
   void WalkHost(int64_t u, int64_t e, int32_t next_op);
   void AttributeQueued(int64_t q, int64_t t1, int32_t next_op, int32_t launch_call);
   int32_t SyncInProgressAt(int64_t t);
+  int32_t ValueReadByAnotherThread(int64_t t0, int64_t e) const;
+  int64_t LastKernelThreadCallEndBefore(int64_t t) const;
   int32_t WaitEventBefore(const DeviceOp& op, const HostCall& launch) const;
   int32_t FirstHostCallAtOrAfter(int64_t t) const;
   int64_t LastHostCallEndBefore(int64_t t) const;
@@ -91,6 +93,12 @@ class DeviceAttributor {
   const AnalysisOptions& options_;
 
   absl::flat_hash_set<uint64_t> launching_threads_;
+  absl::flat_hash_set<uint64_t> kernel_threads_;  // the launching threads that launched kernels
+  std::vector<int32_t> kernel_thread_calls_;      // their calls, by start
+  std::vector<int64_t> kernel_thread_call_max_end_;
+  // Device-to-host copies issued by threads that launch no kernels (device ops, by start): a
+  // runtime's transfer thread reading a value for the launching thread (JAX/XLA).
+  std::vector<int32_t> reads_by_other_threads_;
   std::vector<int32_t> host_calls_;         // calls of the launching threads, by start
   std::vector<int64_t> host_call_max_end_;  // prefix maximum of their end times
   std::vector<HostItem> host_items_;        // everything the host-late walk looks at
@@ -114,7 +122,17 @@ class DeviceAttributor {
 void DeviceAttributor::IndexHost() {
   for (size_t i = 0; i < device_.ops.size(); ++i) {
     const int32_t call = index_.IssuingCall(device_, static_cast<int32_t>(i));
-    if (call >= 0) launching_threads_.insert(timeline_.calls[call].thread);
+    if (call < 0) continue;
+    launching_threads_.insert(timeline_.calls[call].thread);
+    if (device_.ops[i].kind == OpKind::kKernel) kernel_threads_.insert(timeline_.calls[call].thread);
+  }
+  for (size_t i = 0; i < device_.ops.size(); ++i) {
+    const DeviceOp& op = device_.ops[i];
+    const int32_t call = index_.IssuingCall(device_, static_cast<int32_t>(i));
+    if (call >= 0 && op.kind == OpKind::kMemcpy && op.copy_kind == CopyKind::kDtoH &&
+        !kernel_threads_.contains(timeline_.calls[call].thread)) {
+      reads_by_other_threads_.push_back(static_cast<int32_t>(i));
+    }
   }
   for (size_t i = 0; i < timeline_.calls.size(); ++i) {
     const HostCall& c = timeline_.calls[i];
@@ -131,6 +149,12 @@ void DeviceAttributor::IndexHost() {
       continue;
     }
     host_calls_.push_back(ci);
+    if (kernel_threads_.contains(c.thread)) {
+      kernel_thread_calls_.push_back(ci);
+      kernel_thread_call_max_end_.push_back(std::max(
+          kernel_thread_call_max_end_.empty() ? c.end_ns : kernel_thread_call_max_end_.back(),
+          c.end_ns));
+    }
     const int64_t prev = host_call_max_end_.empty() ? c.end_ns : host_call_max_end_.back();
     host_call_max_end_.push_back(std::max(prev, c.end_ns));
     Evidence ev = kInOtherCudaCall;
@@ -219,6 +243,28 @@ int32_t DeviceAttributor::SyncInProgressAt(int64_t t) {
   return best;
 }
 
+int64_t DeviceAttributor::LastKernelThreadCallEndBefore(int64_t t) const {
+  auto it = std::lower_bound(kernel_thread_calls_.begin(), kernel_thread_calls_.end(), t,
+                             [&](int32_t c, int64_t v) { return timeline_.calls[c].start_ns < v; });
+  if (it == kernel_thread_calls_.begin()) return window_.start_ns;
+  return std::min(t, kernel_thread_call_max_end_[it - kernel_thread_calls_.begin() - 1]);
+}
+
+// A device-to-host copy that a thread launching no kernels issued as the GPU ran dry at t0 and
+// that finished inside [t0, e): the value the launching thread was waiting for, read by a
+// runtime's own thread (JAX/XLA's transfer threads, a future's worker). The copy's index, or -1.
+int32_t DeviceAttributor::ValueReadByAnotherThread(int64_t t0, int64_t e) const {
+  auto it = std::lower_bound(reads_by_other_threads_.begin(), reads_by_other_threads_.end(),
+                             t0 - options_.dispatch_latency_max_ns,
+                             [&](int32_t o, int64_t v) { return device_.ops[o].start_ns < v; });
+  for (; it != reads_by_other_threads_.end(); ++it) {
+    const DeviceOp& op = device_.ops[*it];
+    if (op.start_ns >= std::min(e, t0 + options_.launch_gap_max_ns)) break;
+    if (op.end_ns >= t0 && op.end_ns <= e) return *it;
+  }
+  return -1;
+}
+
 void DeviceAttributor::AttributeGap(int64_t t0, int64_t t1, int32_t next_op) {
   ++gap_;
   if (launching_threads_.empty()) {
@@ -255,6 +301,13 @@ void DeviceAttributor::AttributeHostLate(int64_t t0, int64_t e, int32_t next_op)
     const bool work_follows = next_op >= 0 || t0 < last_step_end_ns_;
     u = work_follows ? std::min(e, t0 + (s.end_ns - s.start_ns)) : std::min(e, s.end_ns);
     Emit(t0, u, Subcause::kHostSync, next_op, sync, -1);
+  } else if (const int32_t read = ValueReadByAnotherThread(t0, e);
+             read >= 0 && (next_op >= 0 || t0 < last_step_end_ns_)) {
+    // The launching threads waited, outside CUDA, for a value another thread copied to the
+    // host: blocked from their last CUDA call until the copy finished.
+    const int64_t blocked = device_.ops[read].end_ns - LastKernelThreadCallEndBefore(t0);
+    u = std::min(e, t0 + std::max<int64_t>(0, blocked));
+    Emit(t0, u, Subcause::kHostSync, next_op, index_.IssuingCall(device_, read), -1);
   }
   WalkHost(u, e, next_op);
 }
@@ -292,6 +345,13 @@ void DeviceAttributor::WalkHost(int64_t u, int64_t e, int32_t next_op) {
     }
     int kind = 0;
     while (kind < kEvidenceKinds && active[kind].empty()) ++kind;
+    if (kind == kInDataRange && !stacks_.empty()) {
+      // What the input pipeline was doing, where its stack was sampled.
+      const HostItem& it = host_items_[active[kind].back()];
+      const int32_t stack = stacks_.EvidenceFor(launching_threads_, s0, s1);
+      Emit(s0, s1, Subcause::kDataLoader, next_op, it.call, it.range, stack);
+      continue;
+    }
     if (kind < kEvidenceKinds) {
       const HostItem& it = host_items_[active[kind].back()];
       static constexpr std::array<Subcause, kEvidenceKinds> kSubcause = {
@@ -310,11 +370,14 @@ void DeviceAttributor::WalkHost(int64_t u, int64_t e, int32_t next_op) {
       Emit(s0, s1, Subcause::kLaunchOverhead, next_op, next_call, -1);
       continue;
     }
-    // A long stretch away from CUDA: its Python stack, where sampled, says what it was.
-    const int32_t stack = stacks_.EvidenceFor(launching_threads_, s0, s1);
-    const bool input = stack >= 0 &&
-                       stacks_.evidence(stack).activity == HostActivity::kInputPipeline;
-    Emit(s0, s1, input ? Subcause::kDataLoader : Subcause::kHost, next_op, next_call, -1, stack);
+    // A long stretch away from CUDA: its Python stacks, where sampled, say what it was, part
+    // by part.
+    for (const StackSpan& part : stacks_.SpansFor(launching_threads_, s0, s1)) {
+      const bool input = part.evidence >= 0 && stacks_.evidence(part.evidence).activity ==
+                                                   HostActivity::kInputPipeline;
+      Emit(part.start_ns, part.end_ns, input ? Subcause::kDataLoader : Subcause::kHost, next_op,
+           next_call, -1, part.evidence);
+    }
   }
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <tuple>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -96,7 +97,8 @@ bool IsLibraryFrame(const Frame& f) {
   const absl::string_view file = f.file;
   if (file.empty() || absl::StartsWith(file, "<")) return true;
   return AnyOf(file, {"site-packages/", "dist-packages/", "/lib/python3", "/lib64/python3"}) ||
-         absl::StartsWith(file, "torch/") || absl::StartsWith(file, "threading.py");
+         absl::StartsWith(file, "torch/") || absl::StartsWith(file, "threading.py") ||
+         absl::StrContains(file, "/gpuidle/_");  // gpuidle's own wrappers
 }
 
 std::string FormatFrame(const Frame& f) {
@@ -232,11 +234,55 @@ int32_t HostStacks::Decide(const int64_t (&votes)[4],
     const int64_t n = ++count[f];
     if (frame < 0 || n > count[frame]) frame = f;
   }
-  auto [it, inserted] = evidence_ids_.try_emplace(std::make_pair(best, frame),
-                                                   static_cast<int32_t>(evidence_.size()));
+  return InternEvidence(activity, frame, votes[best]);
+}
+
+int32_t HostStacks::InternEvidence(HostActivity activity, int32_t frame, int64_t samples) {
+  auto [it, inserted] = evidence_ids_.try_emplace(
+      std::make_pair(static_cast<int>(activity), frame), static_cast<int32_t>(evidence_.size()));
   if (inserted) evidence_.push_back(StackEvidence{activity, frames_[frame], 0});
-  evidence_[it->second].samples += votes[best];
+  evidence_[it->second].samples += samples;
   return it->second;
+}
+
+std::vector<StackSpan> HostStacks::SpansFor(const absl::flat_hash_set<uint64_t>& threads,
+                                            int64_t start, int64_t end) {
+  const std::vector<HostSample>& samples = timeline_.samples;
+  auto first = std::lower_bound(samples.begin(), samples.end(), start,
+                                [](const HostSample& s, int64_t v) { return s.time_ns < v; });
+  // Runs of consecutive samples that show one activity.
+  struct Run {
+    int64_t first_ns, last_ns;
+    HostActivity activity;
+    absl::flat_hash_map<int32_t, int64_t> frames;
+  };
+  std::vector<Run> runs;
+  for (int pass = 0; pass < 2 && runs.empty(); ++pass) {
+    for (auto s = first; s != samples.end() && s->time_ns < end; ++s) {
+      if (pass == 0 && !threads.contains(s->thread)) continue;
+      const Classified c = ClassifySample(s->stack);
+      if (c.frame < 0) continue;
+      if (runs.empty() || runs.back().activity != c.activity) {
+        runs.push_back(Run{s->time_ns, s->time_ns, c.activity, {}});
+      }
+      runs.back().last_ns = s->time_ns;
+      ++runs.back().frames[c.frame];
+    }
+  }
+  if (runs.empty()) return {StackSpan{start, end, EvidenceFor(threads, start, end)}};
+  std::vector<StackSpan> out;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    int32_t frame = -1;
+    int64_t most = 0, total = 0;
+    for (const auto& [f, n] : runs[i].frames) {
+      total += n;
+      if (n > most || (n == most && f < frame)) std::tie(frame, most) = std::make_pair(f, n);
+    }
+    const int64_t from = i == 0 ? start : out.back().end_ns;
+    const int64_t to = i + 1 == runs.size() ? end : (runs[i].last_ns + runs[i + 1].first_ns) / 2;
+    out.push_back(StackSpan{from, to, InternEvidence(runs[i].activity, frame, total)});
+  }
+  return out;
 }
 
 }  // namespace gpuidle::internal

@@ -40,6 +40,13 @@ struct StackEvidence {
   int64_t samples = 0;
 };
 
+// A part of a host stretch and what its stacks showed (evidence -1: no stack).
+struct StackSpan {
+  int64_t start_ns;
+  int64_t end_ns;
+  int32_t evidence;
+};
+
 class HostStacks {
  public:
   HostStacks(const Timeline& timeline, const RangeIndex& python_frames);
@@ -48,6 +55,12 @@ class HostStacks {
   // during [start, end): the index of an evidence record, or -1 when there is no stack. The
   // activity is the one most samples show; ties go to the more telling one.
   int32_t EvidenceFor(const absl::flat_hash_set<uint64_t>& threads, int64_t start, int64_t end);
+
+  // [start, end) cut where the sampled activity changes (halfway between two samples), each
+  // part with the evidence of its samples; one part when the stacks come from a profiler
+  // trace's Python frames or when there are none.
+  std::vector<StackSpan> SpansFor(const absl::flat_hash_set<uint64_t>& threads, int64_t start,
+                                  int64_t end);
 
   const StackEvidence& evidence(int32_t i) const { return evidence_[i]; }
   bool empty() const { return timeline_.samples.empty() && !has_python_frames_; }
@@ -60,6 +73,7 @@ class HostStacks {
   Classified ClassifySample(StringId stack);
   Classified ClassifyFramesAt(uint64_t thread, int64_t t);
   int32_t InternFrame(std::string frame);
+  int32_t InternEvidence(HostActivity activity, int32_t frame, int64_t samples);
   int32_t Decide(const int64_t (&votes)[4],
                  const std::vector<std::pair<HostActivity, int32_t>>& shown);
 

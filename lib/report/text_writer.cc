@@ -217,7 +217,7 @@ void PhaseHeadline(const Report& r, Phase p, bool has_steps, std::string* out) {
   const DeviceReport* longest = LongestPhase(r, p);
   if (longest == nullptr || PhaseSpanNs(*longest, p) <= 0) return;
   const bool start = p == Phase::kStartUp;
-  std::string where = start ? (has_steps ? "before the first step" : "before the first kernel")
+  std::string where = start ? (has_steps ? "before the first step" : "before the loop's kernels")
                             : (has_steps ? "after the last step" : "after the last kernel");
   if (PhasesDiffer(r, p)) {
     int64_t shortest = PhaseSpanNs(*longest, p);
@@ -250,7 +250,7 @@ void SteadyHeadline(const Report& r, std::string* out) {
   if (DifferMaterially(lo, hi)) span = absl::StrCat(Duration(lo), " to ", span);
   std::string steps;
   if (most == 0 && r.step_source.empty()) {
-    steps = " (no steps found: the steady state runs from the first to the last kernel)";
+    steps = " (no steps found: the steady state runs from the kernels after the start-up to the last kernel)";
   } else if (most == 0) {  // steps, all of them in the start-up (a warm-up step)
     steps = absl::StrCat(", no steps after the start-up (", Printable(r.step_source), ")");
   } else {

@@ -360,9 +360,9 @@ TEST(TextWriter, ShowsTheStartUpApartFromTheSteadyState) {
 TEST(TextWriter, SaysWhenThereAreNoSteps) {
   Report r = PhasedReport(0);
   const std::string text = WriteText(r);
-  EXPECT_THAT(text, HasSubstr("\nstart-up 2.61 s (before the first kernel): "));
+  EXPECT_THAT(text, HasSubstr("\nstart-up 2.61 s (before the loop's kernels): "));
   EXPECT_THAT(text, HasSubstr("\nsteady state 10.1 s (no steps found: the steady state runs from "
-                              "the first to the last kernel)\n"));
+                              "the kernels after the start-up to the last kernel)\n"));
   EXPECT_THAT(text, HasSubstr("\nwind-down 310 ms (after the last kernel): "));
   EXPECT_THAT(text, Not(HasSubstr("steps on")));
   r.step_source = "gpuidle.step";  // its only step was a warm-up step, in the start-up
