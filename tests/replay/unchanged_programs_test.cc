@@ -55,25 +55,25 @@ struct Expectation {
 const std::vector<Expectation>& Programs() {
   static const std::vector<Expectation>* programs = new std::vector<Expectation>{
       // Tiny GPT-2, eager: each step's ~150 kernels are shorter than their dispatch.
-      {"trainer_gpt2", false, Cause::kLaunchBound, std::nullopt, std::nullopt, false,
+      {"trainer_gpt2", true, Cause::kLaunchBound, std::nullopt, std::nullopt, false,
        Frames::kAny},
-      // ~10 ms of Python in the collate_fn of a num_workers=0 DataLoader, per batch.
-      {"lightning_slow_collate", false, Cause::kDataStarved, Subcause::kDataLoader, std::nullopt,
+      // ~30 ms of Python in the collate_fn of a num_workers=0 DataLoader, per batch.
+      {"lightning_slow_collate", true, Cause::kDataStarved, Subcause::kDataLoader, std::nullopt,
        false, Frames::kOfExpectedCause},
       // float(loss) after each jitted step of large matmuls, then ~2 ms of host work.
-      {"jax_host_read", false, Cause::kSyncBound, std::nullopt, std::nullopt, true,
+      {"jax_host_read", true, Cause::kSyncBound, std::nullopt, std::nullopt, true,
        Frames::kNotChecked},
       // jax.numpy without jit: ~40 tiny ops per step, each its own executable.
-      {"jax_op_by_op", false, Cause::kLaunchBound, std::nullopt, std::nullopt, true,
+      {"jax_op_by_op", true, Cause::kLaunchBound, std::nullopt, std::nullopt, true,
        Frames::kNotChecked},
       // ~20 tiny CuPy kernels per step, compiled by NVRTC at first use.
-      {"cupy_tiny_kernels", false, Cause::kLaunchBound, std::nullopt, std::nullopt, true,
+      {"cupy_tiny_kernels", true, Cause::kLaunchBound, std::nullopt, std::nullopt, true,
        Frames::kNotChecked},
       // Inductor's compilation before the first step; then one launch per kernel.
-      {"torch_compile_default", false, Cause::kLaunchBound, std::nullopt,
+      {"torch_compile_default", true, Cause::kLaunchBound, std::nullopt,
        OneOffKind::kCompilation, true, Frames::kNotChecked},
       // CUDA graphs: kernel_gap inside replays, launch_overhead between them.
-      {"torch_compile_reduce_overhead", false, Cause::kLaunchBound, std::nullopt,
+      {"torch_compile_reduce_overhead", true, Cause::kLaunchBound, std::nullopt,
        OneOffKind::kCompilation, true, Frames::kNotChecked},
   };
   return *programs;
