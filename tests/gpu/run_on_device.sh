@@ -183,12 +183,20 @@ fi
 
 # The Python package's overhead (needs the package that `python` built on this machine).
 if [[ $parts == *" python-overhead "* ]]; then
+  build_python_package
   PYTHONPATH=/tmp/gpuidle-pybuild/python OUT=$out/logs/torch_overhead \
     GPUIDLE_BARE_CUPTI=$b/lib/libgpuidle_bare_cupti.so API_MODES=${API_MODES-kinds} \
     PY_VARIANTS=${PY_VARIANTS-} LEAVE_OUTS=${LEAVE_OUTS-} PY_CONFIGS=${PY_CONFIGS-} \
     tests/benchmarks/python/run_torch_overhead.sh "${PY_REPEATS:-5}" >"$out/torch_overhead.log" 2>&1
   echo "torch overhead benchmark: exit $?" | tee -a "$log"
   tail -n 12 "$out/torch_overhead.log"
+  # The host-stack sampler's share: gpuidle again with sampling off (GPUIDLE_HOST_SAMPLE_MS=0).
+  GPUIDLE_HOST_SAMPLE_MS=0 PYTHONPATH=/tmp/gpuidle-pybuild/python \
+    OUT=$out/logs/torch_overhead_no_sampler PY_CONFIGS="tiny_mlp gpuidle" \
+    tests/benchmarks/python/run_torch_overhead.sh "${PY_REPEATS:-5}" \
+    >"$out/torch_overhead_no_sampler.log" 2>&1
+  echo "torch overhead benchmark, sampler off: exit $?" | tee -a "$log"
+  tail -n 6 "$out/torch_overhead_no_sampler.log"
 fi
 
 # Real-client programs profiled with no change to their code (examples/python/unchanged/*.py,
