@@ -75,6 +75,10 @@ int64_t LengthNotCovered(const std::vector<Interval>& a, const std::vector<Inter
   return total;
 }
 
+// Compiler samples at most this far apart, with no other work sampled between, are one
+// compilation (XLA autotunes its kernels on the GPU for hundreds of ms between them).
+constexpr int64_t kCompilationBridgeNs = 1'000'000'000;
+
 bool IsOptimizerStep(const Timeline& t, const Range& r) {
   return absl::StartsWith(t.strings.Get(r.name), "optimizer.step#");
 }
@@ -536,7 +540,14 @@ absl::StatusOr<Report> AnalyzeRanks(std::span<const Timeline* const> ranks,
 
     const TimelineIndex index(t, options);
     HostStacks stacks(t, index.python_frames());
-    const std::vector<OneOffSpan> one_off_spans = FindOneOffSpans(index, options);
+    std::vector<OneOffSpan> one_off_spans = FindOneOffSpans(index, options);
+    // A compiler's own GPU work (autotuning) lies between its sampled stretches.
+    for (HostStacks::Episode& e : stacks.CompilationEpisodes(kCompilationBridgeNs)) {
+      one_off_spans.push_back(
+          OneOffSpan{e.start_ns, e.end_ns, OneOffKind::kCompilation, std::move(e.frame)});
+    }
+    std::sort(one_off_spans.begin(), one_off_spans.end(),
+              [](const OneOffSpan& a, const OneOffSpan& b) { return a.start_ns < b.start_ns; });
     OffenderTable table(index, stacks);
     for (const DeviceTimeline& device : t.devices) {
       DeviceReport d;

@@ -245,6 +245,38 @@ int32_t HostStacks::InternEvidence(HostActivity activity, int32_t frame, int64_t
   return it->second;
 }
 
+std::vector<HostStacks::Episode> HostStacks::CompilationEpisodes(int64_t max_gap_ns) {
+  struct Open {
+    int64_t start_ns, last_ns;
+    int32_t frame;
+  };
+  absl::flat_hash_map<uint64_t, Open> open;
+  std::vector<Episode> out;
+  auto close = [&](const Open& o) {
+    if (o.last_ns > o.start_ns) out.push_back(Episode{o.start_ns, o.last_ns, frames_[o.frame]});
+  };
+  for (const HostSample& s : timeline_.samples) {
+    const Classified c = ClassifySample(s.stack);
+    auto it = open.find(s.thread);
+    const bool compiling = c.activity == HostActivity::kCompilation && c.frame >= 0;
+    if (it != open.end() && (!compiling || s.time_ns - it->second.last_ns > max_gap_ns)) {
+      close(it->second);
+      open.erase(it);
+      it = open.end();
+    }
+    if (!compiling) continue;
+    if (it == open.end()) {
+      open.emplace(s.thread, Open{s.time_ns, s.time_ns, c.frame});
+    } else {
+      it->second.last_ns = s.time_ns;
+    }
+  }
+  for (const auto& [thread, o] : open) close(o);
+  std::sort(out.begin(), out.end(),
+            [](const Episode& a, const Episode& b) { return a.start_ns < b.start_ns; });
+  return out;
+}
+
 std::vector<StackSpan> HostStacks::SpansFor(const absl::flat_hash_set<uint64_t>& threads,
                                             int64_t start, int64_t end) {
   const std::vector<HostSample>& samples = timeline_.samples;

@@ -62,6 +62,17 @@ class HostStacks {
   std::vector<StackSpan> SpansFor(const absl::flat_hash_set<uint64_t>& threads, int64_t start,
                                   int64_t end);
 
+  // Stretches of JIT compilation seen in the samples: per thread, from a sample in a compiler
+  // to the last of the compiler samples that follow it, each less than `max_gap_ns` after the
+  // one before and with no sample of other work between. They bridge the compiler's own CUDA
+  // work (autotuning), during which no sample is taken.
+  struct Episode {
+    int64_t start_ns;
+    int64_t end_ns;
+    std::string frame;
+  };
+  std::vector<Episode> CompilationEpisodes(int64_t max_gap_ns);
+
   const StackEvidence& evidence(int32_t i) const { return evidence_[i]; }
   bool empty() const { return timeline_.samples.empty() && !has_python_frames_; }
 
