@@ -34,11 +34,14 @@ from ._native import _gpuidle
 from ._profile import Profile, profile
 from ._report import (
     CAUSES,
+    ONE_OFF_KINDS,
+    PHASES,
     SUBCAUSES,
     Advice,
     DeviceReport,
     Gap,
     Offender,
+    OneOffTime,
     Report,
     StepReport,
 )
@@ -54,12 +57,15 @@ PathLike = Union[str, "os.PathLike[str]"]
 
 __all__ = [
     "CAUSES",
+    "ONE_OFF_KINDS",
+    "PHASES",
     "SUBCAUSES",
     "Advice",
     "DeviceReport",
     "Gap",
     "GpuidleError",
     "Offender",
+    "OneOffTime",
     "Profile",
     "Report",
     "StepHandle",
