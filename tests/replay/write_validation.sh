@@ -190,18 +190,15 @@ MD
 cat tests/data/traces/unchanged/device_table.md
 cat <<'MD'
 
-The run used commit a923135 (2026-12-01 10:06 UTC). The one failing row, the JAX host read
-under `python -m gpuidle run` (74.3% sync-bound), kept XLA's autotuning in its steady state:
-XLA runs its candidate kernels on the GPU between compiler stretches, where no stack is sampled.
-Since that run, compiler samples of one thread less than 1 s apart with no other work sampled
-between count as one compilation (docs/ANALYSIS.md, "Phases"); the `gpuidle run` trace of the
-same program reads 98.2% sync-bound with it (below). That rule is CPU-tested on the recorded
-traces only; the `python -m gpuidle run` row was not re-run. Earlier rounds of the same day
-showed what the rules were built from: the JAX read first came out 63% `data_starved.host`
-(the Python thread waits on a future, outside CUDA, while a transfer thread copies the value),
-and Lightning with a 10 ms collate came out 72% dataloader and 24% launch-bound — a true
-mixture, as Lightning's own per-step Python costs ~3.5 ms — which is why its collate now takes
-30 ms.
+The run used commit cf3f118 (2026-12-01 10:24 UTC): every row passes. Two earlier rounds of
+the same day (at b751e01 and a923135) showed what the rules were built from: the JAX read first
+came out 63% `data_starved.host` (the Python thread waits on a future, outside CUDA, while a
+transfer thread copies the value: now sync-bound by that copy), then 74% sync-bound under
+`python -m gpuidle run`, its steady state still holding XLA's autotuning (XLA runs candidate
+kernels on the GPU between compiler stretches, where no stack is sampled: compiler samples less
+than 1 s apart with no other work sampled between now count as one compilation); Lightning
+with a 10 ms collate came out 72% dataloader and 24% launch-bound — a true mixture, as
+Lightning's own per-step Python costs ~3.5 ms — which is why its collate now takes 30 ms.
 
 CI replays the seven traces (`tests/replay/unchanged_programs_test.cc`) at the current commit;
 the first lines of two of them (`gpuidle analyze tests/data/traces/unchanged/NAME.trace.json.gz`):
