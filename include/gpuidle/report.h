@@ -113,7 +113,8 @@ struct DeviceReport {
   int64_t idle_ns = 0;      // == idle.TotalNs()
   IdleBreakdown idle;
   std::vector<OneOffTime> one_off;  // by phase, then most time first
-  int64_t PhaseNs(Phase p) const;   // start-up / wind-down span; steady-state one-off idle
+  int64_t PhaseNs(Phase p) const;   // the span of a phase: start-up, steady state, wind-down
+  int64_t SteadyOneOffNs() const;   // idle time of one-off work inside the steady state
   int64_t kernel_count = 0;
   int64_t memcpy_count = 0;
   int64_t memset_count = 0;

@@ -105,12 +105,16 @@ absl::string_view OneOffKindName(OneOffKind k) {
 int64_t DeviceReport::PhaseNs(Phase p) const {
   switch (p) {
     case Phase::kStartUp:
-      return steady_start_ns - window_start_ns;
+      return std::max<int64_t>(0, steady_start_ns - window_start_ns);
     case Phase::kWindDown:
-      return window_end_ns - steady_end_ns;
+      return std::max<int64_t>(0, window_end_ns - steady_end_ns);
     case Phase::kSteady:
       break;
   }
+  return std::max<int64_t>(0, steady_end_ns - steady_start_ns);
+}
+
+int64_t DeviceReport::SteadyOneOffNs() const {
   int64_t ns = 0;
   for (const OneOffTime& o : one_off) {
     if (o.phase == Phase::kSteady) ns += o.ns;

@@ -90,24 +90,23 @@ void Span(Json& w, int64_t start_ns, int64_t end_ns) {
 // start_up [window start, steady start), steady [steady start, steady end), wind_down [steady
 // end, window end): each with its span and its one-off parts.
 void Phases(Json& w, const DeviceReport& d) {
-  const SteadyBounds steady = SteadyOf(d);
   Str(w, "phases");
   w.StartObject();
   Str(w, PhaseName(Phase::kStartUp));
   w.StartObject();
-  Span(w, d.window_start_ns, d.window_start_ns + PhaseSpanNs(d, Phase::kStartUp));
+  Span(w, d.window_start_ns, d.steady_start_ns);
   Parts(w, d, Phase::kStartUp);
   w.EndObject();
   Str(w, PhaseName(Phase::kSteady));
   w.StartObject();
-  Span(w, steady.start_ns, steady.end_ns);
+  Span(w, d.steady_start_ns, d.steady_end_ns);
   Str(w, "one_off_ns");
-  w.Int64(SteadyOneOffNs(d));
+  w.Int64(d.SteadyOneOffNs());
   Parts(w, d, Phase::kSteady);
   w.EndObject();
   Str(w, PhaseName(Phase::kWindDown));
   w.StartObject();
-  Span(w, d.window_end_ns - PhaseSpanNs(d, Phase::kWindDown), d.window_end_ns);
+  Span(w, d.steady_end_ns, d.window_end_ns);
   Parts(w, d, Phase::kWindDown);
   w.EndObject();
   w.EndObject();
@@ -127,7 +126,7 @@ void LongestPhaseSummary(Json& w, const Report& r, Phase p) {
   Str(w, "device");
   w.Int(d->device);
   Str(w, "ns");
-  w.Int64(PhaseSpanNs(*d, p));
+  w.Int64(d->PhaseNs(p));
   Parts(w, *d, p);
   w.EndObject();
 }
@@ -200,11 +199,10 @@ class JsonWriter : public ReportWriter {
       Str(w, d.name);
       Str(w, "window_ns");
       w.Int64(d.window_ns);
-      const SteadyBounds steady = SteadyOf(d);
       Str(w, "steady_start_ns");
-      w.Int64(steady.start_ns);
+      w.Int64(d.steady_start_ns);
       Str(w, "steady_end_ns");
-      w.Int64(steady.end_ns);
+      w.Int64(d.steady_end_ns);
       Str(w, "busy_ns");
       w.Int64(d.busy_ns);
       Str(w, "idle_ns");

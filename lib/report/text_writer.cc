@@ -203,10 +203,10 @@ bool DifferMaterially(int64_t lo, int64_t hi) {
 // Whether the devices' start-ups (wind-downs) differ enough to show each device's.
 bool PhasesDiffer(const Report& r, Phase p) {
   if (r.devices.size() < 2) return false;
-  int64_t lo = PhaseSpanNs(r.devices[0], p), hi = lo;
+  int64_t lo = r.devices[0].PhaseNs(p), hi = lo;
   for (const DeviceReport& d : r.devices) {
-    lo = std::min(lo, PhaseSpanNs(d, p));
-    hi = std::max(hi, PhaseSpanNs(d, p));
+    lo = std::min(lo, d.PhaseNs(p));
+    hi = std::max(hi, d.PhaseNs(p));
   }
   return DifferMaterially(lo, hi);
 }
@@ -215,18 +215,18 @@ bool PhasesDiffer(const Report& r, Phase p) {
 // device with the longest start-up (likewise the wind-down); nothing when no device has one.
 void PhaseHeadline(const Report& r, Phase p, bool has_steps, std::string* out) {
   const DeviceReport* longest = LongestPhase(r, p);
-  if (longest == nullptr || PhaseSpanNs(*longest, p) <= 0) return;
+  if (longest == nullptr || longest->PhaseNs(p) <= 0) return;
   const bool start = p == Phase::kStartUp;
   std::string where = start ? (has_steps ? "before the first step" : "before the loop's kernels")
                             : (has_steps ? "after the last step" : "after the last kernel");
   if (PhasesDiffer(r, p)) {
-    int64_t shortest = PhaseSpanNs(*longest, p);
-    for (const DeviceReport& d : r.devices) shortest = std::min(shortest, PhaseSpanNs(d, p));
+    int64_t shortest = longest->PhaseNs(p);
+    for (const DeviceReport& d : r.devices) shortest = std::min(shortest, d.PhaseNs(p));
     absl::StrAppend(&where, "; the longest, on ", DeviceLabel(longest->rank, longest->device),
                     "; the shortest ", Duration(shortest));
   }
   const std::string parts = PartsLine(*longest, p);
-  absl::StrAppend(out, start ? "start-up " : "wind-down ", Duration(PhaseSpanNs(*longest, p)), " (",
+  absl::StrAppend(out, start ? "start-up " : "wind-down ", Duration(longest->PhaseNs(p)), " (",
                   where, ")", parts.empty() ? "" : ": ", parts, "\n");
 }
 
@@ -234,11 +234,11 @@ void PhaseHeadline(const Report& r, Phase p, bool has_steps, std::string* out) {
 // range when they differ), the steps per device.
 void SteadyHeadline(const Report& r, std::string* out) {
   if (r.devices.empty()) return;
-  int64_t lo = PhaseSpanNs(r.devices[0], Phase::kSteady), hi = lo;
+  int64_t lo = r.devices[0].PhaseNs(Phase::kSteady), hi = lo;
   size_t fewest = SIZE_MAX, most = 0;
   for (const DeviceReport& d : r.devices) {
-    lo = std::min(lo, PhaseSpanNs(d, Phase::kSteady));
-    hi = std::max(hi, PhaseSpanNs(d, Phase::kSteady));
+    lo = std::min(lo, d.PhaseNs(Phase::kSteady));
+    hi = std::max(hi, d.PhaseNs(Phase::kSteady));
     const size_t n =
         static_cast<size_t>(std::count_if(r.steps.begin(), r.steps.end(), [&](const StepReport& s) {
           return s.device == d.device && s.rank == d.rank;
@@ -263,7 +263,7 @@ void SteadyHeadline(const Report& r, std::string* out) {
 }
 
 void Device(const Report& r, const DeviceReport& d, std::string* out) {
-  const int64_t steady = PhaseSpanNs(d, Phase::kSteady);
+  const int64_t steady = d.PhaseNs(Phase::kSteady);
   absl::StrAppendFormat(out, "%s%s  busy %s  idle %s of the steady state (%s of %s)\n",
                         DeviceLabel(d.rank, d.device),
                         d.name.empty() ? "" : "  " + Printable(d.name), Pct(d.busy_ns, steady),
@@ -297,10 +297,10 @@ void Device(const Report& r, const DeviceReport& d, std::string* out) {
   // Each device's own start-up and wind-down, where they differ from device to device: the
   // span and its two largest parts (the headline has the longest in full).
   for (Phase p : {Phase::kStartUp, Phase::kWindDown}) {
-    if (!PhasesDiffer(r, p) || PhaseSpanNs(d, p) <= 0) continue;
+    if (!PhasesDiffer(r, p) || d.PhaseNs(p) <= 0) continue;
     const std::string parts = PartsLine(d, p, 2, false);
     absl::StrAppend(out, p == Phase::kStartUp ? "  start-up " : "  wind-down ",
-                    Duration(PhaseSpanNs(d, p)),
+                    Duration(d.PhaseNs(p)),
                     parts.empty() ? "" : absl::StrCat(" (", parts, ")"), "\n");
   }
 }

@@ -59,8 +59,9 @@ TEST(Invariants, HoldOnRandomTimelines) {
       EXPECT_LE(d.steady_start_ns, d.steady_end_ns);
       EXPECT_LE(d.steady_end_ns, d.window_end_ns);
       EXPECT_EQ(d.busy_ns, OracleBusyNs(t.devices[i], d.steady_start_ns, d.steady_end_ns));
-      EXPECT_EQ(d.busy_ns + d.idle_ns + d.PhaseNs(Phase::kSteady),
-                d.steady_end_ns - d.steady_start_ns);
+      EXPECT_EQ(d.busy_ns + d.idle_ns + d.SteadyOneOffNs(), d.PhaseNs(Phase::kSteady));
+      EXPECT_EQ(d.PhaseNs(Phase::kStartUp) + d.PhaseNs(Phase::kSteady) + d.PhaseNs(Phase::kWindDown),
+                d.window_ns);
       std::array<int64_t, kNumPhases> parts{};
       for (const OneOffTime& o : d.one_off) {
         EXPECT_GT(o.ns, 0);

@@ -47,6 +47,8 @@ Report SampleReport() {
   d0.rank = 0;
   d0.device = 0;
   d0.name = "NVIDIA H200";
+  d0.window_start_ns = d0.steady_start_ns = 1000;
+  d0.window_end_ns = d0.steady_end_ns = 1000 + 100 * kMs;
   d0.window_ns = 100 * kMs;
   d0.busy_ns = 60 * kMs;
   d0.idle_ns = 40 * kMs;
@@ -62,6 +64,8 @@ Report SampleReport() {
   d1.rank = 1;
   d1.device = 1;
   d1.name = "NVIDIA H200";
+  d1.window_start_ns = d1.steady_start_ns = 1000;
+  d1.window_end_ns = d1.steady_end_ns = 1000 + 100 * kMs;
   d1.window_ns = 100 * kMs;
   d1.busy_ns = 90 * kMs;
   d1.idle_ns = 10 * kMs;
@@ -459,23 +463,6 @@ TEST(JsonWriter, WritesTheStepSourceWarningsAndTheLongestStartUp) {
   EXPECT_EQ(empty["warnings"].Size(), 0u);
   EXPECT_TRUE(empty["start_up"].IsNull());
   EXPECT_TRUE(empty["wind_down"].IsNull());
-}
-
-// A device report without phases (built by hand, as SampleReport's) is all steady state.
-TEST(JsonWriter, TakesADeviceWithoutPhasesForAllSteadyState) {
-  Report r = SampleReport();
-  r.devices[0].window_start_ns = 1000;
-  r.devices[0].window_end_ns = 1000 + 100 * kMs;
-  const rapidjson::Document doc = Parse(WriteJson(r));
-  const rapidjson::Value& d = doc["devices"][0];
-  EXPECT_EQ(d["steady_start_ns"].GetInt64(), 1000);
-  EXPECT_EQ(d["steady_end_ns"].GetInt64(), 1000 + 100 * kMs);
-  EXPECT_EQ(d["phases"]["start_up"]["ns"].GetInt64(), 0);
-  EXPECT_EQ(d["phases"]["steady"]["ns"].GetInt64(), 100 * kMs);
-  EXPECT_EQ(d["phases"]["wind_down"]["ns"].GetInt64(), 0);
-  EXPECT_EQ(d["busy_ns"].GetInt64() + d["idle_ns"].GetInt64(),
-            d["phases"]["steady"]["ns"].GetInt64());
-  EXPECT_EQ(doc["start_up"]["ns"].GetInt64(), 0);
 }
 
 TEST(JsonWriter, WritesCopyWaitAsASyncBoundSubcause) {

@@ -42,6 +42,8 @@ DeviceReport Device0() {
   d.rank = 0;
   d.device = 0;
   d.name = "NVIDIA H200";
+  d.window_start_ns = d.steady_start_ns = 0;
+  d.window_end_ns = d.steady_end_ns = 100 * kMs;
   d.window_ns = 100 * kMs;
   d.busy_ns = 60 * kMs;
   d.idle_ns = 40 * kMs;
@@ -56,6 +58,8 @@ DeviceReport Device1() {
   d.rank = 1;
   d.device = 1;
   d.name = "NVIDIA H200";
+  d.window_start_ns = d.steady_start_ns = 0;
+  d.window_end_ns = d.steady_end_ns = 100 * kMs;
   d.window_ns = 100 * kMs;
   d.busy_ns = 90 * kMs;
   d.idle_ns = 10 * kMs;
