@@ -248,6 +248,8 @@ class JsonWriter : public ReportWriter {
       Str(w, "idle_ns");
       w.Int64(s.idle.TotalNs());
       Breakdown(w, s.idle);
+      Str(w, "one_off_ns");
+      w.Int64(s.one_off_ns);
       w.EndObject();
     }
     w.EndArray();

@@ -152,6 +152,7 @@ class StepReport(_Idle):
     idle_ns: int
     idle_by_cause: dict[str, int]
     idle_by_subcause: dict[str, int]
+    one_off_ns: int = 0  #: idle time of one-off work inside the step (a re-compilation)
 
     @property
     def duration_ns(self) -> int:
