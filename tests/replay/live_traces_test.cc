@@ -11,6 +11,7 @@
 #include "gpuidle/analyze.h"
 #include "gtest/gtest.h"
 #include "rapidjson/document.h"
+#include "testing/report_json.h"
 #include "testing/temp_dir.h"
 
 namespace gpuidle {
@@ -18,7 +19,9 @@ namespace {
 
 using ::testing::HasSubstr;
 
+using ::gpuidle::testing::ComparableJson;
 using ::gpuidle::testing::ReadFileOrDie;
+using ::gpuidle::testing::ReadsBackAs;
 
 // folder: "live" (the CUDA scenarios, NCCL) or "live_python" (gpuidle.profile() in PyTorch).
 std::string LivePath(const std::string& name, const std::string& folder = "live") {
@@ -41,65 +44,6 @@ double IdleShareOfWindow(const DeviceReport& d) {
 }
 double Share(const DeviceReport& d, Cause c) {
   return static_cast<double>(d.idle.CauseNs(c)) / static_cast<double>(d.idle_ns);
-}
-
-// The report as JSON without "inputs" (file names differ between the live run and the replay).
-rapidjson::Document ComparableJson(const std::string& json) {
-  rapidjson::Document doc;
-  doc.Parse(json.c_str());
-  EXPECT_FALSE(doc.HasParseError());
-  if (doc.IsObject()) doc.RemoveMember("inputs");
-  return doc;
-}
-
-std::string SchemaOf(const rapidjson::Value& doc) {
-  if (!doc.IsObject() || !doc.HasMember("schema") || !doc["schema"].IsString()) return "";
-  return doc["schema"].GetString();
-}
-
-// Where `recorded` and `replayed` differ on a field `recorded` has ("" if nowhere); fields that
-// only `replayed` has are not compared.
-std::string FirstDifference(const rapidjson::Value& recorded, const rapidjson::Value& replayed,
-                            const std::string& path) {
-  if (recorded.IsObject() && replayed.IsObject()) {
-    for (const auto& m : recorded.GetObject()) {
-      const std::string at = path + "." + m.name.GetString();
-      if (!replayed.HasMember(m.name)) return at + " (missing)";
-      const std::string d = FirstDifference(m.value, replayed[m.name], at);
-      if (!d.empty()) return d;
-    }
-    return "";
-  }
-  if (recorded.IsArray() && replayed.IsArray()) {
-    if (recorded.Size() != replayed.Size()) return path + " (length)";
-    for (rapidjson::SizeType i = 0; i < recorded.Size(); ++i) {
-      const std::string d =
-          FirstDifference(recorded[i], replayed[i], absl::StrCat(path, "[", i, "]"));
-      if (!d.empty()) return d;
-    }
-    return "";
-  }
-  return recorded == replayed ? "" : path;
-}
-
-// The replayed report is the one the live run wrote: exactly, when both are of one schema; on
-// the fields the recording has, when it is of an older one (a version that added fields; the
-// recordings are made again for a change of meaning).
-::testing::AssertionResult ReadsBackAs(const std::string& replayed_json,
-                                       const std::string& recorded_json) {
-  rapidjson::Document replayed = ComparableJson(replayed_json);
-  rapidjson::Document recorded = ComparableJson(recorded_json);
-  if (SchemaOf(recorded) == SchemaOf(replayed)) {
-    if (replayed == recorded) return ::testing::AssertionSuccess();
-    return ::testing::AssertionFailure()
-           << "differs at " << FirstDifference(recorded, replayed, "$") << "; replayed:\n"
-           << replayed_json;
-  }
-  replayed.RemoveMember("schema");
-  recorded.RemoveMember("schema");
-  const std::string d = FirstDifference(recorded, replayed, "$");
-  if (d.empty()) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << "differs at " << d << "; replayed:\n" << replayed_json;
 }
 
 struct Expectation {

@@ -20,6 +20,7 @@
 #include "gpuidle/analyze.h"
 #include "gtest/gtest.h"
 #include "rapidjson/document.h"
+#include "testing/report_json.h"
 #include "testing/temp_dir.h"
 
 namespace gpuidle {
@@ -129,14 +130,6 @@ bool NamesAPythonFrame(absl::string_view text) {
   return absl::StrContains(text, ".py:") || absl::StrContains(text, ".py(");
 }
 
-// The report as JSON without "inputs" (file names differ between the live run and the replay).
-rapidjson::Document ComparableJson(const std::string& json) {
-  rapidjson::Document doc;
-  doc.Parse(json.c_str());
-  EXPECT_FALSE(doc.HasParseError());
-  if (doc.IsObject()) doc.RemoveMember("inputs");
-  return doc;
-}
 
 class UnchangedProgram : public ::testing::TestWithParam<Expectation> {};
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(UnchangedProgram);
@@ -206,7 +199,7 @@ TEST_P(UnchangedProgram, ReadsBackToTheReportTheLiveRunWrote) {
   if (!std::filesystem::exists(live)) GTEST_SKIP() << "no live report kept for " << e.program;
   absl::StatusOr<std::string> replayed = FormatReport(MustAnalyze(e.program), "json");
   ASSERT_TRUE(replayed.ok()) << replayed.status();
-  EXPECT_TRUE(ComparableJson(*replayed) == ComparableJson(ReadFileOrDie(live))) << *replayed;
+  EXPECT_TRUE(::gpuidle::testing::ReadsBackAs(*replayed, ReadFileOrDie(live)));
 }
 
 INSTANTIATE_TEST_SUITE_P(RecordedOnH200, UnchangedProgram, ::testing::ValuesIn(RecordedPrograms()),

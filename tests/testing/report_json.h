@@ -1,0 +1,70 @@
+// Compares a replayed report with the one a live run wrote (tests/replay).
+#ifndef GPUIDLE_TESTS_TESTING_REPORT_JSON_H_
+#define GPUIDLE_TESTS_TESTING_REPORT_JSON_H_
+
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "rapidjson/document.h"
+
+namespace gpuidle::testing {
+
+// The report as JSON without "inputs" (file names differ between the live run and the replay).
+inline rapidjson::Document ComparableJson(const std::string& json) {
+  rapidjson::Document doc;
+  doc.Parse(json.c_str());
+  EXPECT_FALSE(doc.HasParseError());
+  if (doc.IsObject()) doc.RemoveMember("inputs");
+  return doc;
+}
+
+inline std::string SchemaOf(const rapidjson::Value& doc) {
+  if (!doc.IsObject() || !doc.HasMember("schema") || !doc["schema"].IsString()) return "";
+  return doc["schema"].GetString();
+}
+
+// Where `recorded` and `replayed` differ on a field `recorded` has ("" if nowhere); fields that
+// only `replayed` has are not compared.
+inline std::string FirstDifference(const rapidjson::Value& recorded, const rapidjson::Value& replayed,
+                            const std::string& path) {
+  if (recorded.IsObject() && replayed.IsObject()) {
+    for (const auto& m : recorded.GetObject()) {
+      const std::string at = path + "." + m.name.GetString();
+      if (!replayed.HasMember(m.name)) return at + " (missing)";
+      const std::string d = FirstDifference(m.value, replayed[m.name], at);
+      if (!d.empty()) return d;
+    }
+    return "";
+  }
+  if (recorded.IsArray() && replayed.IsArray()) {
+    if (recorded.Size() != replayed.Size()) return path + " (length)";
+    for (rapidjson::SizeType i = 0; i < recorded.Size(); ++i) {
+      const std::string d =
+          FirstDifference(recorded[i], replayed[i], absl::StrCat(path, "[", i, "]"));
+      if (!d.empty()) return d;
+    }
+    return "";
+  }
+  return recorded == replayed ? "" : path;
+}
+
+// The replayed report is the one the live run wrote, on every field the recording has: a field
+// added since (within a schema, fields are only added; docs/REPORT_SCHEMA.md) is not compared,
+// every other value must be the same (the recordings are made again for a change of meaning).
+inline ::testing::AssertionResult ReadsBackAs(const std::string& replayed_json,
+                                       const std::string& recorded_json) {
+  rapidjson::Document replayed = ComparableJson(replayed_json);
+  rapidjson::Document recorded = ComparableJson(recorded_json);
+  if (SchemaOf(recorded) != SchemaOf(replayed)) {
+    replayed.RemoveMember("schema");
+    recorded.RemoveMember("schema");
+  }
+  const std::string d = FirstDifference(recorded, replayed, "$");
+  if (d.empty()) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "differs at " << d << "; replayed:\n" << replayed_json;
+}
+
+}  // namespace gpuidle::testing
+
+#endif  // GPUIDLE_TESTS_TESTING_REPORT_JSON_H_
