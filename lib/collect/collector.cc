@@ -105,8 +105,11 @@ ThreadActivity thread_activity[kActivitySlots];
 struct ActivitySlot {
   ThreadActivity* slot = nullptr;
   bool claimed = false;  // tried already (slot stays null when the table was full)
+  // Frees the slot for other threads; calls this thread makes later (from other thread-local
+  // destructors) find no slot and are not tracked.
   ~ActivitySlot() {
     if (slot != nullptr) slot->thread.store(0, std::memory_order_release);
+    slot = nullptr;
   }
 };
 thread_local ActivitySlot activity_slot;
@@ -157,7 +160,9 @@ void TimeCall(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_Ca
     }
     const int64_t now = call_clock.load(std::memory_order_relaxed)();
     *call.correlationData = static_cast<uint64_t>(now);
-    if (driver || t.runtime_depth == 1) {
+    // Only the outermost call counts: a driver call inside a runtime call (timed when nested
+    // calls are) is not the thread leaving or entering CUDA.
+    if (driver ? t.runtime_depth == 0 : t.runtime_depth == 1) {
       if (ThreadActivity* a = ActivityOf(t.thread)) a->enter_ns.store(now, std::memory_order_relaxed);
     }
     return;
@@ -172,7 +177,7 @@ void TimeCall(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_Ca
   // an earlier call's start, should CUPTI reuse the slot.
   *call.correlationData = 0;
   const uint64_t end = static_cast<uint64_t>(call_clock.load(std::memory_order_relaxed)());
-  if (driver || t.runtime_depth == 0) {
+  if (t.runtime_depth == 0) {
     if (ThreadActivity* a = ActivityOf(t.thread)) {
       a->exit_ns.store(static_cast<int64_t>(end), std::memory_order_relaxed);
     }

@@ -245,9 +245,9 @@ _markers.before_first_user_step = _close_own_step
 
 def _step_pre(opt: Any, args: Any, kwargs: Any) -> None:
     state = _step_markers
-    _close_stale_step(_optimizer_steps if state is not None else None)
-    if state is None or _step_compiling():
+    if state is None or _step_compiling():  # first: nothing else while torch.compile traces
         return
+    _close_stale_step(_optimizer_steps)
     i = _index_of(state.stepping, opt)
     if i >= 0:  # a step of this optimizer raised earlier (torch ran no post hook)
         del state.stepping[i:]

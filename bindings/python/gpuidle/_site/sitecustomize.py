@@ -30,6 +30,9 @@ def _gpuidle_setup():
         return
     if os.getpid() == 1:  # never meddle with an init process
         return
+    # Once per process, also when another tool imports sitecustomize again (ddtrace, pydevd).
+    if any(type(f).__name__ == "GpuidleImportWatcher" for f in sys.meta_path):
+        return
     import importlib.machinery
 
     package_dir = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -37,8 +40,10 @@ def _gpuidle_setup():
         names = os.listdir(package_dir)
     except OSError:
         return
-    suffixes = importlib.machinery.EXTENSION_SUFFIXES
-    if not any(n.startswith("_gpuidle.") and any(n.endswith(s) for s in suffixes) for n in names):
+    # This interpreter's own suffix (".cpython-312-x86_64-linux-gnu.so"), not the generic ".so"
+    # that every version accepts.
+    suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
+    if not any(n == "_gpuidle" + suffix for n in names):
         return  # built for another Python
 
     def load_gpuidle():
@@ -149,4 +154,19 @@ try:
     _gpuidle_setup()
 except Exception:
     pass
-_gpuidle_chain()
+try:
+    _gpuidle_chain()
+finally:
+    # The program's sys.path as without gpuidle (the variable stays, for its children).
+    def _gpuidle_unlist():
+        import os
+        import sys
+
+        here = os.path.dirname(os.path.abspath(__file__))
+        sys.path[:] = [p for p in sys.path
+                       if not (isinstance(p, str) and os.path.abspath(p or ".") == here)]
+
+    try:
+        _gpuidle_unlist()
+    except Exception:
+        pass
