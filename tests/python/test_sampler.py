@@ -54,6 +54,15 @@ def test_sampling_a_thread_by_its_os_id_records_it_and_skips_threads_that_ended(
     assert _sampler.sample([ended.native_id, 999_999_999]) == 0
 
 
+def test_a_thread_away_from_cuda_for_long_is_sampled_less_and_less_often():
+    streaks = {}
+    picked = [bool(_sampler.due(streaks, [7])) for _ in range(200 * 9)]
+    assert all(picked[:200]), "every period in its first second away"
+    assert sum(picked[200:400]) == 100 and sum(picked[1400:1600]) == 200 // 128 + 1
+    assert _sampler.due(streaks, [8]) == [8], "a thread newly away is sampled at once"
+    assert 7 not in streaks, "a thread that came back starts afresh"
+
+
 def test_stacks_keep_the_innermost_frames(busy_thread):
     def deep(n):
         if n == 0:

@@ -85,13 +85,37 @@ def sample(threads: list[int]) -> int:
     return len(samples)
 
 
+# A thread away from CUDA for long (an idle notebook, a long evaluation) is sampled less and
+# less often: after each further second away, half as often, down to one sample in 2**7 periods
+# (under a second apart at 5 ms, so that a compiler's samples still join up).
+_BACK_OFF_WAITS = 200
+_BACK_OFF_MAX_LEVEL = 7
+
+
+def due(streaks: dict[int, int], threads: list[int]) -> list[int]:
+    """The threads to sample now, given how many periods in a row each has been offered."""
+    for tid in [t for t in streaks if t not in threads]:
+        del streaks[tid]
+    out = []
+    for tid in threads:
+        n = streaks.get(tid, 0)
+        streaks[tid] = n + 1
+        level = min(_BACK_OFF_MAX_LEVEL, n // _BACK_OFF_WAITS)
+        if n % (1 << level) == 0:
+            out.append(tid)
+    return out
+
+
 def _run(gate: Any) -> None:
+    streaks: dict[int, int] = {}
     try:
         while True:
             threads = gate.wait(_IDLE_NS)
             if threads is None:
                 return
-            sample(threads)
+            threads = due(streaks, threads)
+            if threads:
+                sample(threads)
     except BaseException:  # interpreter shutdown, a torn-down module: the sampler just ends
         return
 
