@@ -363,6 +363,9 @@ int RunCommand(const std::vector<std::string>& args, std::ostream& out, std::ost
     variables["GPUIDLE_WARNED"] = "1";
   }
   variables[kCudaInjection] = *library;
+  // The command itself (the process this one starts) still says when it recorded no GPU work;
+  // its children that did none stay silent.
+  variables["GPUIDLE_RUN_PARENT"] = std::to_string(::getpid());
   // Python programs get gpuidle's Python layer (docs/INJECTION.md, "Python programs"): its
   // sitecustomize.py first on PYTHONPATH, which runs any sitecustomize the program had too.
   if (options->python_integration) {

@@ -196,8 +196,10 @@ absl::StatusOr<std::shared_ptr<const CollectionResult>> Session::StopLocked(Cupt
   // A process that did no GPU work (a launcher, a compile worker, a `python -c` probe that
   // initialised CUDA) ends silently; one that did but left no record says so.
   const bool gpu_work = DidGpuWork(result->timeline);
+  const std::optional<int> run_parent = IntFromEnv("GPUIDLE_RUN_PARENT");
+  const bool command_of_run = run_parent.has_value() && *run_parent == ::getppid();
   if (!gpu_work) {
-    // Nothing to say.
+    if (command_of_run && o.print_summary) Note("no GPU work was recorded; no report");
   } else if (!result->timeline.HasActivity()) {
     const uint64_t lost = result->timeline.info.dropped_records.value_or(0);
     if (o.print_summary) {
