@@ -407,13 +407,20 @@ void DeviceAttributor::AttributeQueued(int64_t q, int64_t t1, int32_t next_op, i
   }
   std::reverse(covering.begin(), covering.end());
   // Copies and memsets ahead of the op on its own stream: stream order makes it wait for them.
+  // Ops of one stream run one after another, so their ends grow with their starts: walk back
+  // from the last copy that started before the op, while copies still end after q.
   std::vector<int32_t> same_stream;
   if (auto it = stream_copies_.find(op.stream); it != stream_copies_.end()) {
-    for (int32_t c : it->second) {
-      const DeviceOp& copy = device_.ops[c];
-      if (copy.start_ns >= t1 || copy.start_ns > op.start_ns) break;
-      if (copy.end_ns > q) same_stream.push_back(c);
+    const std::vector<int32_t>& copies = it->second;
+    const int64_t latest_start = std::min(op.start_ns, t1 - 1);
+    auto last = std::upper_bound(copies.begin(), copies.end(), latest_start,
+                                 [&](int64_t v, int32_t c) { return v < device_.ops[c].start_ns; });
+    for (auto c = last; c != copies.begin();) {
+      --c;
+      if (device_.ops[*c].end_ns <= q) break;
+      same_stream.push_back(*c);
     }
+    std::reverse(same_stream.begin(), same_stream.end());
   }
   Subcause rest = Subcause::kKernelGap;
   int32_t rest_call = launch;

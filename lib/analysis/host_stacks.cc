@@ -57,15 +57,31 @@ bool IsRegexModule(absl::string_view file) {
   return AnyOf(file, {"/re/", "sre_compile", "/re.py", "fnmatch"}) || file == "re.py";
 }
 
+// Compile-time code only: the frames of a compiled program's every call (Dynamo's eval_frame
+// wrappers, Inductor's runtime, CUDA-graph trees) are not compilation.
 bool IsCompilation(const Frame& f) {
-  if (AnyOf(f.file, {"torch/_dynamo/", "torch/_inductor/", "torch/_functorch/aot",
-                     "torch/fx/experimental/proxy_tensor", "triton/compiler/", "triton/backends/",
-                     "jax/_src/compiler.py", "jax/_src/interpreters/mlir.py", "cupy/cuda/compiler",
-                     "numba/core/compiler", "numba/cuda/compiler", "tvm/", "tensorrt"})) {
+  if (AnyOf(f.file, {"torch/_dynamo/eval_frame", "torch/_inductor/runtime/", "output_code.py",
+                     "cudagraph_trees", "torch/_compile.py"})) {
+    return false;
+  }
+  if (AnyOf(f.file, {"torch/_dynamo/convert_frame", "torch/_dynamo/symbolic_convert",
+                     "torch/_dynamo/output_graph", "torch/_dynamo/variables/",
+                     "torch/_dynamo/backends/", "torch/_inductor/compile_fx",
+                     "torch/_inductor/graph.py", "torch/_inductor/scheduler",
+                     "torch/_inductor/codegen/", "torch/_inductor/select_algorithm",
+                     "torch/_inductor/async_compile", "torch/_inductor/codecache",
+                     "torch/_inductor/lowering", "torch/_functorch/aot_autograd",
+                     "torch/_functorch/_aot_autograd", "torch/fx/experimental/proxy_tensor",
+                     "triton/compiler/", "jax/_src/compiler.py", "jax/_src/interpreters/mlir.py",
+                     "cupy/cuda/compiler", "numba/core/compiler", "numba/cuda/compiler"})) {
     return true;
   }
-  std::string function = absl::AsciiStrToLower(f.function);
-  return absl::StrContains(function, "compile") && !IsRegexModule(f.file);
+  // Compiler entry points by name, in library code (Python's own re.compile aside).
+  const std::string function = absl::AsciiStrToLower(f.function);
+  return !IsRegexModule(f.file) &&
+         (absl::StartsWith(function, "backend_compile") || function == "compile_or_get_cached" ||
+          absl::StrContains(function, "compile_module") || function == "compile_with_cache" ||
+          absl::StrContains(function, "nvrtc"));
 }
 
 bool IsInputPipeline(const Frame& f) {
@@ -76,8 +92,10 @@ bool IsInputPipeline(const Frame& f) {
     return true;
   }
   const absl::string_view fn = f.function;
+  // Decoding images, audio, records; not a tokenizer decoding generated text.
+  const bool decoding = absl::StrContains(fn, "decode") && !absl::StrContains(f.file, "tokeniz");
   return fn == "__getitem__" || fn == "__getitems__" || absl::StrContains(fn, "collate") ||
-         absl::StrContains(fn, "decode") || fn == "load_batch" || fn == "next_batch";
+         decoding || fn == "load_batch" || fn == "next_batch";
 }
 
 bool IsCheckpointOrLog(const Frame& f) {
@@ -89,7 +107,7 @@ bool IsCheckpointOrLog(const Frame& f) {
     return true;
   }
   const absl::string_view fn = f.function;
-  return AnyOf(fn, {"save_checkpoint", "_save_checkpoint", "save_pretrained", "_save", "log_metrics"});
+  return AnyOf(fn, {"save_checkpoint", "save_pretrained", "save_model", "log_metrics"});
 }
 
 // Library code: installed packages and Python's standard library.
@@ -165,7 +183,8 @@ HostStacks::Classified HostStacks::ClassifySample(StringId stack) {
   auto it = by_stack_.find(stack);
   if (it != by_stack_.end()) return it->second;
   const absl::string_view text = timeline_.strings.Get(stack);
-  const Classified c{ClassifyStack(text), InternFrame(DisplayFrame(text))};
+  std::string frame = DisplayFrame(text);
+  const Classified c{ClassifyStack(text), frame.empty() ? -1 : InternFrame(std::move(frame))};
   by_stack_.emplace(stack, c);
   return c;
 }

@@ -65,7 +65,7 @@ std::vector<OneOffSpan> FindOneOffSpans(const TimelineIndex& index,
   for (const DeviceTimeline& d : t.devices) {
     for (size_t i = 0; i < d.ops.size(); ++i) {
       const int32_t call = index.IssuingCall(d, static_cast<int32_t>(i));
-      if (call >= 0) launched[call] = d.ops[i].name;
+      if (call >= 0 && d.ops[i].kind == OpKind::kKernel) launched[call] = d.ops[i].name;
     }
   }
   absl::flat_hash_map<uint64_t, int64_t> last_end_by_thread;
@@ -122,11 +122,13 @@ std::vector<OneOffSpan> FindOneOffSpans(const TimelineIndex& index,
                                : absl::StrCat("first ", name);
     occur({c.name, kernel}, c.start_ns, c.end_ns, kind, std::move(evidence));
   }
-  // Framework ops and user ranges: the outermost ones of each thread.
-  absl::flat_hash_map<uint64_t, int64_t> covered_until;
+  // Framework ops and user ranges: the outermost of each kind on each thread (a user range
+  // around the whole loop must not hide the ops inside it).
+  absl::flat_hash_map<std::pair<uint64_t, bool>, int64_t> covered_until;
   for (const Range& r : t.ranges) {
     if (r.kind != RangeKind::kFrameworkOp && r.kind != RangeKind::kUser) continue;
-    auto [cover, inserted] = covered_until.try_emplace(r.thread, r.end_ns);
+    auto [cover, inserted] =
+        covered_until.try_emplace(std::make_pair(r.thread, r.kind == RangeKind::kUser), r.end_ns);
     if (!inserted) {
       if (r.start_ns < cover->second) continue;  // nested in an outer op
       cover->second = r.end_ns;
@@ -239,7 +241,7 @@ PhasedDevice SplitPhases(const DeviceAttribution& attribution, Interval steady, 
   PhasedDevice out;
   OneOffTable table;
   const std::vector<Segment> segments = Flatten(spans);
-  const int64_t kGapStretchBase = static_cast<int64_t>(segments.size());
+  const int64_t kGapStretchBase = static_cast<int64_t>(spans.size());  // after every span id
   auto phase_of = [&](int64_t t) {
     return t < steady.start_ns ? Phase::kStartUp
                                : (t < steady.end_ns ? Phase::kSteady : Phase::kWindDown);
@@ -296,6 +298,14 @@ PhasedDevice SplitPhases(const DeviceAttribution& attribution, Interval steady, 
         }
         table.Add(phase, rest, b - a, -4 - static_cast<int64_t>(rest), 0, "");
         continue;
+      }
+      if (!out.steady.empty()) {
+        IdlePiece& last = out.steady.back();
+        if (last.gap == piece.gap && last.end_ns == a && last.subcause == piece.subcause &&
+            last.stack == piece.stack) {
+          last.end_ns = b;  // cut only at a boundary that fell inside it: one record again
+          continue;
+        }
       }
       IdlePiece part = piece;
       part.start_ns = a;
