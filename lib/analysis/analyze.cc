@@ -142,13 +142,13 @@ int64_t Overlap(int64_t a0, int64_t a1, int64_t b0, int64_t b1) {
   return std::max<int64_t>(0, std::min(a1, b1) - std::max(a0, b0));
 }
 
-// Steps [first_step, steps.size()) of the device; `busy` and `pieces` of its steady state.
+// Steps [first_step, end_step) of the device; `busy` and `pieces` of its steady state.
 void FillSteps(const Timeline& t, const std::vector<int32_t>& steps,
-               const std::vector<Interval>& spans, size_t first_step,
+               const std::vector<Interval>& spans, size_t first_step, size_t end_step,
                const std::vector<Interval>& busy, const std::vector<IdlePiece>& pieces,
                const DeviceReport& device, std::vector<StepReport>* out) {
   size_t b = 0, p = 0;
-  for (size_t k = first_step; k < steps.size(); ++k) {
+  for (size_t k = first_step; k < end_step; ++k) {
     StepReport step;
     step.rank = device.rank;
     step.device = device.device;
@@ -413,19 +413,21 @@ void AddCommWait(std::span<const Timeline* const> ranks, Report* report) {
   }
 }
 
-// The program's first step, when it is far longer than the steady steps (lazy initialisation,
-// allocator growth, autotuning that no other rule named): part of the start-up.
-bool FirstStepIsWarmUp(const Timeline& t, const std::vector<int32_t>& steps,
-                       const AnalysisOptions& options) {
+// Whether step k lasts more than twice the median of the others, and one_off_min longer. The
+// program's first step is then start-up (lazy initialisation, allocator growth, autotuning that
+// no other rule named); its last, wind-down (a save or teardown inside the last step range,
+// which torch.profiler closes only when it stops).
+bool FarLongerThanTheOtherSteps(const Timeline& t, const std::vector<int32_t>& steps, size_t k,
+                                const AnalysisOptions& options) {
   if (steps.size() < 3) return false;
-  std::vector<int64_t> later;
-  for (size_t k = 1; k < steps.size(); ++k) {
-    later.push_back(t.ranges[steps[k]].end_ns - t.ranges[steps[k]].start_ns);
+  std::vector<int64_t> others;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    if (i != k) others.push_back(t.ranges[steps[i]].end_ns - t.ranges[steps[i]].start_ns);
   }
-  auto mid = later.begin() + static_cast<ptrdiff_t>(later.size() / 2);
-  std::nth_element(later.begin(), mid, later.end());
-  const int64_t first = t.ranges[steps[0]].end_ns - t.ranges[steps[0]].start_ns;
-  return first > 2 * *mid && first - *mid >= options.one_off_min_ns;
+  auto mid = others.begin() + static_cast<ptrdiff_t>((others.size() - 1) / 2);
+  std::nth_element(others.begin(), mid, others.end());
+  const int64_t length = t.ranges[steps[k]].end_ns - t.ranges[steps[k]].start_ns;
+  return length > 2 * *mid && length - *mid >= options.one_off_min_ns;
 }
 
 // Where the steps came from, by their names' prefix ("ProfilerStep#3" -> "ProfilerStep").
@@ -536,11 +538,28 @@ absl::StatusOr<Report> AnalyzeRanks(std::span<const Timeline* const> ranks,
       report.warnings.push_back(ranks.size() > 1 ? absl::StrCat(input, ": ", w) : w);
     }
     if (report.step_source.empty()) report.step_source = StepSource(t, steps);
-    const bool warm_up_step = FirstStepIsWarmUp(t, steps, options);
+    // The steady steps: [first_step, end_step).
+    const bool warm_up_step = FarLongerThanTheOtherSteps(t, steps, 0, options);
+    const size_t first_step = warm_up_step ? 1 : 0;
+    const size_t end_step =
+        steps.size() > first_step + 2 && FarLongerThanTheOtherSteps(t, steps, steps.size() - 1, options)
+            ? steps.size() - 1
+            : steps.size();
 
     const TimelineIndex index(t, options);
     HostStacks stacks(t, index.python_frames());
     std::vector<OneOffSpan> one_off_spans = FindOneOffSpans(index, options);
+    // A stretch before a module load is compilation unless its sampled stacks say otherwise.
+    std::erase_if(one_off_spans, [&](const OneOffSpan& s) {
+      if (!s.inferred) return false;
+      bool sampled = false, compiling = false;
+      for (const StackSpan& part : stacks.SpansFor({s.thread}, s.start_ns, s.end_ns)) {
+        if (part.evidence < 0) continue;
+        sampled = true;
+        compiling |= stacks.evidence(part.evidence).activity == HostActivity::kCompilation;
+      }
+      return sampled && !compiling;
+    });
     // A compiler's own GPU work (autotuning) lies between its sampled stretches.
     for (HostStacks::Episode& e : stacks.CompilationEpisodes(kCompilationBridgeNs)) {
       one_off_spans.push_back(
@@ -570,19 +589,21 @@ absl::StatusOr<Report> AnalyzeRanks(std::span<const Timeline* const> ranks,
             break;
         }
       }
-      const int64_t last_step_end =
-          steps.empty() ? std::numeric_limits<int64_t>::min() : t.ranges[steps.back()].end_ns;
+      const int64_t last_step_end = end_step > first_step
+                                        ? t.ranges[steps[end_step - 1]].end_ns
+                                        : std::numeric_limits<int64_t>::min();
       const DeviceAttribution a =
           AttributeDevice(index, stacks, device, *window, last_step_end, options);
       // Phases: the steady state runs from the first steady step (the first kernel) to the
       // end of the last step (the last kernel); the rest, and one-off work, is reported apart.
       const std::vector<Interval> step_spans = CutSteps(index, device, steps, *window);
-      const size_t first_step = warm_up_step ? 1 : 0;
-      Interval steady = SteadyWithoutSteps(a, one_off_spans, stacks, *window);
-      Interval warm_up{steady.start_ns, steady.start_ns};
-      if (steps.size() > first_step) {
-        steady = Interval{step_spans[first_step].start_ns, step_spans.back().end_ns};
+      Interval steady{0, 0};
+      Interval warm_up{0, 0};
+      if (end_step > first_step) {
+        steady = Interval{step_spans[first_step].start_ns, step_spans[end_step - 1].end_ns};
         if (warm_up_step) warm_up = step_spans.front();
+      } else {
+        steady = SteadyWithoutSteps(a, one_off_spans, stacks, *window);
       }
       const PhasedDevice phased = SplitPhases(a, steady, warm_up, one_off_spans, stacks);
       d.steady_start_ns = steady.start_ns;
@@ -600,7 +621,8 @@ absl::StatusOr<Report> AnalyzeRanks(std::span<const Timeline* const> ranks,
       const std::vector<Interval> comm = KernelUnion(device, steady, true);
       d.comm_ns = TotalLength(comm);
       d.exposed_comm_ns = LengthNotCovered(comm, KernelUnion(device, steady, false));
-      FillSteps(t, steps, step_spans, first_step, a.busy, phased.steady, d, &report.steps);
+      FillSteps(t, steps, step_spans, first_step, end_step, a.busy, phased.steady, d,
+                &report.steps);
       report.devices.push_back(std::move(d));
     }
     for (const DeviceTimeline& device : t.devices) used.insert(device.device);

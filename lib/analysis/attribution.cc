@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <limits>
+#include <tuple>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
@@ -78,6 +79,7 @@ class DeviceAttributor {
   void WalkHost(int64_t u, int64_t e, int32_t next_op);
   void AttributeQueued(int64_t q, int64_t t1, int32_t next_op, int32_t launch_call);
   int32_t SyncInProgressAt(int64_t t);
+  bool launching_threads_busy_ = false;  // at the time SyncInProgressAt last looked
   int32_t ValueReadByAnotherThread(int64_t t0, int64_t e) const;
   int64_t LastKernelThreadCallEndBefore(int64_t t) const;
   int32_t WaitEventBefore(const DeviceOp& op, const HostCall& launch) const;
@@ -94,6 +96,7 @@ class DeviceAttributor {
 
   absl::flat_hash_set<uint64_t> launching_threads_;
   absl::flat_hash_set<uint64_t> kernel_threads_;  // the launching threads that launched kernels
+  absl::flat_hash_set<uint32_t> streams_;         // the streams of this device's work
   std::vector<int32_t> kernel_thread_calls_;      // their calls, by start
   std::vector<int64_t> kernel_thread_call_max_end_;
   // Device-to-host copies issued by threads that launch no kernels (device ops, by start): a
@@ -125,6 +128,7 @@ void DeviceAttributor::IndexHost() {
     if (call < 0) continue;
     launching_threads_.insert(timeline_.calls[call].thread);
     if (device_.ops[i].kind == OpKind::kKernel) kernel_threads_.insert(timeline_.calls[call].thread);
+    if (device_.ops[i].stream != kNoStream) streams_.insert(device_.ops[i].stream);
   }
   for (size_t i = 0; i < device_.ops.size(); ++i) {
     const DeviceOp& op = device_.ops[i];
@@ -143,7 +147,9 @@ void DeviceAttributor::IndexHost() {
       const bool blocking = c.category == CallCategory::kSync ||
                             (c.category == CallCategory::kCopy &&
                              index_.CopyKindOfCall(ci) == CopyKind::kDtoH);
-      if (blocking && !launching_threads_.empty()) {
+      // A stream sync of another device's stream is no evidence here.
+      const bool this_device = c.stream == kNoStream || streams_.contains(c.stream);
+      if (blocking && this_device && !launching_threads_.empty()) {
         host_items_.push_back(HostItem{c.start_ns, c.end_ns, kInOtherThreadSync, ci, -1});
       }
       continue;
@@ -226,21 +232,26 @@ int64_t DeviceAttributor::LastHostCallEndBefore(int64_t t) const {
 
 // The blocking call (sync, or copy to the host) a launching thread was in at time t: the
 // longest if several. -1 if none. Times t must not decrease from call to call (the sweep).
+// Another thread's sync counts only while the launching threads themselves were idle: in no
+// CUDA call, data range or launching op.
 int32_t DeviceAttributor::SyncInProgressAt(int64_t t) {
   sweep_->Overlapping(t, t + 1, &scratch_);
-  int32_t best = -1;
-  int64_t best_len = -1;
+  int32_t own = -1, other = -1;
+  int64_t own_len = -1, other_len = -1;
+  launching_threads_busy_ = false;
   for (int32_t i : scratch_) {
     const HostItem& item = host_items_[i];
-    if ((item.evidence != kInSyncCall && item.evidence != kInOtherThreadSync) || item.call < 0) {
-      continue;
-    }
-    if (item.end_ns - item.start_ns > best_len) {
-      best = item.call;
-      best_len = item.end_ns - item.start_ns;
+    const int64_t len = item.end_ns - item.start_ns;
+    if (item.evidence == kInSyncCall && item.call >= 0) {
+      if (len > own_len) std::tie(own, own_len) = std::make_pair(item.call, len);
+    } else if (item.evidence == kInOtherThreadSync) {
+      if (len > other_len) std::tie(other, other_len) = std::make_pair(item.call, len);
+    } else {
+      launching_threads_busy_ = true;
     }
   }
-  return best;
+  if (own >= 0) return own;
+  return launching_threads_busy_ ? -1 : other;
 }
 
 int64_t DeviceAttributor::LastKernelThreadCallEndBefore(int64_t t) const {
@@ -301,7 +312,7 @@ void DeviceAttributor::AttributeHostLate(int64_t t0, int64_t e, int32_t next_op)
     const bool work_follows = next_op >= 0 || t0 < last_step_end_ns_;
     u = work_follows ? std::min(e, t0 + (s.end_ns - s.start_ns)) : std::min(e, s.end_ns);
     Emit(t0, u, Subcause::kHostSync, next_op, sync, -1);
-  } else if (const int32_t read = ValueReadByAnotherThread(t0, e);
+  } else if (const int32_t read = launching_threads_busy_ ? -1 : ValueReadByAnotherThread(t0, e);
              read >= 0 && (next_op >= 0 || t0 < last_step_end_ns_)) {
     // The launching threads waited, outside CUDA, for a value another thread copied to the
     // host: blocked from their last CUDA call until the copy finished.

@@ -96,7 +96,7 @@ std::vector<OneOffSpan> FindOneOffSpans(const TimelineIndex& index,
         if (previous_end != std::numeric_limits<int64_t>::min() &&
             c.start_ns - previous_end >= options.launch_gap_max_ns) {
           spans.push_back(OneOffSpan{previous_end, c.start_ns, OneOffKind::kCompilation,
-                                     absl::StrCat("before ", name)});
+                                     absl::StrCat("before ", name), c.thread, true});
         }
         continue;
       case CallCategory::kSync:

@@ -21,6 +21,10 @@ struct OneOffSpan {
   int64_t end_ns = 0;
   OneOffKind kind = OneOffKind::kFirstCall;
   std::string evidence;  // "cuModuleLoadData", "first aten::linear"
+  uint64_t thread = 0;
+  // Compilation inferred from a module load alone (the host stretch before it), which sampled
+  // stacks may contradict: a load from a warm cache after other host work.
+  bool inferred = false;
 };
 
 // The one-off host work of one process, sorted by start (spans may overlap): initialisation

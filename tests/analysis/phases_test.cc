@@ -254,6 +254,59 @@ TEST(Phases, WithoutStepsCompilingBetweenSetUpKernelsAndTheLoopIsStartUp) {
   EXPECT_EQ(FindOneOff(d, Phase::kSteady, OneOffKind::kCompilation), nullptr);
 }
 
+TEST(Phases, ALastStepFarLongerThanTheOthersIsWindDown) {
+  // torch.profiler closes its last step only when it stops: a 2 s save inside it.
+  auto b = TimelineBuilder();
+  for (int k = 0; k < 5; ++k) {
+    const double s = 2000.0 * k;
+    const double e = k == 4 ? s + 2000000 : s + 2000;
+    b.Step(1, s, e, "ProfilerStep#" + std::to_string(k));
+    LaunchBoundLoop(b, s, 12);
+  }
+  const Report r = MustAnalyze(b.Build());
+  const DeviceReport& d = OnlyDevice(r);
+  EXPECT_EQ(d.steady_end_ns, 8000 * kUs);
+  EXPECT_GT(d.PhaseNs(Phase::kWindDown), 1990000 * kUs);
+  EXPECT_EQ(r.steps.size(), 4u);
+  EXPECT_EQ(d.idle[Subcause::kHost], 0);
+}
+
+TEST(Phases, AStretchBeforeAModuleLoadIsNotCompilationWhenItsStacksSaySo) {
+  // 200 ms of numpy before a kernel loaded from a warm cache.
+  auto b = TimelineBuilder();
+  LaunchBoundLoop(b, 0, 1000);
+  for (int i = 1; i < 40; ++i) {
+    b.Sample(1, 155000 + 5000 * i, "prep.py:9 main\n/venv/site-packages/numpy/core/fromnumeric.py:88 sum");
+  }
+  b.OtherCall(1, 355000, 355100, "cuModuleLoadData");
+  LaunchBoundLoop(b, 355200, 1000);
+  const Report r = MustAnalyze(b.Build());
+  const DeviceReport& d = OnlyDevice(r);
+  EXPECT_EQ(FindOneOff(d, Phase::kSteady, OneOffKind::kCompilation), nullptr);
+  EXPECT_GT(d.idle[Subcause::kHost], 190000 * kUs);
+}
+
+TEST(Phases, AnotherThreadsSyncOfAnotherDevicesStreamIsNoEvidence) {
+  // Thread 2 drives GPU 1 and waits for its stream; GPU 0's gaps are its own thread's.
+  auto b = TimelineBuilder();
+  b.Device(1).Stream(9).Launch(2, 0, 5).Kernel(10, 50000).Sync(2, 6, 50005);
+  b.Device(0).Stream(7);
+  for (int i = 0; i < 20; ++i) {
+    const double t = 100 + 500 * i;
+    b.Launch(1, t, t + 5).Kernel(t + 10, t + 50);
+  }
+  internal::Timeline t = b.Build();
+  for (internal::HostCall& c : t.calls) {
+    if (c.category == internal::CallCategory::kSync) c.stream = 9;  // GPU 1's stream
+  }
+  const Report r = MustAnalyze(t);
+  ASSERT_EQ(r.devices.size(), 2u);
+  const DeviceReport& gpu0 = r.devices[0];
+  EXPECT_EQ(gpu0.device, 0);
+  EXPECT_EQ(gpu0.idle[Subcause::kHostSync], 0);
+  EXPECT_GT(gpu0.idle.CauseNs(Cause::kLaunchBound), 0.9 * static_cast<double>(gpu0.idle_ns));
+}
+
 TEST(Phases, PythonFramesOfAProfilerTraceAreStacksToo) {
   // torch.profiler with_stack: python_function ranges nest like a call stack.
   auto b = TimelineBuilder();
