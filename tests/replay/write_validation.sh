@@ -190,8 +190,8 @@ MD
 cat tests/data/traces/unchanged/device_table.md
 cat <<'MD'
 
-The run used commit cf3f118 (2026-12-01 10:24 UTC): every row passes. Two earlier rounds of
-the same day (at b751e01 and a923135) showed what the rules were built from: the JAX read first
+The run used commit 2cb3933 (the machine's clock: 2026-12-01 11:07 UTC): every row passes.
+Three earlier rounds of the same day (at b751e01, a923135 and cf3f118, the last one passing too) showed what the rules were built from: the JAX read first
 came out 63% `data_starved.host` (the Python thread waits on a future, outside CUDA, while a
 transfer thread copies the value: now sync-bound by that copy), then 74% sync-bound under
 `python -m gpuidle run`, its steady state still holding XLA's autotuning (XLA runs candidate
