@@ -189,6 +189,13 @@ TEST(GpuidleRun, PointsTheInjectionVariablesAtTheLibrary) {
   EXPECT_EQ(p.err, "");
 }
 
+TEST(GpuidleRun, TellsTheCommandItIsTheOneItStarted) {
+  TempDir dir;
+  const Process p = RunWith(dir, {"--", "sh", "-c", "[ \"$GPUIDLE_RUN_PARENT\" = \"$PPID\" ] && echo yes"});
+  EXPECT_EQ(p.code, 0) << p.err;
+  EXPECT_EQ(p.out, "yes\n");
+}
+
 TEST(GpuidleRun, TranslatesEveryFlagToItsVariable) {
   TempDir dir;
   const Process p = RunWith(
@@ -216,7 +223,8 @@ TEST(GpuidleRun, TranslatesEveryFlagToItsVariable) {
             "--",
             "sh",
             "-c",
-            "env | grep '^GPUIDLE_' | grep -v '^GPUIDLE_LIBRARY=\\|^GPUIDLE_WARNED=' | sort"});
+            "env | grep '^GPUIDLE_' | grep -v '^GPUIDLE_LIBRARY=\\|^GPUIDLE_WARNED=\\|^GPUIDLE_RUN_PARENT=' "
+            "| sort"});
   EXPECT_EQ(p.code, 0) << p.err;
   EXPECT_EQ(p.out,
             "GPUIDLE_BUFFER_MB=128\n"
