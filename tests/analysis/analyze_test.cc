@@ -3,6 +3,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "testing/analysis_helpers.h"
 #include "testing/timeline_builder.h"
 
 namespace gpuidle {
@@ -12,18 +13,9 @@ using ::gpuidle::testing::TimelineBuilder;
 using internal::Analyze;
 using internal::CopyKind;
 
-constexpr int64_t kUs = 1000;
-
-Report MustAnalyze(const internal::Timeline& t, const AnalysisOptions& options = {}) {
-  absl::StatusOr<Report> r = Analyze(t, options);
-  EXPECT_TRUE(r.ok()) << r.status();
-  return r.ok() ? *std::move(r) : Report{};
-}
-
-const DeviceReport& OnlyDevice(const Report& r) {
-  EXPECT_EQ(r.devices.size(), 1u);
-  return r.devices.at(0);
-}
+using ::gpuidle::testing::kUs;
+using ::gpuidle::testing::MustAnalyze;
+using ::gpuidle::testing::OnlyDevice;
 
 TEST(Analyze, SplitsALateLaunchIntoLaunchOverheadAndKernelGap) {
   // The host issues the second kernel 50 us after the first finished; after the launch call
