@@ -11,7 +11,6 @@ namespace gpuidle {
 namespace {
 
 using ::gpuidle::testing::TimelineBuilder;
-using internal::Analyze;
 using internal::CopyKind;
 
 using ::gpuidle::testing::kUs;
