@@ -42,12 +42,14 @@ _lock = threading.Lock()
 _users = 0
 _gate: Optional[Any] = None
 _thread: Optional[threading.Thread] = None
-_frame_texts: dict[tuple[Any, int], str] = {}  # (code object, line) -> "file:line function"
+# (file, function, line) -> "file:line function"; keyed by names, so that no code object (of
+# code that Dynamo or exec made) is kept alive by the cache.
+_frame_texts: dict[tuple[str, str, int], str] = {}
 _abandoned: list[Any] = []  # gates of a parent process (after fork): never touched again
 
 
 def _frame_text(code: Any, line: int) -> str:
-    key = (code, line)
+    key = (code.co_filename, code.co_name, line)
     text = _frame_texts.get(key)
     if text is None:
         text = f"{code.co_filename}:{line} {code.co_name}"

@@ -22,7 +22,9 @@ def _gpuidle_setup():
     import sys
 
     env = os.environ
-    if env.get("GPUIDLE_PYTHON", "").strip().lower() in ("0", "false", "no"):
+    # As the option table reads it: 1/true/yes or unset is on; 0/false/no is off, and so is a
+    # bad value (gpuidle is then off for the whole process).
+    if env.get("GPUIDLE_PYTHON", "1").strip().lower() not in ("", "1", "true", "yes"):
         return
     if env.get("GPUIDLE_DISABLE", "").strip().lower() in ("1", "true", "yes"):
         return
