@@ -230,10 +230,10 @@ int64_t DeviceAttributor::LastHostCallEndBefore(int64_t t) const {
   return std::min(t, host_call_max_end_[it - host_calls_.begin() - 1]);
 }
 
-// The blocking call (sync, or copy to the host) a launching thread was in at time t: the
-// longest if several. -1 if none. Times t must not decrease from call to call (the sweep).
-// Another thread's sync counts only while the launching threads themselves were idle: in no
-// CUDA call, data range or launching op.
+// The blocking call (sync, or copy to the host) a launching thread was in at time t, the
+// longest if several; else another thread's, but only while the launching threads themselves
+// were idle (in no CUDA call, data range or launching op). -1 if none. Also notes whether they
+// were busy (launching_threads_busy_). Times t must not decrease from call to call (the sweep).
 int32_t DeviceAttributor::SyncInProgressAt(int64_t t) {
   sweep_->Overlapping(t, t + 1, &scratch_);
   int32_t own = -1, other = -1;
