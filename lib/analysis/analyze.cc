@@ -563,7 +563,7 @@ absl::StatusOr<Report> AnalyzeRanks(std::span<const Timeline* const> ranks,
     // A compiler's own GPU work (autotuning) lies between its sampled stretches.
     for (HostStacks::Episode& e : stacks.CompilationEpisodes(kCompilationBridgeNs)) {
       one_off_spans.push_back(
-          OneOffSpan{e.start_ns, e.end_ns, OneOffKind::kCompilation, std::move(e.frame)});
+          OneOffSpan{e.start_ns, e.end_ns, OneOffKind::kCompilation, std::move(e.frame), e.thread});
     }
     std::sort(one_off_spans.begin(), one_off_spans.end(),
               [](const OneOffSpan& a, const OneOffSpan& b) { return a.start_ns < b.start_ns; });
@@ -605,7 +605,13 @@ absl::StatusOr<Report> AnalyzeRanks(std::span<const Timeline* const> ranks,
       } else {
         steady = SteadyWithoutSteps(a, one_off_spans, stacks, *window);
       }
-      const PhasedDevice phased = SplitPhases(a, steady, warm_up, one_off_spans, stacks);
+      absl::flat_hash_set<uint64_t> launching_threads;
+      for (size_t i = 0; i < device.ops.size(); ++i) {
+        const int32_t call = index.IssuingCall(device, static_cast<int32_t>(i));
+        if (call >= 0) launching_threads.insert(t.calls[call].thread);
+      }
+      const PhasedDevice phased =
+          SplitPhases(a, steady, warm_up, one_off_spans, launching_threads, stacks);
       d.steady_start_ns = steady.start_ns;
       d.steady_end_ns = steady.end_ns;
       d.busy_ns = phased.steady_busy_ns;

@@ -271,15 +271,17 @@ std::vector<HostStacks::Episode> HostStacks::CompilationEpisodes(int64_t max_gap
   };
   absl::flat_hash_map<uint64_t, Open> open;
   std::vector<Episode> out;
-  auto close = [&](const Open& o) {
-    if (o.last_ns > o.start_ns) out.push_back(Episode{o.start_ns, o.last_ns, frames_[o.frame]});
+  auto close = [&](uint64_t thread, const Open& o) {
+    if (o.last_ns > o.start_ns) {
+      out.push_back(Episode{o.start_ns, o.last_ns, frames_[o.frame], thread});
+    }
   };
   for (const HostSample& s : timeline_.samples) {
     const Classified c = ClassifySample(s.stack);
     auto it = open.find(s.thread);
     const bool compiling = c.activity == HostActivity::kCompilation && c.frame >= 0;
     if (it != open.end() && (!compiling || s.time_ns - it->second.last_ns > max_gap_ns)) {
-      close(it->second);
+      close(s.thread, it->second);
       open.erase(it);
       it = open.end();
     }
@@ -290,7 +292,7 @@ std::vector<HostStacks::Episode> HostStacks::CompilationEpisodes(int64_t max_gap
       it->second.last_ns = s.time_ns;
     }
   }
-  for (const auto& [thread, o] : open) close(o);
+  for (const auto& [thread, o] : open) close(thread, o);
   std::sort(out.begin(), out.end(),
             [](const Episode& a, const Episode& b) { return a.start_ns < b.start_ns; });
   return out;

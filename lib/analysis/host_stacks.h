@@ -70,6 +70,7 @@ class HostStacks {
     int64_t start_ns;
     int64_t end_ns;
     std::string frame;
+    uint64_t thread;
   };
   std::vector<Episode> CompilationEpisodes(int64_t max_gap_ns);
 

@@ -39,6 +39,7 @@ struct Occurrences {
   std::vector<int64_t> later;  // durations
   OneOffKind kind = OneOffKind::kFirstCall;
   std::string evidence;
+  uint64_t thread = 0;
 };
 
 void AddSlowFirstCalls(const absl::flat_hash_map<std::pair<StringId, StringId>, Occurrences>& ops,
@@ -50,7 +51,7 @@ void AddSlowFirstCalls(const absl::flat_hash_map<std::pair<StringId, StringId>, 
     auto mid = later.begin() + static_cast<ptrdiff_t>(later.size() / 2);
     std::nth_element(later.begin(), mid, later.end());
     if (static_cast<double>(first) < options.first_call_ratio * static_cast<double>(*mid)) continue;
-    out->push_back(OneOffSpan{occ.first_start, occ.first_end, occ.kind, occ.evidence});
+    out->push_back(OneOffSpan{occ.first_start, occ.first_end, occ.kind, occ.evidence, occ.thread});
   }
 }
 
@@ -71,10 +72,10 @@ std::vector<OneOffSpan> FindOneOffSpans(const TimelineIndex& index,
   absl::flat_hash_map<uint64_t, int64_t> last_end_by_thread;
   absl::flat_hash_map<std::pair<StringId, StringId>, Occurrences> ops;
   auto occur = [&](std::pair<StringId, StringId> key, int64_t start, int64_t end,
-                   OneOffKind kind, std::string evidence) {
+                   OneOffKind kind, std::string evidence, uint64_t thread) {
     auto [it, inserted] = ops.try_emplace(key);
     if (inserted) {
-      it->second = Occurrences{start, end, {}, kind, std::move(evidence)};
+      it->second = Occurrences{start, end, {}, kind, std::move(evidence), thread};
     } else {
       it->second.later.push_back(end - start);
     }
@@ -86,11 +87,12 @@ std::vector<OneOffSpan> FindOneOffSpans(const TimelineIndex& index,
     last->second = std::max(last->second, c.end_ns);
     switch (c.category) {
       case CallCategory::kInit:
-        spans.push_back(OneOffSpan{c.start_ns, c.end_ns, OneOffKind::kCudaInit, std::string(name)});
+        spans.push_back(
+            OneOffSpan{c.start_ns, c.end_ns, OneOffKind::kCudaInit, std::string(name), c.thread});
         continue;
       case CallCategory::kModuleLoad:
         spans.push_back(
-            OneOffSpan{c.start_ns, c.end_ns, OneOffKind::kModuleLoad, std::string(name)});
+            OneOffSpan{c.start_ns, c.end_ns, OneOffKind::kModuleLoad, std::string(name), c.thread});
         // Code is loaded right after it was compiled (NVRTC, Triton, XLA): the host stretch
         // before the load is the compilation.
         if (previous_end != std::numeric_limits<int64_t>::min() &&
@@ -110,7 +112,7 @@ std::vector<OneOffSpan> FindOneOffSpans(const TimelineIndex& index,
     if (first_of_thread && c.end_ns - c.start_ns >= options.one_off_min_ns) {
       // A thread's first CUDA call creates the context (or, under a profiler, CUPTI's state).
       spans.push_back(OneOffSpan{c.start_ns, c.end_ns, OneOffKind::kCudaInit,
-                                 absl::StrCat("first CUDA call of its thread: ", name)});
+                                 absl::StrCat("first CUDA call of its thread: ", name), c.thread});
       continue;
     }
     const StringId kernel = c.category == CallCategory::kLaunch ? launched[&c - t.calls.data()]
@@ -120,7 +122,7 @@ std::vector<OneOffSpan> FindOneOffSpans(const TimelineIndex& index,
     std::string evidence = kernel != StringTable::kEmpty
                                ? absl::StrCat("first launch of ", t.strings.Get(kernel))
                                : absl::StrCat("first ", name);
-    occur({c.name, kernel}, c.start_ns, c.end_ns, kind, std::move(evidence));
+    occur({c.name, kernel}, c.start_ns, c.end_ns, kind, std::move(evidence), c.thread);
   }
   // Framework ops and user ranges: the outermost of each kind on each thread (a user range
   // around the whole loop must not hide the ops inside it).
@@ -138,7 +140,7 @@ std::vector<OneOffSpan> FindOneOffSpans(const TimelineIndex& index,
         NameSaysCompilation(name) ? OneOffKind::kCompilation : OneOffKind::kFirstCall;
     // Keyed apart from calls: the second id is never a kernel name's.
     occur({r.name, static_cast<StringId>(-1)}, r.start_ns, r.end_ns, kind,
-          absl::StrCat("first ", name));
+          absl::StrCat("first ", name), r.thread);
   }
   AddSlowFirstCalls(ops, options, &spans);
   std::sort(spans.begin(), spans.end(), [](const OneOffSpan& a, const OneOffSpan& b) {
@@ -236,12 +238,57 @@ bool OneOffCanExplain(Subcause s) {
 
 }  // namespace
 
+namespace {
+
+// The flattened segments of some spans, walked in time order.
+class SegmentWalk {
+ public:
+  explicit SegmentWalk(std::vector<OneOffSpan> spans)
+      : spans_(std::move(spans)), segments_(Flatten(spans_)) {}
+
+  // Adds the segment boundaries inside (start, end) to cuts; start must not decrease.
+  void Cuts(int64_t start, int64_t end, std::vector<int64_t>* cuts) {
+    while (first_ < segments_.size() && segments_[first_].end_ns <= start) ++first_;
+    for (size_t k = first_; k < segments_.size() && segments_[k].start_ns < end; ++k) {
+      if (segments_[k].start_ns > start) cuts->push_back(segments_[k].start_ns);
+      if (segments_[k].end_ns < end) cuts->push_back(segments_[k].end_ns);
+    }
+    at_ = first_;
+  }
+  // The segment covering t, or nullptr; t must not decrease after Cuts().
+  const Segment* Covering(int64_t t) {
+    while (at_ < segments_.size() && segments_[at_].end_ns <= t) ++at_;
+    return at_ < segments_.size() && segments_[at_].start_ns <= t ? &segments_[at_] : nullptr;
+  }
+  const OneOffSpan& span(const Segment& s) const { return spans_[s.span]; }
+  int64_t span_count() const { return static_cast<int64_t>(spans_.size()); }
+
+ private:
+  std::vector<OneOffSpan> spans_;
+  std::vector<Segment> segments_;
+  size_t first_ = 0, at_ = 0;
+};
+
+}  // namespace
+
 PhasedDevice SplitPhases(const DeviceAttribution& attribution, Interval steady, Interval warm_up,
-                         const std::vector<OneOffSpan>& spans, const HostStacks& stacks) {
+                         const std::vector<OneOffSpan>& spans,
+                         const absl::flat_hash_set<uint64_t>& launching_threads,
+                         const HostStacks& stacks) {
   PhasedDevice out;
   OneOffTable table;
-  const std::vector<Segment> segments = Flatten(spans);
-  const int64_t kGapStretchBase = static_cast<int64_t>(spans.size());  // after every span id
+  // Start-up and wind-down are named by any thread's one-off work; the steady state's idle
+  // only by that of the device's own launching threads (another thread's first call or
+  // compilation does not idle this GPU).
+  SegmentWalk any(spans);
+  std::vector<OneOffSpan> own_spans;
+  for (const OneOffSpan& s : spans) {
+    if (s.thread == 0 || launching_threads.contains(s.thread)) own_spans.push_back(s);
+  }
+  SegmentWalk own(std::move(own_spans));
+  // Stretch ids: spans of `any`, then those of `own`, then gaps.
+  const int64_t own_base = any.span_count();
+  const int64_t kGapStretchBase = own_base + own.span_count();
   auto phase_of = [&](int64_t t) {
     return t < steady.start_ns ? Phase::kStartUp
                                : (t < steady.end_ns ? Phase::kSteady : Phase::kWindDown);
@@ -256,33 +303,29 @@ PhasedDevice SplitPhases(const DeviceAttribution& attribution, Interval steady, 
     table.Add(Phase::kStartUp, OneOffKind::kGpuBusy, before, -2, before, "");
     table.Add(Phase::kWindDown, OneOffKind::kGpuBusy, after, -3, after, "");
   }
-  size_t seg = 0;
   for (const IdlePiece& piece : attribution.pieces) {
     // Cut the piece at the phase boundaries and at the one-off segments.
     std::vector<int64_t> cuts = {piece.start_ns, piece.end_ns};
     for (int64_t b : {steady.start_ns, steady.end_ns, warm_up.start_ns}) {
       if (b > piece.start_ns && b < piece.end_ns) cuts.push_back(b);
     }
-    while (seg < segments.size() && segments[seg].end_ns <= piece.start_ns) ++seg;
-    for (size_t k = seg; k < segments.size() && segments[k].start_ns < piece.end_ns; ++k) {
-      if (segments[k].start_ns > piece.start_ns) cuts.push_back(segments[k].start_ns);
-      if (segments[k].end_ns < piece.end_ns) cuts.push_back(segments[k].end_ns);
-    }
+    any.Cuts(piece.start_ns, piece.end_ns, &cuts);
+    own.Cuts(piece.start_ns, piece.end_ns, &cuts);
     std::sort(cuts.begin(), cuts.end());
     cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
     const bool compiling = piece.stack >= 0 &&
                            stacks.evidence(piece.stack).activity == HostActivity::kCompilation;
-    size_t k2 = seg;
     for (size_t c = 0; c + 1 < cuts.size(); ++c) {
       const int64_t a = cuts[c], b = cuts[c + 1];
-      while (k2 < segments.size() && segments[k2].end_ns <= a) ++k2;
-      const Segment* covering =
-          k2 < segments.size() && segments[k2].start_ns <= a ? &segments[k2] : nullptr;
       const Phase phase = phase_of(a);
+      const Segment* any_covering = any.Covering(a);
+      const Segment* own_covering = own.Covering(a);
+      SegmentWalk& walk = phase == Phase::kSteady ? own : any;
+      const Segment* covering = phase == Phase::kSteady ? own_covering : any_covering;
       const bool explain = phase != Phase::kSteady || OneOffCanExplain(piece.subcause);
       if (covering != nullptr && explain) {
-        const OneOffSpan& span = spans[covering->span];
-        table.Add(phase, span.kind, b - a, covering->span,
+        const OneOffSpan& span = walk.span(*covering);
+        table.Add(phase, span.kind, b - a, (&walk == &own ? own_base : 0) + covering->span,
                   covering->end_ns - covering->start_ns, span.evidence);
         continue;
       }

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "analysis/attribution.h"
 #include "analysis/host_stacks.h"
 #include "analysis/timeline_index.h"
@@ -40,9 +41,12 @@ struct PhasedDevice {
   std::vector<OneOffTime> one_off;  // by phase, then most time first
 };
 
-// `warm_up` is the span of a warm-up step inside the start-up (empty if none).
+// `warm_up` is the span of a warm-up step inside the start-up (empty if none). In the steady
+// state only the spans of `launching_threads` (the device's) count.
 PhasedDevice SplitPhases(const DeviceAttribution& attribution, Interval steady, Interval warm_up,
-                         const std::vector<OneOffSpan>& spans, const HostStacks& stacks);
+                         const std::vector<OneOffSpan>& spans,
+                         const absl::flat_hash_set<uint64_t>& launching_threads,
+                         const HostStacks& stacks);
 
 }  // namespace gpuidle::internal
 

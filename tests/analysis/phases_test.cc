@@ -298,6 +298,21 @@ TEST(Phases, AnotherThreadsSyncOfAnotherDevicesStreamIsNoEvidence) {
   EXPECT_GT(gpu0.idle.CauseNs(Cause::kLaunchBound), 0.9 * static_cast<double>(gpu0.idle_ns));
 }
 
+TEST(Phases, AnotherDevicesThreadsOneOffWorkLeavesThisDevicesSteadyStateAlone) {
+  // Thread 1 drives GPU 0 in a steady loop; thread 2, GPU 1's, compiles for 60 ms meanwhile.
+  auto b = TimelineBuilder();
+  b.Device(1).Launch(2, 0, 5).Kernel(5, 10);
+  b.OtherCall(2, 60010, 60100, "cuModuleLoadData");
+  b.Launch(2, 60200, 60205).Kernel(60205, 60300);
+  b.Device(0);
+  LaunchBoundLoop(b, 0, 1000);
+  const Report r = MustAnalyze(b.Build());
+  ASSERT_EQ(r.devices.size(), 2u);
+  const DeviceReport& gpu0 = r.devices[0];
+  EXPECT_EQ(FindOneOff(gpu0, Phase::kSteady, OneOffKind::kCompilation), nullptr);
+  EXPECT_GT(gpu0.idle.CauseNs(Cause::kLaunchBound), 0.99 * static_cast<double>(gpu0.idle_ns));
+}
+
 TEST(Phases, PythonFramesOfAProfilerTraceAreStacksToo) {
   // torch.profiler with_stack: python_function ranges nest like a call stack.
   auto b = TimelineBuilder();
