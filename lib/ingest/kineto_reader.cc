@@ -506,8 +506,7 @@ class KinetoHandler {
       prop_id_bad_ = false;
       prop_name_.clear();
     }
-    ++depth_;
-    return true;
+    return Deeper();
   }
   bool EndObject(rapidjson::SizeType) {
     --depth_;
@@ -547,8 +546,7 @@ class KinetoHandler {
         Bad(field_, Problem::kWrongType, "");
       }
     }
-    ++depth_;
-    return true;
+    return Deeper();
   }
   bool EndArray(rapidjson::SizeType) {
     --depth_;
@@ -626,6 +624,16 @@ class KinetoHandler {
   }
 
   bool Unexpected() { return Fail("internal error: number not delivered as text"); }
+
+  // A trace nests a few levels deep; far deeper input is not a trace, and is refused before it
+  // costs more than a little memory.
+  static constexpr int kMaxDepth = 512;
+  bool Deeper() {
+    if (++depth_ > kMaxDepth) {
+      return Fail(absl::StrCat("nested deeper than ", kMaxDepth, " levels: not a trace"));
+    }
+    return true;
+  }
 
   bool Fail(std::string message) {
     error_ = std::move(message);
@@ -1277,9 +1285,12 @@ class KinetoHandler {
 // end of the chunk, malformed input) goes to RapidJSON's own code, untouched, so results and
 // errors (codes and offsets) are the same as before.
 
+// Iterative: RapidJSON's recursive parser runs out of stack on deeply nested input (40,000
+// '[' crashed it); the iterative one keeps its state on the heap, and the handler refuses
+// input nested deeper than KinetoHandler::kMaxDepth.
 constexpr unsigned kParseFlags = rapidjson::kParseNumbersAsStringsFlag |
                                  rapidjson::kParseStopWhenDoneFlag |
-                                 rapidjson::kParseNanAndInfFlag;
+                                 rapidjson::kParseNanAndInfFlag | rapidjson::kParseIterativeFlag;
 
 // The same handler as another type: RapidJSON's generic string and number parsers, which the
 // specialisations for KinetoHandler fall back on, are instantiated for this one.

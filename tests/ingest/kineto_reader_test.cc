@@ -94,6 +94,16 @@ class KinetoReaderTest : public ::testing::Test {
 
 // --- device work ---
 
+TEST_F(KinetoReaderTest, RefusesDeeplyNestedInputWithAnErrorNotACrash) {
+  // 100,000 '[' ran RapidJSON's recursive parser out of stack (issue 13).
+  const std::string deep = "{\"traceEvents\": [], \"x\": " + std::string(100000, '[');
+  EXPECT_EQ(ReadError(deep, "nested deeper than 512 levels"), absl::StatusCode::kInvalidArgument);
+  // A trace nests a few levels: an args value of 20 levels is still read.
+  const std::string nested = std::string(20, '[') + std::string(20, ']');
+  ReadOk(R"({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7,
+             "ts": 1, "dur": 2, "args": {"device": 0, "deep": )" + nested + "}}]}");
+}
+
 TEST_F(KinetoReaderTest, ReadsAKernelAsADeviceOpOnItsDevice) {
   const Timeline t = ReadOk(Trace({X("kernel", "gemm_kernel", "10.5", "2.25",
                                      R"({"device": 1, "stream": 7, "correlation": 41,

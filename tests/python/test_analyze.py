@@ -169,6 +169,13 @@ def test_not_json_is_a_value_error_naming_file_and_problem(tmp_path):
         gpuidle.analyze(wrong)
 
 
+def test_deeply_nested_json_is_an_error_not_a_dead_interpreter(tmp_path):
+    deep = tmp_path / "deep.json"
+    deep.write_text('{"x":' + "[" * 100000)
+    with pytest.raises(ValueError, match="nested deeper than 512 levels"):
+        gpuidle.analyze(deep)
+
+
 def test_truncated_trace_is_a_gpuidle_error_with_its_code(tmp_path):
     truncated = tmp_path / "cut.json.gz"
     truncated.write_bytes(TORCH_TRACES[0].read_bytes()[:5000])
