@@ -200,6 +200,11 @@ than 1 s apart with no other work sampled between now count as one compilation);
 with a 10 ms collate came out 72% dataloader and 24% launch-bound — a true mixture, as
 Lightning's own per-step Python costs ~3.5 ms — which is why its collate now takes 30 ms.
 
+Changed after that run, CPU-tested only (the seven traces replay to the same reports): in the
+steady state only one-off work of the device's own launching threads counts; the reader refuses
+JSON nested deeper than 512 levels; `GPUIDLE_PYTHON` is read as the option table reads it; the
+sampler's frame cache is keyed by names.
+
 CI replays the seven traces (`tests/replay/unchanged_programs_test.cc`) at the current commit;
 the first lines of two of them (`gpuidle analyze tests/data/traces/unchanged/NAME.trace.json.gz`):
 
