@@ -34,7 +34,7 @@ struct AnalysisOptions {
 
   // Host ranges whose name contains one of these (case-insensitive) are data waits.
   std::vector<std::string> data_range_patterns = {"DataLoader", "gpuidle.data", "data_load",
-                                                  "dataload", "next_batch", "load_batch"};
+                                                  "dataload",   "next_batch",   "load_batch"};
 
   // Warm-up: the first this many steps (step ranges, in time order) are left out, and the window
   // begins where the next one begins. Like torch.profiler's warm-up steps, for start-up costs

@@ -184,8 +184,8 @@ GPUIDLE_EXPORT void SetCallSiteProvider(CallSiteProvider provider) noexcept;
 // can serve the collection that is already running.
 struct CollectionState {
   bool collecting = false;
-  bool injected = false;    // started by gpuidle run / LD_PRELOAD (CUDA_INJECTION64_PATH)
-  std::string started_by;   // for messages: "LD_PRELOAD", "the C++ API", ...
+  bool injected = false;              // started by gpuidle run / LD_PRELOAD (CUDA_INJECTION64_PATH)
+  std::string started_by;             // for messages: "LD_PRELOAD", "the C++ API", ...
   int64_t host_sample_period_ns = 0;  // the collection's ProfilerOptions
   int64_t launch_gap_max_ns = 0;
 };

@@ -15,9 +15,9 @@
 #include <cstdint>
 #include <optional>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "gpuidle/export.h"
 
 namespace gpuidle {
@@ -40,9 +40,9 @@ enum class Subcause : int {
 inline constexpr int kNumSubcauses = 10;
 
 GPUIDLE_EXPORT Cause CauseOf(Subcause s);
-GPUIDLE_EXPORT absl::string_view CauseName(Cause c);             // "data_starved"
-GPUIDLE_EXPORT absl::string_view SubcauseName(Subcause s);       // "dataloader"
-GPUIDLE_EXPORT std::string QualifiedSubcauseName(Subcause s);   // "data_starved.dataloader"
+GPUIDLE_EXPORT absl::string_view CauseName(Cause c);           // "data_starved"
+GPUIDLE_EXPORT absl::string_view SubcauseName(Subcause s);     // "dataloader"
+GPUIDLE_EXPORT std::string QualifiedSubcauseName(Subcause s);  // "data_starved.dataloader"
 // Parses "data_starved.dataloader" (or "unattributed"); nullopt if unknown.
 GPUIDLE_EXPORT std::optional<Subcause> ParseSubcause(absl::string_view qualified_name);
 
@@ -84,8 +84,8 @@ enum class OneOffKind : int {
 };
 inline constexpr int kNumOneOffKinds = 8;
 
-GPUIDLE_EXPORT absl::string_view PhaseName(Phase p);             // "start_up"
-GPUIDLE_EXPORT absl::string_view OneOffKindName(OneOffKind k);   // "compilation"
+GPUIDLE_EXPORT absl::string_view PhaseName(Phase p);            // "start_up"
+GPUIDLE_EXPORT absl::string_view OneOffKindName(OneOffKind k);  // "compilation"
 
 // Time of one device spent on one kind of one-off work, in one phase. In start-up and
 // wind-down the parts tile the phase's span (kGpuBusy is its busy time); in the steady state
@@ -94,23 +94,24 @@ struct OneOffTime {
   Phase phase = Phase::kStartUp;
   OneOffKind kind = OneOffKind::kSetUp;
   int64_t ns = 0;
-  int64_t count = 0;      // separate stretches
-  std::string evidence;   // the longest stretch's call, op or frame ("cuModuleLoadData")
+  int64_t count = 0;     // separate stretches
+  std::string evidence;  // the longest stretch's call, op or frame ("cuModuleLoadData")
 };
 
 struct DeviceReport {
   std::optional<int> rank;  // distributed rank of the process, where known
   int device = 0;
-  std::string name;         // "NVIDIA H200", where known
+  std::string name;  // "NVIDIA H200", where known
   int64_t window_start_ns = 0;
   int64_t window_end_ns = 0;
   int64_t window_ns = 0;
   // The steady state: [steady_start_ns, steady_end_ns). Start-up before it, wind-down after.
   int64_t steady_start_ns = 0;
   int64_t steady_end_ns = 0;
-  // Steady state only: busy_ns + idle_ns + (steady one-off idle) == steady_end_ns - steady_start_ns.
-  int64_t busy_ns = 0;      // at least one kernel executing (NCCL kernels included)
-  int64_t idle_ns = 0;      // == idle.TotalNs()
+  // Steady state only: busy_ns + idle_ns + (steady one-off idle) == steady_end_ns -
+  // steady_start_ns.
+  int64_t busy_ns = 0;  // at least one kernel executing (NCCL kernels included)
+  int64_t idle_ns = 0;  // == idle.TotalNs()
   IdleBreakdown idle;
   std::vector<OneOffTime> one_off;  // by phase, then most time first
   int64_t PhaseNs(Phase p) const;   // the span of a phase: start-up, steady state, wind-down
@@ -118,8 +119,8 @@ struct DeviceReport {
   int64_t kernel_count = 0;
   int64_t memcpy_count = 0;
   int64_t memset_count = 0;
-  int64_t comm_ns = 0;          // NCCL kernels executing
-  int64_t exposed_comm_ns = 0;  // ... while no other kernel executes
+  int64_t comm_ns = 0;                  // NCCL kernels executing
+  int64_t exposed_comm_ns = 0;          // ... while no other kernel executes
   std::optional<int64_t> comm_wait_ns;  // part of comm_ns spent waiting for peers; needs all ranks
 };
 
@@ -181,9 +182,9 @@ struct GPUIDLE_EXPORT Report {
   std::string step_source;
   // Warnings about the input that did not stop the analysis (fields skipped, ranks missing).
   std::vector<std::string> warnings;
-  std::vector<GapRecord> longest_gaps;  // longest first
-  std::vector<Offender> offenders;      // most idle first
-  std::vector<Advice> advice;           // most idle first
+  std::vector<GapRecord> longest_gaps;      // longest first
+  std::vector<Offender> offenders;          // most idle first
+  std::vector<Advice> advice;               // most idle first
   std::optional<uint64_t> dropped_records;  // nullopt: the source does not say
   uint64_t zero_timestamp_records = 0;
   // A live capture reached its record limit (GPUIDLE_MAX_RECORDS) and stopped collecting: the

@@ -111,9 +111,8 @@ std::vector<Interval> CutSteps(const TimelineIndex& index, const DeviceTimeline&
     const int32_t call = index.IssuingCall(device, static_cast<int32_t>(i));
     if (call < 0) continue;
     const int64_t launched = t.calls[call].start_ns;
-    auto it = std::upper_bound(steps.begin(), steps.end(), launched, [&](int64_t v, int32_t s) {
-      return v < t.ranges[s].start_ns;
-    });
+    auto it = std::upper_bound(steps.begin(), steps.end(), launched,
+                               [&](int64_t v, int32_t s) { return v < t.ranges[s].start_ns; });
     if (it == steps.begin()) continue;
     const size_t k = it - steps.begin() - 1;
     if (launched < t.ranges[steps[k]].end_ns) gpu_end[k] = std::max(gpu_end[k], op.end_ns);
@@ -162,7 +161,8 @@ void FillSteps(const Timeline& t, const std::vector<int32_t>& steps,
     while (p < pieces.size() && pieces[p].end_ns <= step.start_ns) ++p;
     for (size_t i = p; i < pieces.size() && pieces[i].start_ns < step.end_ns; ++i) {
       const IdlePiece& piece = pieces[i];
-      step.idle[piece.subcause] += Overlap(piece.start_ns, piece.end_ns, step.start_ns, step.end_ns);
+      step.idle[piece.subcause] +=
+          Overlap(piece.start_ns, piece.end_ns, step.start_ns, step.end_ns);
     }
     step.one_off_ns = step.end_ns - step.start_ns - step.busy_ns - step.idle.TotalNs();
     out->push_back(std::move(step));
@@ -192,7 +192,8 @@ class OffenderTable {
       case Subcause::kCopyWait:
         if (piece.call >= 0) {
           const HostCall& c = t.calls[piece.call];
-          std::tie(what, at, thread, with_site) = std::make_tuple(c.name, c.start_ns, c.thread, true);
+          std::tie(what, at, thread, with_site) =
+              std::make_tuple(c.name, c.start_ns, c.thread, true);
         }
         break;
       case Subcause::kHost:
@@ -230,8 +231,9 @@ class OffenderTable {
     for (const auto& [key, e] : entries_) {
       Offender o;
       o.subcause = key.subcause;
-      o.what = key.subcause == Subcause::kHost ? "host work outside CUDA"
-                                               : std::string(index_.timeline().strings.Get(key.what));
+      o.what = key.subcause == Subcause::kHost
+                   ? "host work outside CUDA"
+                   : std::string(index_.timeline().strings.Get(key.what));
       if (key.site >= 0) o.site = sites_[key.site];
       if (key.stack >= 0) {
         const StackEvidence& ev = stacks_.evidence(key.stack);
@@ -321,9 +323,9 @@ GapRecord ToGapRecord(const TimelineIndex& index, const HostStacks& stacks,
   if (piece.stack >= 0) {
     const StackEvidence& ev = stacks.evidence(piece.stack);
     if (piece.range < 0) {
-      g.evidence = absl::StrCat(HostActivityName(ev.activity),
-                                " (sampled stack): no CUDA call for ",
-                                (piece.end_ns - piece.start_ns) / 1000, " us");
+      g.evidence =
+          absl::StrCat(HostActivityName(ev.activity), " (sampled stack): no CUDA call for ",
+                       (piece.end_ns - piece.start_ns) / 1000, " us");
     }
     g.call_site = ev.frame;
   }
@@ -380,7 +382,8 @@ void AddCommWait(std::span<const Timeline* const> ranks, Report* report) {
     for (const Timeline* t : ranks) {
       std::vector<Comm>& comms = per_rank.emplace_back();
       for (const DeviceOp& op : t->devices[d].ops) {
-        if (op.kind == OpKind::kKernel && op.communication) comms.push_back({op.start_ns, op.end_ns});
+        if (op.kind == OpKind::kKernel && op.communication)
+          comms.push_back({op.start_ns, op.end_ns});
       }
       count = std::min(count, comms.size());
     }
@@ -520,10 +523,10 @@ absl::StatusOr<Report> AnalyzeRanks(std::span<const Timeline* const> ranks,
       window->start_ns = std::max(window->start_ns, t.ranges[steps[skip]].start_ns);
       steps.erase(steps.begin(), steps.begin() + static_cast<ptrdiff_t>(skip));
     }
-    report.window_start_ns = have_window ? std::min(report.window_start_ns, window->start_ns)
-                                         : window->start_ns;
-    report.window_end_ns = have_window ? std::max(report.window_end_ns, window->end_ns)
-                                       : window->end_ns;
+    report.window_start_ns =
+        have_window ? std::min(report.window_start_ns, window->start_ns) : window->start_ns;
+    report.window_end_ns =
+        have_window ? std::max(report.window_end_ns, window->end_ns) : window->end_ns;
     have_window = true;
     if (report.source.empty()) report.source = t.info.source;
     std::optional<int> rank = t.info.rank;
@@ -541,10 +544,10 @@ absl::StatusOr<Report> AnalyzeRanks(std::span<const Timeline* const> ranks,
     // The steady steps: [first_step, end_step).
     const bool warm_up_step = FarLongerThanTheOtherSteps(t, steps, 0, options);
     const size_t first_step = warm_up_step ? 1 : 0;
-    const size_t end_step =
-        steps.size() > first_step + 2 && FarLongerThanTheOtherSteps(t, steps, steps.size() - 1, options)
-            ? steps.size() - 1
-            : steps.size();
+    const size_t end_step = steps.size() > first_step + 2 &&
+                                    FarLongerThanTheOtherSteps(t, steps, steps.size() - 1, options)
+                                ? steps.size() - 1
+                                : steps.size();
 
     const TimelineIndex index(t, options);
     HostStacks stacks(t, index.python_frames());
@@ -589,9 +592,8 @@ absl::StatusOr<Report> AnalyzeRanks(std::span<const Timeline* const> ranks,
             break;
         }
       }
-      const int64_t last_step_end = end_step > first_step
-                                        ? t.ranges[steps[end_step - 1]].end_ns
-                                        : std::numeric_limits<int64_t>::min();
+      const int64_t last_step_end = end_step > first_step ? t.ranges[steps[end_step - 1]].end_ns
+                                                          : std::numeric_limits<int64_t>::min();
       const DeviceAttribution a =
           AttributeDevice(index, stacks, device, *window, last_step_end, options);
       // Phases: the steady state runs from the first steady step (the first kernel) to the
@@ -656,7 +658,8 @@ absl::StatusOr<Report> AnalyzeRanks(std::span<const Timeline* const> ranks,
   // Lost time: idle, plus collectives spinning while they wait for peers (busy by the
   // definition of utilisation, yet no work).
   IdleBreakdown lost = report.TotalIdle();
-  for (const DeviceReport& d : report.devices) lost[Subcause::kCommWait] += d.comm_wait_ns.value_or(0);
+  for (const DeviceReport& d : report.devices)
+    lost[Subcause::kCommWait] += d.comm_wait_ns.value_or(0);
   const int64_t total_lost = lost.TotalNs();
   for (int i = 0; i < kNumSubcauses && total_lost > 0; ++i) {
     const auto s = static_cast<Subcause>(i);
@@ -665,9 +668,9 @@ absl::StatusOr<Report> AnalyzeRanks(std::span<const Timeline* const> ranks,
       report.advice.push_back(Advice{s, share, std::string(FixFor(s))});
     }
   }
-  std::stable_sort(report.advice.begin(), report.advice.end(), [](const Advice& a, const Advice& b) {
-    return a.share_of_lost_time > b.share_of_lost_time;
-  });
+  std::stable_sort(
+      report.advice.begin(), report.advice.end(),
+      [](const Advice& a, const Advice& b) { return a.share_of_lost_time > b.share_of_lost_time; });
   return report;
 }
 

@@ -19,7 +19,7 @@ enum Evidence : uint8_t {
   kInH2DCopyCall,
   kInSyncCall,  // a sync, or a copy to the host (blocking, like .item())
   kInOtherCudaCall,
-  kInLaunchingOp,  // a framework op that issues GPU work
+  kInLaunchingOp,      // a framework op that issues GPU work
   kInOtherThreadSync,  // another thread of the process blocked in a sync (JAX/XLA, futures)
   kEvidenceKinds,
 };
@@ -127,7 +127,8 @@ void DeviceAttributor::IndexHost() {
     const int32_t call = index_.IssuingCall(device_, static_cast<int32_t>(i));
     if (call < 0) continue;
     launching_threads_.insert(timeline_.calls[call].thread);
-    if (device_.ops[i].kind == OpKind::kKernel) kernel_threads_.insert(timeline_.calls[call].thread);
+    if (device_.ops[i].kind == OpKind::kKernel)
+      kernel_threads_.insert(timeline_.calls[call].thread);
     if (device_.ops[i].stream != kNoStream) streams_.insert(device_.ops[i].stream);
   }
   for (size_t i = 0; i < device_.ops.size(); ++i) {
@@ -144,9 +145,9 @@ void DeviceAttributor::IndexHost() {
     if (!launching_threads_.contains(c.thread)) {
       // A thread that launches nothing here but waits for the device: while it is blocked,
       // the launching threads may be waiting for the value it reads.
-      const bool blocking = c.category == CallCategory::kSync ||
-                            (c.category == CallCategory::kCopy &&
-                             index_.CopyKindOfCall(ci) == CopyKind::kDtoH);
+      const bool blocking =
+          c.category == CallCategory::kSync ||
+          (c.category == CallCategory::kCopy && index_.CopyKindOfCall(ci) == CopyKind::kDtoH);
       // A stream sync of another device's stream is no evidence here.
       const bool this_device = c.stream == kNoStream || streams_.contains(c.stream);
       if (blocking && this_device && !launching_threads_.empty()) {
@@ -201,8 +202,8 @@ void DeviceAttributor::IndexHost() {
   }
 }
 
-void DeviceAttributor::Emit(int64_t start, int64_t end, Subcause s, int32_t next_op,
-                            int32_t call, int32_t range, int32_t stack) {
+void DeviceAttributor::Emit(int64_t start, int64_t end, Subcause s, int32_t next_op, int32_t call,
+                            int32_t range, int32_t stack) {
   if (end <= start) return;
   std::vector<IdlePiece>& pieces = result_.pieces;
   if (!pieces.empty()) {
@@ -216,16 +217,14 @@ void DeviceAttributor::Emit(int64_t start, int64_t end, Subcause s, int32_t next
 }
 
 int32_t DeviceAttributor::FirstHostCallAtOrAfter(int64_t t) const {
-  auto it = std::lower_bound(host_calls_.begin(), host_calls_.end(), t, [&](int32_t c, int64_t v) {
-    return timeline_.calls[c].start_ns < v;
-  });
+  auto it = std::lower_bound(host_calls_.begin(), host_calls_.end(), t,
+                             [&](int32_t c, int64_t v) { return timeline_.calls[c].start_ns < v; });
   return it == host_calls_.end() ? -1 : *it;
 }
 
 int64_t DeviceAttributor::LastHostCallEndBefore(int64_t t) const {
-  auto it = std::lower_bound(host_calls_.begin(), host_calls_.end(), t, [&](int32_t c, int64_t v) {
-    return timeline_.calls[c].start_ns < v;
-  });
+  auto it = std::lower_bound(host_calls_.begin(), host_calls_.end(), t,
+                             [&](int32_t c, int64_t v) { return timeline_.calls[c].start_ns < v; });
   if (it == host_calls_.begin()) return window_.start_ns;
   return std::min(t, host_call_max_end_[it - host_calls_.begin() - 1]);
 }
@@ -375,8 +374,8 @@ void DeviceAttributor::WalkHost(int64_t u, int64_t e, int32_t next_op) {
     const int32_t next_call = FirstHostCallAtOrAfter(s1);
     const int64_t away_until = next_call >= 0 ? timeline_.calls[next_call].start_ns : kForever;
     const int64_t away_since = LastHostCallEndBefore(s0);
-    const bool short_stretch = away_until != kForever &&
-                               away_until - away_since < options_.launch_gap_max_ns;
+    const bool short_stretch =
+        away_until != kForever && away_until - away_since < options_.launch_gap_max_ns;
     if (short_stretch) {
       Emit(s0, s1, Subcause::kLaunchOverhead, next_op, next_call, -1);
       continue;
@@ -384,8 +383,8 @@ void DeviceAttributor::WalkHost(int64_t u, int64_t e, int32_t next_op) {
     // A long stretch away from CUDA: its Python stacks, where sampled, say what it was, part
     // by part.
     for (const StackSpan& part : stacks_.SpansFor(launching_threads_, s0, s1)) {
-      const bool input = part.evidence >= 0 && stacks_.evidence(part.evidence).activity ==
-                                                   HostActivity::kInputPipeline;
+      const bool input = part.evidence >= 0 &&
+                         stacks_.evidence(part.evidence).activity == HostActivity::kInputPipeline;
       Emit(part.start_ns, part.end_ns, input ? Subcause::kDataLoader : Subcause::kHost, next_op,
            next_call, -1, part.evidence);
     }
@@ -397,9 +396,8 @@ int32_t DeviceAttributor::WaitEventBefore(const DeviceOp& op, const HostCall& la
   auto it = wait_calls_by_stream_.find(op.stream);
   if (it == wait_calls_by_stream_.end()) return -1;
   const std::vector<int32_t>& waits = it->second;
-  auto w = std::upper_bound(waits.begin(), waits.end(), launch.start_ns, [&](int64_t v, int32_t c) {
-    return v < timeline_.calls[c].start_ns;
-  });
+  auto w = std::upper_bound(waits.begin(), waits.end(), launch.start_ns,
+                            [&](int64_t v, int32_t c) { return v < timeline_.calls[c].start_ns; });
   if (w == waits.begin()) return -1;
   return *(w - 1);
 }
@@ -409,9 +407,8 @@ void DeviceAttributor::AttributeQueued(int64_t q, int64_t t1, int32_t next_op, i
   const DeviceOp& op = device_.ops[next_op];
   // Input still being copied in while the work waits for it.
   int64_t cursor = q;
-  auto first = std::lower_bound(h2d_copies_.begin(), h2d_copies_.end(), t1, [&](int32_t c, int64_t v) {
-    return device_.ops[c].start_ns < v;
-  });
+  auto first = std::lower_bound(h2d_copies_.begin(), h2d_copies_.end(), t1,
+                                [&](int32_t c, int64_t v) { return device_.ops[c].start_ns < v; });
   std::vector<int32_t> covering;
   for (auto i = first - h2d_copies_.begin() - 1; i >= 0 && h2d_copy_max_end_[i] > q; --i) {
     if (device_.ops[h2d_copies_[i]].end_ns > q) covering.push_back(h2d_copies_[i]);

@@ -31,8 +31,8 @@ struct IdlePiece {
 };
 
 struct DeviceAttribution {
-  std::vector<Interval> busy;      // merged kernel intervals inside the window
-  std::vector<IdlePiece> pieces;   // tile the window minus busy exactly, in time order
+  std::vector<Interval> busy;     // merged kernel intervals inside the window
+  std::vector<IdlePiece> pieces;  // tile the window minus busy exactly, in time order
   int64_t busy_ns = 0;
 };
 

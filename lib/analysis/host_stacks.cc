@@ -64,16 +64,28 @@ bool IsCompilation(const Frame& f) {
                      "cudagraph_trees", "torch/_compile.py"})) {
     return false;
   }
-  if (AnyOf(f.file, {"torch/_dynamo/convert_frame", "torch/_dynamo/symbolic_convert",
-                     "torch/_dynamo/output_graph", "torch/_dynamo/variables/",
-                     "torch/_dynamo/backends/", "torch/_inductor/compile_fx",
-                     "torch/_inductor/graph.py", "torch/_inductor/scheduler",
-                     "torch/_inductor/codegen/", "torch/_inductor/select_algorithm",
-                     "torch/_inductor/async_compile", "torch/_inductor/codecache",
-                     "torch/_inductor/lowering", "torch/_functorch/aot_autograd",
-                     "torch/_functorch/_aot_autograd", "torch/fx/experimental/proxy_tensor",
-                     "triton/compiler/", "jax/_src/compiler.py", "jax/_src/interpreters/mlir.py",
-                     "cupy/cuda/compiler", "numba/core/compiler", "numba/cuda/compiler"})) {
+  if (AnyOf(f.file, {"torch/_dynamo/convert_frame",
+                     "torch/_dynamo/symbolic_convert",
+                     "torch/_dynamo/output_graph",
+                     "torch/_dynamo/variables/",
+                     "torch/_dynamo/backends/",
+                     "torch/_inductor/compile_fx",
+                     "torch/_inductor/graph.py",
+                     "torch/_inductor/scheduler",
+                     "torch/_inductor/codegen/",
+                     "torch/_inductor/select_algorithm",
+                     "torch/_inductor/async_compile",
+                     "torch/_inductor/codecache",
+                     "torch/_inductor/lowering",
+                     "torch/_functorch/aot_autograd",
+                     "torch/_functorch/_aot_autograd",
+                     "torch/fx/experimental/proxy_tensor",
+                     "triton/compiler/",
+                     "jax/_src/compiler.py",
+                     "jax/_src/interpreters/mlir.py",
+                     "cupy/cuda/compiler",
+                     "numba/core/compiler",
+                     "numba/cuda/compiler"})) {
     return true;
   }
   // Compiler entry points by name, in library code (Python's own re.compile aside).
@@ -86,9 +98,9 @@ bool IsCompilation(const Frame& f) {
 
 bool IsInputPipeline(const Frame& f) {
   if (AnyOf(f.file, {"torch/utils/data/", "torchvision/transforms", "torchvision/io",
-                     "torchvision/datasets", "PIL/", "datasets/arrow_dataset", "datasets/formatting",
-                     "webdataset/", "nvidia/dali", "lightning/pytorch/loops/fetchers",
-                     "torchdata/", "decord/", "cv2/"})) {
+                     "torchvision/datasets", "PIL/", "datasets/arrow_dataset",
+                     "datasets/formatting", "webdataset/", "nvidia/dali",
+                     "lightning/pytorch/loops/fetchers", "torchdata/", "decord/", "cv2/"})) {
     return true;
   }
   const absl::string_view fn = f.function;
@@ -99,11 +111,11 @@ bool IsInputPipeline(const Frame& f) {
 }
 
 bool IsCheckpointOrLog(const Frame& f) {
-  if (AnyOf(f.file, {"torch/serialization.py", "safetensors/", "logging/__init__.py",
-                     "torch/utils/tensorboard", "tensorboard/", "wandb/", "mlflow/", "tqdm/",
-                     "lightning/pytorch/loggers", "lightning/pytorch/callbacks/progress",
-                     "lightning/fabric/utilities/cloud_io", "torch/distributed/checkpoint",
-                     "orbax/"})) {
+  if (AnyOf(f.file,
+            {"torch/serialization.py", "safetensors/", "logging/__init__.py",
+             "torch/utils/tensorboard", "tensorboard/", "wandb/", "mlflow/", "tqdm/",
+             "lightning/pytorch/loggers", "lightning/pytorch/callbacks/progress",
+             "lightning/fabric/utilities/cloud_io", "torch/distributed/checkpoint", "orbax/"})) {
     return true;
   }
   const absl::string_view fn = f.function;
@@ -257,8 +269,8 @@ int32_t HostStacks::Decide(const int64_t (&votes)[4],
 }
 
 int32_t HostStacks::InternEvidence(HostActivity activity, int32_t frame, int64_t samples) {
-  auto [it, inserted] = evidence_ids_.try_emplace(
-      std::make_pair(static_cast<int>(activity), frame), static_cast<int32_t>(evidence_.size()));
+  auto [it, inserted] = evidence_ids_.try_emplace(std::make_pair(static_cast<int>(activity), frame),
+                                                  static_cast<int32_t>(evidence_.size()));
   if (inserted) evidence_.push_back(StackEvidence{activity, frames_[frame], 0});
   evidence_[it->second].samples += samples;
   return it->second;

@@ -71,8 +71,8 @@ std::vector<OneOffSpan> FindOneOffSpans(const TimelineIndex& index,
   }
   absl::flat_hash_map<uint64_t, int64_t> last_end_by_thread;
   absl::flat_hash_map<std::pair<StringId, StringId>, Occurrences> ops;
-  auto occur = [&](std::pair<StringId, StringId> key, int64_t start, int64_t end,
-                   OneOffKind kind, std::string evidence, uint64_t thread) {
+  auto occur = [&](std::pair<StringId, StringId> key, int64_t start, int64_t end, OneOffKind kind,
+                   std::string evidence, uint64_t thread) {
     auto [it, inserted] = ops.try_emplace(key);
     if (inserted) {
       it->second = Occurrences{start, end, {}, kind, std::move(evidence), thread};
@@ -83,7 +83,8 @@ std::vector<OneOffSpan> FindOneOffSpans(const TimelineIndex& index,
   for (const HostCall& c : t.calls) {
     const absl::string_view name = t.strings.Get(c.name);
     auto [last, first_of_thread] = last_end_by_thread.try_emplace(c.thread, c.end_ns);
-    const int64_t previous_end = first_of_thread ? std::numeric_limits<int64_t>::min() : last->second;
+    const int64_t previous_end =
+        first_of_thread ? std::numeric_limits<int64_t>::min() : last->second;
     last->second = std::max(last->second, c.end_ns);
     switch (c.category) {
       case CallCategory::kInit:
@@ -115,10 +116,10 @@ std::vector<OneOffSpan> FindOneOffSpans(const TimelineIndex& index,
                                  absl::StrCat("first CUDA call of its thread: ", name), c.thread});
       continue;
     }
-    const StringId kernel = c.category == CallCategory::kLaunch ? launched[&c - t.calls.data()]
-                                                                : StringTable::kEmpty;
-    const OneOffKind kind = kernel != StringTable::kEmpty ? OneOffKind::kModuleLoad
-                                                          : OneOffKind::kFirstCall;
+    const StringId kernel =
+        c.category == CallCategory::kLaunch ? launched[&c - t.calls.data()] : StringTable::kEmpty;
+    const OneOffKind kind =
+        kernel != StringTable::kEmpty ? OneOffKind::kModuleLoad : OneOffKind::kFirstCall;
     std::string evidence = kernel != StringTable::kEmpty
                                ? absl::StrCat("first launch of ", t.strings.Get(kernel))
                                : absl::StrCat("first ", name);
@@ -171,7 +172,8 @@ std::vector<Segment> Flatten(const std::vector<OneOffSpan>& spans) {
   size_t next = 0;
   for (size_t k = 0; k + 1 < cuts.size(); ++k) {
     const int64_t a = cuts[k], b = cuts[k + 1];
-    while (next < spans.size() && spans[next].start_ns <= a) active.push_back(static_cast<int32_t>(next++));
+    while (next < spans.size() && spans[next].start_ns <= a)
+      active.push_back(static_cast<int32_t>(next++));
     std::erase_if(active, [&](int32_t i) { return spans[i].end_ns <= a; });
     if (active.empty()) continue;
     int32_t best = active.front();
@@ -313,8 +315,8 @@ PhasedDevice SplitPhases(const DeviceAttribution& attribution, Interval steady, 
     own.Cuts(piece.start_ns, piece.end_ns, &cuts);
     std::sort(cuts.begin(), cuts.end());
     cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
-    const bool compiling = piece.stack >= 0 &&
-                           stacks.evidence(piece.stack).activity == HostActivity::kCompilation;
+    const bool compiling =
+        piece.stack >= 0 && stacks.evidence(piece.stack).activity == HostActivity::kCompilation;
     for (size_t c = 0; c + 1 < cuts.size(); ++c) {
       const int64_t a = cuts[c], b = cuts[c + 1];
       const Phase phase = phase_of(a);

@@ -1,9 +1,9 @@
 // Names of the idle taxonomy (docs/ANALYSIS.md): the strings users and the JSON schema see.
 #include <algorithm>
 #include <string>
-#include "absl/strings/string_view.h"
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "gpuidle/report.h"
 
 namespace gpuidle {

@@ -1,20 +1,20 @@
 #include "collect/collector.h"
 
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <array>
 #include <condition_variable>
-#include <iterator>
-#include <utility>
 #include <deque>
+#include <iterator>
 #include <memory>
 #include <mutex>
 #include <new>
 #include <thread>
+#include <utility>
 #include <vector>
-
-#include <sys/syscall.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
@@ -121,9 +121,8 @@ ThreadActivity* ActivityOf(uint32_t thread) {
   for (ThreadActivity& slot : thread_activity) {
     uint32_t expected = slot.thread.load(std::memory_order_relaxed);
     // A slot left with this id by a thread whose exit was not seen (a forked child) is ours.
-    if (expected == thread ||
-        (expected == 0 &&
-         slot.thread.compare_exchange_strong(expected, thread, std::memory_order_acq_rel))) {
+    if (expected == thread || (expected == 0 && slot.thread.compare_exchange_strong(
+                                                    expected, thread, std::memory_order_acq_rel))) {
       slot.enter_ns.store(0, std::memory_order_relaxed);
       slot.exit_ns.store(0, std::memory_order_relaxed);
       a.slot = &slot;
@@ -163,7 +162,8 @@ void TimeCall(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_Ca
     // Only the outermost call counts: a driver call inside a runtime call (timed when nested
     // calls are) is not the thread leaving or entering CUDA.
     if (driver ? t.runtime_depth == 0 : t.runtime_depth == 1) {
-      if (ThreadActivity* a = ActivityOf(t.thread)) a->enter_ns.store(now, std::memory_order_relaxed);
+      if (ThreadActivity* a = ActivityOf(t.thread))
+        a->enter_ns.store(now, std::memory_order_relaxed);
     }
     return;
   }
@@ -323,14 +323,22 @@ std::vector<NeededId> NeededCallbackIds(const CuptiApi& api, CUpti_CallbackDomai
 
 absl::StatusOr<uint32_t> ParseCollectorParts(absl::string_view names) {
   static constexpr std::pair<absl::string_view, CollectorPart> kParts[] = {
-      {"runtime", kPartRuntimeCalls},       {"driver", kPartDriverCalls},
-      {"other-kinds", kPartOtherKinds},     {"decode", kPartDecode},
-      {"subscriber", kPartSubscriber},      {"system-thread-ids", kPartSystemThreadIds},
-      {"flush-period", kPartFlushPeriod},   {"nested-call-skip", kPartNestedCallSkip},
-      {"detach", kPartDetach},              {"memcpy-records", kPartMemcpyRecords},
-      {"memset-records", kPartMemsetRecords}, {"sync-records", kPartSyncRecords},
-      {"event-records", kPartEventRecords}, {"device-records", kPartDeviceRecords},
-      {"call-timing", kPartCallTiming},     {"cupti-clock", kPartCuptiClock},
+      {"runtime", kPartRuntimeCalls},
+      {"driver", kPartDriverCalls},
+      {"other-kinds", kPartOtherKinds},
+      {"decode", kPartDecode},
+      {"subscriber", kPartSubscriber},
+      {"system-thread-ids", kPartSystemThreadIds},
+      {"flush-period", kPartFlushPeriod},
+      {"nested-call-skip", kPartNestedCallSkip},
+      {"detach", kPartDetach},
+      {"memcpy-records", kPartMemcpyRecords},
+      {"memset-records", kPartMemsetRecords},
+      {"sync-records", kPartSyncRecords},
+      {"event-records", kPartEventRecords},
+      {"device-records", kPartDeviceRecords},
+      {"call-timing", kPartCallTiming},
+      {"cupti-clock", kPartCuptiClock},
   };
   uint32_t bits = 0;
   for (absl::string_view name : absl::StrSplit(names, ',', absl::SkipWhitespace())) {
@@ -341,9 +349,8 @@ absl::StatusOr<uint32_t> ParseCollectorParts(absl::string_view names) {
       const auto append_name = [](std::string* out, const auto& p) {
         absl::StrAppend(out, p.first);
       };
-      return absl::InvalidArgumentError(absl::StrCat("unknown collector part '", name, "' (",
-                                                     absl::StrJoin(kParts, ", ", append_name),
-                                                     ")"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "unknown collector part '", name, "' (", absl::StrJoin(kParts, ", ", append_name), ")"));
     }
     bits |= part->second;
   }
@@ -356,14 +363,14 @@ absl::StatusOr<ApiRecords> ParseApiRecords(absl::string_view name) {
   if (name == "auto") return ApiRecords::kAuto;
   if (name == "ids") return ApiRecords::kIdsOnly;
   if (name == "kinds") return ApiRecords::kWholeKinds;
-  return absl::InvalidArgumentError(
-      absl::StrCat("unknown API record mode '", name, "' (callbacks, driver-callbacks, auto, ids, kinds)"));
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown API record mode '", name, "' (callbacks, driver-callbacks, auto, ids, kinds)"));
 }
 
 struct Collector::State {
   // Set while collecting; read by CUPTI's callbacks.
   const CuptiApi* api = nullptr;
-  BufferPool* pool = nullptr;  // created by the first Start, never freed
+  BufferPool* pool = nullptr;       // created by the first Start, never freed
   BufferPool* call_pool = nullptr;  // chunks of timed calls: likewise
   // The chunks threads held when the last collection stopped: back to the pool only when the
   // next one stops (TimedCallLog::Stop: a late write may still land in them).
@@ -432,8 +439,7 @@ struct Collector::State {
     }
     if ((leave_out & kPartDriverCalls) == 0) {
       EnableApiDomain(cupti, mode, CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_DRIVER_TRACE_CBID_SIZE,
-                      driver_needed, cupti.ActivityEnableDriverApi, &driver_cbids,
-                      &driver_ids_off);
+                      driver_needed, cupti.ActivityEnableDriverApi, &driver_cbids, &driver_ids_off);
     }
   }
 
@@ -535,7 +541,8 @@ struct Collector::State {
         queue.pop_front();
       }
       if (c.timed_calls) {
-        if ((leave_out & kPartDecode) == 0) translator->TranslateCalls(TimedCallLog::Calls(c.buffer));
+        if ((leave_out & kPartDecode) == 0)
+          translator->TranslateCalls(TimedCallLog::Calls(c.buffer));
         call_pool->Release(c.buffer);
       } else {
         if ((leave_out & kPartDecode) == 0) translator->TranslateBuffer(c.buffer, c.valid_bytes);
@@ -671,17 +678,16 @@ absl::Status Collector::Start(const CuptiApi& api, const CollectorOptions& optio
   s.LookUpNeededIds(api);
   ApiRecords api_records = options.api_records;
   // Timing calls needs the subscriber (which only the overhead benchmark leaves out).
-  const bool timed = api_records == ApiRecords::kCallbacks ||
-                     api_records == ApiRecords::kDriverCallbacks;
+  const bool timed =
+      api_records == ApiRecords::kCallbacks || api_records == ApiRecords::kDriverCallbacks;
   if (timed && s.subscriber == nullptr) {
     api_records = ApiRecords::kAuto;
   }
   if (api_records == ApiRecords::kAuto) {
-    api_records = options.driver.initialized()
-                      ? ApiRecords::kWholeKinds
-                      : ApiRecords::kIdsOnly;
+    api_records = options.driver.initialized() ? ApiRecords::kWholeKinds : ApiRecords::kIdsOnly;
   }
-  call_sites.Reset(std::min(kMaxCallSites, static_cast<size_t>(std::max<int64_t>(s.max_records, 0))));
+  call_sites.Reset(
+      std::min(kMaxCallSites, static_cast<size_t>(std::max<int64_t>(s.max_records, 0))));
   collection_epoch.fetch_add(1);  // every thread's state starts afresh
   const bool driver_only = api_records == ApiRecords::kDriverCallbacks;
   if (api_records == ApiRecords::kCallbacks || driver_only) {
@@ -698,8 +704,8 @@ absl::Status Collector::Start(const CuptiApi& api, const CollectorOptions& optio
   // Hand buffers over at least every second so long runs are decoded as they go.
   if ((s.leave_out & kPartFlushPeriod) == 0) api.ActivityFlushPeriod(1000);
   s.collecting = true;
-  HostRangeRecorder::Get().SetLimit(
-      std::min(HostRangeRecorder::kDefaultLimit, static_cast<size_t>(std::max<int64_t>(s.max_records, 1))));
+  HostRangeRecorder::Get().SetLimit(std::min(
+      HostRangeRecorder::kDefaultLimit, static_cast<size_t>(std::max<int64_t>(s.max_records, 1))));
   HostRangeRecorder::Get().SetRecording(true);
   return absl::OkStatus();
 }

@@ -17,8 +17,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "collect/cupti_api.h"
 #include "collect/cuda_driver.h"
+#include "collect/cupti_api.h"
 #include "model/timeline.h"
 
 namespace gpuidle::internal {
@@ -37,11 +37,11 @@ enum CollectorPart : uint32_t {
   kPartNestedCallSkip = 1u << 7,   // timed calls: skipping driver calls inside runtime calls
   kPartDetach = 1u << 8,           // detaching CUPTI when a collection stops (CuptiAfterStop)
   // One of the other activity kinds at a time, to find which of them costs what:
-  kPartMemcpyRecords = 1u << 9,    // MEMCPY and MEMCPY2
-  kPartMemsetRecords = 1u << 10,   // MEMSET
-  kPartSyncRecords = 1u << 11,     // SYNCHRONIZATION
-  kPartEventRecords = 1u << 12,    // CUDA_EVENT
-  kPartDeviceRecords = 1u << 13,   // DEVICE
+  kPartMemcpyRecords = 1u << 9,   // MEMCPY and MEMCPY2
+  kPartMemsetRecords = 1u << 10,  // MEMSET
+  kPartSyncRecords = 1u << 11,    // SYNCHRONIZATION
+  kPartEventRecords = 1u << 12,   // CUDA_EVENT
+  kPartDeviceRecords = 1u << 13,  // DEVICE
   // The timed calls' own work, to tell it from CUPTI's dispatch of the callbacks:
   kPartCallTiming = 1u << 14,  // callbacks enabled, but they return at once (nothing timed)
   kPartCuptiClock = 1u << 15,  // calls timed on CLOCK_REALTIME + an offset, not cuptiGetTimestamp
@@ -69,7 +69,7 @@ enum class CuptiAfterStop { kStayAttached, kDetach };
 // intercepts every API call; the ids are switched back on when the collection stops, so that
 // the next user of CUPTI (torch.profiler) finds CUPTI's defaults.
 enum class ApiRecords {
-  kCallbacks,   // gpuidle times the needed calls in CUPTI's callbacks
+  kCallbacks,  // gpuidle times the needed calls in CUPTI's callbacks
   // ... in the driver's callbacks only: every runtime call reaches the driver, with the same
   // correlation id (H200 probe), and no runtime callback is enabled.
   kDriverCallbacks,

@@ -122,10 +122,10 @@ std::vector<std::string> CheckJob(const std::vector<const Timeline*>& timelines,
       if (rank >= world) outside.push_back(rank);
     }
     if (!missing.empty()) {
-      warnings.push_back(absl::StrCat(
-          "world_size is ", world, " but ", world - static_cast<int>(missing.size()),
-          " of its ranks are given; missing: rank", missing.size() == 1 ? " " : "s ",
-          RankList(missing), " (cross-rank results cover the ranks given)"));
+      warnings.push_back(
+          absl::StrCat("world_size is ", world, " but ", world - static_cast<int>(missing.size()),
+                       " of its ranks are given; missing: rank", missing.size() == 1 ? " " : "s ",
+                       RankList(missing), " (cross-rank results cover the ranks given)"));
     }
     if (!outside.empty()) {
       warnings.push_back(absl::StrCat("rank", outside.size() == 1 ? " " : "s ", RankList(outside),

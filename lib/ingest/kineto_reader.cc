@@ -1,16 +1,14 @@
 #include "ingest/kineto_reader.h"
 
-#include <array>
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <map>
-#include <tuple>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <type_traits>
 #include <vector>
-
-#include "absl/strings/string_view.h"
 
 #include "absl/base/attributes.h"
 #include "absl/container/flat_hash_map.h"
@@ -19,6 +17,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "core/status_macros.h"
 #include "core/time_units.h"
 #include "core/version.h"
@@ -131,28 +130,50 @@ Field ArgField(absl::string_view k) {
 
 absl::string_view FieldName(Field f) {
   switch (f) {
-    case Field::kPh: return "ph";
-    case Field::kCat: return "cat";
-    case Field::kName: return "name";
-    case Field::kPid: return "pid";
-    case Field::kTid: return "tid";
-    case Field::kTs: return "ts";
-    case Field::kDur: return "dur";
-    case Field::kArgs: return "args";
-    case Field::kCorrelation: return "args.correlation";
-    case Field::kDevice: return "args.device";
-    case Field::kStream: return "args.stream";
-    case Field::kBytes: return "args.bytes";
-    case Field::kWaitOnStream: return "args.wait_on_stream";
-    case Field::kWaitOnRecordCorrelation: return "args.wait_on_cuda_event_record_corr_id";
-    case Field::kStack: return "args.stack";
-    case Field::kGpuidleKind: return "args.gpuidle_kind";
-    case Field::kGpuidleCategory: return "args.gpuidle_category";
-    case Field::kGpuidleCopyKind: return "args.gpuidle_copy_kind";
-    case Field::kGpuidlePageable: return "args.gpuidle_pageable";
-    case Field::kGpuidleCommunication: return "args.gpuidle_communication";
-    case Field::kGpuidleThread: return "args.gpuidle_thread";
-    case Field::kIgnored: break;
+    case Field::kPh:
+      return "ph";
+    case Field::kCat:
+      return "cat";
+    case Field::kName:
+      return "name";
+    case Field::kPid:
+      return "pid";
+    case Field::kTid:
+      return "tid";
+    case Field::kTs:
+      return "ts";
+    case Field::kDur:
+      return "dur";
+    case Field::kArgs:
+      return "args";
+    case Field::kCorrelation:
+      return "args.correlation";
+    case Field::kDevice:
+      return "args.device";
+    case Field::kStream:
+      return "args.stream";
+    case Field::kBytes:
+      return "args.bytes";
+    case Field::kWaitOnStream:
+      return "args.wait_on_stream";
+    case Field::kWaitOnRecordCorrelation:
+      return "args.wait_on_cuda_event_record_corr_id";
+    case Field::kStack:
+      return "args.stack";
+    case Field::kGpuidleKind:
+      return "args.gpuidle_kind";
+    case Field::kGpuidleCategory:
+      return "args.gpuidle_category";
+    case Field::kGpuidleCopyKind:
+      return "args.gpuidle_copy_kind";
+    case Field::kGpuidlePageable:
+      return "args.gpuidle_pageable";
+    case Field::kGpuidleCommunication:
+      return "args.gpuidle_communication";
+    case Field::kGpuidleThread:
+      return "args.gpuidle_thread";
+    case Field::kIgnored:
+      break;
   }
   return "?";
 }
@@ -227,22 +248,33 @@ EventCategory CategoryOf(absl::string_view cat) {
 // How warnings name a category: its current Kineto spelling.
 absl::string_view CategoryLabel(EventCategory c) {
   switch (c) {
-    case EventCategory::kKernel: return "kernel";
-    case EventCategory::kMemcpy: return "gpu_memcpy";
-    case EventCategory::kMemset: return "gpu_memset";
-    case EventCategory::kProfilerRange: return "cuda_profiler_range";
-    case EventCategory::kRuntime: return "cuda_runtime";
-    case EventCategory::kCudaSync: return "cuda_sync";
-    case EventCategory::kCudaEvent: return "cuda_event";
-    case EventCategory::kCpuOp: return "cpu_op";
-    case EventCategory::kUserAnnotation: return "user_annotation";
-    case EventCategory::kPythonFunction: return "python_function";
-    case EventCategory::kHostSample: return kHostSampleCategory;
-    case EventCategory::kIgnored: break;
+    case EventCategory::kKernel:
+      return "kernel";
+    case EventCategory::kMemcpy:
+      return "gpu_memcpy";
+    case EventCategory::kMemset:
+      return "gpu_memset";
+    case EventCategory::kProfilerRange:
+      return "cuda_profiler_range";
+    case EventCategory::kRuntime:
+      return "cuda_runtime";
+    case EventCategory::kCudaSync:
+      return "cuda_sync";
+    case EventCategory::kCudaEvent:
+      return "cuda_event";
+    case EventCategory::kCpuOp:
+      return "cpu_op";
+    case EventCategory::kUserAnnotation:
+      return "user_annotation";
+    case EventCategory::kPythonFunction:
+      return "python_function";
+    case EventCategory::kHostSample:
+      return kHostSampleCategory;
+    case EventCategory::kIgnored:
+      break;
   }
   return "";
 }
-
 
 // The fields each kind of event is read for: a problem with any other field changes nothing,
 // and is not worth a warning.
@@ -262,8 +294,8 @@ uint32_t FieldsUsed(EventCategory c) {
       return timed | thread | Bit(Field::kCorrelation) | Bit(Field::kStream) |
              Bit(Field::kWaitOnStream) | Bit(Field::kGpuidleCategory);
     case EventCategory::kCudaSync:
-      return common | Bit(Field::kCorrelation) | Bit(Field::kStream) |
-             Bit(Field::kWaitOnStream) | Bit(Field::kWaitOnRecordCorrelation);
+      return common | Bit(Field::kCorrelation) | Bit(Field::kStream) | Bit(Field::kWaitOnStream) |
+             Bit(Field::kWaitOnRecordCorrelation);
     case EventCategory::kCudaEvent:
       return common | Bit(Field::kCorrelation) | Bit(Field::kStream);
     case EventCategory::kCpuOp:
@@ -345,10 +377,10 @@ std::optional<int64_t> ParseIntegerText(absl::string_view text, bool is_string) 
     text.remove_prefix(2);
     if (text.size() > 16) return std::nullopt;
     for (const char c : text) {
-      const int digit = IsDigit(c)               ? c - '0'
-                        : c >= 'a' && c <= 'f'   ? c - 'a' + 10
-                        : c >= 'A' && c <= 'F'   ? c - 'A' + 10
-                                                 : -1;
+      const int digit = IsDigit(c)             ? c - '0'
+                        : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                        : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                               : -1;
       if (digit < 0) return std::nullopt;
       v = v * 16 + static_cast<uint64_t>(digit);
     }
@@ -522,8 +554,8 @@ class KinetoHandler {
         ++bad_device_properties_;
       }
     } else if (top_ == Top::kGpuidle && depth_ == 1 && !gpuidle_format_seen_) {
-      return Fail(absl::StrCat("the \"gpuidle\" object has no \"format\"; this gpuidle (",
-                               kVersion, ") reads \"", kGpuidleTraceFormat, "\""));
+      return Fail(absl::StrCat("the \"gpuidle\" object has no \"format\"; this gpuidle (", kVersion,
+                               ") reads \"", kGpuidleTraceFormat, "\""));
     }
     return true;
   }
@@ -569,7 +601,8 @@ class KinetoHandler {
     ResolveProfilerRanges();
     std::vector<std::string>& out = t_.info.warnings;
     if (not_objects_ != 0) {
-      out.push_back(absl::StrCat("skipped ", not_objects_, " entries of \"traceEvents\" that are "
+      out.push_back(absl::StrCat("skipped ", not_objects_,
+                                 " entries of \"traceEvents\" that are "
                                  "not objects"));
     }
     for (const auto& [key, w] : warnings_) {
@@ -583,8 +616,8 @@ class KinetoHandler {
       if (p == Problem::kMissing) {
         line = absl::StrCat("skipped ", events, " without \"", FieldName(f), "\"");
       } else if (skipped) {
-        line = absl::StrCat("skipped ", events, " whose \"", FieldName(f), "\" ",
-                            ProblemText(f, p));
+        line =
+            absl::StrCat("skipped ", events, " whose \"", FieldName(f), "\" ", ProblemText(f, p));
       } else {
         line = absl::StrCat("ignored the \"", FieldName(f), "\" of ", events, ": it ",
                             ProblemText(f, p));
@@ -602,8 +635,9 @@ class KinetoHandler {
                                  " \"deviceProperties\" entries whose \"id\" is not an integer"));
     }
     if (bad_base_time_) {
-      out.push_back("ignored \"baseTimeNanoseconds\": it is not an integer; time stamps are "
-                    "as written, and may not line up with other ranks'");
+      out.push_back(
+          "ignored \"baseTimeNanoseconds\": it is not an integer; time stamps are "
+          "as written, and may not line up with other ranks'");
     }
     if (bad_distributed_info_) {
       out.push_back("ignored a \"distributedInfo\" rank or world_size that is not an integer");
@@ -615,10 +649,14 @@ class KinetoHandler {
 
   static absl::string_view KindName(ScalarKind k) {
     switch (k) {
-      case kNull: return "null";
-      case kBool: return "a boolean";
-      case kNumber: return "a number";
-      case kString: return "a string";
+      case kNull:
+        return "null";
+      case kBool:
+        return "a boolean";
+      case kNumber:
+        return "a number";
+      case kString:
+        return "a string";
     }
     return "?";
   }
@@ -743,13 +781,12 @@ class KinetoHandler {
     }
     if (depth_ == 1 && !root_is_array_) {
       if (top_ == Top::kTraceEvents) {
-        return Fail(absl::StrCat("\"traceEvents\" must be an array of events, not ",
-                                 KindName(kind)));
+        return Fail(
+            absl::StrCat("\"traceEvents\" must be an array of events, not ", KindName(kind)));
       }
       if (top_ == Top::kBaseTime && kind != kNull) {
-        base_time_ns_ = kind == kNumber || kind == kString
-                            ? ParseIntegerText(text, kind == kString)
-                            : std::nullopt;
+        base_time_ns_ = kind == kNumber || kind == kString ? ParseIntegerText(text, kind == kString)
+                                                           : std::nullopt;
         bad_base_time_ = !base_time_ns_.has_value();
       }
       if (top_ == Top::kGpuidle) {
@@ -760,9 +797,9 @@ class KinetoHandler {
     if (top_ == Top::kGpuidle && depth_ == 2) return GpuidleValue(kind, text);
     if (top_ == Top::kDeviceProperties && depth_ == 3) {
       if (prop_key_ == 1) {
-        const std::optional<int64_t> id =
-            kind == kNumber || kind == kString ? ParseIntegerText(text, kind == kString)
-                                               : std::nullopt;
+        const std::optional<int64_t> id = kind == kNumber || kind == kString
+                                              ? ParseIntegerText(text, kind == kString)
+                                              : std::nullopt;
         if (id && *id >= 0 && *id <= INT32_MAX) {
           prop_id_ = id;
         } else {
@@ -771,9 +808,9 @@ class KinetoHandler {
       }
       if (prop_key_ == 2 && kind == kString) prop_name_ = std::string(text);
     } else if (top_ == Top::kDistributedInfo && depth_ == 2 && prop_key_ != 0 && kind != kNull) {
-      const std::optional<int64_t> v =
-          kind == kNumber || kind == kString ? ParseIntegerText(text, kind == kString)
-                                             : std::nullopt;
+      const std::optional<int64_t> v = kind == kNumber || kind == kString
+                                           ? ParseIntegerText(text, kind == kString)
+                                           : std::nullopt;
       if (!v || *v < 0 || *v > INT32_MAX) {
         bad_distributed_info_ = true;
       } else if (prop_key_ == 1) {
@@ -794,8 +831,9 @@ class KinetoHandler {
           Bad(field_, Problem::kWrongType, text);
           return true;
         }
-        std::string& dst = field_ == Field::kPh ? event_.ph
-                           : field_ == Field::kCat ? event_.cat : event_.name;
+        std::string& dst = field_ == Field::kPh    ? event_.ph
+                           : field_ == Field::kCat ? event_.cat
+                                                   : event_.name;
         dst.assign(text.data(), text.size());
         return true;
       }
@@ -874,7 +912,9 @@ class KinetoHandler {
       return true;
     }
     switch (field_) {
-      case Field::kCorrelation: event_.correlation = v; break;
+      case Field::kCorrelation:
+        event_.correlation = v;
+        break;
       case Field::kDevice:
         if (*v < 0 || *v > INT32_MAX) {
           Bad(field_, Problem::kOutOfRange, text);
@@ -882,7 +922,9 @@ class KinetoHandler {
           event_.device = v;
         }
         break;
-      case Field::kStream: event_.stream = v; break;
+      case Field::kStream:
+        event_.stream = v;
+        break;
       case Field::kBytes:
         if (*v < 0) {
           Bad(field_, Problem::kNegative, text);
@@ -890,9 +932,14 @@ class KinetoHandler {
           event_.bytes = v;
         }
         break;
-      case Field::kWaitOnStream: event_.wait_on_stream = v; break;
-      case Field::kWaitOnRecordCorrelation: event_.wait_on_record_correlation = v; break;
-      default: break;
+      case Field::kWaitOnStream:
+        event_.wait_on_stream = v;
+        break;
+      case Field::kWaitOnRecordCorrelation:
+        event_.wait_on_record_correlation = v;
+        break;
+      default:
+        break;
     }
     return true;
   }
@@ -914,8 +961,7 @@ class KinetoHandler {
         Bad(field_, Problem::kWrongType, text);
         return true;
       }
-      (field_ == Field::kGpuidlePageable ? event_.pageable : event_.communication) =
-          text == "true";
+      (field_ == Field::kGpuidlePageable ? event_.pageable : event_.communication) = text == "true";
       return true;
     }
     if (kind != kString) {
@@ -958,8 +1004,8 @@ class KinetoHandler {
         if (w && static_cast<T>(*w) == *w) v = static_cast<T>(*w);
       }
       if (!v) {
-        return Fail(absl::StrCat("\"gpuidle\": \"", GpuidleKeyName(gpuidle_key_), "\" = ",
-                                 text.substr(0, 40), " is not an integer in range"));
+        return Fail(absl::StrCat("\"gpuidle\": \"", GpuidleKeyName(gpuidle_key_),
+                                 "\" = ", text.substr(0, 40), " is not an integer in range"));
       }
       *out = v;
       return true;
@@ -1008,16 +1054,26 @@ class KinetoHandler {
 
   static absl::string_view GpuidleKeyName(GpuidleKey k) {
     switch (k) {
-      case GpuidleKey::kFormat: return "format";
-      case GpuidleKey::kPid: return "pid";
-      case GpuidleKey::kHost: return "host";
-      case GpuidleKey::kRank: return "rank";
-      case GpuidleKey::kWorldSize: return "world_size";
-      case GpuidleKey::kDroppedRecords: return "dropped_records";
-      case GpuidleKey::kZeroTimestampRecords: return "zero_timestamp_records";
-      case GpuidleKey::kRecordLimitReached: return "record_limit_reached";
-      case GpuidleKey::kWallClockOffsetNs: return "wall_clock_offset_ns";
-      case GpuidleKey::kIgnored: break;
+      case GpuidleKey::kFormat:
+        return "format";
+      case GpuidleKey::kPid:
+        return "pid";
+      case GpuidleKey::kHost:
+        return "host";
+      case GpuidleKey::kRank:
+        return "rank";
+      case GpuidleKey::kWorldSize:
+        return "world_size";
+      case GpuidleKey::kDroppedRecords:
+        return "dropped_records";
+      case GpuidleKey::kZeroTimestampRecords:
+        return "zero_timestamp_records";
+      case GpuidleKey::kRecordLimitReached:
+        return "record_limit_reached";
+      case GpuidleKey::kWallClockOffsetNs:
+        return "wall_clock_offset_ns";
+      case GpuidleKey::kIgnored:
+        break;
     }
     return "?";
   }
@@ -1047,11 +1103,10 @@ class KinetoHandler {
   void ResolveProfilerRanges() {
     for (const auto& [pid, op] : pending_ranges_) {
       const int device = static_cast<int>(pid);
-      const bool known =
-          pid <= INT32_MAX &&
-          (device_slots_.contains(device) ||
-           std::find(t_.info.visible_devices.begin(), t_.info.visible_devices.end(), device) !=
-               t_.info.visible_devices.end());
+      const bool known = pid <= INT32_MAX &&
+                         (device_slots_.contains(device) ||
+                          std::find(t_.info.visible_devices.begin(), t_.info.visible_devices.end(),
+                                    device) != t_.info.visible_devices.end());
       if (known) {
         AddOp(device, op);
       } else {
@@ -1079,10 +1134,9 @@ class KinetoHandler {
     if (instant ? (event_.ph != "i" && event_.ph != "I") : event_.ph != "X") return true;
 
     // Unusable fields: required ones cost the event, the others only themselves.
-    const bool timed = category != EventCategory::kCudaSync &&
-                       category != EventCategory::kCudaEvent;
-    const uint32_t required =
-        timed ? Bit(Field::kTs) | (instant ? 0 : Bit(Field::kDur)) : 0;
+    const bool timed =
+        category != EventCategory::kCudaSync && category != EventCategory::kCudaEvent;
+    const uint32_t required = timed ? Bit(Field::kTs) | (instant ? 0 : Bit(Field::kDur)) : 0;
     const uint32_t bad = event_.bad & FieldsUsed(category);
     if (bad != 0) {
       for (int f = 0; f < kFieldCount; ++f) {
@@ -1207,8 +1261,7 @@ class KinetoHandler {
         r.end_ns = end;
         r.thread = event_.thread.value_or(event_.tid);
         r.name = t_.strings.Intern(event_.name);
-        const RangeKind category_kind = category == EventCategory::kCpuOp
-                                            ? RangeKind::kFrameworkOp
+        const RangeKind category_kind = category == EventCategory::kCpuOp ? RangeKind::kFrameworkOp
                                         : category == EventCategory::kPythonFunction
                                             ? RangeKind::kPython
                                             : RangeKind::kUser;
@@ -1327,8 +1380,8 @@ inline const char* FindStringSpecial(const char* p, const char* end) {
   for (; end - p >= 16; p += 16) {
     const __m128i s = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
     const __m128i control = _mm_cmpeq_epi8(_mm_max_epu8(s, control_max), control_max);
-    const __m128i hit = _mm_or_si128(
-        _mm_or_si128(_mm_cmpeq_epi8(s, quote), _mm_cmpeq_epi8(s, backslash)), control);
+    const __m128i hit =
+        _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(s, quote), _mm_cmpeq_epi8(s, backslash)), control);
     const int mask = _mm_movemask_epi8(hit);
     if (mask != 0) return p + __builtin_ctz(static_cast<unsigned>(mask));
   }
@@ -1423,10 +1476,10 @@ void GenericReader<UTF8<>, UTF8<>, CrtAllocator>::ParseString<
 
 template <>
 template <>
-void GenericReader<UTF8<>, UTF8<>, CrtAllocator>::ParseNumber<
-    gpuidle::internal::kParseFlags, gpuidle::internal::ChunkedJsonStream,
-    gpuidle::internal::KinetoHandler>(gpuidle::internal::ChunkedJsonStream& is,
-                                      gpuidle::internal::KinetoHandler& handler) {
+void GenericReader<UTF8<>, UTF8<>, CrtAllocator>::ParseNumber<gpuidle::internal::kParseFlags,
+                                                              gpuidle::internal::ChunkedJsonStream,
+                                                              gpuidle::internal::KinetoHandler>(
+    gpuidle::internal::ChunkedJsonStream& is, gpuidle::internal::KinetoHandler& handler) {
   const char* begin = is.cursor();
   const char* p = gpuidle::internal::ScanPlainNumber(begin, is.chunk_end());
   if (p != nullptr) {
@@ -1465,8 +1518,8 @@ absl::Status ShiftTimes(int64_t offset, Timeline* t) {
   }
   for (HostSample& s : t->samples) shift(s.time_ns);
   if (overflow) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "\"baseTimeNanoseconds\" = ", offset, " moves time stamps out of range"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("\"baseTimeNanoseconds\" = ", offset, " moves time stamps out of range"));
   }
   return absl::OkStatus();
 }
@@ -1508,15 +1561,15 @@ absl::StatusOr<Timeline> ReadKinetoTrace(ByteSource& source, size_t chunk_bytes)
           absl::StrCat(handler.error(), " (at byte ", ok.Offset(), ")"));
     }
     if (stream.at_end()) {
-      return absl::DataLossError(absl::StrCat("the JSON ends early at byte ", ok.Offset(),
-                                              ": the trace is truncated"));
+      return absl::DataLossError(
+          absl::StrCat("the JSON ends early at byte ", ok.Offset(), ": the trace is truncated"));
     }
     if (!handler.root_seen()) {
       return absl::InvalidArgumentError(absl::StrCat(
           "not JSON: ", rapidjson::GetParseError_En(ok.Code()), " (at byte ", ok.Offset(), ")"));
     }
-    return absl::InvalidArgumentError(absl::StrCat(
-        "malformed JSON at byte ", ok.Offset(), ": ", rapidjson::GetParseError_En(ok.Code())));
+    return absl::InvalidArgumentError(absl::StrCat("malformed JSON at byte ", ok.Offset(), ": ",
+                                                   rapidjson::GetParseError_En(ok.Code())));
   }
   // kParseStopWhenDoneFlag stops after the root; anything but whitespace after it is an error.
   while (stream.Peek() == ' ' || stream.Peek() == '\n' || stream.Peek() == '\r' ||
@@ -1526,9 +1579,8 @@ absl::StatusOr<Timeline> ReadKinetoTrace(ByteSource& source, size_t chunk_bytes)
   if (!stream.source_status().ok()) return stream.source_status();
   if (!stream.at_end()) {  // at_end(), not Peek() == '\0': a NUL byte is data too
     GPUIDLE_RETURN_IF_ERROR(DrainCompressed(source));
-    return absl::InvalidArgumentError(
-        absl::StrCat("unexpected data after the end of the JSON document (at byte ",
-                     stream.Tell(), ")"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "unexpected data after the end of the JSON document (at byte ", stream.Tell(), ")"));
   }
   if (!handler.saw_trace_events()) {
     return absl::InvalidArgumentError(

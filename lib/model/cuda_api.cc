@@ -21,14 +21,15 @@ CallCategory CategorizeCudaApi(absl::string_view name) {
   // Launches: kernels (all variants, incl. cudaLaunchKernelExC / cuLaunchKernelEx,
   // cooperative), graphs, memsets and host functions queue GPU work.
   if (absl::StartsWith(stem, "LaunchKernel") || absl::StartsWith(stem, "ModuleLaunchKernel") ||
-      absl::StartsWith(stem, "ExtModuleLaunchKernel") || absl::StartsWith(stem, "ExtLaunchKernel") ||
-      absl::StartsWith(stem, "HccModuleLaunchKernel") || absl::StartsWith(stem, "LaunchCooperativeKernel") ||
-      absl::StartsWith(stem, "GraphLaunch") || absl::StartsWith(stem, "LaunchHostFunc") ||
-      absl::StartsWith(stem, "LaunchGrid") || absl::StartsWith(stem, "Memset") ||
+      absl::StartsWith(stem, "ExtModuleLaunchKernel") ||
+      absl::StartsWith(stem, "ExtLaunchKernel") ||
+      absl::StartsWith(stem, "HccModuleLaunchKernel") ||
+      absl::StartsWith(stem, "LaunchCooperativeKernel") || absl::StartsWith(stem, "GraphLaunch") ||
+      absl::StartsWith(stem, "LaunchHostFunc") || absl::StartsWith(stem, "LaunchGrid") ||
+      absl::StartsWith(stem, "Memset") ||
       // HIP only: multi-device launches, the launch by function pointer of older HIP releases.
       absl::StartsWith(stem, "ExtLaunchMultiKernel") || absl::StartsWith(stem, "LaunchByPtr") ||
-      absl::StartsWith(stem, "ModuleLaunchCooperativeKernel") ||
-      stem == "Launch") {
+      absl::StartsWith(stem, "ModuleLaunchCooperativeKernel") || stem == "Launch") {
     return CallCategory::kLaunch;
   }
   if (absl::StartsWith(stem, "StreamWaitEvent")) return CallCategory::kWaitEvent;

@@ -7,9 +7,8 @@ namespace {
 
 template <typename T>
 void SortByStart(std::vector<T>& v) {
-  std::stable_sort(v.begin(), v.end(), [](const T& a, const T& b) {
-    return a.start_ns < b.start_ns;
-  });
+  std::stable_sort(v.begin(), v.end(),
+                   [](const T& a, const T& b) { return a.start_ns < b.start_ns; });
 }
 
 }  // namespace

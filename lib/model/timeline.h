@@ -38,10 +38,10 @@ struct DeviceOp {
 
 // What a host CUDA API call does, for the analysis.
 enum class CallCategory : uint8_t {
-  kLaunch,     // issues GPU work: kernel/graph launches, memsets
-  kSync,       // blocks the thread until GPU work finished
-  kCopy,       // memcpy API: direction comes from its DeviceOp
-  kWaitEvent,  // makes a stream wait for an event recorded on another stream
+  kLaunch,      // issues GPU work: kernel/graph launches, memsets
+  kSync,        // blocks the thread until GPU work finished
+  kCopy,        // memcpy API: direction comes from its DeviceOp
+  kWaitEvent,   // makes a stream wait for an event recorded on another stream
   kInit,        // creates a context or initialises the driver (cuInit, primary-context retain)
   kModuleLoad,  // loads GPU code (cuModuleLoad*, cuLibraryLoad*): after JIT compilation, too
   kOther,
@@ -87,16 +87,16 @@ struct HostSample {
 
 struct DeviceTimeline {
   int device = 0;
-  std::string name;             // "NVIDIA H200", where known
-  std::vector<DeviceOp> ops;    // sorted by start_ns
+  std::string name;           // "NVIDIA H200", where known
+  std::vector<DeviceOp> ops;  // sorted by start_ns
 };
 
 // Where the timeline came from, and how complete it is.
 struct TimelineInfo {
-  std::string source;                 // "pytorch-profiler", "gpuidle"
-  std::optional<int> rank;            // distributed rank, where known
+  std::string source;       // "pytorch-profiler", "gpuidle"
+  std::optional<int> rank;  // distributed rank, where known
   std::optional<int> world_size;
-  std::vector<int> visible_devices;   // devices the process could see (used or not)
+  std::vector<int> visible_devices;  // devices the process could see (used or not)
   std::vector<std::string> visible_device_names;
   std::optional<uint64_t> dropped_records;  // nullopt: the source does not say
   uint64_t zero_timestamp_records = 0;      // discarded, never counted as idle

@@ -66,9 +66,9 @@ inline absl::string_view CallCategoryName(CallCategory c) {
 }
 
 inline std::optional<CallCategory> ParseCallCategory(absl::string_view s) {
-  for (CallCategory c : {CallCategory::kLaunch, CallCategory::kSync, CallCategory::kCopy,
-                         CallCategory::kWaitEvent, CallCategory::kInit,
-                         CallCategory::kModuleLoad, CallCategory::kOther}) {
+  for (CallCategory c :
+       {CallCategory::kLaunch, CallCategory::kSync, CallCategory::kCopy, CallCategory::kWaitEvent,
+        CallCategory::kInit, CallCategory::kModuleLoad, CallCategory::kOther}) {
     if (s == CallCategoryName(c)) return c;
   }
   return std::nullopt;

@@ -144,11 +144,9 @@ std::string DeviceLabel(const std::optional<int>& rank, int device) {
 // time in exposed communication or waiting for peers.
 void Communication(const DeviceReport& d, std::string* out) {
   if (d.comm_ns > 0 || d.comm_wait_ns) {
-    absl::StrAppendFormat(out, "  communication %s ms, exposed %s ms%s\n", Ms(d.comm_ns),
-                          Ms(d.exposed_comm_ns),
-                          d.comm_wait_ns ? absl::StrCat(", waiting for peers ", Ms(*d.comm_wait_ns),
-                                                        " ms")
-                                         : "");
+    absl::StrAppendFormat(
+        out, "  communication %s ms, exposed %s ms%s\n", Ms(d.comm_ns), Ms(d.exposed_comm_ns),
+        d.comm_wait_ns ? absl::StrCat(", waiting for peers ", Ms(*d.comm_wait_ns), " ms") : "");
   }
 }
 
@@ -250,7 +248,9 @@ void SteadyHeadline(const Report& r, std::string* out) {
   if (DifferMaterially(lo, hi)) span = absl::StrCat(Duration(lo), " to ", span);
   std::string steps;
   if (most == 0 && r.step_source.empty()) {
-    steps = " (no steps found: the steady state runs from the kernels after the start-up to the last kernel)";
+    steps =
+        " (no steps found: the steady state runs from the kernels after the start-up to the last "
+        "kernel)";
   } else if (most == 0) {  // steps, all of them in the start-up (a warm-up step)
     steps = absl::StrCat(", no steps after the start-up (", Printable(r.step_source), ")");
   } else {
@@ -300,8 +300,8 @@ void Device(const Report& r, const DeviceReport& d, std::string* out) {
     if (!PhasesDiffer(r, p) || d.PhaseNs(p) <= 0) continue;
     const std::string parts = PartsLine(d, p, 2, false);
     absl::StrAppend(out, p == Phase::kStartUp ? "  start-up " : "  wind-down ",
-                    Duration(d.PhaseNs(p)),
-                    parts.empty() ? "" : absl::StrCat(" (", parts, ")"), "\n");
+                    Duration(d.PhaseNs(p)), parts.empty() ? "" : absl::StrCat(" (", parts, ")"),
+                    "\n");
   }
 }
 
@@ -334,9 +334,8 @@ void Steps(const Report& r, std::string* out) {
         return a->idle.TotalNs() > b->idle.TotalNs();
       });
       steps.resize(kMaxStepsShown);
-      std::sort(steps.begin(), steps.end(), [](const StepReport* a, const StepReport* b) {
-        return a->start_ns < b->start_ns;
-      });
+      std::sort(steps.begin(), steps.end(),
+                [](const StepReport* a, const StepReport* b) { return a->start_ns < b->start_ns; });
     }
     absl::StrAppendFormat(out, "\nsteps on %s%s\n", DeviceLabel(d.rank, d.device),
                           total > steps.size()
@@ -369,26 +368,28 @@ class TextWriter : public ReportWriter {
         inputs.empty() ? "" : absl::StrCat(" (", absl::StrJoin(inputs, ", "), ")"));
     std::string records =
         !r.dropped_records ? "the source does not report lost records"
-        : *r.dropped_records == 0 ? "complete"
-                                  : absl::StrCat(*r.dropped_records, " records lost (not counted as idle)");
+        : *r.dropped_records == 0
+            ? "complete"
+            : absl::StrCat(*r.dropped_records, " records lost (not counted as idle)");
     if (r.zero_timestamp_records > 0) {
       absl::StrAppend(&records, "; ", r.zero_timestamp_records,
                       " records without time stamps skipped");
     }
     if (r.record_limit_reached) {
-      absl::StrAppend(&records, "; collection stopped at the record limit (GPUIDLE_MAX_RECORDS): "
-                                "the report covers the time until then");
+      absl::StrAppend(&records,
+                      "; collection stopped at the record limit (GPUIDLE_MAX_RECORDS): "
+                      "the report covers the time until then");
     }
     absl::StrAppendFormat(&out, "window: %s   records: %s\n",
                           Duration(r.window_end_ns - r.window_start_ns), records);
     if (r.visible_device_count > 0) {
-      absl::StrAppendFormat(&out, "GPUs: %d of %d visible used%s\n",
-                            r.visible_device_count - static_cast<int>(r.unused_devices.size()),
-                            r.visible_device_count,
-                            r.unused_devices.empty()
-                                ? ""
-                                : absl::StrCat(" (never used: ", absl::StrJoin(r.unused_devices, ", "),
-                                               ")"));
+      absl::StrAppendFormat(
+          &out, "GPUs: %d of %d visible used%s\n",
+          r.visible_device_count - static_cast<int>(r.unused_devices.size()),
+          r.visible_device_count,
+          r.unused_devices.empty()
+              ? ""
+              : absl::StrCat(" (never used: ", absl::StrJoin(r.unused_devices, ", "), ")"));
     }
     out += "\n";
     // Start-up apart, then the steady state that every figure below describes, then wind-down.

@@ -25,8 +25,9 @@ absl::StatusOr<Report> AnalyzeTraceFiles(const std::vector<std::string>& paths,
       std::string why;
       for (const std::string& w : t.info.warnings) absl::StrAppend(&why, "; ", w);
       return absl::FailedPreconditionError(
-          absl::StrCat(path, ": the trace holds no host or GPU activity (was the profiler "
-                             "active? CPU and CUDA activities recorded?)",
+          absl::StrCat(path,
+                       ": the trace holds no host or GPU activity (was the profiler "
+                       "active? CPU and CUDA activities recorded?)",
                        why));
     }
     timelines.push_back(std::move(t));

@@ -6,8 +6,8 @@
 
 #include <algorithm>
 #include <climits>
-#include <iterator>
 #include <cstdlib>
+#include <iterator>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -94,7 +94,8 @@ absl::Status Session::Start(const ProfilerOptions& options, const void* owner,
     struct stat device_node;
     const bool told = absl::IsUnavailable(status) && warned != nullptr && warned[0] != '\0' &&
                       stat("/dev/nvidiactl", &device_node) != 0;
-    std::string line = absl::StrCat(status.message(), "; gpuidle is off, the program runs as usual");
+    std::string line =
+        absl::StrCat(status.message(), "; gpuidle is off, the program runs as usual");
     if (!told && warned_.insert(line).second) Warn(line);
     return status;
   };
@@ -203,9 +204,9 @@ absl::StatusOr<std::shared_ptr<const CollectionResult>> Session::StopLocked(Cupt
   } else if (!result->timeline.HasActivity()) {
     const uint64_t lost = result->timeline.info.dropped_records.value_or(0);
     if (o.print_summary) {
-      Note(lost > 0 ? absl::StrCat("no CUDA activity was recorded (", lost,
-                                   " records lost); no report")
-                    : "no CUDA activity was recorded; no report");
+      Note(lost > 0
+               ? absl::StrCat("no CUDA activity was recorded (", lost, " records lost); no report")
+               : "no CUDA activity was recorded; no report");
     }
   } else {
     absl::StatusOr<Report> report = Analyze(result->timeline, o.analysis);
@@ -309,12 +310,11 @@ HostSampleBuffer::Contents HostSampleBuffer::Take() {
   return taken;
 }
 
-void HostSampleBuffer::MoveInto(Contents pending, int64_t launch_gap_max_ns,
-                                Timeline* timeline) {
+void HostSampleBuffer::MoveInto(Contents pending, int64_t launch_gap_max_ns, Timeline* timeline) {
   if (pending.dropped > 0) {
-    timeline->info.warnings.push_back(absl::StrCat(
-        pending.dropped, " host stack samples dropped: over the limit of ", kMaxSamples,
-        " samples per collection"));
+    timeline->info.warnings.push_back(
+        absl::StrCat(pending.dropped, " host stack samples dropped: over the limit of ",
+                     kMaxSamples, " samples per collection"));
   }
   if (pending.samples.empty()) return;
   // Each thread's CUDA calls as [start, end), sorted by start (the timeline's calls are).

@@ -95,8 +95,8 @@ class Session {
   // The running collection, whoever started it, for language bindings.
   struct State {
     bool collecting = false;
-    bool injected = false;       // started by the injection (gpuidle run, LD_PRELOAD)
-    std::string started_by;      // "LD_PRELOAD", "the C++ API", ...
+    bool injected = false;              // started by the injection (gpuidle run, LD_PRELOAD)
+    std::string started_by;             // "LD_PRELOAD", "the C++ API", ...
     int64_t host_sample_period_ns = 0;  // ProfilerOptions::host_sample_period_ns
     int64_t launch_gap_max_ns = 0;
   };

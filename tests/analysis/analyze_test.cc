@@ -17,6 +17,8 @@ using ::gpuidle::testing::kUs;
 using ::gpuidle::testing::MustAnalyze;
 using ::gpuidle::testing::OnlyDevice;
 
+// Timelines are built one host call and the op it issued per line.
+// clang-format off
 TEST(Analyze, SplitsALateLaunchIntoLaunchOverheadAndKernelGap) {
   // The host issues the second kernel 50 us after the first finished; after the launch call
   // returns, the kernel still takes 10 us to start.
@@ -446,6 +448,8 @@ TEST(Taxonomy, QualifiedNamesRoundTrip) {
   EXPECT_EQ(QualifiedSubcauseName(Subcause::kHostSync), "sync_bound.host_sync");
   EXPECT_EQ(ParseSubcause("sync_bound.nothing"), std::nullopt);
 }
+
+// clang-format on
 
 }  // namespace
 }  // namespace gpuidle

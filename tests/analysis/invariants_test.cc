@@ -1,7 +1,7 @@
 // Invariants of the idle accounting on many random timelines: busy + idle = window, causes
 // sum to idle, steps tile their spans, results are deterministic.
-#include <array>
 #include <algorithm>
+#include <array>
 #include <random>
 #include <vector>
 
@@ -60,8 +60,9 @@ TEST(Invariants, HoldOnRandomTimelines) {
       EXPECT_LE(d.steady_end_ns, d.window_end_ns);
       EXPECT_EQ(d.busy_ns, OracleBusyNs(t.devices[i], d.steady_start_ns, d.steady_end_ns));
       EXPECT_EQ(d.busy_ns + d.idle_ns + d.SteadyOneOffNs(), d.PhaseNs(Phase::kSteady));
-      EXPECT_EQ(d.PhaseNs(Phase::kStartUp) + d.PhaseNs(Phase::kSteady) + d.PhaseNs(Phase::kWindDown),
-                d.window_ns);
+      EXPECT_EQ(
+          d.PhaseNs(Phase::kStartUp) + d.PhaseNs(Phase::kSteady) + d.PhaseNs(Phase::kWindDown),
+          d.window_ns);
       std::array<int64_t, kNumPhases> parts{};
       for (const OneOffTime& o : d.one_off) {
         EXPECT_GT(o.ns, 0);

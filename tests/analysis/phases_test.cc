@@ -1,7 +1,6 @@
 // Start-up, steady state, wind-down and one-off work (docs/ANALYSIS.md, "Phases"), on small
 // synthetic timelines (times in microseconds).
 #include "analysis/analyze.h"
-
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/analysis_helpers.h"
@@ -41,6 +40,8 @@ void LaunchBoundLoop(TimelineBuilder& b, double start_us, int n) {
   }
 }
 
+// Timelines are built one host call and the op it issued per line.
+// clang-format off
 TEST(Phases, StartUpRunsUntilTheFirstStepAndTheHeadlineIsTheSteadyState) {
   auto b = TimelineBuilder();
   b.OtherCall(1, 0, 300000, "cuDevicePrimaryCtxRetain");  // context creation: 300 ms
@@ -354,6 +355,8 @@ TEST(Phases, AWaitForTheDeviceOnAnotherThreadIsSyncBound) {
   const DeviceReport& d = OnlyDevice(r);
   EXPECT_GT(d.idle[Subcause::kHostSync], 0.9 * static_cast<double>(d.idle_ns));
 }
+
+// clang-format on
 
 }  // namespace
 }  // namespace gpuidle

@@ -191,40 +191,41 @@ TEST(GpuidleRun, PointsTheInjectionVariablesAtTheLibrary) {
 
 TEST(GpuidleRun, TellsTheCommandItIsTheOneItStarted) {
   TempDir dir;
-  const Process p = RunWith(dir, {"--", "sh", "-c", "[ \"$GPUIDLE_RUN_PARENT\" = \"$PPID\" ] && echo yes"});
+  const Process p =
+      RunWith(dir, {"--", "sh", "-c", "[ \"$GPUIDLE_RUN_PARENT\" = \"$PPID\" ] && echo yes"});
   EXPECT_EQ(p.code, 0) << p.err;
   EXPECT_EQ(p.out, "yes\n");
 }
 
 TEST(GpuidleRun, TranslatesEveryFlagToItsVariable) {
   TempDir dir;
-  const Process p = RunWith(
-      dir, {"--out",
-            "/r/%r.json",
-            "--format",
-            "json",
-            "--trace",
-            "/t/%p.json.gz",
-            "--quiet",
-            "--launch-gap-max-us",
-            "250",
-            "--dispatch-latency-max-us",
-            "12.5",
-            "--data-range",
-            "fetch",
-            "--data-range",
-            "load_shard",
-            "--max-gaps",
-            "9",
-            "--max-records",
-            "1000",
-            "--buffer-mb",
-            "128",
-            "--",
-            "sh",
-            "-c",
-            "env | grep '^GPUIDLE_' | grep -v '^GPUIDLE_LIBRARY=\\|^GPUIDLE_WARNED=\\|^GPUIDLE_RUN_PARENT=' "
-            "| sort"});
+  const Process p = RunWith(dir, {"--out",
+                                  "/r/%r.json",
+                                  "--format",
+                                  "json",
+                                  "--trace",
+                                  "/t/%p.json.gz",
+                                  "--quiet",
+                                  "--launch-gap-max-us",
+                                  "250",
+                                  "--dispatch-latency-max-us",
+                                  "12.5",
+                                  "--data-range",
+                                  "fetch",
+                                  "--data-range",
+                                  "load_shard",
+                                  "--max-gaps",
+                                  "9",
+                                  "--max-records",
+                                  "1000",
+                                  "--buffer-mb",
+                                  "128",
+                                  "--",
+                                  "sh",
+                                  "-c",
+                                  "env | grep '^GPUIDLE_' | grep -v "
+                                  "'^GPUIDLE_LIBRARY=\\|^GPUIDLE_WARNED=\\|^GPUIDLE_RUN_PARENT=' "
+                                  "| sort"});
   EXPECT_EQ(p.code, 0) << p.err;
   EXPECT_EQ(p.out,
             "GPUIDLE_BUFFER_MB=128\n"

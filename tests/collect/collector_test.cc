@@ -1,21 +1,20 @@
 #include "collect/collector.h"
 
 #include <cupti.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <utility>
 #include <mutex>
 #include <set>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
-
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -262,7 +261,8 @@ TEST(CollectorPartsTest, ParsesTheBenchmarksNamesAndNamesAnUnknownOne) {
   absl::StatusOr<uint32_t> bad = ParseCollectorParts("runtime,kernels");
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(bad.status().message(), HasSubstr("'kernels'"));
-  EXPECT_THAT(bad.status().message(), HasSubstr("call-timing, cupti-clock)")) << "every name listed";
+  EXPECT_THAT(bad.status().message(), HasSubstr("call-timing, cupti-clock)"))
+      << "every name listed";
 }
 
 TEST_F(CollectorTest, LeavesOutWhatTheBenchmarkAsksAndKeepsKernels) {
@@ -292,10 +292,11 @@ TEST_F(CollectorTest, LeavesOutOneActivityKindAtATime) {
   {
     fake::State& s = fake::GetState();
     std::lock_guard<std::mutex> lock(s.mu);
-    EXPECT_THAT(s.enabled_kinds,
-                UnorderedElementsAre(CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
-                                     CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2,
-                                     CUPTI_ACTIVITY_KIND_MEMSET));
+    EXPECT_THAT(
+        s.enabled_kinds,
+        UnorderedElementsAre(CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+                             CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2,
+                             CUPTI_ACTIVITY_KIND_MEMSET));
   }
   ASSERT_TRUE(collector().Stop().ok());
 }
@@ -303,8 +304,8 @@ TEST_F(CollectorTest, LeavesOutOneActivityKindAtATime) {
 TEST_F(CollectorTest, ReturnsBuffersUndecodedWhenDecodingIsLeftOut) {
   CollectorOptions options = Options();
   options.leave_out = kPartDecode;
-  absl::StatusOr<Timeline> t = Collect(
-      [] { fake::Record(fake::Kernel(0, 7, 1200, 2200, "_Z4spinPfi", 1)); }, options);
+  absl::StatusOr<Timeline> t =
+      Collect([] { fake::Record(fake::Kernel(0, 7, 1200, 2200, "_Z4spinPfi", 1)); }, options);
   ASSERT_TRUE(t.ok()) << t.status();
   EXPECT_THAT(t->devices, IsEmpty());
   EXPECT_EQ(collector().counters().records, 0u);
@@ -324,17 +325,19 @@ class CallSiteTest : public CollectorTest {
 
 TEST_F(CallSiteTest, AsksNothingOfCuptiWithoutAProvider) {
   ASSERT_TRUE(collector().Start(fake::FakeApi(), Options()).ok());
-  EXPECT_THAT(Locked<std::set<CUpti_CallbackId>>([](fake::State& s) { return s.runtime_callbacks; }),
-              IsEmpty());
+  EXPECT_THAT(
+      Locked<std::set<CUpti_CallbackId>>([](fake::State& s) { return s.runtime_callbacks; }),
+      IsEmpty());
 }
 
 TEST_F(CallSiteTest, CallsBackOnLaunchSyncAndCopyCallsOnly) {
   SetSiteFunction(&PythonLine);
   ASSERT_TRUE(collector().Start(fake::FakeApi(), Options()).ok());
-  EXPECT_THAT(Locked<std::set<CUpti_CallbackId>>([](fake::State& s) { return s.runtime_callbacks; }),
-              UnorderedElementsAre(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
-                                   CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020,
-                                   CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020));
+  EXPECT_THAT(
+      Locked<std::set<CUpti_CallbackId>>([](fake::State& s) { return s.runtime_callbacks; }),
+      UnorderedElementsAre(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
+                           CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020,
+                           CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020));
 }
 
 int provider_calls = 0;
@@ -593,8 +596,9 @@ TEST_F(CollectorTest, TimedCallsAreCalledBackForTheNeededIdsOnlyAndRecordNoApiAc
                                    CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020,
                                    CUPTI_RUNTIME_TRACE_CBID_cudaStreamWaitEvent_v3020,
                                    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020));
-  EXPECT_THAT(s.driver_callbacks, UnorderedElementsAre(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
-                                                       CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize));
+  EXPECT_THAT(s.driver_callbacks,
+              UnorderedElementsAre(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
+                                   CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize));
   EXPECT_THAT(s.enabled_kinds, Not(Contains(CUPTI_ACTIVITY_KIND_RUNTIME)));
   EXPECT_THAT(s.enabled_kinds, Not(Contains(CUPTI_ACTIVITY_KIND_DRIVER)));
   EXPECT_THAT(s.runtime_ever_enabled, IsEmpty());
@@ -654,8 +658,9 @@ TEST_F(CollectorTest, DriverCallbackModeTimesEveryCallAtTheDriverAndEnablesNoRun
   CollectorOptions options = TimedCallOptions();
   options.api_records = ApiRecords::kDriverCallbacks;
   ASSERT_TRUE(collector().Start(fake::FakeApi(), options).ok());
-  EXPECT_THAT(Locked<std::set<CUpti_CallbackId>>([](fake::State& s) { return s.runtime_callbacks; }),
-              IsEmpty());
+  EXPECT_THAT(
+      Locked<std::set<CUpti_CallbackId>>([](fake::State& s) { return s.runtime_callbacks; }),
+      IsEmpty());
   // cudaStreamSynchronize reaches the driver as cuStreamSynchronize, with the same correlation.
   EXPECT_FALSE(fake::CallApi(CUPTI_CB_DOMAIN_RUNTIME_API, kStreamSync, 31, [] {
     EXPECT_TRUE(fake::CallApi(CUPTI_CB_DOMAIN_DRIVER_API,
@@ -682,9 +687,8 @@ TEST_F(CollectorTest, AProbeCanTimeTheNestedDriverCallsToo) {
   options.leave_out = kPartNestedCallSkip;  // GPUIDLE_BENCH_LEAVE_OUT=nested-call-skip
   absl::StatusOr<Timeline> t = Collect(
       [] {
-        fake::CallApi(CUPTI_CB_DOMAIN_RUNTIME_API, kLaunch, 21, [] {
-          fake::CallApi(CUPTI_CB_DOMAIN_DRIVER_API, kLaunchEx, 22, [] {});
-        });
+        fake::CallApi(CUPTI_CB_DOMAIN_RUNTIME_API, kLaunch, 21,
+                      [] { fake::CallApi(CUPTI_CB_DOMAIN_DRIVER_API, kLaunchEx, 22, [] {}); });
       },
       options);
   ASSERT_TRUE(t.ok()) << t.status();
@@ -853,7 +857,8 @@ TEST_F(CollectorTest, NamesDevicesThatCuptiSentNoDeviceRecordFor) {
   EXPECT_EQ(t->devices[1].name, "GPU named by the driver 1");
   // Listed as visible, so that a saved trace carries the name (deviceProperties).
   EXPECT_THAT(t->info.visible_devices, ElementsAre(0, 1));
-  EXPECT_THAT(t->info.visible_device_names, ElementsAre("NVIDIA H200", "GPU named by the driver 1"));
+  EXPECT_THAT(t->info.visible_device_names,
+              ElementsAre("NVIDIA H200", "GPU named by the driver 1"));
 }
 
 TEST_F(CollectorTest, AutoModeTracesSingleIdsBeforeCudaIsInitialisedAndKindsAfter) {
@@ -1149,9 +1154,8 @@ TEST_F(CollectorTest, DetachesCuptiAtTheExitOfItsOwnDriverCallAndCanStartAgain) 
   }
 
   // CUPTI forgot the buffer callbacks: the next collection registers them again.
-  absl::StatusOr<Timeline> second =
-      Collect([] { fake::Record(fake::Kernel(0, 7, 5000, 5050, "_Z6secondv", 2)); },
-              DetachableOptions());
+  absl::StatusOr<Timeline> second = Collect(
+      [] { fake::Record(fake::Kernel(0, 7, 5000, 5050, "_Z6secondv", 2)); }, DetachableOptions());
   ASSERT_TRUE(second.ok()) << second.status();
   ASSERT_THAT(second->devices, SizeIs(1));
   ASSERT_THAT(second->devices[0].ops, SizeIs(1));

@@ -51,8 +51,7 @@ TEST(JobChecksTest, ASingleInputIsNoJobAndGetsNoWarnings) {
 }
 
 TEST(JobChecksTest, InputsWithoutRanksGetNoRankWarnings) {
-  EXPECT_THAT(Check(Rank(std::nullopt, std::nullopt), Rank(std::nullopt, std::nullopt)),
-              IsEmpty());
+  EXPECT_THAT(Check(Rank(std::nullopt, std::nullopt), Rank(std::nullopt, std::nullopt)), IsEmpty());
 }
 
 TEST(JobChecksTest, NamesTheInputsThatClaimOneRank) {

@@ -101,7 +101,8 @@ TEST_F(KinetoReaderTest, RefusesDeeplyNestedInputWithAnErrorNotACrash) {
   // A trace nests a few levels: an args value of 20 levels is still read.
   const std::string nested = std::string(20, '[') + std::string(20, ']');
   ReadOk(R"({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7,
-             "ts": 1, "dur": 2, "args": {"device": 0, "deep": )" + nested + "}}]}");
+             "ts": 1, "dur": 2, "args": {"device": 0, "deep": )" +
+         nested + "}}]}");
 }
 
 TEST_F(KinetoReaderTest, ReadsAKernelAsADeviceOpOnItsDevice) {
@@ -598,8 +599,8 @@ TEST_F(KinetoReaderTest, KeepsEventsWithoutTheOptionalFieldsItCannotUse) {
           "dur": 1})",
       // Unknown values of gpuidle's own args: the name's meaning stays.
       X("user_annotation", "ProfilerStep#1", "9", "1", R"({"gpuidle_kind": "epoch"})", "1", "1"),
-      X("cuda_runtime", "cudaStreamSynchronize", "10", "1",
-        R"({"gpuidle_category": "launches"})", "1", "1"),
+      X("cuda_runtime", "cudaStreamSynchronize", "10", "1", R"({"gpuidle_category": "launches"})",
+        "1", "1"),
       X("kernel", "k6", "11", "1", R"({"device": 0, "gpuidle_communication": 1})"),
       R"({"ph": 1, "cat": "kernel", "name": "no ph", "ts": 12, "dur": 1})",
       R"({"ph": "X", "cat": ["kernel"], "name": "no cat", "ts": 13, "dur": 1})",

@@ -67,9 +67,9 @@ std::string X(absl::string_view cat, absl::string_view name, absl::string_view t
 class TraceFormatsTest : public ::testing::Test {
  protected:
   Timeline ReadEvents(const std::vector<std::string>& events, absl::string_view top = "") {
-    absl::StatusOr<Timeline> t = ReadTraceFile(dir_.Write(
-        "t.json", absl::StrCat("{", top, "\"traceEvents\": [\n", absl::StrJoin(events, ",\n"),
-                               "\n]}")));
+    absl::StatusOr<Timeline> t =
+        ReadTraceFile(dir_.Write("t.json", absl::StrCat("{", top, "\"traceEvents\": [\n",
+                                                        absl::StrJoin(events, ",\n"), "\n]}")));
     EXPECT_TRUE(t.ok()) << t.status();
     return t.ok() ? std::move(t).value() : Timeline();
   }
@@ -106,9 +106,8 @@ TEST_F(TraceFormatsTest, ReadsAPyTorch18TraceOfCapitalisedCategoriesInABareArray
   EXPECT_EQ(RangeNamed(t, "ProfilerStep#2")->kind, RangeKind::kStep);
   EXPECT_EQ(RangeNamed(t, "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__")->kind,
             RangeKind::kData);
-  EXPECT_EQ(
-      RangeNamed(t, "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__")->kind,
-      RangeKind::kData);
+  EXPECT_EQ(RangeNamed(t, "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__")->kind,
+            RangeKind::kData);
   EXPECT_EQ(RangeNamed(t, "aten::mm")->kind, RangeKind::kFrameworkOp);
   EXPECT_EQ(RangeNamed(t, "train.py(12): step")->kind, RangeKind::kPython);
   EXPECT_THAT(t.ranges, SizeIs(7));
@@ -327,8 +326,8 @@ TEST_F(TraceFormatsTest, JoinsStreamWaitEventsToTheStreamsTheyWaitOn) {
   // wait_on_stream -1, no cuda_event: another record of the same event names its stream.
   EXPECT_EQ(CallAt(t, 34)->stream, 22u);
   EXPECT_EQ(CallAt(t, 34)->peer_stream, 9u);
-  EXPECT_EQ(CallAt(t, 35)->stream, 7u);   // Event Sync
-  EXPECT_EQ(CallAt(t, 36)->stream, 7u);   // Stream Sync
+  EXPECT_EQ(CallAt(t, 35)->stream, 7u);         // Event Sync
+  EXPECT_EQ(CallAt(t, 36)->stream, 7u);         // Stream Sync
   EXPECT_EQ(CallAt(t, 37)->stream, kNoStream);  // Context Sync: stream -1
   EXPECT_EQ(CallAt(t, 30)->stream, kNoStream);  // cudaEventRecord calls carry none
 }

@@ -242,8 +242,7 @@ Timeline EveryKindTimeline() {
   op_named_like_a_step.name = t.strings.Intern("ProfilerStep#9");
   op_named_like_a_step.kind = RangeKind::kFrameworkOp;
   t.ranges.push_back(op_named_like_a_step);
-  for (const auto& [at, thread, stack] :
-       std::vector<std::tuple<int64_t, uint64_t, std::string>>{
+  for (const auto& [at, thread, stack] : std::vector<std::tuple<int64_t, uint64_t, std::string>>{
            {5, 4242, "train.py:10 main\nloader.py:99 __next__"},
            {66050, 18446744073709551557ull, "a \"quoted\" frame:1 f"},
            {70000, 4243, ""}}) {
@@ -537,8 +536,8 @@ TEST_F(TraceRoundTripTest, SamplesDoNotWidenTheWindow) {
     sample.thread = 1;
     t.samples.push_back(sample);
   }
-  absl::StatusOr<Report> before =
-      Analyze(TimelineBuilder().Launch(1, 1000, 1010).Kernel(1020, 1030).Build(), AnalysisOptions());
+  absl::StatusOr<Report> before = Analyze(
+      TimelineBuilder().Launch(1, 1000, 1010).Kernel(1020, 1030).Build(), AnalysisOptions());
   const Timeline back = RoundTrip(t);
   EXPECT_EQ(FirstDifference(t, back), "");
   absl::StatusOr<Report> after = Analyze(back, AnalysisOptions());

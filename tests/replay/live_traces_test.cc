@@ -132,8 +132,8 @@ TEST(LiveNcclTest, EachRanksTraceReadsBackToItsOwnReport) {
 }
 
 TEST(LiveNcclTest, MergedRanksShowThePunctualRankWaitingForTheStraggler) {
-  absl::StatusOr<Report> r = AnalyzeTraceFiles({LivePath("torch_nccl.rank0.trace.json.gz"),
-                                                LivePath("torch_nccl.rank1.trace.json.gz")});
+  absl::StatusOr<Report> r = AnalyzeTraceFiles(
+      {LivePath("torch_nccl.rank0.trace.json.gz"), LivePath("torch_nccl.rank1.trace.json.gz")});
   ASSERT_TRUE(r.ok()) << r.status();
   ASSERT_EQ(r->devices.size(), 2u);
   const DeviceReport* punctual = nullptr;

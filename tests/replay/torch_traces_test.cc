@@ -57,11 +57,11 @@ TEST_P(PureScenario, PutsAtLeast80PercentOfIdleTimeInTheIntendedCause) {
 
 INSTANTIATE_TEST_SUITE_P(
     RecordedOnH200, PureScenario,
-    ::testing::Values(
-        Expectation{"dataloader_starved", Cause::kDataStarved, Subcause::kDataLoader},
-        Expectation{"tiny_mlp_launch_bound", Cause::kLaunchBound, Subcause::kLaunchOverhead},
-        Expectation{"item_sync", Cause::kSyncBound, Subcause::kHostSync},
-        Expectation{"pageable_h2d", Cause::kDataStarved, Subcause::kH2DCopy}),
+    ::testing::Values(Expectation{"dataloader_starved", Cause::kDataStarved, Subcause::kDataLoader},
+                      Expectation{"tiny_mlp_launch_bound", Cause::kLaunchBound,
+                                  Subcause::kLaunchOverhead},
+                      Expectation{"item_sync", Cause::kSyncBound, Subcause::kHostSync},
+                      Expectation{"pageable_h2d", Cause::kDataStarved, Subcause::kH2DCopy}),
     [](const ::testing::TestParamInfo<Expectation>& p) { return p.param.scenario; });
 
 TEST(RecordedOnH200, HealthyMatmulLoopIsIdleLessThan3Percent) {
@@ -91,8 +91,8 @@ TEST(RecordedOnH200, MixedResnetIsPartlyDataStarvedAndPartlyLaunchBound) {
 }
 
 TEST(RecordedOnTwoH200s, FindsTheStragglerAndThePeerWaitingForIt) {
-  absl::StatusOr<Report> r = AnalyzeTraceFiles(
-      {TracePath("nccl_straggler.rank0"), TracePath("nccl_straggler.rank1")});
+  absl::StatusOr<Report> r =
+      AnalyzeTraceFiles({TracePath("nccl_straggler.rank0"), TracePath("nccl_straggler.rank1")});
   ASSERT_TRUE(r.ok()) << r.status();
   ASSERT_EQ(r->devices.size(), 2u);
   const DeviceReport& punctual = r->devices[0];

@@ -56,8 +56,7 @@ struct Expectation {
 const std::vector<Expectation>& Programs() {
   static const std::vector<Expectation>* programs = new std::vector<Expectation>{
       // Tiny GPT-2, eager: each step's ~150 kernels are shorter than their dispatch.
-      {"trainer_gpt2", true, Cause::kLaunchBound, std::nullopt, std::nullopt, false,
-       Frames::kAny},
+      {"trainer_gpt2", true, Cause::kLaunchBound, std::nullopt, std::nullopt, false, Frames::kAny},
       // ~30 ms of Python in the collate_fn of a num_workers=0 DataLoader, per batch.
       {"lightning_slow_collate", true, Cause::kDataStarved, Subcause::kDataLoader, std::nullopt,
        false, Frames::kOfExpectedCause},
@@ -71,8 +70,8 @@ const std::vector<Expectation>& Programs() {
       {"cupy_tiny_kernels", true, Cause::kLaunchBound, std::nullopt, std::nullopt, true,
        Frames::kNotChecked},
       // Inductor's compilation before the first step; then one launch per kernel.
-      {"torch_compile_default", true, Cause::kLaunchBound, std::nullopt,
-       OneOffKind::kCompilation, true, Frames::kNotChecked},
+      {"torch_compile_default", true, Cause::kLaunchBound, std::nullopt, OneOffKind::kCompilation,
+       true, Frames::kNotChecked},
       // CUDA graphs: kernel_gap inside replays, launch_overhead between them.
       {"torch_compile_reduce_overhead", true, Cause::kLaunchBound, std::nullopt,
        OneOffKind::kCompilation, true, Frames::kNotChecked},
@@ -130,7 +129,6 @@ bool NamesAPythonFrame(absl::string_view text) {
   return absl::StrContains(text, ".py:") || absl::StrContains(text, ".py(");
 }
 
-
 class UnchangedProgram : public ::testing::TestWithParam<Expectation> {};
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(UnchangedProgram);
 
@@ -178,9 +176,7 @@ TEST_P(UnchangedProgram, HostStretchesCarryPythonFrames) {
   const Expectation& e = GetParam();
   if (e.frames == Frames::kNotChecked) GTEST_SKIP() << "not a Python-framework program";
   const Report r = MustAnalyze(e.program);
-  const auto wanted = [&](Subcause s) {
-    return e.frames == Frames::kAny || CauseOf(s) == e.cause;
-  };
+  const auto wanted = [&](Subcause s) { return e.frames == Frames::kAny || CauseOf(s) == e.cause; };
   int named = 0;
   for (const GapRecord& g : r.longest_gaps) {
     if (wanted(g.subcause) && (NamesAPythonFrame(g.call_site) || NamesAPythonFrame(g.evidence))) {

@@ -16,8 +16,8 @@
 #include "gpuidle/options.h"
 #include "gpuidle/report.h"
 #include "gtest/gtest.h"
-#include "testing/json.h"
 #include "rapidjson/document.h"
+#include "testing/json.h"
 #include "testing/temp_dir.h"
 #include "testing/timeline_builder.h"
 

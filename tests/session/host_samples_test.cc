@@ -37,15 +37,15 @@ std::vector<int64_t> Times(const Timeline& t) {
 TEST(HostSampleBufferTest, KeepsOnlySamplesInsideLongStretchesWithoutCudaCallsOfTheirThread) {
   Timeline t;
   AddCall(&t, 7, 0, 100);
-  AddCall(&t, 7, 200, 300);            // 100 ns after the first: a short stretch
+  AddCall(&t, 7, 200, 300);              // 100 ns after the first: a short stretch
   AddCall(&t, 7, 5'000'300, 5'000'400);  // 5 ms of host work before it
   AddCall(&t, 8, 150, 10'000'000);       // another thread, in one long call
   HostSampleBuffer buffer;
-  buffer.Add(150, 7, "a.py:1 f");         // between two close launches: not host work
-  buffer.Add(250, 7, "a.py:1 f");         // inside a call
-  buffer.Add(3'000'000, 7, "a.py:2 g");   // in the 5 ms stretch
-  buffer.Add(2'000'000, 7, "a.py:2 g");   // too (out of order: sorted at the end)
-  buffer.Add(9'000'000, 7, "a.py:3 h");   // after the thread's last call: open stretch
+  buffer.Add(150, 7, "a.py:1 f");           // between two close launches: not host work
+  buffer.Add(250, 7, "a.py:1 f");           // inside a call
+  buffer.Add(3'000'000, 7, "a.py:2 g");     // in the 5 ms stretch
+  buffer.Add(2'000'000, 7, "a.py:2 g");     // too (out of order: sorted at the end)
+  buffer.Add(9'000'000, 7, "a.py:3 h");     // after the thread's last call: open stretch
   buffer.Add(9'000'000, 8, "b.py:1 wait");  // inside thread 8's call
   buffer.Add(4'000'000, 9, "c.py:1 main");  // a thread without calls: kept
   HostSampleBuffer::MoveInto(buffer.Take(), kGap, &t);

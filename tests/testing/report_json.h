@@ -26,8 +26,8 @@ inline std::string SchemaOf(const rapidjson::Value& doc) {
 
 // Where `recorded` and `replayed` differ on a field `recorded` has ("" if nowhere); fields that
 // only `replayed` has are not compared.
-inline std::string FirstDifference(const rapidjson::Value& recorded, const rapidjson::Value& replayed,
-                            const std::string& path) {
+inline std::string FirstDifference(const rapidjson::Value& recorded,
+                                   const rapidjson::Value& replayed, const std::string& path) {
   if (recorded.IsObject() && replayed.IsObject()) {
     for (const auto& m : recorded.GetObject()) {
       const std::string at = path + "." + m.name.GetString();
@@ -53,7 +53,7 @@ inline std::string FirstDifference(const rapidjson::Value& recorded, const rapid
 // added since (within a schema, fields are only added; docs/REPORT_SCHEMA.md) is not compared,
 // every other value must be the same (the recordings are made again for a change of meaning).
 inline ::testing::AssertionResult ReadsBackAs(const std::string& replayed_json,
-                                       const std::string& recorded_json) {
+                                              const std::string& recorded_json) {
   rapidjson::Document replayed = ComparableJson(replayed_json);
   rapidjson::Document recorded = ComparableJson(recorded_json);
   if (SchemaOf(recorded) != SchemaOf(replayed)) {
