@@ -56,6 +56,37 @@ class HostSweep {
   std::vector<int32_t> active_;
 };
 
+// Host calls by start, with the prefix maximum of their ends: when the host last left CUDA
+// before t, and its first call at or after t.
+class CallsByStart {
+ public:
+  explicit CallsByStart(const Timeline& t) : timeline_(t) {}
+  void Add(int32_t call) {
+    const int64_t end = timeline_.calls[call].end_ns;
+    calls_.push_back(call);
+    max_end_.push_back(max_end_.empty() ? end : std::max(max_end_.back(), end));
+  }
+  int32_t FirstAtOrAfter(int64_t t) const {
+    auto it = LowerBound(t);
+    return it == calls_.end() ? -1 : *it;
+  }
+  // The latest end before t of a call that began before t (at most t); `none` if no call did.
+  int64_t LastEndBefore(int64_t t, int64_t none) const {
+    auto it = LowerBound(t);
+    if (it == calls_.begin()) return none;
+    return std::min(t, max_end_[it - calls_.begin() - 1]);
+  }
+
+ private:
+  std::vector<int32_t>::const_iterator LowerBound(int64_t t) const {
+    return std::lower_bound(calls_.begin(), calls_.end(), t,
+                            [&](int32_t c, int64_t v) { return timeline_.calls[c].start_ns < v; });
+  }
+  const Timeline& timeline_;
+  std::vector<int32_t> calls_;
+  std::vector<int64_t> max_end_;
+};
+
 class DeviceAttributor {
  public:
   DeviceAttributor(const TimelineIndex& index, HostStacks& stacks, const DeviceTimeline& device,
@@ -81,10 +112,7 @@ class DeviceAttributor {
   int32_t SyncInProgressAt(int64_t t);
   bool launching_threads_busy_ = false;  // at the time SyncInProgressAt last looked
   int32_t ValueReadByAnotherThread(int64_t t0, int64_t e) const;
-  int64_t LastKernelThreadCallEndBefore(int64_t t) const;
   int32_t WaitEventBefore(const DeviceOp& op, const HostCall& launch) const;
-  int32_t FirstHostCallAtOrAfter(int64_t t) const;
-  int64_t LastHostCallEndBefore(int64_t t) const;
 
   const int64_t last_step_end_ns_;
   const TimelineIndex& index_;
@@ -97,16 +125,14 @@ class DeviceAttributor {
   absl::flat_hash_set<uint64_t> launching_threads_;
   absl::flat_hash_set<uint64_t> kernel_threads_;  // the launching threads that launched kernels
   absl::flat_hash_set<uint32_t> streams_;         // the streams of this device's work
-  std::vector<int32_t> kernel_thread_calls_;      // their calls, by start
-  std::vector<int64_t> kernel_thread_call_max_end_;
+  CallsByStart kernel_thread_calls_{timeline_};   // their calls
   // Device-to-host copies issued by threads that launch no kernels (device ops, by start): a
   // runtime's transfer thread reading a value for the launching thread (JAX/XLA).
   std::vector<int32_t> reads_by_other_threads_;
-  std::vector<int32_t> host_calls_;         // calls of the launching threads, by start
-  std::vector<int64_t> host_call_max_end_;  // prefix maximum of their end times
-  std::vector<HostItem> host_items_;        // everything the host-late walk looks at
-  std::vector<int32_t> h2d_copies_;         // device ops: H2D memcpy, by start
-  std::vector<int64_t> h2d_copy_max_end_;   // prefix maximum of their end times
+  CallsByStart host_calls_{timeline_};     // calls of the launching threads
+  std::vector<HostItem> host_items_;       // everything the host-late walk looks at
+  std::vector<int32_t> h2d_copies_;        // device ops: H2D memcpy, by start
+  std::vector<int64_t> h2d_copy_max_end_;  // prefix maximum of their end times
   // Per stream: its other copies and memsets, by start (work queued behind them waits).
   absl::flat_hash_map<uint32_t, std::vector<int32_t>> stream_copies_;
   absl::flat_hash_map<uint32_t, std::vector<int32_t>> wait_calls_by_stream_;
@@ -155,15 +181,8 @@ void DeviceAttributor::IndexHost() {
       }
       continue;
     }
-    host_calls_.push_back(ci);
-    if (kernel_threads_.contains(c.thread)) {
-      kernel_thread_calls_.push_back(ci);
-      kernel_thread_call_max_end_.push_back(std::max(
-          kernel_thread_call_max_end_.empty() ? c.end_ns : kernel_thread_call_max_end_.back(),
-          c.end_ns));
-    }
-    const int64_t prev = host_call_max_end_.empty() ? c.end_ns : host_call_max_end_.back();
-    host_call_max_end_.push_back(std::max(prev, c.end_ns));
+    host_calls_.Add(ci);
+    if (kernel_threads_.contains(c.thread)) kernel_thread_calls_.Add(ci);
     Evidence ev = kInOtherCudaCall;
     if (c.category == CallCategory::kSync) {
       ev = kInSyncCall;
@@ -216,19 +235,6 @@ void DeviceAttributor::Emit(int64_t start, int64_t end, Subcause s, int32_t next
   pieces.push_back(IdlePiece{start, end, s, gap_, next_op, call, range, stack});
 }
 
-int32_t DeviceAttributor::FirstHostCallAtOrAfter(int64_t t) const {
-  auto it = std::lower_bound(host_calls_.begin(), host_calls_.end(), t,
-                             [&](int32_t c, int64_t v) { return timeline_.calls[c].start_ns < v; });
-  return it == host_calls_.end() ? -1 : *it;
-}
-
-int64_t DeviceAttributor::LastHostCallEndBefore(int64_t t) const {
-  auto it = std::lower_bound(host_calls_.begin(), host_calls_.end(), t,
-                             [&](int32_t c, int64_t v) { return timeline_.calls[c].start_ns < v; });
-  if (it == host_calls_.begin()) return window_.start_ns;
-  return std::min(t, host_call_max_end_[it - host_calls_.begin() - 1]);
-}
-
 // The blocking call (sync, or copy to the host) a launching thread was in at time t, the
 // longest if several; else another thread's, but only while the launching threads themselves
 // were idle (in no CUDA call, data range or launching op). -1 if none. Also notes whether they
@@ -251,13 +257,6 @@ int32_t DeviceAttributor::SyncInProgressAt(int64_t t) {
   }
   if (own >= 0) return own;
   return launching_threads_busy_ ? -1 : other;
-}
-
-int64_t DeviceAttributor::LastKernelThreadCallEndBefore(int64_t t) const {
-  auto it = std::lower_bound(kernel_thread_calls_.begin(), kernel_thread_calls_.end(), t,
-                             [&](int32_t c, int64_t v) { return timeline_.calls[c].start_ns < v; });
-  if (it == kernel_thread_calls_.begin()) return window_.start_ns;
-  return std::min(t, kernel_thread_call_max_end_[it - kernel_thread_calls_.begin() - 1]);
 }
 
 // A device-to-host copy that a thread launching no kernels issued as the GPU ran dry at t0 and
@@ -301,21 +300,22 @@ void DeviceAttributor::AttributeHostLate(int64_t t0, int64_t e, int32_t next_op)
   // Why did the queue run dry? If a launching thread was blocked in a sync when it did, the
   // host work after the sync could have overlapped that much GPU work.
   const int32_t sync = SyncInProgressAt(t0);
+  // Work followed the gap, or would have: a step loop cut off by the end of the trace.
+  const bool work_follows = next_op >= 0 || t0 < last_step_end_ns_;
   int64_t u = t0;
   if (sync >= 0) {
     const HostCall& s = timeline_.calls[sync];
     // Without the sync, the host work after it would have run that much earlier, overlapping
-    // GPU work, and the next op would have come that much sooner. At the end of the window
-    // nothing comes sooner (unless a step loop was cut off there): only the time blocked
-    // inside the gap counts.
-    const bool work_follows = next_op >= 0 || t0 < last_step_end_ns_;
+    // GPU work, and the next op would have come that much sooner. When nothing follows, only
+    // the time blocked inside the gap counts.
     u = work_follows ? std::min(e, t0 + (s.end_ns - s.start_ns)) : std::min(e, s.end_ns);
     Emit(t0, u, Subcause::kHostSync, next_op, sync, -1);
   } else if (const int32_t read = launching_threads_busy_ ? -1 : ValueReadByAnotherThread(t0, e);
-             read >= 0 && (next_op >= 0 || t0 < last_step_end_ns_)) {
+             read >= 0 && work_follows) {
     // The launching threads waited, outside CUDA, for a value another thread copied to the
     // host: blocked from their last CUDA call until the copy finished.
-    const int64_t blocked = device_.ops[read].end_ns - LastKernelThreadCallEndBefore(t0);
+    const int64_t blocked =
+        device_.ops[read].end_ns - kernel_thread_calls_.LastEndBefore(t0, window_.start_ns);
     u = std::min(e, t0 + std::max<int64_t>(0, blocked));
     Emit(t0, u, Subcause::kHostSync, next_op, index_.IssuingCall(device_, read), -1);
   }
@@ -371,9 +371,9 @@ void DeviceAttributor::WalkHost(int64_t u, int64_t e, int32_t next_op) {
       continue;
     }
     // Outside any CUDA call, marker or launching op: how long was the host away from CUDA?
-    const int32_t next_call = FirstHostCallAtOrAfter(s1);
+    const int32_t next_call = host_calls_.FirstAtOrAfter(s1);
     const int64_t away_until = next_call >= 0 ? timeline_.calls[next_call].start_ns : kForever;
-    const int64_t away_since = LastHostCallEndBefore(s0);
+    const int64_t away_since = host_calls_.LastEndBefore(s0, window_.start_ns);
     const bool short_stretch =
         away_until != kForever && away_until - away_since < options_.launch_gap_max_ns;
     if (short_stretch) {
