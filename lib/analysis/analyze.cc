@@ -75,10 +75,6 @@ int64_t LengthNotCovered(const std::vector<Interval>& a, const std::vector<Inter
   return total;
 }
 
-// Compiler samples at most this far apart, with no other work sampled between, are one
-// compilation (XLA autotunes its kernels on the GPU for hundreds of ms between them).
-constexpr int64_t kCompilationBridgeNs = 1'000'000'000;
-
 bool IsOptimizerStep(const Timeline& t, const Range& r) {
   return absl::StartsWith(t.strings.Get(r.name), "optimizer.step#");
 }
@@ -551,25 +547,7 @@ absl::StatusOr<Report> AnalyzeRanks(std::span<const Timeline* const> ranks,
 
     const TimelineIndex index(t, options);
     HostStacks stacks(t, index.python_frames());
-    std::vector<OneOffSpan> one_off_spans = FindOneOffSpans(index, options);
-    // A stretch before a module load is compilation unless its sampled stacks say otherwise.
-    std::erase_if(one_off_spans, [&](const OneOffSpan& s) {
-      if (!s.inferred) return false;
-      bool sampled = false, compiling = false;
-      for (const StackSpan& part : stacks.SpansFor({s.thread}, s.start_ns, s.end_ns)) {
-        if (part.evidence < 0) continue;
-        sampled = true;
-        compiling |= stacks.evidence(part.evidence).activity == HostActivity::kCompilation;
-      }
-      return sampled && !compiling;
-    });
-    // A compiler's own GPU work (autotuning) lies between its sampled stretches.
-    for (HostStacks::Episode& e : stacks.CompilationEpisodes(kCompilationBridgeNs)) {
-      one_off_spans.push_back(
-          OneOffSpan{e.start_ns, e.end_ns, OneOffKind::kCompilation, std::move(e.frame), e.thread});
-    }
-    std::sort(one_off_spans.begin(), one_off_spans.end(),
-              [](const OneOffSpan& a, const OneOffSpan& b) { return a.start_ns < b.start_ns; });
+    const std::vector<OneOffSpan> one_off_spans = FindOneOffSpans(index, stacks, options);
     OffenderTable table(index, stacks);
     for (const DeviceTimeline& device : t.devices) {
       DeviceReport d;

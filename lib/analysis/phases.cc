@@ -57,7 +57,11 @@ void AddSlowFirstCalls(const absl::flat_hash_map<std::pair<StringId, StringId>, 
 
 }  // namespace
 
-std::vector<OneOffSpan> FindOneOffSpans(const TimelineIndex& index,
+// Compiler samples at most this far apart, with no other work sampled between, are one
+// compilation (XLA autotunes its kernels on the GPU for hundreds of ms between them).
+constexpr int64_t kCompilationBridgeNs = 1'000'000'000;
+
+std::vector<OneOffSpan> FindOneOffSpans(const TimelineIndex& index, HostStacks& stacks,
                                         const AnalysisOptions& options) {
   const Timeline& t = index.timeline();
   std::vector<OneOffSpan> spans;
@@ -144,6 +148,22 @@ std::vector<OneOffSpan> FindOneOffSpans(const TimelineIndex& index,
           absl::StrCat("first ", name), r.thread);
   }
   AddSlowFirstCalls(ops, options, &spans);
+  // A stretch before a module load is compilation unless its sampled stacks say otherwise.
+  std::erase_if(spans, [&](const OneOffSpan& s) {
+    if (!s.inferred) return false;
+    bool sampled = false, compiling = false;
+    for (const StackSpan& part : stacks.SpansFor({s.thread}, s.start_ns, s.end_ns)) {
+      if (part.evidence < 0) continue;
+      sampled = true;
+      compiling |= stacks.evidence(part.evidence).activity == HostActivity::kCompilation;
+    }
+    return sampled && !compiling;
+  });
+  // A compiler's own GPU work (autotuning) lies between its sampled stretches.
+  for (HostStacks::Episode& e : stacks.CompilationEpisodes(kCompilationBridgeNs)) {
+    spans.push_back(
+        OneOffSpan{e.start_ns, e.end_ns, OneOffKind::kCompilation, std::move(e.frame), e.thread});
+  }
   std::sort(spans.begin(), spans.end(), [](const OneOffSpan& a, const OneOffSpan& b) {
     return std::tie(a.start_ns, a.end_ns) < std::tie(b.start_ns, b.end_ns);
   });

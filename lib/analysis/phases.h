@@ -29,9 +29,11 @@ struct OneOffSpan {
 };
 
 // The one-off host work of one process, sorted by start (spans may overlap): initialisation
-// calls and slow first CUDA calls of threads, module loads and the compilation before them,
-// first calls far slower than the later calls of the same operation.
-std::vector<OneOffSpan> FindOneOffSpans(const TimelineIndex& index, const AnalysisOptions& options);
+// calls and slow first CUDA calls of threads, module loads and the compilation before them
+// (unless the stacks sampled there show other work), compilation seen in sampled stacks, first
+// calls far slower than the later calls of the same operation.
+std::vector<OneOffSpan> FindOneOffSpans(const TimelineIndex& index, HostStacks& stacks,
+                                        const AnalysisOptions& options);
 
 // One device's attribution split by phase: the steady-state idle pieces that the headline
 // counts, and the one-off time.
