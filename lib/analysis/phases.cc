@@ -33,25 +33,38 @@ int Priority(OneOffKind k) {
 }
 
 // First-call detection: the durations of every occurrence of one operation, in time order.
+// Operations are keyed by (name, kernel) for CUDA calls (kernel: what a launch issued, else
+// empty) and by (name, kRangeKey) for framework ops and user ranges.
+constexpr StringId kRangeKey = static_cast<StringId>(-1);
+using OperationKey = std::pair<StringId, StringId>;
 struct Occurrences {
   int64_t first_start = 0;
   int64_t first_end = 0;
-  std::vector<int64_t> later;  // durations
-  OneOffKind kind = OneOffKind::kFirstCall;
-  std::string evidence;
   uint64_t thread = 0;
+  std::vector<int64_t> later;  // durations
 };
 
-void AddSlowFirstCalls(const absl::flat_hash_map<std::pair<StringId, StringId>, Occurrences>& ops,
+// The spans of first occurrences far slower than their operation's later ones; their kind and
+// evidence are worked out only for those.
+void AddSlowFirstCalls(const Timeline& t, absl::flat_hash_map<OperationKey, Occurrences>& ops,
                        const AnalysisOptions& options, std::vector<OneOffSpan>* out) {
-  for (const auto& [key, occ] : ops) {
+  for (auto& [key, occ] : ops) {
     const int64_t first = occ.first_end - occ.first_start;
     if (first < options.one_off_min_ns || occ.later.empty()) continue;
-    std::vector<int64_t> later = occ.later;
-    auto mid = later.begin() + static_cast<ptrdiff_t>(later.size() / 2);
-    std::nth_element(later.begin(), mid, later.end());
+    auto mid = occ.later.begin() + static_cast<ptrdiff_t>(occ.later.size() / 2);
+    std::nth_element(occ.later.begin(), mid, occ.later.end());
     if (static_cast<double>(first) < options.first_call_ratio * static_cast<double>(*mid)) continue;
-    out->push_back(OneOffSpan{occ.first_start, occ.first_end, occ.kind, occ.evidence, occ.thread});
+    const absl::string_view name = t.strings.Get(key.first);
+    OneOffKind kind = OneOffKind::kFirstCall;
+    std::string evidence = absl::StrCat("first ", name);
+    if (key.second == kRangeKey) {
+      if (NameSaysCompilation(name)) kind = OneOffKind::kCompilation;
+    } else if (key.second != StringTable::kEmpty) {  // lazy loading in a kernel's first launch
+      kind = OneOffKind::kModuleLoad;
+      evidence = absl::StrCat("first launch of ", t.strings.Get(key.second));
+    }
+    out->push_back(
+        OneOffSpan{occ.first_start, occ.first_end, kind, std::move(evidence), occ.thread});
   }
 }
 
@@ -74,12 +87,11 @@ std::vector<OneOffSpan> FindOneOffSpans(const TimelineIndex& index, HostStacks& 
     }
   }
   absl::flat_hash_map<uint64_t, int64_t> last_end_by_thread;
-  absl::flat_hash_map<std::pair<StringId, StringId>, Occurrences> ops;
-  auto occur = [&](std::pair<StringId, StringId> key, int64_t start, int64_t end, OneOffKind kind,
-                   std::string evidence, uint64_t thread) {
+  absl::flat_hash_map<OperationKey, Occurrences> ops;
+  auto occur = [&](OperationKey key, int64_t start, int64_t end, uint64_t thread) {
     auto [it, inserted] = ops.try_emplace(key);
     if (inserted) {
-      it->second = Occurrences{start, end, {}, kind, std::move(evidence), thread};
+      it->second = Occurrences{start, end, thread, {}};
     } else {
       it->second.later.push_back(end - start);
     }
@@ -122,12 +134,7 @@ std::vector<OneOffSpan> FindOneOffSpans(const TimelineIndex& index, HostStacks& 
     }
     const StringId kernel =
         c.category == CallCategory::kLaunch ? launched[&c - t.calls.data()] : StringTable::kEmpty;
-    const OneOffKind kind =
-        kernel != StringTable::kEmpty ? OneOffKind::kModuleLoad : OneOffKind::kFirstCall;
-    std::string evidence = kernel != StringTable::kEmpty
-                               ? absl::StrCat("first launch of ", t.strings.Get(kernel))
-                               : absl::StrCat("first ", name);
-    occur({c.name, kernel}, c.start_ns, c.end_ns, kind, std::move(evidence), c.thread);
+    occur({c.name, kernel}, c.start_ns, c.end_ns, c.thread);
   }
   // Framework ops and user ranges: the outermost of each kind on each thread (a user range
   // around the whole loop must not hide the ops inside it).
@@ -140,14 +147,9 @@ std::vector<OneOffSpan> FindOneOffSpans(const TimelineIndex& index, HostStacks& 
       if (r.start_ns < cover->second) continue;  // nested in an outer op
       cover->second = r.end_ns;
     }
-    const absl::string_view name = t.strings.Get(r.name);
-    const OneOffKind kind =
-        NameSaysCompilation(name) ? OneOffKind::kCompilation : OneOffKind::kFirstCall;
-    // Keyed apart from calls: the second id is never a kernel name's.
-    occur({r.name, static_cast<StringId>(-1)}, r.start_ns, r.end_ns, kind,
-          absl::StrCat("first ", name), r.thread);
+    occur({r.name, kRangeKey}, r.start_ns, r.end_ns, r.thread);
   }
-  AddSlowFirstCalls(ops, options, &spans);
+  AddSlowFirstCalls(t, ops, options, &spans);
   // A stretch before a module load is compilation unless its sampled stacks say otherwise.
   std::erase_if(spans, [&](const OneOffSpan& s) {
     if (!s.inferred) return false;
