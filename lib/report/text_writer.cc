@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "core/text_safety.h"
 #include "gpuidle/report.h"
 #include "report/phases.h"
 #include "report/writer.h"
@@ -47,69 +48,6 @@ std::string Duration(int64_t ns) {
     return absl::StrFormat("%.*f %s", decimals, v, kUnits[i].name);
   }
   return "";
-}
-
-// Bidirectional-text controls: they reorder what the terminal shows.
-bool IsBidiControl(uint32_t cp) {
-  return (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069) || cp == 0x200e ||
-         cp == 0x200f || cp == 0x061c;
-}
-
-// A string from the trace (kernel and range names, evidence, call sites, warnings, file names)
-// as it may reach a terminal: control characters (C0, DEL, C1), bidirectional controls and
-// bytes that are not UTF-8 are written as \x1b or \u009b; everything else, UTF-8 included,
-// stays. Every such string goes through here.
-std::string Printable(absl::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  size_t i = 0;
-  while (i < s.size()) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    if (c < 0x80) {
-      if (c < 0x20 || c == 0x7f) {
-        absl::StrAppendFormat(&out, "\\x%02x", c);
-      } else {
-        out.push_back(static_cast<char>(c));
-      }
-      ++i;
-      continue;
-    }
-    // One UTF-8 sequence: its length from the lead byte, then continuation bytes, no overlong
-    // form, no surrogate, nothing past U+10FFFF.
-    const size_t len = c >= 0xc2 && c <= 0xdf   ? 2
-                       : c >= 0xe0 && c <= 0xef ? 3
-                       : c >= 0xf0 && c <= 0xf4 ? 4
-                                                : 0;
-    uint32_t cp = len == 2 ? (c & 0x1f) : len == 3 ? (c & 0x0f) : (c & 0x07);
-    bool valid = len > 0 && i + len <= s.size();
-    for (size_t k = 1; valid && k < len; ++k) {
-      const auto cont = static_cast<unsigned char>(s[i + k]);
-      valid = (cont & 0xc0) == 0x80;
-      cp = (cp << 6) | (cont & 0x3f);
-    }
-    if (valid && len == 3) valid = cp >= 0x800 && (cp < 0xd800 || cp > 0xdfff);
-    if (valid && len == 4) valid = cp >= 0x10000 && cp <= 0x10ffff;
-    if (!valid) {
-      absl::StrAppendFormat(&out, "\\x%02x", c);
-      ++i;
-      continue;
-    }
-    if (cp <= 0x9f || IsBidiControl(cp)) {
-      absl::StrAppendFormat(&out, "\\u%04x", cp);
-    } else {
-      out.append(s.data() + i, len);
-    }
-    i += len;
-  }
-  return out;
-}
-
-// At most width bytes, "..." at the end when cut; never inside a UTF-8 sequence.
-std::string Shorten(absl::string_view s, size_t width) {
-  if (s.size() <= width) return std::string(s);
-  size_t cut = width - 3;
-  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xc0) == 0x80) --cut;
-  return absl::StrCat(s.substr(0, cut), "...");
 }
 
 // Kernel "void ns::kernel<T>(int, float*)" -> "ns::kernel<T>": the signature says little here.
