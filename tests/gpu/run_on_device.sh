@@ -8,7 +8,7 @@
 #   here:   tests/gpu/make_device_bundle.sh
 #   device: run(carry [".devbundle", ".devdeps"],
 #               "tests/gpu/run_on_device.sh [scenarios] [overhead] [python] [python-overhead] [probe]
-#                [unchanged]")
+#                [unchanged] [faults]")
 #
 # With no argument it runs scenarios and overhead; one call may last 10 minutes at most, so a
 # round runs the parts as separate calls on the same warm machine. `python` builds the Python
@@ -18,6 +18,8 @@
 # `unchanged` builds the same package (if `python` has not) and profiles the real-client
 # programs of examples/python/unchanged/ (transformers Trainer, Lightning, JAX, CuPy,
 # torch.compile) with no change to their code, then tests/gpu/python/check_unchanged.py.
+# `faults` runs the fault matrix's GPU rows (docs/RELIABILITY.md; it builds the same package for
+# its gpuidle.profile() rows) and prints one PASS/FAIL/SKIP line per row.
 set -uo pipefail
 parts=" ${*:-scenarios overhead} "
 cd "$(dirname "$0")/../.."
@@ -267,6 +269,21 @@ if [[ $parts == *" unchanged "* ]]; then
   python3 tests/gpu/python/check_unchanged.py "$out" "$gi/bin/gpuidle" | tee "$out/unchanged_table.md"
   echo "unchanged: $((SECONDS - ustart)) s" | tee -a "$log"
   rm -rf "$ucache"
+fi
+
+# The fault matrix's GPU rows (docs/RELIABILITY.md): tests/gpu/faults/run_faults.sh compiles the
+# fault programs with nvcc and runs each row through gpuidle run, LD_PRELOAD and gpuidle.profile(),
+# every step with its own time limit and none started after FAULTS_BUDGET_S (default 270 s); then
+# tests/gpu/faults/check_faults.py prints one PASS/FAIL/SKIP line per row, also kept in
+# $out/faults_table.md. The steps' folders travel in results.tar.gz (logs/faults/).
+if [[ $parts == *" faults "* ]]; then
+  fstart=$SECONDS
+  build_python_package
+  FAULTS_PREFIX=${FAULTS_PREFIX:-$b} FAULTS_PACKAGE=$pybuild timeout 420 \
+    tests/gpu/faults/run_faults.sh "$out/logs/faults" >"$out/logs/faults_steps.log" 2>&1
+  echo "fault matrix steps: exit $?, $((SECONDS - fstart)) s" | tee -a "$log"
+  timeout 60 python3 tests/gpu/faults/check_faults.py "$out/logs/faults" | tee "$out/faults_table.md" |
+    tee -a "$log"
 fi
 
 # At most 8 files come back from the device: everything else travels in one archive (traces
