@@ -28,6 +28,8 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "cli/cli.h"
+#include "core/output_file.h"
+#include "core/text_safety.h"
 #include "core/version.h"
 #include "gpuidle/analyze.h"
 #include "gpuidle/options.h"
@@ -47,13 +49,23 @@ PyObject* gpuidle_error = nullptr;
 
 // The one place where absl::Status codes become Python exceptions.
 [[noreturn]] void ThrowStatus(const absl::Status& status) {
-  const std::string message(status.message());
+  // File names and trace contents may hold bytes that are not UTF-8; Python's str needs it.
+  const std::string message = internal::ToValidUtf8(status.message());
   switch (status.code()) {
     case absl::StatusCode::kInvalidArgument:
       PyErr_SetString(PyExc_ValueError, message.c_str());
       break;
     case absl::StatusCode::kNotFound:
       PyErr_SetString(PyExc_FileNotFoundError, message.c_str());
+      break;
+    case absl::StatusCode::kPermissionDenied:
+      PyErr_SetString(PyExc_PermissionError, message.c_str());
+      break;
+    case absl::StatusCode::kAlreadyExists:
+      PyErr_SetString(PyExc_FileExistsError, message.c_str());
+      break;
+    case absl::StatusCode::kResourceExhausted:
+      PyErr_SetString(PyExc_MemoryError, message.c_str());
       break;
     default: {
       // The code travels along (e.g. "DATA_LOSS" for a truncated trace) for callers that care.
@@ -68,6 +80,15 @@ PyObject* gpuidle_error = nullptr;
 
 void ThrowIfError(const absl::Status& status) {
   if (!status.ok()) ThrowStatus(status);
+}
+
+// A save that refused an existing file says how to replace it.
+void ThrowIfCannotSave(const absl::Status& status) {
+  if (internal::ReplaceableIfAsked(status)) {
+    ThrowStatus(
+        absl::AlreadyExistsError(absl::StrCat(status.message(), " (overwrite=True replaces it)")));
+  }
+  ThrowIfError(status);
 }
 
 // (label, variable, value): a keyword argument of the Python API as the GPUIDLE_* variable
@@ -96,6 +117,19 @@ class NativeReport {
     }
     if (!text.ok()) ThrowStatus(text.status());
     return *std::move(text);
+  }
+
+  // By gpuidle's output rules (core/output_file.h), like every file gpuidle writes.
+  void Save(const std::string& path, const std::string& format, bool overwrite) const {
+    SaveOptions save;
+    save.format = format;
+    save.overwrite = overwrite;
+    absl::Status status;
+    {
+      py::gil_scoped_release release;
+      status = SaveReport(report_, path, save, options_);
+    }
+    ThrowIfCannotSave(status);
   }
 
  private:
@@ -174,22 +208,23 @@ class NativeProfiler {
     return NativeReport(*r, options_.ok() ? options_->analysis : AnalysisOptions{});
   }
 
-  void SaveTrace(const std::string& path) const {
+  void SaveTrace(const std::string& path, bool overwrite) const {
     if (profiler_ == nullptr) {
       ThrowStatus(absl::FailedPreconditionError("no trace: nothing was collected yet"));
     }
     absl::Status status;
     {
       py::gil_scoped_release release;
-      status = profiler_->SaveTrace(path);
+      status = profiler_->SaveTrace(path, overwrite);
     }
-    ThrowIfError(status);
+    ThrowIfCannotSave(status);
   }
 
-  std::string written_report_path() const {
+  // File system bytes (os.fsdecode makes them a str), not necessarily UTF-8.
+  py::bytes written_report_path() const {
     return profiler_ != nullptr ? profiler_->written_report_path() : "";
   }
-  std::string written_trace_path() const {
+  py::bytes written_trace_path() const {
     return profiler_ != nullptr ? profiler_->written_trace_path() : "";
   }
   bool print_summary() const { return print_summary_; }
@@ -339,7 +374,9 @@ PYBIND11_MODULE(_gpuidle, m) {
 
   py::class_<NativeReport>(m, "NativeReport")
       .def("format", &NativeReport::Format, py::arg("format"),
-           "The report as \"text\" or \"json\" (ValueError for another format).");
+           "The report as \"text\" or \"json\" (ValueError for another format).")
+      .def("save", &NativeReport::Save, py::arg("path"), py::arg("format"), py::arg("overwrite"),
+           "Writes the report by gpuidle's output rules; FileExistsError unless overwrite.");
 
   m.def("analyze", &Analyze, py::arg("paths"), py::arg("settings"),
         "Analyses the trace files of one job.");
@@ -350,7 +387,7 @@ PYBIND11_MODULE(_gpuidle, m) {
       .def("stop", &NativeProfiler::Stop, py::arg("at_exit") = false)
       .def_property_readonly("collecting", &NativeProfiler::collecting)
       .def("report", &NativeProfiler::Report)
-      .def("save_trace", &NativeProfiler::SaveTrace, py::arg("path"))
+      .def("save_trace", &NativeProfiler::SaveTrace, py::arg("path"), py::arg("overwrite") = false)
       .def_property_readonly("written_report_path", &NativeProfiler::written_report_path)
       .def_property_readonly("written_trace_path", &NativeProfiler::written_trace_path)
       .def_property_readonly("print_summary", &NativeProfiler::print_summary);

@@ -9,11 +9,11 @@
 #define GPUIDLE_INCLUDE_GPUIDLE_ANALYZE_H_
 
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "gpuidle/export.h"
 #include "gpuidle/options.h"
 #include "gpuidle/report.h"
@@ -23,16 +23,23 @@ namespace gpuidle {
 // Reads and analyses the traces of one job: one file per process (rank). Plain or gzip JSON.
 // Errors name the file and the problem (missing, not a trace, truncated, wrong field type).
 GPUIDLE_EXPORT absl::StatusOr<Report> AnalyzeTraceFiles(const std::vector<std::string>& paths,
-                                         const AnalysisOptions& options = {});
+                                                        const AnalysisOptions& options = {});
 
 // The report as "text" (the terminal summary) or "json" (schema gpuidle.report/1).
-GPUIDLE_EXPORT absl::StatusOr<std::string> FormatReport(const Report& report, absl::string_view format,
-                                         const AnalysisOptions& options = {});
+GPUIDLE_EXPORT absl::StatusOr<std::string> FormatReport(const Report& report,
+                                                        absl::string_view format,
+                                                        const AnalysisOptions& options = {});
 
-// Writes the report to path atomically (a failure leaves an existing file untouched). An
-// empty format is taken from the extension: ".json" is JSON, anything else text.
+// Writes the report to path, completely or not at all, by gpuidle's output rules
+// (docs/RELIABILITY.md): an existing file is AlreadyExists unless save.overwrite; an input of
+// the report (Report::inputs) is never written over; a ".gz" name is written gzip-compressed.
 GPUIDLE_EXPORT absl::Status SaveReport(const Report& report, const std::string& path,
-                        absl::string_view format = {}, const AnalysisOptions& options = {});
+                                       const SaveOptions& save,
+                                       const AnalysisOptions& options = {});
+// The same with SaveOptions{format}: never replaces a file.
+GPUIDLE_EXPORT absl::Status SaveReport(const Report& report, const std::string& path,
+                                       absl::string_view format = {},
+                                       const AnalysisOptions& options = {});
 
 }  // namespace gpuidle
 

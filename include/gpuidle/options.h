@@ -51,6 +51,14 @@ struct AnalysisOptions {
   double advice_min_share = 0.05;
 };
 
+// How SaveReport writes.
+struct SaveOptions {
+  std::string format;  // "text" or "json"; empty: from the extension (".json", ".json.gz")
+  // Replace an existing file. Even then gpuidle replaces only a regular file that you may write:
+  // never a symbolic link, a directory, a device or FIFO, a read-only file or an input.
+  bool overwrite = false;
+};
+
 }  // namespace gpuidle
 
 #endif  // GPUIDLE_INCLUDE_GPUIDLE_OPTIONS_H_

@@ -102,10 +102,12 @@ class GPUIDLE_EXPORT Profiler {
   const Report* report() const;
   // The report as "text" or "json".
   absl::StatusOr<std::string> FormatReport(absl::string_view format) const;
-  // Writes the report (format from the extension if empty), atomically.
+  // Writes the report like gpuidle::SaveReport (format from the extension if empty; an
+  // existing file is AlreadyExists unless save.overwrite).
   absl::Status SaveReport(const std::string& path, absl::string_view format = {}) const;
-  // Writes the recorded timeline as a gpuidle trace (placeholders expanded).
-  absl::Status SaveTrace(const std::string& path) const;
+  absl::Status SaveReport(const std::string& path, const SaveOptions& save) const;
+  // Writes the recorded timeline as a gpuidle trace, by the same rules as SaveReport.
+  absl::Status SaveTrace(const std::string& path, bool overwrite = false) const;
 
   // Where the report and trace of the last collection were written ("" if not).
   const std::string& written_report_path() const;

@@ -6,9 +6,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "cli/run_command.h"
+#include "core/output_file.h"
+#include "core/text_safety.h"
 #include "core/version.h"
 #include "gpuidle/analyze.h"
 #include "report/writer.h"
+#include "session/profiler_options.h"
 
 namespace gpuidle::internal {
 namespace {
@@ -30,16 +33,20 @@ commands:
 analyze options:
   --format FMT           text (default) or json
   --out PATH             write the report to PATH (format from --format, else from the
-                         extension: .json is JSON); the text summary still goes to stdout
+                         extension: .json is JSON; a .gz name is compressed); the text
+                         summary still goes to stdout. An existing file is not replaced
+  --overwrite            let --out replace an existing regular file (never a link, a
+                         device, a read-only file or an input trace)
   --quiet                print nothing on stdout
   --launch-gap-max-us N  host stretches between CUDA calls shorter than N us count as launch
-                         overhead, longer ones as host work (default 1000)
+                         overhead, longer ones as host work (default 1000; N may have
+                         decimals, here and for --dispatch-latency-max-us)
   --dispatch-latency-max-us N
                          queued work that waits longer than N us with no cause in the
                          trace is unattributed, not kernel_gap (default 100)
   --data-range TEXT      host ranges whose name contains TEXT are data waits (repeatable;
                          adds to the defaults)
-  --max-gaps N           longest gaps kept in the report (default 50)
+  --max-gaps N           longest gaps kept in the report (default 50; 0 to 1000000)
   --skip-steps N         leave out the first N steps (warm-up: start-up costs that are not
                          the program's, such as a profiler's); the window begins at step N+1
 
@@ -55,7 +62,7 @@ run options (each sets a GPUIDLE_* variable for the program, overriding the envi
   --host-sample-ms N     sample the Python stacks of launching threads away from CUDA every
                          N ms (default 5; 0 = off)
   --launch-gap-max-us N, --dispatch-latency-max-us N, --data-range TEXT, --max-gaps N,
-  --skip-steps N         as for analyze (N may have decimals; 0 is allowed)
+  --skip-steps N         as for analyze
   --max-records N        stop recording after N records (default 20000000)
   --buffer-mb N          CUPTI buffer memory in MiB, 1 to 4096 (default 64)
 
@@ -64,62 +71,70 @@ exit codes: 0 ok, 2 bad command line, 3 unreadable trace, 4 report not written,
   status: 128+N if signal N killed it, 126 if it cannot be executed, 127 if not found
 )";
 
-int Usage(std::ostream& err, absl::string_view problem) {
-  err << "gpuidle: " << problem << "\n(run \"gpuidle help\" for usage)\n";
-  return kExitUsage;
-}
+// Each flag is the GPUIDLE_* variable of the same meaning: the injected library reads only the
+// environment. `gpuidle analyze` takes the analysis ones and --format.
+struct Flag {
+  const char* flag;
+  const char* variable;
+};
+constexpr Flag kFlags[] = {
+    {"--out", "GPUIDLE_OUT"},
+    {"--format", "GPUIDLE_FORMAT"},
+    {"--trace", "GPUIDLE_TRACE"},
+    {"--launch-gap-max-us", "GPUIDLE_LAUNCH_GAP_MAX_US"},
+    {"--dispatch-latency-max-us", "GPUIDLE_DISPATCH_LATENCY_MAX_US"},
+    {"--data-range", "GPUIDLE_DATA_RANGE"},
+    {"--max-gaps", "GPUIDLE_MAX_GAPS"},
+    {"--skip-steps", "GPUIDLE_SKIP_STEPS"},
+    {"--max-records", "GPUIDLE_MAX_RECORDS"},
+    {"--buffer-mb", "GPUIDLE_BUFFER_MB"},
+    {"--host-sample-ms", "GPUIDLE_HOST_SAMPLE_MS"},
+};
 
 int Analyze(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  AnalysisOptions options;
+  ProfilerOptions settings;  // only the analysis part and the format are used
   std::vector<std::string> traces;
   std::optional<std::string> format, out_path;
-  bool quiet = false;
+  bool quiet = false, overwrite = false;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
-    if (a == "--format" || a == "--out" || a == "--launch-gap-max-us" || a == "--data-range" ||
+    if (a == "--out" || a == "--format" || a == "--launch-gap-max-us" || a == "--data-range" ||
         a == "--max-gaps" || a == "--dispatch-latency-max-us" || a == "--skip-steps") {
-      if (i + 1 >= args.size()) return Usage(err, absl::StrCat(a, " needs a value"));
+      if (i + 1 >= args.size()) return UsageError(err, absl::StrCat(a, " needs a value"));
       const std::string& v = args[++i];
-      if (a == "--format") {
-        format = v;
-      } else if (a == "--out") {
+      if (v.empty()) return UsageError(err, absl::StrCat(a, " needs a non-empty value"));
+      if (a == "--out") {
         out_path = v;
-      } else if (a == "--data-range") {
-        options.data_range_patterns.push_back(v);
-      } else {
-        int64_t n = 0;
-        if (!absl::SimpleAtoi(v, &n) || n <= 0) {
-          return Usage(err, absl::StrCat(a, " needs a positive integer, not \"", v, "\""));
-        }
-        if (a == "--max-gaps") {
-          options.max_gap_records = static_cast<int>(std::min<int64_t>(n, 1'000'000));
-        } else if (a == "--skip-steps") {
-          options.skip_steps = static_cast<int>(std::min<int64_t>(n, 1'000'000));
-        } else {
-          if (n > 3'600'000'000) return Usage(err, absl::StrCat(a, " is too large"));
-          (a == "--launch-gap-max-us" ? options.launch_gap_max_ns
-                                      : options.dispatch_latency_max_ns) = n * 1000;
-        }
+        continue;
       }
+      // The rules of `gpuidle run` and the GPUIDLE_* variables, so that a value is good or bad
+      // the same way everywhere.
+      if (absl::Status s = ApplyProfilerVariable(VariableOfFlag(a), v, &settings); !s.ok()) {
+        return UsageError(err, absl::StrCat(a, " ", QuoteForMessage(v), ": ", s.message()));
+      }
+      if (a == "--format") format = settings.report_format;
     } else if (a == "--quiet" || a == "-q") {
       quiet = true;
+    } else if (a == "--overwrite") {
+      overwrite = true;
     } else if (a == "--help" || a == "-h") {
       out << kUsage;
       return kExitOk;
     } else if (a.size() > 1 && a[0] == '-') {
-      return Usage(err, absl::StrCat("unknown option ", a));
+      return UsageError(err, absl::StrCat("unknown option ", ForMessage(a)));
     } else {
       traces.push_back(a);
     }
   }
-  if (traces.empty()) return Usage(err, "analyze needs at least one trace file");
+  const AnalysisOptions& options = settings.analysis;
+  if (traces.empty()) return UsageError(err, "analyze needs at least one trace file");
   if (format && !WriterForFormat(*format).ok()) {
-    return Usage(err, WriterForFormat(*format).status().message());
+    return UsageError(err, WriterForFormat(*format).status().message());
   }
 
   absl::StatusOr<Report> report = AnalyzeTraceFiles(traces, options);
   if (!report.ok()) {
-    err << "gpuidle: " << report.status().message() << "\n";
+    err << "gpuidle: " << Printable(report.status().message()) << "\n";
     return report.status().code() == absl::StatusCode::kInvalidArgument ||
                    report.status().code() == absl::StatusCode::kNotFound ||
                    report.status().code() == absl::StatusCode::kDataLoss ||
@@ -130,12 +145,16 @@ int Analyze(const std::vector<std::string>& args, std::ostream& out, std::ostrea
                : kExitInternal;
   }
   if (out_path) {
-    if (absl::Status s = SaveReport(*report, *out_path, format.value_or(""), options); !s.ok()) {
-      err << "gpuidle: " << s.message() << "\n";
+    SaveOptions save;
+    save.format = format.value_or("");
+    save.overwrite = overwrite;
+    if (absl::Status s = SaveReport(*report, *out_path, save, options); !s.ok()) {
+      err << "gpuidle: " << Printable(s.message())
+          << (ReplaceableIfAsked(s) ? " (--overwrite replaces it)" : "") << "\n";
       return kExitBadOutput;
     }
     if (!quiet) out << *FormatReport(*report, "text", options);
-    if (!quiet) out << "\nreport written to " << *out_path << "\n";
+    if (!quiet) out << "\nreport written to " << Printable(*out_path) << "\n";
     return kExitOk;
   }
   if (quiet) return kExitOk;
@@ -154,6 +173,18 @@ int Analyze(const std::vector<std::string>& args, std::ostream& out, std::ostrea
 
 absl::string_view CliUsage() { return kUsage; }
 
+int UsageError(std::ostream& err, absl::string_view problem) {
+  err << "gpuidle: " << Printable(problem) << "\n(run \"gpuidle help\" for usage)\n";
+  return kExitUsage;
+}
+
+const char* VariableOfFlag(absl::string_view flag) {
+  for (const Flag& f : kFlags) {
+    if (flag == f.flag) return f.variable;
+  }
+  return nullptr;
+}
+
 int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   if (args.empty()) {
     err << kUsage;
@@ -171,7 +202,7 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
     out << kUsage;
     return kExitOk;
   }
-  return Usage(err, absl::StrCat("unknown command \"", command, "\""));
+  return UsageError(err, absl::StrCat("unknown command \"", ForMessage(command), "\""));
 }
 
 }  // namespace gpuidle::internal

@@ -24,6 +24,14 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
 // The text of `gpuidle help`.
 absl::string_view CliUsage();
 
+// Prints "gpuidle: <problem>" and where the usage is; returns kExitUsage.
+int UsageError(std::ostream& err, absl::string_view problem);
+
+// The GPUIDLE_* variable that a flag of `gpuidle run` or `gpuidle analyze` sets ("--max-gaps"
+// -> "GPUIDLE_MAX_GAPS"), or nullptr: both commands check a flag's value with the very rule
+// the injected library applies to the variable (session/profiler_options.h).
+const char* VariableOfFlag(absl::string_view flag);
+
 }  // namespace gpuidle::internal
 
 #endif  // GPUIDLE_LIB_CLI_CLI_H_

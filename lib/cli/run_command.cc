@@ -24,6 +24,7 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/string_view.h"
 #include "cli/cli.h"
+#include "core/text_safety.h"
 #include "core/version.h"
 #include "session/profiler_options.h"
 #include "session/python_site.h"
@@ -46,39 +47,6 @@ constexpr char kMultiarch[] = "powerpc64le-linux-gnu";
 #else
 constexpr char kMultiarch[] = "";
 #endif
-
-struct RunFlag {
-  const char* flag;
-  const char* variable;
-};
-
-// Each flag is the GPUIDLE_* variable of the same meaning: the injected library reads only the
-// environment.
-constexpr RunFlag kRunFlags[] = {
-    {"--out", "GPUIDLE_OUT"},
-    {"--format", "GPUIDLE_FORMAT"},
-    {"--trace", "GPUIDLE_TRACE"},
-    {"--launch-gap-max-us", "GPUIDLE_LAUNCH_GAP_MAX_US"},
-    {"--dispatch-latency-max-us", "GPUIDLE_DISPATCH_LATENCY_MAX_US"},
-    {"--data-range", "GPUIDLE_DATA_RANGE"},
-    {"--max-gaps", "GPUIDLE_MAX_GAPS"},
-    {"--skip-steps", "GPUIDLE_SKIP_STEPS"},
-    {"--max-records", "GPUIDLE_MAX_RECORDS"},
-    {"--buffer-mb", "GPUIDLE_BUFFER_MB"},
-    {"--host-sample-ms", "GPUIDLE_HOST_SAMPLE_MS"},
-};
-
-int Usage(std::ostream& err, absl::string_view problem) {
-  err << "gpuidle: " << problem << "\n(run \"gpuidle help\" for usage)\n";
-  return kExitUsage;
-}
-
-const RunFlag* FindFlag(absl::string_view arg) {
-  for (const RunFlag& f : kRunFlags) {
-    if (arg == f.flag) return &f;
-  }
-  return nullptr;
-}
 
 // The command may change directory before the report is written; a relative output path means
 // the directory gpuidle was started in. '%' in that directory is literal, not a placeholder.
@@ -304,27 +272,30 @@ int RunCommand(const std::vector<std::string>& args, std::ostream& out, std::ost
       out << CliUsage();
       return kExitOk;
     }
-    const RunFlag* flag = FindFlag(a);
-    if (flag == nullptr) {
-      if (a.size() > 1 && a[0] == '-') return Usage(err, absl::StrCat("unknown option ", a));
+    const char* variable = VariableOfFlag(a);
+    if (variable == nullptr) {
+      if (a.size() > 1 && a[0] == '-') {
+        return UsageError(err, absl::StrCat("unknown option ", ForMessage(a)));
+      }
       break;  // the command
     }
-    if (i + 1 >= args.size()) return Usage(err, absl::StrCat(a, " needs a value"));
+    if (i + 1 >= args.size()) return UsageError(err, absl::StrCat(a, " needs a value"));
     std::string value = args[++i];
     // An empty --out or --trace turns that output off; nothing else may be empty.
     if (value.empty() && a != "--out" && a != "--trace") {
-      return Usage(err, absl::StrCat(a, " needs a non-empty value"));
+      return UsageError(err, absl::StrCat(a, " needs a non-empty value"));
     }
     ProfilerOptions scratch;
-    if (absl::Status s = ApplyProfilerVariable(flag->variable, value, &scratch); !s.ok()) {
-      return Usage(err, absl::StrCat(a, " \"", value, "\": ", s.message()));
+    if (absl::Status s = ApplyProfilerVariable(variable, value, &scratch); !s.ok()) {
+      return UsageError(err, absl::StrCat(a, " ", QuoteForMessage(value), ": ", s.message()));
     }
     if (a == "--out" || a == "--trace") value = AbsoluteOutputPattern(value);
-    std::string& slot = variables[flag->variable];
+    std::string& slot = variables[variable];
     slot = a == "--data-range" && !slot.empty() ? absl::StrCat(slot, ",", value) : value;
   }
   const std::vector<std::string> command(args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
-  if (command.empty()) return Usage(err, "run needs a command: gpuidle run [options] -- COMMAND");
+  if (command.empty())
+    return UsageError(err, "run needs a command: gpuidle run [options] -- COMMAND");
 
   // The inherited variables the flags leave in place must be good too: the library would
   // otherwise refuse them in the middle of the run.
@@ -334,7 +305,7 @@ int RunCommand(const std::vector<std::string>& args, std::ostream& out, std::ost
         return it != variables.end() ? it->second.c_str() : std::getenv(name);
       });
   if (!options.ok()) {
-    return Usage(err, absl::StrCat(options.status().message(), " (from the environment)"));
+    return UsageError(err, absl::StrCat(options.status().message(), " (from the environment)"));
   }
 
   const absl::StatusOr<std::string> library = FindInjectionLibrary();

@@ -1,19 +1,13 @@
 #include "core/output_path.h"
 
-#include <fcntl.h>  // AT_FDCWD
 #include <limits.h>
-#include <stdio.h>  // renameat2
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <cstdlib>
-#include <cstring>
 
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "core/file_util.h"
 
 namespace gpuidle::internal {
 namespace {
@@ -23,18 +17,8 @@ namespace {
 constexpr const char* kRankVariables[] = {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK",
                                           "SLURM_PROCID"};
 
-// Enough for thousands of processes of one job writing to one name; more means a loop.
-constexpr int kMaxAttempts = 10'000;
-
 // A suffix that belongs to the extension before it: "trace.json.gz" is a ".json.gz" file.
 constexpr const char* kCompressionSuffixes[] = {".gz", ".bz2", ".xz", ".zst"};
-
-absl::Status Error(const std::string& path, absl::string_view what, int err) {
-  std::string message = absl::StrCat("cannot write ", path);
-  if (!what.empty()) absl::StrAppend(&message, ": ", what);
-  if (err != 0) absl::StrAppend(&message, ": ", std::strerror(err));
-  return absl::UnavailableError(message);
-}
 
 // A value substituted into a path must not add or climb directories: a rank of "../x" or ".."
 // stays in place.
@@ -63,23 +47,6 @@ size_t ExtensionStart(const std::string& path) {
     }
   }
   return dot;
-}
-
-// Gives the finished temporary file the name target without replacing anything; the temporary
-// name is removed on success. Returns 0 or errno.
-int LinkNew(const std::string& temp, const std::string& target) {
-  if (::link(temp.c_str(), target.c_str()) == 0) {
-    ::unlink(temp.c_str());
-    return 0;
-  }
-  const int err = errno;
-  if (err != EPERM && err != EOPNOTSUPP && err != ENOSYS) return err;
-  // File systems without hard links (FAT, some FUSE and network ones): the kernel's
-  // no-replace rename is just as atomic where it exists.
-  if (::renameat2(AT_FDCWD, temp.c_str(), AT_FDCWD, target.c_str(), RENAME_NOREPLACE) == 0) {
-    return 0;
-  }
-  return errno == EINVAL || errno == ENOSYS ? err : errno;
 }
 
 }  // namespace
@@ -145,27 +112,6 @@ std::string AlternativeOutputPath(const std::string& path, int64_t pid, int atte
   if (attempt > 1) absl::StrAppend(&tag, "-", attempt);
   return absl::StrCat(absl::string_view(path).substr(0, ext), tag,
                       absl::string_view(path).substr(ext));
-}
-
-absl::StatusOr<std::string> WriteNewFile(const std::string& path, absl::string_view contents,
-                                         int64_t pid) {
-  if (path.empty()) return absl::InvalidArgumentError("cannot write a file with an empty name");
-  struct stat st {};
-  if (path.back() == '/' || (::lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))) {
-    return Error(path, "it is a directory", 0);
-  }
-  absl::StatusOr<std::string> temp = WriteTemporaryFileNextTo(path, contents);
-  if (!temp.ok()) return temp.status();
-  for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
-    const std::string target = AlternativeOutputPath(path, pid, attempt);
-    const int err = LinkNew(*temp, target);
-    if (err == EEXIST) continue;
-    if (err == 0) return target;
-    ::unlink(temp->c_str());
-    return Error(target, "", err);
-  }
-  ::unlink(temp->c_str());
-  return Error(path, absl::StrCat("it and ", kMaxAttempts - 1, " alternative names exist"), 0);
 }
 
 }  // namespace gpuidle::internal

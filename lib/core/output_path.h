@@ -1,10 +1,8 @@
-// Output files of live collection: names that tell ranks and processes apart, and files that
-// never replace anything.
+// Names of the output files of live collection, which tell ranks and processes apart
+// (core/output_file.h writes them).
 //
 //   const ProcessIdentity id = CurrentProcessIdentity();
 //   GPUIDLE_ASSIGN_OR_RETURN(std::string path, ExpandOutputPath("gpuidle.%r.json", id));
-//   GPUIDLE_ASSIGN_OR_RETURN(std::string written, WriteNewFile(path, text, id.pid));
-//   // written is "gpuidle.0.json", or "gpuidle.0.<pid>.json" if that existed already.
 #ifndef GPUIDLE_LIB_CORE_OUTPUT_PATH_H_
 #define GPUIDLE_LIB_CORE_OUTPUT_PATH_H_
 
@@ -34,19 +32,11 @@ ProcessIdentity CurrentProcessIdentity();
 // or a trailing '%' is InvalidArgument naming it.
 absl::StatusOr<std::string> ExpandOutputPath(absl::string_view pattern, const ProcessIdentity& id);
 
-// Where WriteNewFile puts the report when path exists: ".<pid>" (attempt 1) or ".<pid>-<n>"
-// (attempt n) inserted before the extension: "report.json" -> "report.12345.json",
-// "trace.json.gz" -> "trace.12345.json.gz" (a compression suffix keeps the extension before it),
-// "report" -> "report.12345". Attempt 0 is path itself.
+// Where WriteOutputFile (IfExists::kUseAnotherName) puts the report when path exists: ".<pid>"
+// (attempt 1) or ".<pid>-<n>" (attempt n) inserted before the extension: "report.json" ->
+// "report.12345.json", "trace.json.gz" -> "trace.12345.json.gz" (a compression suffix keeps the
+// extension before it), "report" -> "report.12345". Attempt 0 is path itself.
 std::string AlternativeOutputPath(const std::string& path, int64_t pid, int attempt);
-
-// Writes contents to a file that did not exist: a temporary file next to it (created
-// exclusively, never through a link, synced) is hard-linked to the target, which fails rather
-// than replace anything, symbolic links included. If path exists, the next free
-// AlternativeOutputPath is used. Returns the path written. Errors name path and the reason
-// (missing directory, no permission, path is a directory); no temporary file is left behind.
-absl::StatusOr<std::string> WriteNewFile(const std::string& path, absl::string_view contents,
-                                         int64_t pid);
 
 }  // namespace gpuidle::internal
 

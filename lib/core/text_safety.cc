@@ -103,6 +103,11 @@ std::string Shorten(absl::string_view s, size_t max_bytes) {
   return absl::StrCat(s.substr(0, cut), "...");
 }
 
+std::string ForMessage(absl::string_view value, size_t max_bytes) {
+  if (value.size() <= max_bytes) return Printable(value);
+  return absl::StrCat(Printable(Shorten(value, max_bytes)), " (", value.size(), " bytes)");
+}
+
 std::string QuoteForMessage(absl::string_view value, size_t max_bytes) {
   if (value.size() <= max_bytes) return absl::StrCat("\"", Printable(value), "\"");
   return absl::StrCat("\"", Printable(Shorten(value, max_bytes)), "\" (", value.size(), " bytes)");

@@ -34,8 +34,10 @@ std::string Printable(absl::string_view s);
 // At most max_bytes bytes of s, "..." at the end when cut; never inside a UTF-8 sequence.
 std::string Shorten(absl::string_view s, size_t max_bytes);
 
-// A value echoed in an error message: quoted, Printable, and at most about max_bytes long
-// ("\"aaaa...\" (100000 bytes)") so that a huge value never floods a log.
+// A value echoed in an error message: Printable, and at most about max_bytes long
+// ("aaaa... (100000 bytes)") so that a huge value never floods a log. QuoteForMessage puts it
+// in double quotes ("\"aaaa...\" (100000 bytes)").
+std::string ForMessage(absl::string_view value, size_t max_bytes = 80);
 std::string QuoteForMessage(absl::string_view value, size_t max_bytes = 80);
 
 }  // namespace gpuidle::internal

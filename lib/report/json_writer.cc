@@ -3,6 +3,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "core/text_safety.h"
 #include "core/version.h"
 #include "gpuidle/report.h"
 #include "rapidjson/prettywriter.h"
@@ -15,7 +16,14 @@ namespace {
 
 using Json = rapidjson::PrettyWriter<rapidjson::StringBuffer>;
 
+// Every string of the report: JSON must be UTF-8, and names from traces or programs may not be
+// (the readers replace and count what they read; this covers everything else).
 void Str(Json& w, absl::string_view s) {
+  if (!IsValidUtf8(s)) {
+    const std::string valid = ToValidUtf8(s);
+    w.String(valid.data(), static_cast<rapidjson::SizeType>(valid.size()));
+    return;
+  }
   w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
 }
 

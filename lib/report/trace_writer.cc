@@ -16,7 +16,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
-#include "core/file_util.h"
+#include "core/output_file.h"
+#include "core/text_safety.h"
 #include "core/version.h"
 #include "model/cuda_api.h"
 #include "model/trace_names.h"
@@ -38,8 +39,12 @@ constexpr uint64_t kMaxTid = 0xffffffffu;
 // reader takes a device event at ts 0 for a CUPTI record without time stamps.
 constexpr int64_t kBaseMarginNs = 1000;
 
-void AppendString(std::string* out, absl::string_view s) {
+void AppendString(std::string* out, absl::string_view raw) {
   static constexpr char kHex[] = "0123456789abcdef";
+  // JSON must be UTF-8; a name that is not is written with U+FFFD for its bad bytes.
+  std::string valid;
+  if (!IsValidUtf8(raw)) valid = ToValidUtf8(raw);
+  const absl::string_view s = valid.empty() ? raw : absl::string_view(valid);
   out->push_back('"');
   size_t run = 0;  // start of the characters not yet appended
   for (size_t i = 0; i < s.size(); ++i) {
@@ -517,9 +522,10 @@ std::string FormatGpuidleTrace(const Timeline& timeline, const Report* report) {
   return TraceFormatter(timeline, report).Format();
 }
 
-absl::Status WriteGpuidleTrace(const Timeline& timeline, const Report* report,
-                               const std::string& path) {
-  return WriteFileAtomically(path, FormatGpuidleTrace(timeline, report));
+absl::StatusOr<std::string> WriteGpuidleTrace(const Timeline& timeline, const Report* report,
+                                              const std::string& path,
+                                              const OutputFileOptions& output) {
+  return WriteOutputFile(path, FormatGpuidleTrace(timeline, report), output);
 }
 
 }  // namespace gpuidle::internal

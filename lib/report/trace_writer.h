@@ -2,7 +2,8 @@
 // and that `gpuidle analyze` reads back to the same report (docs/TRACE_FORMAT.md).
 //
 //   absl::StatusOr<Report> report = Analyze(timeline, options);
-//   GPUIDLE_RETURN_IF_ERROR(WriteGpuidleTrace(timeline, &*report, "rank0.trace.json"));
+//   GPUIDLE_ASSIGN_OR_RETURN(std::string written,
+//                            WriteGpuidleTrace(timeline, &*report, "rank0.trace.json"));
 //
 // The file is Chrome-trace JSON shaped like PyTorch's Kineto traces (so the Kineto reader reads
 // it) plus a top-level "gpuidle" object, format "gpuidle.trace/2". Given a report, its longest
@@ -13,7 +14,8 @@
 
 #include <string>
 
-#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "core/output_file.h"
 #include "gpuidle/report.h"
 #include "model/timeline.h"
 
@@ -23,9 +25,11 @@ namespace gpuidle::internal {
 // (may be null) on other ranks than the timeline's are left out.
 std::string FormatGpuidleTrace(const Timeline& timeline, const Report* report = nullptr);
 
-// Writes FormatGpuidleTrace to path atomically: a failure leaves any existing file untouched.
-absl::Status WriteGpuidleTrace(const Timeline& timeline, const Report* report,
-                               const std::string& path);
+// Writes FormatGpuidleTrace to path by the output rules (core/output_file.h); returns the path
+// written.
+absl::StatusOr<std::string> WriteGpuidleTrace(const Timeline& timeline, const Report* report,
+                                              const std::string& path,
+                                              const OutputFileOptions& output = {});
 
 }  // namespace gpuidle::internal
 

@@ -14,6 +14,7 @@ absl::StatusOr<std::unique_ptr<ReportWriter>> WriterForFormat(absl::string_view 
 }
 
 std::string FormatForPath(absl::string_view path) {
+  if (absl::EndsWithIgnoreCase(path, ".gz")) path.remove_suffix(3);  // written compressed
   if (absl::EndsWithIgnoreCase(path, ".json")) return "json";
   return "text";
 }

@@ -4,9 +4,9 @@
 
 #include <memory>
 #include <string>
-#include "absl/strings/string_view.h"
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "gpuidle/options.h"
 #include "gpuidle/report.h"
 
@@ -23,7 +23,8 @@ std::unique_ptr<ReportWriter> MakeJsonWriter();
 
 // "text" or "json"; InvalidArgument names the formats there are.
 absl::StatusOr<std::unique_ptr<ReportWriter>> WriterForFormat(absl::string_view format);
-// The format a path's extension asks for ("report.json" -> "json"), "text" otherwise.
+// The format a path's extension asks for ("report.json", "report.json.gz" -> "json"), "text"
+// otherwise.
 std::string FormatForPath(absl::string_view path);
 
 }  // namespace gpuidle::internal

@@ -1,10 +1,13 @@
 // The public offline API: files -> timelines -> report -> formats.
 #include <memory>
+#include <new>
+#include <stdexcept>
 
 #include "absl/strings/str_cat.h"
 #include "analysis/analyze.h"
-#include "core/file_util.h"
+#include "core/output_file.h"
 #include "core/status_macros.h"
+#include "core/text_safety.h"
 #include "gpuidle/analyze.h"
 #include "ingest/job_checks.h"
 #include "ingest/read_trace.h"
@@ -12,13 +15,33 @@
 
 namespace gpuidle {
 
-absl::StatusOr<Report> AnalyzeTraceFiles(const std::vector<std::string>& paths,
-                                         const AnalysisOptions& options) {
+namespace {
+
+// Running out of memory on a huge or hostile input is an error for the caller, never an abort
+// of the process (a Python interpreter, a training job).
+template <typename F>
+auto OutOfMemoryIsAnError(absl::string_view what, F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const std::bad_alloc&) {
+    return absl::ResourceExhaustedError(absl::StrCat("out of memory ", what));
+  } catch (const std::length_error&) {
+    return absl::ResourceExhaustedError(absl::StrCat("out of memory ", what));
+  }
+}
+
+absl::StatusOr<Report> AnalyzeFiles(const std::vector<std::string>& paths,
+                                    const AnalysisOptions& options) {
   GPUIDLE_RETURN_IF_ERROR(internal::ValidateOptions(options));
   if (paths.empty()) return absl::InvalidArgumentError("no trace file given");
   std::vector<internal::Timeline> timelines;
   timelines.reserve(paths.size());
   for (const std::string& path : paths) {
+    // The file system would see only the part before a NUL: another file than the one named.
+    if (path.find('\0') != std::string::npos) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("trace path ", internal::QuoteForMessage(path), " holds a NUL byte"));
+    }
     GPUIDLE_ASSIGN_OR_RETURN(internal::Timeline t, internal::ReadTraceFile(path));
     if (!t.HasActivity()) {
       // Everything may have been skipped as unusable: then the warnings say why.
@@ -42,18 +65,38 @@ absl::StatusOr<Report> AnalyzeTraceFiles(const std::vector<std::string>& paths,
   return report;
 }
 
+}  // namespace
+
+absl::StatusOr<Report> AnalyzeTraceFiles(const std::vector<std::string>& paths,
+                                         const AnalysisOptions& options) {
+  return OutOfMemoryIsAnError("while reading and analysing the traces",
+                              [&] { return AnalyzeFiles(paths, options); });
+}
+
 absl::StatusOr<std::string> FormatReport(const Report& report, absl::string_view format,
                                          const AnalysisOptions& options) {
   GPUIDLE_ASSIGN_OR_RETURN(std::unique_ptr<internal::ReportWriter> writer,
                            internal::WriterForFormat(format));
-  return writer->Write(report, options);
+  return OutOfMemoryIsAnError("while formatting the report", [&]() -> absl::StatusOr<std::string> {
+    return writer->Write(report, options);
+  });
+}
+
+absl::Status SaveReport(const Report& report, const std::string& path, const SaveOptions& save,
+                        const AnalysisOptions& options) {
+  const std::string format = save.format.empty() ? internal::FormatForPath(path) : save.format;
+  GPUIDLE_ASSIGN_OR_RETURN(std::string text, FormatReport(report, format, options));
+  internal::OutputFileOptions output;
+  output.if_exists = save.overwrite ? internal::IfExists::kReplace : internal::IfExists::kFail;
+  output.inputs = report.inputs;
+  return internal::WriteOutputFile(path, text, output).status();
 }
 
 absl::Status SaveReport(const Report& report, const std::string& path, absl::string_view format,
                         const AnalysisOptions& options) {
-  const std::string chosen = format.empty() ? internal::FormatForPath(path) : std::string(format);
-  GPUIDLE_ASSIGN_OR_RETURN(std::string text, FormatReport(report, chosen, options));
-  return internal::WriteFileAtomically(path, text);
+  SaveOptions save;
+  save.format = std::string(format);
+  return SaveReport(report, path, save, options);
 }
 
 }  // namespace gpuidle

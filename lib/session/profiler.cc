@@ -70,18 +70,24 @@ absl::StatusOr<std::string> Profiler::FormatReport(absl::string_view format) con
 }
 
 absl::Status Profiler::SaveReport(const std::string& path, absl::string_view format) const {
-  const Report* r = report();
-  if (r == nullptr) return absl::FailedPreconditionError("no report: nothing was collected yet");
-  return gpuidle::SaveReport(*r, path, format, impl_->last->options.analysis);
+  SaveOptions save;
+  save.format = std::string(format);
+  return SaveReport(path, save);
 }
 
-absl::Status Profiler::SaveTrace(const std::string& path) const {
+absl::Status Profiler::SaveReport(const std::string& path, const SaveOptions& save) const {
+  const Report* r = report();
+  if (r == nullptr) return absl::FailedPreconditionError("no report: nothing was collected yet");
+  return gpuidle::SaveReport(*r, path, save, impl_->last->options.analysis);
+}
+
+absl::Status Profiler::SaveTrace(const std::string& path, bool overwrite) const {
   if (impl_->last == nullptr) {
     return absl::FailedPreconditionError("no trace: nothing was collected yet");
   }
-  return internal::Session::WriteOutput(
-             path, internal::FormatGpuidleTrace(impl_->last->timeline, report()))
-      .status();
+  internal::OutputFileOptions output;
+  output.if_exists = overwrite ? internal::IfExists::kReplace : internal::IfExists::kFail;
+  return internal::WriteGpuidleTrace(impl_->last->timeline, report(), path, output).status();
 }
 
 const std::string& Profiler::written_report_path() const {

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "core/output_path.h"
+#include "core/text_safety.h"
 #include "core/time_units.h"
 
 namespace gpuidle::internal {
@@ -31,9 +32,12 @@ std::optional<int64_t> Integer(absl::string_view value) {
   return ParseInt64(absl::StripAsciiWhitespace(value));
 }
 
-absl::Status Microseconds(absl::string_view value, int64_t* ns) {
+absl::Status Microseconds(absl::string_view value, bool zero_allowed, int64_t* ns) {
   const std::optional<int64_t> parsed = ParseDecimalToNs(absl::StripAsciiWhitespace(value), 1000);
-  if (!parsed || *parsed < 0) return Bad("must be a non-negative number of microseconds");
+  if (!parsed || *parsed < 0 || (*parsed == 0 && !zero_allowed)) {
+    return Bad(zero_allowed ? "must be a non-negative number of microseconds"
+                            : "must be a positive number of microseconds");
+  }
   if (*parsed > kMaxThresholdNs) return Bad("must be at most 3600000000 (one hour)");
   *ns = *parsed;
   return absl::OkStatus();
@@ -92,10 +96,10 @@ absl::Status ApplyProfilerVariable(absl::string_view name, absl::string_view val
     return absl::OkStatus();
   }
   if (name == "GPUIDLE_LAUNCH_GAP_MAX_US") {
-    return Microseconds(value, &options->analysis.launch_gap_max_ns);
+    return Microseconds(value, /*zero_allowed=*/false, &options->analysis.launch_gap_max_ns);
   }
   if (name == "GPUIDLE_DISPATCH_LATENCY_MAX_US") {
-    return Microseconds(value, &options->analysis.dispatch_latency_max_ns);
+    return Microseconds(value, /*zero_allowed=*/true, &options->analysis.dispatch_latency_max_ns);
   }
   if (name == "GPUIDLE_DATA_RANGE") {
     // Added to the defaults: a user who marks a custom loader keeps the DataLoader detection.
@@ -117,7 +121,7 @@ absl::Status ApplyProfilerVariable(absl::string_view name, absl::string_view val
     options->analysis.skip_steps = static_cast<int>(*n);
     return absl::OkStatus();
   }
-  return Bad(absl::StrCat("unknown variable ", name));
+  return Bad(absl::StrCat("unknown variable ", ForMessage(name)));
 }
 
 absl::StatusOr<ProfilerOptions> ProfilerOptionsFromVariables(
@@ -127,7 +131,8 @@ absl::StatusOr<ProfilerOptions> ProfilerOptionsFromVariables(
     const char* value = lookup(name);
     if (value == nullptr || value[0] == '\0') continue;
     if (absl::Status s = ApplyProfilerVariable(name, value, &options); !s.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat(name, "=", value, ": ", s.message()));
+      return absl::InvalidArgumentError(
+          absl::StrCat(name, "=", ForMessage(value), ": ", s.message()));
     }
   }
   return options;

@@ -15,6 +15,7 @@
 #include "collect/clock.h"
 #include "collect/collector.h"
 #include "collect/cupti_api.h"
+#include "core/output_file.h"
 #include "core/output_path.h"
 #include "core/status_macros.h"
 #include "gpuidle/analyze.h"
@@ -161,7 +162,10 @@ absl::StatusOr<std::string> Session::WriteOutput(absl::string_view pattern,
                                                  absl::string_view text) {
   const ProcessIdentity id = CurrentProcessIdentity();
   GPUIDLE_ASSIGN_OR_RETURN(std::string path, ExpandOutputPath(pattern, id));
-  return WriteNewFile(path, text, id.pid);
+  OutputFileOptions live;
+  live.if_exists = IfExists::kUseAnotherName;
+  live.pid = id.pid;
+  return WriteOutputFile(path, text, live);
 }
 
 absl::StatusOr<std::shared_ptr<const CollectionResult>> Session::StopLocked(CuptiAfterStop after) {

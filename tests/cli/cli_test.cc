@@ -1,6 +1,8 @@
 #include "cli/cli.h"
 
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <sstream>
@@ -11,6 +13,7 @@
 #include "core/version.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "ingest/byte_source.h"
 #include "rapidjson/document.h"
 #include "testing/temp_dir.h"
 
@@ -20,6 +23,7 @@ namespace {
 using ::gpuidle::testing::Gzip;
 using ::gpuidle::testing::ReadFileOrDie;
 using ::gpuidle::testing::TempDir;
+using ::testing::AnyOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -113,27 +117,38 @@ TEST(Cli, RejectsAnOptionWithoutItsValue) {
 TEST(Cli, RejectsAnUnknownFormat) {
   const CliResult r = Cli({"analyze", "--format", "xml", kItemSync});
   EXPECT_EQ(r.code, kExitUsage);
-  EXPECT_THAT(r.err, HasSubstr("unknown report format \"xml\" (formats: text, json)"));
+  EXPECT_THAT(r.err, HasSubstr("--format \"xml\": must be \"text\" or \"json\""));
   EXPECT_EQ(r.out, "");
 }
 
+// The rules of the GPUIDLE_* variables and `gpuidle run` (session/profiler_options.h).
 TEST(Cli, RejectsABadLaunchGap) {
-  for (const char* value : {"abc", "0", "-5", "1.5", "", "10us"}) {
+  for (const char* value : {"abc", "0", "-5", "10us", "99999999999"}) {
     const CliResult r = Cli({"analyze", "--launch-gap-max-us", value, kItemSync});
     EXPECT_EQ(r.code, kExitUsage) << value;
-    EXPECT_THAT(r.err, HasSubstr(absl::StrCat(
-                           "--launch-gap-max-us needs a positive integer, not \"", value, "\"")));
+    EXPECT_THAT(r.err, HasSubstr(absl::StrCat("--launch-gap-max-us \"", value, "\": must be")));
     EXPECT_EQ(r.out, "");
   }
-  const CliResult r = Cli({"analyze", "--launch-gap-max-us", "99999999999", kItemSync});
-  EXPECT_EQ(r.code, kExitUsage);
-  EXPECT_THAT(r.err, HasSubstr("--launch-gap-max-us is too large"));
+  const CliResult empty = Cli({"analyze", "--launch-gap-max-us", "", kItemSync});
+  EXPECT_EQ(empty.code, kExitUsage);
+  EXPECT_THAT(empty.err, HasSubstr("--launch-gap-max-us needs a non-empty value"));
+  EXPECT_EQ(Cli({"analyze", "--launch-gap-max-us", "1.5", kItemSync}).code, kExitOk);
 }
 
-TEST(Cli, RejectsABadGapCount) {
-  const CliResult r = Cli({"analyze", "--max-gaps", "0", kItemSync});
+TEST(Cli, RejectsABadGapCountAndAcceptsZero) {
+  const CliResult r = Cli({"analyze", "--max-gaps", "-1", kItemSync});
   EXPECT_EQ(r.code, kExitUsage);
-  EXPECT_THAT(r.err, HasSubstr("--max-gaps needs a positive integer"));
+  EXPECT_THAT(r.err, HasSubstr("--max-gaps \"-1\": must be an integer from 0 to 1000000"));
+  EXPECT_EQ(Cli({"analyze", "--max-gaps", "0", "--skip-steps", "0", kItemSync}).code, kExitOk);
+}
+
+TEST(Cli, QuotesAHugeValueShortAndEscaped) {
+  const CliResult r =
+      Cli({"analyze", "--max-gaps", std::string(100'000, '7') + "\x1b[2J", kItemSync});
+  EXPECT_EQ(r.code, kExitUsage);
+  EXPECT_LT(r.err.size(), 300u);
+  EXPECT_THAT(r.err, HasSubstr("(100004 bytes)"));
+  EXPECT_EQ(r.err.find('\x1b'), std::string::npos);
 }
 
 TEST(Cli, SkipsWarmUpStepsAndSaysWhenNoneWouldBeLeft) {
@@ -343,6 +358,60 @@ TEST(Cli, FailsWhenTheReportCannotBeWritten) {
   r = Cli({"analyze", "--out", dir.path(), kItemSync});  // a directory
   EXPECT_EQ(r.code, kExitBadOutput);
   EXPECT_THAT(r.err, HasSubstr("is a directory"));
+}
+
+// The output rules (core/output_file.h, docs/RELIABILITY.md) through --out.
+TEST(Cli, OutNeverReplacesAFileUnlessToldAndNeverAnInput) {
+  TempDir dir;
+  const std::string report = dir.Write("r.json", "mine\n");
+  CliResult r = Cli({"analyze", "--out", report, kItemSync});
+  EXPECT_EQ(r.code, kExitBadOutput);
+  EXPECT_THAT(r.err, HasSubstr("it exists (--overwrite replaces it)"));
+  EXPECT_EQ(ReadFileOrDie(report), "mine\n");
+  r = Cli({"analyze", "--overwrite", "--out", report, kItemSync});
+  EXPECT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_TRUE(IsJson(ReadFileOrDie(report)));
+
+  const std::string trace = dir.Write("t.json.gz", ReadFileOrDie(kItemSync));
+  r = Cli({"analyze", "--overwrite", "--out", trace, trace});
+  EXPECT_EQ(r.code, kExitBadOutput);
+  EXPECT_THAT(r.err, HasSubstr("one of the inputs"));
+  EXPECT_EQ(ReadFileOrDie(trace), ReadFileOrDie(kItemSync));
+  EXPECT_THAT(dir.List(), ElementsAre("r.json", "t.json.gz"));
+}
+
+TEST(Cli, OutNeverReplacesADeviceOrALink) {
+  TempDir dir;
+  const std::string link = dir.Path("link.json");
+  ASSERT_EQ(::symlink("/dev/null", link.c_str()), 0);
+  for (const std::string& target : {std::string("/dev/null"), link}) {
+    const CliResult r = Cli({"analyze", "--overwrite", "--out", target, kItemSync});
+    EXPECT_EQ(r.code, kExitBadOutput) << target;
+    EXPECT_THAT(r.err, AnyOf(HasSubstr("a device"), HasSubstr("symbolic link"))) << target;
+  }
+  struct stat st {};
+  ASSERT_EQ(::lstat("/dev/null", &st), 0);
+  EXPECT_TRUE(S_ISCHR(st.st_mode));
+  ASSERT_EQ(::lstat(link.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode));
+}
+
+TEST(Cli, OutWritesAGzNameCompressed) {
+  TempDir dir;
+  const std::string report = dir.Path("r.json.gz");
+  ASSERT_EQ(Cli({"analyze", "-q", "--out", report, kItemSync}).code, kExitOk);
+  EXPECT_EQ(ReadFileOrDie(report).substr(0, 2), "\x1f\x8b");
+  absl::StatusOr<std::unique_ptr<ByteSource>> source = OpenByteSource(report);
+  ASSERT_TRUE(source.ok()) << source.status();
+  std::string inflated(1 << 20, '\0');
+  size_t size = 0;
+  for (absl::StatusOr<size_t> n = 1; n.ok() && *n > 0; size += *n) {
+    n = (*source)->Read(inflated.data() + size, inflated.size() - size);
+    ASSERT_TRUE(n.ok()) << n.status();
+    if (*n == 0) break;
+  }
+  inflated.resize(size);
+  EXPECT_EQ(inflated, Cli({"analyze", "--format", "json", kItemSync}).out);
 }
 
 TEST(Cli, FailsWhenStandardOutputCannotBeWritten) {

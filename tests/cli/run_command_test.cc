@@ -407,7 +407,7 @@ TEST(GpuidleRun, RejectsBadFlagsWithoutRunningTheCommand) {
   const std::string marker = dir.Path("ran");
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
       {{"--format", "xml"}, "--format \"xml\": must be \"text\" or \"json\""},
-      {{"--launch-gap-max-us", "-5"}, "--launch-gap-max-us \"-5\": must be a non-negative"},
+      {{"--launch-gap-max-us", "-5"}, "--launch-gap-max-us \"-5\": must be a positive"},
       {{"--dispatch-latency-max-us", "fast"}, "--dispatch-latency-max-us \"fast\": must be"},
       {{"--out", "report.%x.json"}, "unknown placeholder %x"},
       {{"--trace", "t%"}, "ends with a lone %"},

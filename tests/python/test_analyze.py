@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import dataclasses
 import gzip
+
 import json
 import os
+import stat
 import sys
 
 import pytest
@@ -200,12 +202,14 @@ def test_bad_arguments_are_value_or_type_errors():
         gpuidle.analyze([])
     with pytest.raises(ValueError, match="launch_gap_max_us='-1'"):
         gpuidle.analyze(trace, launch_gap_max_us=-1)
-    with pytest.raises(ValueError, match="launch_gap_max must be positive"):
+    with pytest.raises(ValueError, match="launch_gap_max_us=.0.: must be a positive number"):
         gpuidle.analyze(trace, launch_gap_max_us=0)
     with pytest.raises(TypeError):
         gpuidle.analyze(trace, max_gaps=1.5)  # type: ignore[arg-type]
     with pytest.raises(TypeError):
-        gpuidle.analyze([b"trace.json"])  # type: ignore[list-item]
+        gpuidle.analyze([3])  # type: ignore[list-item]
+    with pytest.raises(FileNotFoundError):  # bytes name a file as they do for open()
+        gpuidle.analyze([b"no-such-trace.json"])
     with pytest.raises(ValueError, match="unknown report format"):
         gpuidle.analyze(trace).format("xml")
 
@@ -266,3 +270,56 @@ def test_repr_and_values_are_plain_python(report):
     assert report.complete is None and report.completeness == "unknown"
     live = gpuidle.analyze(LIVE_TRACES[0])
     assert live.source == "gpuidle" and live.complete is True
+
+
+# --- hostile paths and the output rules ---------------------------------------------------------
+
+def test_a_nul_byte_in_a_path_is_a_value_error_not_another_file(tmp_path):
+    a = tmp_path / "a"
+    a.write_bytes((DATA_DIR / "traces" / "torch" / "item_sync.json.gz").read_bytes())
+    for path in (f"{a}\0junk", os.fsencode(a) + b"\0junk"):
+        with pytest.raises(ValueError, match="null byte"):
+            gpuidle.analyze(path)
+
+
+def test_a_file_name_that_is_not_utf8_works_as_with_open(report, tmp_path):
+    name = os.path.join(os.fsdecode(tmp_path), os.fsdecode(b"r\xff\xfe.json"))
+    assert report.save(name) == name
+    assert json.loads(open(name, encoding="utf-8").read())["schema"] == "gpuidle.report/2"
+    trace = os.path.join(os.fsdecode(tmp_path), os.fsdecode(b"t\xff.json.gz"))
+    with open(trace, "wb") as f:
+        f.write((DATA_DIR / "traces" / "torch" / "item_sync.json.gz").read_bytes())
+    again = gpuidle.analyze(trace)
+    assert again.devices and "\ufffd" in again.to_dict()["inputs"][0]  # valid JSON, bytes replaced
+    with pytest.raises(FileNotFoundError) as missing:
+        gpuidle.analyze(trace + "-missing")
+    assert "missing" in str(missing.value)
+
+
+def test_save_compresses_a_gz_name_and_never_writes_over_an_input(tmp_path):
+    import gzip  # noqa: PLC0415
+    trace = tmp_path / "t.json.gz"
+    trace.write_bytes((DATA_DIR / "traces" / "torch" / "item_sync.json.gz").read_bytes())
+    r = gpuidle.analyze(trace)
+    r.save(tmp_path / "r.json.gz")
+    assert json.loads(gzip.decompress((tmp_path / "r.json.gz").read_bytes())) == r.to_dict()
+    before = trace.read_bytes()
+    with pytest.raises(ValueError, match="one of the inputs"):
+        r.save(trace, overwrite=True)
+    assert trace.read_bytes() == before
+
+
+def test_save_never_replaces_what_is_not_a_regular_file(report, tmp_path):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(FileExistsError, match="FIFO"):
+        report.save(fifo)
+    with pytest.raises(gpuidle.GpuidleError, match="FIFO"):
+        report.save(fifo, overwrite=True)
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    read_only = tmp_path / "ro.json"
+    read_only.write_text("keep")
+    read_only.chmod(0o444)
+    with pytest.raises(gpuidle.GpuidleError, match="read-only"):
+        report.save(read_only, overwrite=True)
+    assert read_only.read_text() == "keep"

@@ -653,7 +653,8 @@ TEST(FormatForPath, TakesJsonFromTheExtension) {
   EXPECT_EQ(FormatForPath("/tmp/out/REPORT.JSON"), "json");
   EXPECT_EQ(FormatForPath("report.txt"), "text");
   EXPECT_EQ(FormatForPath("report"), "text");
-  EXPECT_EQ(FormatForPath("report.json.gz"), "text");
+  EXPECT_EQ(FormatForPath("report.json.gz"), "json");  // written compressed
+  EXPECT_EQ(FormatForPath("report.txt.gz"), "text");
   EXPECT_EQ(FormatForPath("out.json/report"), "text");
   EXPECT_EQ(FormatForPath(""), "text");
 }

@@ -339,7 +339,7 @@ TEST(TraceWriter, WriteGpuidleTraceWritesTheFileAndLeavesNoTemporary) {
 
 TEST(TraceWriter, WriteGpuidleTraceFailsForADirectoryThatDoesNotExist) {
   TempDir dir;
-  const absl::Status s =
+  const absl::StatusOr<std::string> s =
       WriteGpuidleTrace(SampleTimeline(), nullptr, dir.Path("missing/run.trace.json"));
   EXPECT_FALSE(s.ok());
   EXPECT_THAT(dir.List(), IsEmpty());

@@ -80,15 +80,9 @@ __all__ = [
 ]
 
 
-def _paths(paths: Union[PathLike, Iterable[PathLike]]) -> list[str]:
-    items = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)  # type: ignore[list-item]
-    out = []
-    for p in items:
-        path = os.fspath(p) if isinstance(p, (str, os.PathLike)) else p
-        if not isinstance(path, str):
-            raise TypeError(f"trace paths must be str or os.PathLike, not {type(p).__name__}")
-        out.append(path)
-    return out
+def _paths(paths: Union[PathLike, Iterable[PathLike]]) -> list[bytes]:
+    items = [paths] if isinstance(paths, (str, bytes, os.PathLike)) else list(paths)  # type: ignore[list-item]
+    return [_options.native_path(p, "trace path") for p in items]
 
 
 def analyze(

@@ -8,7 +8,7 @@ refused the same way everywhere; ValueError names the keyword.
 from __future__ import annotations
 
 import os
-from typing import Iterable
+from typing import Iterable, Union
 
 # keyword -> (variable, type of value)
 _VARIABLES: dict[str, tuple[str, str]] = {
@@ -30,7 +30,23 @@ _VARIABLES: dict[str, tuple[str, str]] = {
 ANALYSIS_KEYWORDS = ("launch_gap_max_us", "dispatch_latency_max_us", "data_ranges", "max_gaps",
                      "skip_steps")
 
-Setting = tuple[str, str, str]  # (label for messages, variable, value)
+Setting = tuple[str, str, Union[str, bytes]]  # (label for messages, variable, value)
+
+# How much of a value an error message repeats.
+_LABEL_VALUE_MAX = 60
+
+
+def native_path(value: object, what: str = "path") -> bytes:
+    """A path as the native module takes it: the file system's bytes, so that names that are
+    not UTF-8 work as they do with open(); a NUL byte is a ValueError, as for open()."""
+    if not isinstance(value, (str, bytes, os.PathLike)):
+        raise TypeError(f"{what} must be a str or os.PathLike, not {type(value).__name__}")
+    path = os.fsencode(value)
+    if b"\0" in path:
+        raise ValueError(f"embedded null byte in {what}")
+    if not path:
+        raise ValueError(f"{what} is empty")
+    return path
 
 
 def _text(keyword: str, value: object, kind: str) -> list[str]:
@@ -43,6 +59,8 @@ def _text(keyword: str, value: object, kind: str) -> list[str]:
         path = os.fspath(value)
         if not isinstance(path, str):
             raise wrong("a str path")
+        if "\0" in path:
+            raise ValueError(f"embedded null byte in {keyword}")
         return [path]
     if kind == "str":
         if not isinstance(value, str):
@@ -78,5 +96,7 @@ def settings(**keywords: object) -> list[Setting]:
             continue
         variable, kind = _VARIABLES[keyword]
         for text in _text(keyword, value, kind):
-            out.append((f"{keyword}={text!r}", variable, text))
+            shown = text if len(text) <= _LABEL_VALUE_MAX else text[:_LABEL_VALUE_MAX] + "..."
+            native: Union[str, bytes] = os.fsencode(text) if kind == "path" else text
+            out.append((f"{keyword}={shown!r}", variable, native))
     return out

@@ -86,12 +86,12 @@ class Profile:
     def report_path(self) -> Optional[str]:
         """Where the report was written at stop (``out``, after placeholders and the
         never-overwrite rule), or None."""
-        return self._native.written_report_path or None
+        return os.fsdecode(self._native.written_report_path) or None
 
     @property
     def trace_path(self) -> Optional[str]:
         """Where the trace was written at stop (``trace``), or None."""
-        return self._native.written_trace_path or None
+        return os.fsdecode(self._native.written_trace_path) or None
 
     # --- start / stop ---------------------------------------------------------------------------
 
@@ -186,11 +186,11 @@ class Profile:
             _note(f"trace written to {self.trace_path}")
         sys.stderr.flush()
 
-    def save_trace(self, path: PathLike) -> None:
+    def save_trace(self, path: PathLike, *, overwrite: bool = False) -> None:
         """Writes the recorded timeline as a gpuidle trace (Perfetto UI opens it,
-        :func:`gpuidle.analyze` reads it back). Placeholders and the never-overwrite rule apply
-        as for ``trace``."""
-        self._native.save_trace(os.fspath(path))
+        :func:`gpuidle.analyze` reads it back), by the rules of :meth:`Report.save`: an
+        existing file is FileExistsError unless ``overwrite=True``."""
+        self._native.save_trace(_options.native_path(path), overwrite)
 
     # --- markers --------------------------------------------------------------------------------
 

@@ -11,14 +11,13 @@ advice) describes the steady state; start-up and wind-down are in ``DeviceReport
 from __future__ import annotations
 
 import copy
-import errno
 import html
 import json
 import os
-import secrets
 from dataclasses import dataclass, field
 from typing import Any, Optional, Union
 
+from . import _options
 from ._native import _gpuidle
 
 #: The causes of idle time, in report order.
@@ -350,14 +349,15 @@ class Report:
     def save(self, path: PathLike, format: Optional[str] = None, *, overwrite: bool = False) -> str:
         """Writes the report to path; returns the path.
 
-        The format comes from the extension when not given (".json" is JSON, anything else
-        text). Like every output of gpuidle, the file is written completely or not at all (a
-        temporary file next to it is linked into place), and an existing file is never replaced
-        unless ``overwrite=True``: FileExistsError instead.
+        The format comes from the extension when not given (".json" and ".json.gz" are JSON,
+        anything else text; a ".gz" name is written compressed). Like every file gpuidle writes
+        (docs/RELIABILITY.md), it is written completely or not at all, and an existing file is
+        never replaced unless ``overwrite=True`` (FileExistsError instead). Even then gpuidle
+        replaces only a regular file you may write: never a symbolic link, a device, a FIFO, a
+        read-only file or one of the report's input traces.
         """
         target = os.fspath(path)
-        text = self.format(format if format is not None else _gpuidle.format_for_path(target))
-        _write_file(target, text, overwrite)
+        self._native.save(_options.native_path(target), format or "", overwrite)
         return target
 
     def __str__(self) -> str:
@@ -370,41 +370,6 @@ class Report:
 
     def _repr_html_(self) -> str:
         return _html(self)
-
-
-def _write_file(path: str, text: str, overwrite: bool) -> None:
-    directory = os.path.dirname(os.path.abspath(path))
-    # Created exclusively, never through a link; the umask applies as to any new file.
-    for _ in range(100):
-        temporary = os.path.join(
-            directory, f".{os.path.basename(path)}.{secrets.token_hex(6)}.tmp")
-        try:
-            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666)
-            break
-        except FileExistsError:
-            continue
-    else:
-        raise FileExistsError(errno.EEXIST, "cannot create a temporary file", directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        if overwrite:
-            os.replace(temporary, path)
-        else:
-            try:
-                # link() fails rather than replace anything, symbolic links included.
-                os.link(temporary, path)
-            except FileExistsError:
-                raise FileExistsError(
-                    errno.EEXIST, f"{path} exists; gpuidle does not replace it (pass "
-                    "overwrite=True to)", path) from None
-    finally:
-        try:
-            os.unlink(temporary)
-        except FileNotFoundError:
-            pass
 
 
 # --- HTML for notebooks -------------------------------------------------------------------------
