@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <optional>
 #include <system_error>
@@ -22,6 +23,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "cli/cli.h"
 #include "core/text_safety.h"
@@ -152,6 +154,31 @@ class ChildSignals {
   struct sigaction old_action_[std::size(kSignals)] = {};
 };
 
+bool IsElfFile(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  char magic[4] = {};
+  return f.read(magic, sizeof(magic)) && std::memcmp(magic,
+                                                     "\x7f"
+                                                     "ELF",
+                                                     4) == 0;
+}
+
+// Where execvp would find command: itself if it holds a '/', else the first executable regular
+// file of that name on PATH (the name itself if none).
+std::string ResolveCommand(const std::string& command) {
+  if (command.find('/') != std::string::npos) return command;
+  const char* path = std::getenv("PATH");
+  for (absl::string_view dir : absl::StrSplit(path != nullptr ? path : "/bin:/usr/bin", ':')) {
+    const std::string candidate = absl::StrCat(dir.empty() ? "." : dir, "/", command);
+    struct stat st {};
+    if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+        ::access(candidate.c_str(), X_OK) == 0) {
+      return candidate;
+    }
+  }
+  return command;
+}
+
 int ExitCodeOf(int status) {
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
@@ -177,7 +204,15 @@ int Execute(const std::vector<std::string>& args, const std::vector<std::string>
   ::posix_spawnattr_setsigdefault(&attr, &signals.child_default());
   pid_t child = 0;
   // posix_spawnp reports a failed exec as its result (glibc >= 2.24), like execvp's errno.
-  const int spawn_error = ::posix_spawnp(&child, argv[0], nullptr, &attr, argv.data(), envp.data());
+  int spawn_error = ::posix_spawnp(&child, argv[0], nullptr, &attr, argv.data(), envp.data());
+  if (spawn_error == ENOEXEC) {
+    // An executable text file without "#!": shells and execvp run it with /bin/sh.
+    std::vector<char*> shell_argv = {const_cast<char*>("/bin/sh")};
+    shell_argv.insert(shell_argv.end(), argv.begin(), argv.end());
+    const std::string resolved = ResolveCommand(args[0]);
+    shell_argv[1] = const_cast<char*>(resolved.c_str());
+    spawn_error = ::posix_spawn(&child, "/bin/sh", nullptr, &attr, shell_argv.data(), envp.data());
+  }
   ::posix_spawnattr_destroy(&attr);
   if (spawn_error != 0) {
     err << "gpuidle: cannot run " << args[0] << ": " << std::strerror(spawn_error) << "\n";
@@ -213,8 +248,13 @@ absl::StatusOr<std::string> FindInjectionLibrary() {
     if (ec) path = set;
     if (!IsReadableFile(path)) {
       return absl::NotFoundError(absl::StrCat(
-          "GPUIDLE_LIBRARY=", set, ": ",
+          "GPUIDLE_LIBRARY=", ForMessage(set), ": ",
           ::access(path.c_str(), F_OK) == 0 ? "not a readable file" : std::strerror(ENOENT)));
+    }
+    // The CUDA driver would fail on anything else only once the command runs.
+    if (!IsElfFile(path)) {
+      return absl::NotFoundError(absl::StrCat("GPUIDLE_LIBRARY=", ForMessage(set),
+                                              ": not a shared library (no ELF header)"));
     }
     return path;
   }
@@ -297,6 +337,15 @@ int RunCommand(const std::vector<std::string>& args, std::ostream& out, std::ost
   if (command.empty())
     return UsageError(err, "run needs a command: gpuidle run [options] -- COMMAND");
 
+  // Switched off: the command runs as if gpuidle were not there, whatever else is set.
+  const DisableSetting disable = ReadDisableVariable(std::getenv("GPUIDLE_DISABLE"));
+  if (disable.disabled) {
+    if (!disable.warning.empty()) err << "gpuidle: warning: " << disable.warning << "\n";
+    std::vector<std::string> env;
+    for (char** e = environ; *e != nullptr; ++e) env.emplace_back(*e);
+    return Execute(command, env, err);
+  }
+
   // The inherited variables the flags leave in place must be good too: the library would
   // otherwise refuse them in the middle of the run.
   const absl::StatusOr<ProfilerOptions> options =
@@ -328,7 +377,8 @@ int RunCommand(const std::vector<std::string>& args, std::ostream& out, std::ost
   // (the preloaded library honours the same variable) rather than end without a report.
   const char* warned = std::getenv("GPUIDLE_WARNED");
   struct stat device_node;
-  if (stat("/dev/nvidiactl", &device_node) != 0 && (warned == nullptr || warned[0] == '\0')) {
+  const bool have_gpu = stat("/dev/nvidiactl", &device_node) == 0;
+  if (!have_gpu && (warned == nullptr || warned[0] == '\0')) {
     err << "gpuidle: warning: no NVIDIA GPU on this machine (/dev/nvidiactl is missing); the "
            "command runs without profiling\n";
     variables["GPUIDLE_WARNED"] = "1";
@@ -359,7 +409,16 @@ int RunCommand(const std::vector<std::string>& args, std::ostream& out, std::ost
     if (variables.find(std::string(name)) == variables.end()) env.emplace_back(entry);
   }
   for (const auto& [name, value] : variables) env.push_back(absl::StrCat(name, "=", value));
-  return Execute(command, env, err);
+  const int code = Execute(command, env, err);
+  // Reports are written at exit: a process killed by a signal may have left none.
+  if (have_gpu && options->print_summary && code > 128 && code < 128 + NSIG &&
+      code != 128 + SIGPIPE) {
+    const char* name = ::sigabbrev_np(code - 128);
+    err << "gpuidle: the command was killed by signal " << code - 128
+        << (name != nullptr ? absl::StrCat(" (SIG", name, ")") : "")
+        << "; gpuidle writes its report when a process exits, so it may have none\n";
+  }
+  return code;
 }
 
 }  // namespace gpuidle::internal

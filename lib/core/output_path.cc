@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "core/text_safety.h"
 
 namespace gpuidle::internal {
 namespace {
@@ -80,8 +81,9 @@ absl::StatusOr<std::string> ExpandOutputPath(absl::string_view pattern, const Pr
       continue;
     }
     if (i + 1 == pattern.size()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "output path \"", pattern, "\" ends with a lone % (write %% for a percent sign)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("output path ", QuoteForMessage(pattern),
+                       " ends with a lone % (write %% for a percent sign)"));
     }
     switch (pattern[++i]) {
       case 'p':
@@ -97,9 +99,9 @@ absl::StatusOr<std::string> ExpandOutputPath(absl::string_view pattern, const Pr
         out.push_back('%');
         break;
       default:
-        return absl::InvalidArgumentError(
-            absl::StrCat("unknown placeholder %", pattern.substr(i, 1), " in output path \"",
-                         pattern, "\" (placeholders: %p pid, %r rank, %h host, %% percent)"));
+        return absl::InvalidArgumentError(absl::StrCat(
+            "unknown placeholder %", ForMessage(pattern.substr(i, 1)), " in output path ",
+            QuoteForMessage(pattern), " (placeholders: %p pid, %r rank, %h host, %% percent)"));
     }
   }
   return out;

@@ -43,7 +43,29 @@ absl::Status Microseconds(absl::string_view value, bool zero_allowed, int64_t* n
   return absl::OkStatus();
 }
 
+constexpr char kSwitchWords[] = "must be 1, true, yes, 0, false or no";
+
+// The words of every on/off variable, trimmed and in any case; nullopt for anything else.
+std::optional<bool> Switch(absl::string_view value) {
+  const std::string word = absl::AsciiStrToLower(absl::StripAsciiWhitespace(value));
+  if (word == "1" || word == "true" || word == "yes") return true;
+  if (word == "0" || word == "false" || word == "no") return false;
+  return std::nullopt;
+}
+
 }  // namespace
+
+DisableSetting ReadDisableVariable(const char* value) {
+  DisableSetting setting;
+  if (value == nullptr || absl::StripAsciiWhitespace(value).empty()) return setting;
+  const std::optional<bool> on = Switch(value);
+  setting.disabled = on.value_or(true);
+  if (!on) {
+    setting.warning = absl::StrCat("GPUIDLE_DISABLE=", ForMessage(value), ": ", kSwitchWords,
+                                   "; gpuidle is off, the program runs as usual");
+  }
+  return setting;
+}
 
 absl::Status ApplyProfilerVariable(absl::string_view name, absl::string_view value,
                                    ProfilerOptions* options) {
@@ -59,17 +81,12 @@ absl::Status ApplyProfilerVariable(absl::string_view name, absl::string_view val
     return absl::OkStatus();
   }
   if (name == "GPUIDLE_QUIET" || name == "GPUIDLE_PYTHON") {
-    const std::string flag = absl::AsciiStrToLower(absl::StripAsciiWhitespace(value));
-    bool on = false;
-    if (flag == "1" || flag == "true" || flag == "yes") {
-      on = true;
-    } else if (flag != "0" && flag != "false" && flag != "no") {
-      return Bad("must be 1, true, yes, 0, false or no");
-    }
+    const std::optional<bool> on = Switch(value);
+    if (!on) return Bad(kSwitchWords);
     if (name == "GPUIDLE_QUIET") {
-      options->print_summary = !on;
+      options->print_summary = !*on;
     } else {
-      options->python_integration = on;
+      options->python_integration = *on;
     }
     return absl::OkStatus();
   }

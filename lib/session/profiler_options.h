@@ -32,6 +32,16 @@ inline constexpr const char* kProfilerVariables[] = {"GPUIDLE_OUT",
 absl::Status ApplyProfilerVariable(absl::string_view name, absl::string_view value,
                                    ProfilerOptions* options);
 
+// GPUIDLE_DISABLE (value may be null): whether gpuidle must stay out of this process, and if the
+// value is none of the words every switch takes, the one warning to print (gpuidle is then off
+// too: a typo must not profile a job that asked not to be). Unset, empty, 0, false and no leave
+// it on; 1, true and yes turn it off silently (trimmed, any case, as GPUIDLE_QUIET).
+struct DisableSetting {
+  bool disabled = false;
+  std::string warning;
+};
+DisableSetting ReadDisableVariable(const char* value);
+
 // ProfilerOptionsFromEnvironment() over another source of variables: lookup returns a
 // variable's value, or nullptr if it is unset. An empty value counts as unset.
 absl::StatusOr<ProfilerOptions> ProfilerOptionsFromVariables(

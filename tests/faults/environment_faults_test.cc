@@ -128,8 +128,7 @@ TEST(FaultNoGpu, TheCppApiSaysThereIsNoGpu) {
   if (HasGpu()) GTEST_SKIP() << "this machine has a GPU";
   TempDir dir;
   const HelperResult r = StartProfilerInFreshProcess(dir, {});
-  // Today: "CUPTI cannot start: CUPTI_ERROR_UNKNOWN" (issue 13, "Smaller").
-  Judge("no GPU, C++ API", OneWarning(r, {"no NVIDIA GPU"}), kKnownGap);
+  Judge("no GPU, C++ API", OneWarning(r, {"no NVIDIA GPU"}), kHolds);
 }
 
 // CUPTI's folders, as the loader would find them (collect/cupti_loader.cc).
@@ -196,24 +195,22 @@ TEST(FaultCuptiOfAnotherKind, OneWarningThatNamesTheLibrary) {
   TempDir dir;
   const std::string fake = FakeCuptiDirectory(dir);
   const HelperResult r = StartProfilerInFreshProcess(dir, {{"LD_LIBRARY_PATH", fake}});
-  // Today: "the CUPTI in this process is older than CUDA 13 (missing ...)", without the file.
   Judge("libcupti of another version (LD_LIBRARY_PATH), C++ API",
-        OneWarning(r, {"CUPTI", fake + "/libcupti.so.13"}), kKnownGap);
+        OneWarning(r, {"CUPTI", fake + "/libcupti.so.13"}), kHolds);
 }
 
 TEST(FaultCuptiPathVariable, AMissingFileIsOneWarningNamingTheVariable) {
   TempDir dir;
   const HelperResult r = StartProfilerInFreshProcess(
       dir, {{"GPUIDLE_CUPTI_PATH", dir.Path("nowhere/libcupti.so.13")}});
-  // Today the loader falls back to the system's CUPTI without a word.
-  Judge("GPUIDLE_CUPTI_PATH missing, C++ API", OneWarning(r, {"GPUIDLE_CUPTI_PATH"}), kKnownGap);
+  Judge("GPUIDLE_CUPTI_PATH missing, C++ API", OneWarning(r, {"GPUIDLE_CUPTI_PATH"}), kHolds);
 }
 
 TEST(FaultCuptiPathVariable, ALibraryThatIsNotCuptiIsOneWarningNamingIt) {
   TempDir dir;
   const std::string fake = FakeCuptiDirectory(dir) + "/libcupti.so.13";
   const HelperResult r = StartProfilerInFreshProcess(dir, {{"GPUIDLE_CUPTI_PATH", fake}});
-  Judge("GPUIDLE_CUPTI_PATH not CUPTI, C++ API", OneWarning(r, {"CUPTI", fake}), kKnownGap);
+  Judge("GPUIDLE_CUPTI_PATH not CUPTI, C++ API", OneWarning(r, {"CUPTI", fake}), kHolds);
 }
 
 TEST(FaultBenchmarkVariables, ABadValueIsOneWarningNamingTheVariable) {
@@ -258,9 +255,7 @@ TEST(FaultDisableVariable, OnWordsTurnGpuidleOffSilentlyEverywhere) {
       const ProcessResult p = RunWay(way, {{"GPUIDLE_DISABLE", value}});
       const std::string row = absl::StrCat("GPUIDLE_DISABLE=", value, ", ", way.name);
       Judge(row + ": unharmed", Unharmed(p), kHolds);
-      // Today `gpuidle run` ignores GPUIDLE_DISABLE and warns (issue 13, "Smaller").
-      Judge(row + ": silent", p.err.empty() ? "" : "stderr: " + p.err.substr(0, 200),
-            way.name == "gpuidle run" ? kKnownGap : kHolds);
+      Judge(row + ": silent", p.err.empty() ? "" : "stderr: " + p.err.substr(0, 200), kHolds);
     }
   }
 }
@@ -270,9 +265,8 @@ TEST(FaultDisableVariable, ValuesAreTrimmedAsEveryOtherVariable) {
     const ProcessResult p = RunWay(way, {{"GPUIDLE_DISABLE", " 1 "}});
     const std::string row = "GPUIDLE_DISABLE=' 1 ', " + way.name;
     Judge(row + ": unharmed", Unharmed(p), kHolds);
-    // The Python layer trims it; the library does not (injection.cc Truthy).
     Judge(row + ": off and silent", p.err.empty() ? "" : "stderr: " + p.err.substr(0, 200),
-          kKnownGap);
+          kHolds);
   }
 }
 
@@ -299,15 +293,14 @@ TEST(FaultDisableVariable, AnUnknownValueIsOneWarningNamingIt) {
           lines.size() == 1 && absl::StrContains(lines[0], "GPUIDLE_DISABLE")
               ? ""
               : "stderr: " + p.err.substr(0, 200),
-          kKnownGap);
+          kHolds);
   }
 }
 
 TEST(FaultDisableVariable, ADisabledGpuidleRunIgnoresItsOtherVariables) {
   const ProcessResult p =
       RunWay(WaysIn()[1], {{"GPUIDLE_DISABLE", "1"}, {"GPUIDLE_BUFFER_MB", "lots"}});
-  // Today: a usage error (exit 2) for a setting of a gpuidle that is switched off.
-  Judge("GPUIDLE_DISABLE=1 GPUIDLE_BUFFER_MB=lots gpuidle run", Unharmed(p), kKnownGap);
+  Judge("GPUIDLE_DISABLE=1 GPUIDLE_BUFFER_MB=lots gpuidle run", Unharmed(p), kHolds);
 }
 
 // --- GPUIDLE_LIBRARY (gpuidle run) --------------------------------------------------------------
@@ -339,7 +332,7 @@ TEST(FaultLibraryVariable, AFileThatIsNoLibraryIsExitFiveWithoutRunningTheComman
   TempDir dir;
   const std::string text = dir.Write("libgpuidle.so", "not a shared library\n");
   // Today it is injected as it is: the CUDA driver then fails to load it at cuInit.
-  Judge("GPUIDLE_LIBRARY a text file", NoLibrary(RunWithLibrary(text)), kKnownGap);
+  Judge("GPUIDLE_LIBRARY a text file", NoLibrary(RunWithLibrary(text)), kHolds);
 }
 
 // --- what gpuidle sets for itself: junk is harmless --------------------------------------------
@@ -369,10 +362,9 @@ TEST(FaultGpuidleRun, RunsAScriptWithoutAShebangAsAShellDoes) {
   ProcessLaunch run;
   run.argv = {kCli, "run", "--", script};
   const ProcessResult p = FinishProcess(dir, StartProcess(dir, run));
-  // Today: exit 126 (posix_spawnp does not fall back to /bin/sh on ENOEXEC as execvp does).
   Judge("gpuidle run -- script-without-shebang",
         p.code == 7 && p.out == "hi\n" ? "" : absl::StrCat("exit ", p.code, ": ", p.err),
-        kKnownGap);
+        kHolds);
 }
 
 TEST(FaultGpuidleAnalyze, ACommaSeparatesDataRangePatternsAsInEveryOtherFrontEnd) {
