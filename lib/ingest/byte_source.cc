@@ -12,11 +12,13 @@
 #include <cstring>
 #include <limits>
 #include <mutex>
+#include <new>
 #include <system_error>
 #include <thread>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
 namespace gpuidle::internal {
@@ -36,17 +38,24 @@ absl::Status ErrnoError(int err, const std::string& what) {
   }
 }
 
-class FileDescriptor {
+// The bytes as stored, before any inflating: a file (or pipe), or memory.
+class RawInput {
+ public:
+  virtual ~RawInput() = default;
+  virtual absl::StatusOr<size_t> Read(char* buffer, size_t n) = 0;
+};
+
+class FileDescriptor : public RawInput {
  public:
   explicit FileDescriptor(int fd) : fd_(fd) {}
-  ~FileDescriptor() {
+  ~FileDescriptor() override {
     if (fd_ >= 0) ::close(fd_);
   }
   FileDescriptor(const FileDescriptor&) = delete;
   FileDescriptor& operator=(const FileDescriptor&) = delete;
   int get() const { return fd_; }
 
-  absl::StatusOr<size_t> Read(char* buffer, size_t n) {
+  absl::StatusOr<size_t> Read(char* buffer, size_t n) override {
     for (;;) {
       const ssize_t got = ::read(fd_, buffer, n);
       if (got >= 0) return static_cast<size_t>(got);
@@ -58,9 +67,23 @@ class FileDescriptor {
   int fd_;
 };
 
+class MemoryInput : public RawInput {
+ public:
+  explicit MemoryInput(absl::string_view bytes) : bytes_(bytes) {}
+  absl::StatusOr<size_t> Read(char* buffer, size_t n) override {
+    const size_t k = std::min(n, bytes_.size());
+    std::memcpy(buffer, bytes_.data(), k);
+    bytes_.remove_prefix(k);
+    return k;
+  }
+
+ private:
+  absl::string_view bytes_;
+};
+
 class PlainSource : public ByteSource {
  public:
-  PlainSource(std::unique_ptr<FileDescriptor> fd, std::string prefix)
+  PlainSource(std::unique_ptr<RawInput> fd, std::string prefix)
       : fd_(std::move(fd)), prefix_(std::move(prefix)) {}
 
   absl::StatusOr<size_t> Read(char* buffer, size_t n) override {
@@ -78,7 +101,7 @@ class PlainSource : public ByteSource {
   uint64_t file_bytes_read() const override { return bytes_; }
 
  private:
-  std::unique_ptr<FileDescriptor> fd_;
+  std::unique_ptr<RawInput> fd_;
   std::string prefix_;
   size_t prefix_pos_ = 0;
   uint64_t bytes_ = 0;
@@ -86,7 +109,7 @@ class PlainSource : public ByteSource {
 
 class GzipSource : public ByteSource {
  public:
-  GzipSource(std::unique_ptr<FileDescriptor> fd, std::string prefix)
+  GzipSource(std::unique_ptr<RawInput> fd, std::string prefix)
       : fd_(std::move(fd)), in_(kInputChunk) {
     std::memcpy(in_.data(), prefix.data(), prefix.size());
     stream_.next_in = reinterpret_cast<Bytef*>(in_.data());
@@ -123,13 +146,13 @@ class GzipSource : public ByteSource {
       if (rc == Z_STREAM_END) {
         member_done_ = true;
       } else if (rc == Z_BUF_ERROR && stream_.avail_in == 0 && input_done_) {
-        return absl::DataLossError(absl::StrCat(
-            "truncated gzip data: the file ends inside the compressed stream (after ",
-            bytes_, " bytes)"));
+        return absl::DataLossError(
+            absl::StrCat("truncated gzip data: the file ends inside the compressed stream (after ",
+                         bytes_, " bytes)"));
       } else if (rc != Z_OK && rc != Z_BUF_ERROR) {
-        return absl::DataLossError(absl::StrCat(
-            "corrupt gzip data near byte ", bytes_ - stream_.avail_in, ": ",
-            stream_.msg != nullptr ? stream_.msg : "inflate failed"));
+        return absl::DataLossError(
+            absl::StrCat("corrupt gzip data near byte ", bytes_ - stream_.avail_in, ": ",
+                         stream_.msg != nullptr ? stream_.msg : "inflate failed"));
       }
     }
     return n - stream_.avail_out;
@@ -139,7 +162,7 @@ class GzipSource : public ByteSource {
 
  private:
   static constexpr size_t kInputChunk = 1 << 20;
-  std::unique_ptr<FileDescriptor> fd_;
+  std::unique_ptr<RawInput> fd_;
   std::vector<char> in_;
   z_stream stream_{};
   bool ok_ = false;
@@ -221,11 +244,33 @@ class ReadAheadSource : public ByteSource {
       threaded_ = true;
     } catch (const std::system_error&) {
       threaded_ = false;
+    } catch (const std::bad_alloc&) {
+      threaded_ = false;
     }
   }
 
+  // An exception cannot leave the worker (it would end the process): out of memory, the one
+  // the inner source may throw, becomes the error the consumer reads.
   void Fill() {
-    size_t index = 0;
+    try {
+      FillChunks();
+    } catch (const std::bad_alloc&) {
+      Chunk& c = chunks_[fill_index_];
+      std::unique_lock<std::mutex> lock(mu_);
+      changed_.wait(lock, [&] { return stop_ || !c.filled; });
+      if (stop_) return;
+      c.size = 0;
+      c.pos = 0;
+      c.last = true;
+      c.status = absl::ResourceExhaustedError("out of memory while reading the file");
+      c.filled = true;
+      lock.unlock();
+      changed_.notify_all();
+    }
+  }
+
+  void FillChunks() {
+    size_t& index = fill_index_;
     for (;;) {
       Chunk& c = chunks_[index];
       {
@@ -268,6 +313,7 @@ class ReadAheadSource : public ByteSource {
   std::condition_variable changed_;
   bool stop_ = false;  // guarded by mu_
   std::thread worker_;
+  size_t fill_index_ = 0;  // worker thread only
   bool started_ = false;   // consumer thread only, from here on
   bool threaded_ = false;
   size_t read_index_ = 0;
@@ -280,6 +326,66 @@ std::unique_ptr<ByteSource> ReadAhead(std::unique_ptr<ByteSource> inner, size_t 
   return std::make_unique<ReadAheadSource>(std::move(inner), std::max<size_t>(chunk_bytes, 1));
 }
 
+namespace {
+
+// Formats gpuidle does not read, by their magic bytes: the message asks to decompress first.
+struct OtherCompression {
+  absl::string_view magic;
+  absl::string_view name;
+  absl::string_view command;
+};
+constexpr OtherCompression kOtherCompressions[] = {
+    {"BZh", "bzip2", "bzip2 -d"},
+    {absl::string_view("\xfd"
+                       "7zXZ\x00",
+                       6),
+     "xz", "xz -d"},
+    {"\x28\xb5\x2f\xfd", "zstd", "zstd -d"},
+    {"PK\x03\x04", "zip", "unzip"},
+    {"\x04\x22\x4d\x18", "lz4", "lz4 -d"},
+    {"7z\xbc\xaf\x27\x1c", "7-Zip", "7z x"},
+};
+constexpr size_t kMagicBytes = 6;  // the longest magic above
+
+// Reads the first bytes of `input` and opens the source their format needs. `name` starts the
+// messages ("t.json", "the input").
+absl::StatusOr<std::unique_ptr<ByteSource>> OpenSniffed(std::unique_ptr<RawInput> input,
+                                                        absl::string_view name) {
+  char magic[kMagicBytes];
+  size_t have = 0;
+  while (have < sizeof(magic)) {
+    absl::StatusOr<size_t> got = input->Read(magic + have, sizeof(magic) - have);
+    if (!got.ok()) {
+      return absl::Status(got.status().code(), absl::StrCat(name, ": ", got.status().message()));
+    }
+    if (*got == 0) break;
+    have += *got;
+  }
+  if (have == 0) return absl::InvalidArgumentError(absl::StrCat(name, " is empty"));
+  std::string prefix(magic, have);
+  if (prefix.size() >= 2 && static_cast<unsigned char>(prefix[0]) == 0x1f &&
+      static_cast<unsigned char>(prefix[1]) == 0x8b) {
+    return std::make_unique<GzipSource>(std::move(input), std::move(prefix));
+  }
+  for (const OtherCompression& c : kOtherCompressions) {
+    if (absl::StartsWith(prefix, c.magic)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          name, " is compressed with ", c.name,
+          "; gpuidle reads plain or gzip JSON: decompress it first (", c.command, ")"));
+    }
+  }
+  return std::make_unique<PlainSource>(std::move(input), std::move(prefix));
+}
+
+absl::string_view FileKind(mode_t mode) {
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<ByteSource>> OpenByteSource(const std::string& path) {
   const int raw = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (raw < 0) return ErrnoError(errno, absl::StrCat(path, ": cannot open"));
@@ -289,23 +395,18 @@ absl::StatusOr<std::unique_ptr<ByteSource>> OpenByteSource(const std::string& pa
   if (S_ISDIR(st.st_mode)) {
     return absl::InvalidArgumentError(absl::StrCat(path, " is a directory, not a trace file"));
   }
-  char magic[2];
-  size_t have = 0;
-  while (have < sizeof(magic)) {
-    absl::StatusOr<size_t> got = fd->Read(magic + have, sizeof(magic) - have);
-    if (!got.ok()) {
-      return absl::Status(got.status().code(), absl::StrCat(path, ": ", got.status().message()));
-    }
-    if (*got == 0) break;
-    have += *got;
+  // Devices (/dev/zero, /dev/urandom, a terminal) may never end: only files and pipes are read
+  // (a pipe, as from `<(zcat trace.json.gz)`, ends when its writer does).
+  if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, " is ", FileKind(st.st_mode),
+                     ", not a trace file (gpuidle reads regular files and pipes)"));
   }
-  if (have == 0) return absl::InvalidArgumentError(absl::StrCat(path, " is empty"));
-  std::string prefix(magic, have);
-  if (have == 2 && static_cast<unsigned char>(magic[0]) == 0x1f &&
-      static_cast<unsigned char>(magic[1]) == 0x8b) {
-    return std::make_unique<GzipSource>(std::move(fd), std::move(prefix));
-  }
-  return std::make_unique<PlainSource>(std::move(fd), std::move(prefix));
+  return OpenSniffed(std::move(fd), path);
+}
+
+absl::StatusOr<std::unique_ptr<ByteSource>> OpenMemoryByteSource(absl::string_view bytes) {
+  return OpenSniffed(std::make_unique<MemoryInput>(bytes), "the input");
 }
 
 }  // namespace gpuidle::internal

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 namespace gpuidle::internal {
 
@@ -21,9 +22,15 @@ class ByteSource {
   virtual bool compressed() const { return false; }
 };
 
-// Opens a regular file; gzip is recognised by its magic bytes, not by the name. Errors:
-// NotFound (missing), PermissionDenied, InvalidArgument (a directory, an empty file).
+// Opens a regular file or a pipe (`<(zcat x)`); gzip is recognised by its magic bytes, not by
+// the name. Errors: NotFound (missing), PermissionDenied, InvalidArgument (a directory, a
+// device such as /dev/zero or a terminal, an empty file, another compression: bzip2, xz,
+// zstd, zip, lz4, which gpuidle does not read).
 absl::StatusOr<std::unique_ptr<ByteSource>> OpenByteSource(const std::string& path);
+
+// The same over bytes in memory (which must outlive the source): gzip is inflated, other
+// compressions are refused, as for files. For tests and fuzzing.
+absl::StatusOr<std::unique_ptr<ByteSource>> OpenMemoryByteSource(absl::string_view bytes);
 
 // Reads (and inflates) `inner` on a worker thread, a few chunks ahead of the consumer, so that
 // file reading and decompression overlap parsing. The bytes, the end and any error arrive

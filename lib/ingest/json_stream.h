@@ -49,14 +49,38 @@ class ChunkedJsonStream {
   const absl::Status& source_status() const { return status_; }
   bool at_end() const { return eof_ && current_ == last_ && *current_ == '\0'; }
 
+  // A bound on one token that the parser copies whole (RapidJSON's generic number parser
+  // keeps every character): once more than max_bytes of input have passed since
+  // BeginToken(max_bytes), the stream ends as if the input did, and token_too_long() says so.
+  // The check runs only when a chunk is read, so a token may run up to one chunk past the
+  // bound; the hot path pays nothing.
+  void BeginToken(size_t max_bytes) {
+    token_start_ = Tell();
+    token_max_bytes_ = max_bytes;
+    token_open_ = true;
+  }
+  void EndToken() { token_open_ = false; }
+  bool token_too_long() const { return token_too_long_; }
+
  private:
   void Advance() {
     if (current_ < last_) {
       ++current_;
     } else if (!eof_) {
       consumed_ += static_cast<size_t>(last_ - buffer_.data()) + 1;
+      if (token_open_ && consumed_ - token_start_ > token_max_bytes_) {
+        token_too_long_ = true;
+        EndInput();
+        return;
+      }
       Refill();
     }
+  }
+
+  void EndInput() {
+    eof_ = true;
+    buffer_[0] = '\0';  // RapidJSON reads '\0' as the end of input
+    current_ = last_ = buffer_.data();
   }
 
   void Refill() {
@@ -69,9 +93,7 @@ class ChunkedJsonStream {
     }
     current_ = buffer_.data();
     if (n == 0) {
-      eof_ = true;
-      buffer_[0] = '\0';  // RapidJSON reads '\0' as the end of input
-      last_ = current_;
+      EndInput();
     } else {
       last_ = buffer_.data() + n - 1;
     }
@@ -84,6 +106,10 @@ class ChunkedJsonStream {
   size_t consumed_ = 0;
   bool eof_ = false;
   absl::Status status_;
+  size_t token_start_ = 0;
+  size_t token_max_bytes_ = 0;
+  bool token_open_ = false;
+  bool token_too_long_ = false;
 };
 
 }  // namespace gpuidle::internal

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <limits>
 #include <map>
+#include <new>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -12,13 +14,14 @@
 
 #include "absl/base/attributes.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
-#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "core/status_macros.h"
+#include "core/text_safety.h"
 #include "core/time_units.h"
 #include "core/version.h"
 #include "ingest/json_stream.h"
@@ -389,6 +392,20 @@ std::optional<int64_t> ParseIntegerText(absl::string_view text, bool is_string) 
   return ParseInt64(text);
 }
 
+// True if every byte of s is ASCII (the common case: no UTF-8 check needed), eight at a time.
+bool IsAscii(absl::string_view s) {
+  const char* p = s.data();
+  const char* end = p + s.size();
+  uint64_t high = 0;
+  for (; end - p >= 8; p += 8) {
+    uint64_t word;
+    std::memcpy(&word, p, sizeof(word));
+    high |= word;
+  }
+  for (; p != end; ++p) high |= static_cast<unsigned char>(*p);
+  return (high & 0x8080808080808080ull) == 0;
+}
+
 // One event's fields, reused from event to event (no allocation once warm).
 struct Event {
   std::string ph, cat, name, stack;
@@ -433,6 +450,35 @@ struct Event {
     example_field = Field::kIgnored;
     example.clear();
   }
+};
+
+// Where RapidJSON's own string parser writes a string that the fast scanner below cannot hand
+// over where it lies (it has an escape, or runs past the chunk): at most kMaxKeptStringBytes + 1
+// bytes are stored, so that a string of any length costs bounded memory, and the handler still
+// sees that it was longer than what it may keep. The rest is parsed (escapes checked) unstored.
+class BoundedStringBuffer {
+ public:
+  using Ch = char;  // RapidJSON's output stream concept
+
+  BoundedStringBuffer() { text_.reserve(256); }
+
+  void Clear() {
+    text_.clear();
+    puts_ = 0;
+  }
+  void Put(char c) {
+    if (puts_++ < kCapacity) text_.push_back(c);
+  }
+  // The string, without the '\0' that RapidJSON puts after it.
+  absl::string_view text() const {
+    const size_t length = puts_ == 0 ? 0 : puts_ - 1;
+    return absl::string_view(text_).substr(0, std::min(length, text_.size()));
+  }
+
+ private:
+  static constexpr size_t kCapacity = kMaxKeptStringBytes + 1;
+  std::string text_;
+  size_t puts_ = 0;
 };
 
 enum class Top : uint8_t {
@@ -528,6 +574,8 @@ class KinetoHandler {
       }
     } else if (depth_ == 1 && top_ == Top::kTraceEvents) {
       return Fail("\"traceEvents\" must be an array of events, not an object");
+    } else if (depth_ == 1 && top_ == Top::kBaseTime && !root_is_array_) {
+      bad_base_time_ = true;
     } else if (depth_ == 1 && top_ == Top::kGpuidle) {
       // A gpuidle trace: its own metadata, checked for a format this reader knows.
       t_.info.source = "gpuidle";
@@ -547,9 +595,12 @@ class KinetoHandler {
       if (rel == 0) return FinishEvent();
       if (rel == 1) in_args_ = false;
     } else if (top_ == Top::kDeviceProperties && depth_ == 2) {
-      if (prop_id_) {
+      if (prop_id_ && t_.info.visible_devices.size() >= kMaxDevicesPerTrace) {
+        ++device_properties_beyond_limit_;
+      } else if (prop_id_) {
         t_.info.visible_devices.push_back(static_cast<int>(*prop_id_));
         t_.info.visible_device_names.push_back(prop_name_);
+        visible_device_ids_.insert(static_cast<int>(*prop_id_));
       } else if (prop_id_bad_) {
         ++bad_device_properties_;
       }
@@ -568,6 +619,8 @@ class KinetoHandler {
       in_events_ = saw_trace_events_ = true;
     } else if (depth_ == 1 && top_ == Top::kGpuidle && !root_is_array_) {
       return Fail("\"gpuidle\" must be an object, not an array");
+    } else if (depth_ == 1 && top_ == Top::kBaseTime && !root_is_array_) {
+      bad_base_time_ = true;
     } else if (in_events_) {
       const int rel = depth_ - events_depth_;
       if (rel == 0) {
@@ -594,11 +647,21 @@ class KinetoHandler {
   std::optional<int64_t> base_time_ns() const { return base_time_ns_; }
   const std::vector<CallStreams>& syncs() const { return syncs_; }
   const std::vector<EventRecordStream>& event_records() const { return event_records_; }
+  BoundedStringBuffer& string_buffer() { return string_buffer_; }
+  // The scanners found a number longer than kMaxNumberBytes, starting at `offset`.
+  void NumberTooLong(size_t offset) { number_too_long_at_ = offset; }
+  std::optional<size_t> number_too_long_at() const { return number_too_long_at_; }
 
   // After the parse: device work whose device only the end of the trace can tell, and the
   // warnings, one line per kind of problem.
   void Finish() {
     ResolveProfilerRanges();
+    // Device names from deviceProperties (the last entry for an id wins).
+    for (size_t i = 0; i < t_.info.visible_devices.size(); ++i) {
+      if (auto slot = device_slots_.find(t_.info.visible_devices[i]); slot != device_slots_.end()) {
+        t_.devices[slot->second].name = t_.info.visible_device_names[i];
+      }
+    }
     std::vector<std::string>& out = t_.info.warnings;
     if (not_objects_ != 0) {
       out.push_back(absl::StrCat("skipped ", not_objects_,
@@ -625,10 +688,35 @@ class KinetoHandler {
       if (!w.example.empty()) absl::StrAppend(&line, " (first: ", w.example, ")");
       out.push_back(std::move(line));
     }
+    if (cut_strings_ != 0) {
+      out.push_back(absl::StrCat("cut ", cut_strings_, " names or stacks longer than ",
+                                 kMaxKeptStringBytes, " bytes to their first ", kMaxKeptStringBytes,
+                                 " bytes (ending in \"...\")"));
+    }
+    if (invalid_utf8_bytes_ != 0) {
+      out.push_back(
+          absl::StrCat(invalid_utf8_bytes_, " invalid UTF-8 bytes in names replaced by U+FFFD"));
+    }
     if (unplaced_ranges_ != 0) {
       out.push_back(absl::StrCat("skipped ", unplaced_ranges_,
                                  " cuda_profiler_range events on no known device (no "
                                  "\"args.device\", and a \"pid\" that no device work has)"));
+    }
+    if (ops_beyond_device_limit_ != 0) {
+      out.push_back(absl::StrCat("skipped ", ops_beyond_device_limit_,
+                                 " device events on devices beyond the first ", kMaxDevicesPerTrace,
+                                 " (gpuidle reads at most ", kMaxDevicesPerTrace,
+                                 " devices per trace)"));
+    }
+    if (device_properties_beyond_limit_ != 0) {
+      out.push_back(absl::StrCat("ignored ", device_properties_beyond_limit_,
+                                 " \"deviceProperties\" entries beyond the first ",
+                                 kMaxDevicesPerTrace));
+    }
+    if (zero_timestamp_count_saturated_) {
+      out.push_back(
+          "the count of records without time stamps exceeds the largest 64-bit integer: it is "
+          "shown as that");
     }
     if (bad_device_properties_ != 0) {
       out.push_back(absl::StrCat("ignored ", bad_device_properties_,
@@ -636,11 +724,13 @@ class KinetoHandler {
     }
     if (bad_base_time_) {
       out.push_back(
-          "ignored \"baseTimeNanoseconds\": it is not an integer; time stamps are "
+          "ignored \"baseTimeNanoseconds\": it is not a 64-bit integer; time stamps are "
           "as written, and may not line up with other ranks'");
     }
     if (bad_distributed_info_) {
-      out.push_back("ignored a \"distributedInfo\" rank or world_size that is not an integer");
+      out.push_back(
+          "ignored a \"distributedInfo\" rank or world_size that is not an integer from 0 to "
+          "2147483647");
     }
   }
 
@@ -665,10 +755,9 @@ class KinetoHandler {
 
   // A trace nests a few levels deep; far deeper input is not a trace, and is refused before it
   // costs more than a little memory.
-  static constexpr int kMaxDepth = 512;
   bool Deeper() {
-    if (++depth_ > kMaxDepth) {
-      return Fail(absl::StrCat("nested deeper than ", kMaxDepth, " levels: not a trace"));
+    if (++depth_ > kMaxJsonDepth) {
+      return Fail(absl::StrCat("nested deeper than ", kMaxJsonDepth, " levels: not a trace"));
     }
     return true;
   }
@@ -734,6 +823,33 @@ class KinetoHandler {
     return "cannot be used";
   }
 
+  // A string the timeline keeps, as read: at most kMaxKeptStringBytes, a longer one cut (and
+  // counted) at a UTF-8 boundary. Whatever its length, the text arrives here bounded (the
+  // string scanners below keep at most a chunk, or kMaxKeptStringBytes + 1 bytes).
+  void Keep(std::string* dst, absl::string_view text) {
+    if (text.size() <= kMaxKeptStringBytes) {
+      dst->assign(text.data(), text.size());
+      return;
+    }
+    *dst = Shorten(text, kMaxKeptStringBytes);
+    ++cut_strings_;
+  }
+
+  // A kept string as the timeline stores it: valid UTF-8, every invalid byte replaced by
+  // U+FFFD and counted (three bytes each, so it is cut again if it grew past the limit).
+  std::string ValidText(absl::string_view text) {
+    if (IsAscii(text) || IsValidUtf8(text)) return std::string(text);
+    size_t replaced = 0;
+    std::string valid = ToValidUtf8(text, &replaced);
+    invalid_utf8_bytes_ += replaced;
+    return valid.size() > kMaxKeptStringBytes ? Shorten(valid, kMaxKeptStringBytes) : valid;
+  }
+
+  StringId InternText(absl::string_view text) {
+    if (IsAscii(text) || IsValidUtf8(text)) return t_.strings.Intern(text);
+    return t_.strings.Intern(ValidText(text));
+  }
+
   // Marks a field of the current event as unusable. Whether that costs the event or only the
   // field, and whether it is worth a warning, depends on the event's category, which may come
   // later in the event: FinishEvent decides.
@@ -743,7 +859,7 @@ class KinetoHandler {
     event_.problem[static_cast<int>(f)] = p;
     if (event_.example_field == Field::kIgnored) {
       event_.example_field = f;
-      event_.example = std::string(example.substr(0, 40));
+      event_.example = example.empty() ? std::string() : QuoteForMessage(example, 40);
     }
   }
 
@@ -758,9 +874,7 @@ class KinetoHandler {
   void Warn(EventCategory c, Field f, Problem p, bool skipped, absl::string_view example = {}) {
     WarningCount& w = warnings_[{static_cast<uint8_t>(c), static_cast<uint8_t>(f),
                                  static_cast<uint8_t>(p), skipped}];
-    if (w.count++ == 0 && !example.empty()) {
-      w.example = absl::StrCat("\"", absl::CHexEscape(example), "\"");
-    }
+    if (w.count++ == 0) w.example = std::string(example);
   }
 
   bool Scalar(ScalarKind kind, absl::string_view text) {
@@ -806,7 +920,10 @@ class KinetoHandler {
           prop_id_bad_ = true;
         }
       }
-      if (prop_key_ == 2 && kind == kString) prop_name_ = std::string(text);
+      if (prop_key_ == 2 && kind == kString) {
+        Keep(&prop_name_, text);
+        prop_name_ = ValidText(prop_name_);
+      }
     } else if (top_ == Top::kDistributedInfo && depth_ == 2 && prop_key_ != 0 && kind != kNull) {
       const std::optional<int64_t> v = kind == kNumber || kind == kString
                                            ? ParseIntegerText(text, kind == kString)
@@ -831,10 +948,13 @@ class KinetoHandler {
           Bad(field_, Problem::kWrongType, text);
           return true;
         }
-        std::string& dst = field_ == Field::kPh    ? event_.ph
-                           : field_ == Field::kCat ? event_.cat
-                                                   : event_.name;
-        dst.assign(text.data(), text.size());
+        if (field_ == Field::kName) {
+          Keep(&event_.name, text);
+        } else {
+          // Compared with known values only: a cut one is no known value either.
+          (field_ == Field::kPh ? event_.ph : event_.cat)
+              .assign(text.data(), std::min(text.size(), kMaxKeptStringBytes));
+        }
         return true;
       }
       case Field::kTs:
@@ -848,6 +968,12 @@ class KinetoHandler {
             ParseMicrosToNs(kind == kString ? absl::StripAsciiWhitespace(text) : text);
         if (!ns) {
           Bad(field_, kind == kString ? Problem::kWrongType : Problem::kOutOfRange, text);
+          return true;
+        }
+        // The time invariants of model/timeline.h: ts in [kMinTimeNs, kMaxTimeNs), dur at most
+        // 2^52 ns (a negative dur is reported as such below).
+        if (field_ == Field::kTs ? *ns < kMinTimeNs || *ns >= kMaxTimeNs : *ns > kMaxDurationNs) {
+          Bad(field_, Problem::kOutOfRange, text);
           return true;
         }
         (field_ == Field::kTs ? event_.ts_ns : event_.dur_ns) = *ns;
@@ -896,7 +1022,7 @@ class KinetoHandler {
     if (field_ >= Field::kGpuidleKind) return GpuidleArgValue(kind, text);
     if (field_ == Field::kStack) {
       if (kind == kString) {
-        event_.stack.assign(text.data(), text.size());
+        Keep(&event_.stack, text);
       } else {
         Bad(field_, Problem::kWrongType, text);
       }
@@ -916,7 +1042,11 @@ class KinetoHandler {
         event_.correlation = v;
         break;
       case Field::kDevice:
-        if (*v < 0 || *v > INT32_MAX) {
+        // Negative: no device said (the work goes on its pid's device); beyond int32: a
+        // device that cannot be told apart (the work is skipped, see FinishEvent).
+        if (*v < 0) {
+          Bad(field_, Problem::kNegative, text);
+        } else if (*v > INT32_MAX) {
           Bad(field_, Problem::kOutOfRange, text);
         } else {
           event_.device = v;
@@ -1005,7 +1135,7 @@ class KinetoHandler {
       }
       if (!v) {
         return Fail(absl::StrCat("\"gpuidle\": \"", GpuidleKeyName(gpuidle_key_),
-                                 "\" = ", text.substr(0, 40), " is not an integer in range"));
+                                 "\" = ", Shorten(text, 40), " is not an integer in range"));
       }
       *out = v;
       return true;
@@ -1014,9 +1144,9 @@ class KinetoHandler {
       case GpuidleKey::kFormat:
         if (kind != kString) return wrong_type("a string");
         if (text != kGpuidleTraceFormat && text != kGpuidleTraceFormatV1) {
-          return Fail(absl::StrCat("unsupported gpuidle trace format \"", text.substr(0, 60),
-                                   "\": this gpuidle (", kVersion, ") reads \"",
-                                   kGpuidleTraceFormat, "\"; a newer gpuidle may read it"));
+          return Fail(absl::StrCat("unsupported gpuidle trace format ", QuoteForMessage(text, 60),
+                                   ": this gpuidle (", kVersion, ") reads \"", kGpuidleTraceFormat,
+                                   "\"; a newer gpuidle may read it"));
         }
         gpuidle_format_seen_ = true;
         return true;
@@ -1025,7 +1155,8 @@ class KinetoHandler {
       case GpuidleKey::kHost:
         if (kind == kNull) return true;
         if (kind != kString) return wrong_type("a string");
-        info.host.assign(text.data(), text.size());
+        Keep(&info.host, text);
+        info.host = ValidText(info.host);
         return true;
       case GpuidleKey::kRank:
         return integer(&info.rank, true);
@@ -1037,7 +1168,7 @@ class KinetoHandler {
         std::optional<uint64_t> n;
         if (!integer(&n, false)) return false;
         // Added: zero-timestamp device events found among the events count as well.
-        info.zero_timestamp_records += *n;
+        AddZeroTimestampRecords(*n);
         return true;
       }
       case GpuidleKey::kRecordLimitReached:
@@ -1090,12 +1221,29 @@ class KinetoHandler {
     return it->second;
   }
 
-  // Adds device work to its device's timeline.
+  // Adds device work to its device's timeline, unless the device would be one more than
+  // kMaxDevicesPerTrace (counted). A hash lookup: traces may name many devices.
   void AddOp(int device, const DeviceOp& op) {
-    // An index, not a pointer: adding a device may reallocate t_.devices.
-    auto [slot, added] = device_slots_.try_emplace(device, 0);
-    if (added) slot->second = static_cast<size_t>(&t_.DeviceFor(device) - t_.devices.data());
+    auto slot = device_slots_.find(device);
+    if (slot == device_slots_.end()) {
+      if (device_slots_.size() >= kMaxDevicesPerTrace) {
+        ++ops_beyond_device_limit_;
+        return;
+      }
+      // An index, not a pointer: adding a device may reallocate t_.devices.
+      slot = device_slots_.emplace(device, t_.devices.size()).first;
+      t_.devices.emplace_back().device = device;
+    }
     t_.devices[slot->second].ops.push_back(op);
+  }
+
+  // Saturating: a gpuidle trace's own count plus those found among its events.
+  void AddZeroTimestampRecords(uint64_t n) {
+    uint64_t& count = t_.info.zero_timestamp_records;
+    if (__builtin_add_overflow(count, n, &count)) {
+      count = std::numeric_limits<uint64_t>::max();
+      zero_timestamp_count_saturated_ = true;
+    }
   }
 
   // cuda_profiler_range events without "args.device" lie on their device's pid, which is only
@@ -1104,9 +1252,7 @@ class KinetoHandler {
     for (const auto& [pid, op] : pending_ranges_) {
       const int device = static_cast<int>(pid);
       const bool known = pid <= INT32_MAX &&
-                         (device_slots_.contains(device) ||
-                          std::find(t_.info.visible_devices.begin(), t_.info.visible_devices.end(),
-                                    device) != t_.info.visible_devices.end());
+                         (device_slots_.contains(device) || visible_device_ids_.contains(device));
       if (known) {
         AddOp(device, op);
       } else {
@@ -1141,8 +1287,11 @@ class KinetoHandler {
     if (bad != 0) {
       for (int f = 0; f < kFieldCount; ++f) {
         if ((bad & (uint32_t{1} << f)) == 0) continue;
-        const bool skipped = (required & (uint32_t{1} << f)) != 0;
         const Field field = static_cast<Field>(f);
+        // A device id out of range names a device that cannot be told apart from others (2^32
+        // is not device 0): the work is skipped rather than put on its pid's device.
+        const bool skipped = (required & (uint32_t{1} << f)) != 0 ||
+                             (field == Field::kDevice && event_.problem[f] == Problem::kOutOfRange);
         Warn(category, field, event_.problem[f], skipped,
              field == event_.example_field ? absl::string_view(event_.example) : "");
         if (skipped) return true;
@@ -1163,7 +1312,8 @@ class KinetoHandler {
         Warn(category, Field::kDur, Problem::kNegative, true);
         return true;
       }
-      if (__builtin_add_overflow(start, *event_.dur_ns, &end)) {
+      // Cannot overflow (start < kMaxTimeNs, dur <= 2^52), but may end past kMaxTimeNs.
+      if (__builtin_add_overflow(start, *event_.dur_ns, &end) || end >= kMaxTimeNs) {
         Warn(category, Field::kDur, Problem::kOutOfRange, true);
         return true;
       }
@@ -1177,14 +1327,14 @@ class KinetoHandler {
       case EventCategory::kMemset:
       case EventCategory::kProfilerRange: {
         if (start == 0) {  // CUPTI left the record without time stamps
-          ++t_.info.zero_timestamp_records;
+          AddZeroTimestampRecords(1);
           return true;
         }
         DeviceOp op;
         op.start_ns = start;
         op.end_ns = end;
         op.correlation_id = correlation;
-        op.name = t_.strings.Intern(event_.name);
+        op.name = InternText(event_.name);
         op.stream = event_.stream ? StreamId(*event_.stream) : kNoStream;
         op.bytes = event_.bytes ? static_cast<uint64_t>(*event_.bytes) : 0;
         if (category == EventCategory::kMemcpy) {
@@ -1203,6 +1353,8 @@ class KinetoHandler {
         if (event_.communication) op.communication = *event_.communication;
         // A device is whatever id the work carries (deviceProperties may list fewer: ROCm
         // traces number their devices otherwise). Kineto puts device work on a pid per device.
+        // A pid beyond the range of device ids (negative, or 2^32) is no device: such work is
+        // skipped, never merged into device 0.
         if (event_.device) {
           AddOp(static_cast<int>(*event_.device), op);
         } else if (category == EventCategory::kProfilerRange) {
@@ -1211,10 +1363,12 @@ class KinetoHandler {
           } else {
             ++unplaced_ranges_;
           }
-        } else if (event_.has_pid && event_.pid <= INT32_MAX) {
+        } else if (!event_.has_pid) {
+          AddOp(0, op);
+        } else if (event_.pid <= INT32_MAX) {
           AddOp(static_cast<int>(event_.pid), op);
         } else {
-          AddOp(0, op);
+          Warn(category, Field::kPid, Problem::kOutOfRange, true);
         }
         return true;
       }
@@ -1224,7 +1378,7 @@ class KinetoHandler {
         c.end_ns = end;
         c.correlation_id = correlation;
         c.thread = event_.thread.value_or(event_.tid);
-        c.name = t_.strings.Intern(event_.name);
+        c.name = InternText(event_.name);
         c.category = event_.call_category ? *event_.call_category : CategorizeCudaApi(event_.name);
         // gpuidle traces put the streams of syncs and waits on the call itself; Kineto's
         // cuda_sync records, joined later, take precedence.
@@ -1260,7 +1414,7 @@ class KinetoHandler {
         r.start_ns = start;
         r.end_ns = end;
         r.thread = event_.thread.value_or(event_.tid);
-        r.name = t_.strings.Intern(event_.name);
+        r.name = InternText(event_.name);
         const RangeKind category_kind = category == EventCategory::kCpuOp ? RangeKind::kFrameworkOp
                                         : category == EventCategory::kPythonFunction
                                             ? RangeKind::kPython
@@ -1273,7 +1427,7 @@ class KinetoHandler {
         HostSample sample;
         sample.time_ns = start;
         sample.thread = event_.thread.value_or(event_.tid);
-        sample.stack = t_.strings.Intern(event_.stack);
+        sample.stack = InternText(event_.stack);
         t_.samples.push_back(sample);
         return true;
       }
@@ -1322,10 +1476,18 @@ class KinetoHandler {
   std::map<std::tuple<uint8_t, uint8_t, uint8_t, bool>, WarningCount> warnings_;
   uint64_t not_objects_ = 0;
   uint64_t unplaced_ranges_ = 0;
+  uint64_t cut_strings_ = 0;
+  uint64_t invalid_utf8_bytes_ = 0;
+  uint64_t ops_beyond_device_limit_ = 0;
+  uint64_t device_properties_beyond_limit_ = 0;
+  bool zero_timestamp_count_saturated_ = false;
+  absl::flat_hash_set<int> visible_device_ids_;
   uint64_t bad_device_properties_ = 0;
   bool bad_base_time_ = false;
   bool bad_distributed_info_ = false;
   std::string error_;
+  BoundedStringBuffer string_buffer_;
+  std::optional<size_t> number_too_long_at_;
 };
 
 // --- Fast scanning ---
@@ -1335,12 +1497,14 @@ class KinetoHandler {
 // namespace, let it scan white space, strings and numbers inside the current chunk of the
 // ChunkedJsonStream instead, and hand strings and numbers to the handler where they lie.
 // Anything unusual (an escape, a control character, an exponent, NaN, a token that runs to the
-// end of the chunk, malformed input) goes to RapidJSON's own code, untouched, so results and
-// errors (codes and offsets) are the same as before.
+// end of the chunk, malformed input) goes to RapidJSON's own code, so results and errors (codes
+// and offsets) are the same as before, with bounds on what it copies: strings into a buffer of
+// kMaxKeptStringBytes + 1 bytes (the rest is checked, not stored), numbers up to
+// kMaxNumberBytes (a longer one is an error).
 
 // Iterative: RapidJSON's recursive parser runs out of stack on deeply nested input (40,000
 // '[' crashed it); the iterative one keeps its state on the heap, and the handler refuses
-// input nested deeper than KinetoHandler::kMaxDepth.
+// input nested deeper than kMaxJsonDepth.
 constexpr unsigned kParseFlags = rapidjson::kParseNumbersAsStringsFlag |
                                  rapidjson::kParseStopWhenDoneFlag |
                                  rapidjson::kParseNanAndInfFlag | rapidjson::kParseIterativeFlag;
@@ -1470,8 +1634,18 @@ void GenericReader<UTF8<>, UTF8<>, CrtAllocator>::ParseString<
     if (RAPIDJSON_UNLIKELY(!ok)) RAPIDJSON_PARSE_ERROR(kParseErrorTermination, is.Tell());
     return;
   }
-  gpuidle::internal::KinetoHandlerRef generic(handler);
-  ParseString<gpuidle::internal::kParseFlags>(is, generic, isKey);
+  // Everything else: RapidJSON's own string parser (escapes, errors and their offsets as
+  // ever), into a buffer that keeps what the handler may keep, however long the string.
+  gpuidle::internal::BoundedStringBuffer& out = handler.string_buffer();
+  out.Clear();
+  is.Take();  // the opening quote
+  ParseStringToStream<gpuidle::internal::kParseFlags, UTF8<>, UTF8<>>(is, out);
+  RAPIDJSON_PARSE_ERROR_EARLY_RETURN_VOID;
+  const absl::string_view text = out.text();
+  const SizeType length = static_cast<SizeType>(text.size());
+  const bool ok =
+      isKey ? handler.Key(text.data(), length, true) : handler.String(text.data(), length, true);
+  if (RAPIDJSON_UNLIKELY(!ok)) RAPIDJSON_PARSE_ERROR(kParseErrorTermination, is.Tell());
 }
 
 template <>
@@ -1482,15 +1656,28 @@ void GenericReader<UTF8<>, UTF8<>, CrtAllocator>::ParseNumber<gpuidle::internal:
     gpuidle::internal::ChunkedJsonStream& is, gpuidle::internal::KinetoHandler& handler) {
   const char* begin = is.cursor();
   const char* p = gpuidle::internal::ScanPlainNumber(begin, is.chunk_end());
+  const size_t offset = is.Tell();
   if (p != nullptr) {
-    const size_t offset = is.Tell();
+    if (RAPIDJSON_UNLIKELY(static_cast<size_t>(p - begin) > gpuidle::internal::kMaxNumberBytes)) {
+      handler.NumberTooLong(offset);
+      RAPIDJSON_PARSE_ERROR(kParseErrorTermination, offset);
+    }
     const bool ok = handler.RawNumber(begin, static_cast<SizeType>(p - begin), true);
     is.SkipTo(p);  // p is inside the chunk: no read
     if (RAPIDJSON_UNLIKELY(!ok)) RAPIDJSON_PARSE_ERROR(kParseErrorTermination, offset);
     return;
   }
+  // RapidJSON's own number parser copies the number whole: the stream ends the input soon
+  // after kMaxNumberBytes, which bounds the copy, and a longer number is an error.
   gpuidle::internal::KinetoHandlerRef generic(handler);
+  is.BeginToken(gpuidle::internal::kMaxNumberBytes);
   ParseNumber<gpuidle::internal::kParseFlags>(is, generic);
+  is.EndToken();
+  if (RAPIDJSON_UNLIKELY(is.token_too_long() ||
+                         is.Tell() - offset > gpuidle::internal::kMaxNumberBytes)) {
+    handler.NumberTooLong(offset);
+    if (!HasParseError()) RAPIDJSON_PARSE_ERROR(kParseErrorTermination, is.Tell());
+  }
 }
 
 }  // namespace rapidjson
@@ -1498,10 +1685,12 @@ void GenericReader<UTF8<>, UTF8<>, CrtAllocator>::ParseNumber<gpuidle::internal:
 namespace gpuidle::internal {
 namespace {
 
-// Adds offset to every time stamp; fails if one would leave the int64 range.
+// Adds offset to every time stamp; fails if one would leave the range of model/timeline.h.
 absl::Status ShiftTimes(int64_t offset, Timeline* t) {
   bool overflow = false;
-  auto shift = [&](int64_t& v) { overflow |= __builtin_add_overflow(v, offset, &v); };
+  auto shift = [&](int64_t& v) {
+    overflow |= __builtin_add_overflow(v, offset, &v) || v < kMinTimeNs || v >= kMaxTimeNs;
+  };
   for (DeviceTimeline& d : t->devices) {
     for (DeviceOp& op : d.ops) {
       shift(op.start_ns);
@@ -1518,8 +1707,9 @@ absl::Status ShiftTimes(int64_t offset, Timeline* t) {
   }
   for (HostSample& s : t->samples) shift(s.time_ns);
   if (overflow) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("\"baseTimeNanoseconds\" = ", offset, " moves time stamps out of range"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "\"baseTimeNanoseconds\" = ", offset,
+        " moves time stamps out of range (before -2^60 ns or from 2^63 - 2^60 ns on)"));
   }
   return absl::OkStatus();
 }
@@ -1537,13 +1727,85 @@ absl::Status DrainCompressed(ByteSource& source) {
   }
 }
 
-}  // namespace
+// The first bytes of a source read ahead (to recognise text that is not UTF-8 JSON at all),
+// then the rest, as one source.
+class PrefixedSource : public ByteSource {
+ public:
+  PrefixedSource(ByteSource& inner, std::string prefix)
+      : inner_(inner), prefix_(std::move(prefix)) {}
+  absl::StatusOr<size_t> Read(char* buffer, size_t n) override {
+    if (pos_ < prefix_.size()) {
+      const size_t k = std::min(n, prefix_.size() - pos_);
+      std::memcpy(buffer, prefix_.data() + pos_, k);
+      pos_ += k;
+      return k;
+    }
+    return inner_.Read(buffer, n);
+  }
+  uint64_t file_bytes_read() const override { return inner_.file_bytes_read(); }
+  bool compressed() const override { return inner_.compressed(); }
 
-absl::StatusOr<Timeline> ReadKinetoTrace(ByteSource& source) {
-  return ReadKinetoTrace(source, size_t{1} << 20);
+ private:
+  ByteSource& inner_;
+  std::string prefix_;
+  size_t pos_ = 0;
+};
+
+// The first bytes of the text: enough for every byte order mark.
+struct TextStart {
+  std::array<unsigned char, 4> bytes{};
+  size_t size = 0;
+  // The byte at i, or -1 past the end.
+  int at(size_t i) const { return i < size ? bytes[i] : -1; }
+  std::string str() const { return std::string(reinterpret_cast<const char*>(bytes.data()), size); }
+};
+
+absl::StatusOr<TextStart> ReadTextStart(ByteSource& source) {
+  TextStart start;
+  while (start.size < start.bytes.size()) {
+    GPUIDLE_ASSIGN_OR_RETURN(const size_t got,
+                             source.Read(reinterpret_cast<char*>(start.bytes.data()) + start.size,
+                                         start.bytes.size() - start.size));
+    if (got == 0) break;
+    start.size += got;
+  }
+  return start;
 }
 
-absl::StatusOr<Timeline> ReadKinetoTrace(ByteSource& source, size_t chunk_bytes) {
+// What the first bytes say about text that is not UTF-8 JSON: UTF-16 or UTF-32 (with a byte
+// order mark, or JSON's ASCII first character next to NUL bytes), or NUL bytes (a device such
+// as /dev/zero behind a pipe, a file of zeros). Empty if none of these.
+std::string NotUtf8Json(const TextStart& s) {
+  const auto unicode = [](absl::string_view what) {
+    return absl::StrCat("the text is ", what,
+                        "; gpuidle reads JSON in UTF-8: convert it first (iconv -f ", what,
+                        " -t UTF-8)");
+  };
+  const auto ascii = [](int c) { return c > 0 && c < 0x80; };
+  if ((s.at(0) == 0 && s.at(1) == 0 && s.at(2) == 0xfe && s.at(3) == 0xff) ||
+      (s.at(0) == 0xff && s.at(1) == 0xfe && s.at(2) == 0 && s.at(3) == 0) ||
+      (ascii(s.at(0)) && s.at(1) == 0 && s.at(2) == 0 && s.at(3) == 0) ||
+      (s.at(0) == 0 && s.at(1) == 0 && s.at(2) == 0 && ascii(s.at(3)))) {
+    return unicode("UTF-32");
+  }
+  if ((s.at(0) == 0xfe && s.at(1) == 0xff) || (s.at(0) == 0xff && s.at(1) == 0xfe) ||
+      (ascii(s.at(0)) && s.at(1) == 0) || (s.at(0) == 0 && ascii(s.at(1)))) {
+    return unicode("UTF-16");
+  }
+  if (s.at(0) == 0) return "the text starts with NUL bytes: it is not JSON";
+  return "";
+}
+
+absl::StatusOr<Timeline> ReadKinetoTraceOrThrow(ByteSource& raw_source, size_t chunk_bytes) {
+  GPUIDLE_ASSIGN_OR_RETURN(const TextStart start, ReadTextStart(raw_source));
+  if (const std::string problem = NotUtf8Json(start); !problem.empty()) {
+    return absl::InvalidArgumentError(problem);
+  }
+  std::string prefix = start.str();
+  // A UTF-8 byte order mark (Windows tools write one) is no part of the JSON.
+  if (absl::StartsWith(prefix, "\xef\xbb\xbf")) prefix.erase(0, 3);
+  PrefixedSource source(raw_source, std::move(prefix));
+
   Timeline timeline;
   timeline.info.source = "pytorch-profiler";
   KinetoHandler handler(&timeline);
@@ -1551,7 +1813,16 @@ absl::StatusOr<Timeline> ReadKinetoTrace(ByteSource& source, size_t chunk_bytes)
   rapidjson::Reader reader;
   const rapidjson::ParseResult ok = reader.Parse<kParseFlags>(stream, handler);
   if (!stream.source_status().ok()) return stream.source_status();
+  if (handler.number_too_long_at()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("a number longer than ", kMaxNumberBytes, " bytes (at byte ",
+                     *handler.number_too_long_at(), "): not a trace"));
+  }
   if (!ok) {
+    if (ok.Code() == rapidjson::kParseErrorDocumentEmpty && !stream.at_end()) {
+      return absl::InvalidArgumentError(absl::StrCat("a NUL byte where JSON should begin (at byte ",
+                                                     ok.Offset(), "): it is not JSON"));
+    }
     if (stream.at_end() && !handler.root_seen() && handler.error().empty()) {
       return absl::InvalidArgumentError("holds no JSON document (only white space)");
     }
@@ -1593,15 +1864,26 @@ absl::StatusOr<Timeline> ReadKinetoTrace(ByteSource& source, size_t chunk_bytes)
   if (handler.base_time_ns()) {
     GPUIDLE_RETURN_IF_ERROR(ShiftTimes(*handler.base_time_ns(), &timeline));
   }
-  for (size_t i = 0; i < timeline.info.visible_devices.size(); ++i) {
-    for (DeviceTimeline& d : timeline.devices) {
-      if (d.device == timeline.info.visible_devices[i]) {
-        d.name = timeline.info.visible_device_names[i];
-      }
-    }
-  }
   timeline.Finalize();
   return timeline;
+}
+
+}  // namespace
+
+absl::StatusOr<Timeline> ReadKinetoTrace(ByteSource& source) {
+  return ReadKinetoTrace(source, size_t{1} << 20);
+}
+
+absl::StatusOr<Timeline> ReadKinetoTrace(ByteSource& source, size_t chunk_bytes) {
+  // Memory grows with what the trace holds: a trace too large for this machine is an error,
+  // never an abort (or a dead Python interpreter).
+  try {
+    return ReadKinetoTraceOrThrow(source, chunk_bytes);
+  } catch (const std::bad_alloc&) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("out of memory while reading the trace (after ", source.file_bytes_read(),
+                     " bytes of the file)"));
+  }
 }
 
 }  // namespace gpuidle::internal

@@ -23,8 +23,13 @@
 // (source "gpuidle", process and completeness metadata; an unknown "format", or a key of the
 // wrong type, is an error), host stack samples (gpuidle_host_sample instants) and a few args
 // that override what event names imply (gpuidle_kind, gpuidle_category, ...).
+//
+// Bounded on any input (docs/TRACE_INPUTS.md, "Limits"): memory and time grow with what is
+// kept, never with one token, and the timeline keeps the time invariants of model/timeline.h.
 #ifndef GPUIDLE_LIB_INGEST_KINETO_READER_H_
 #define GPUIDLE_LIB_INGEST_KINETO_READER_H_
+
+#include <cstddef>
 
 #include "absl/status/statusor.h"
 #include "ingest/byte_source.h"
@@ -32,8 +37,23 @@
 
 namespace gpuidle::internal {
 
-// Errors are InvalidArgument (not JSON, not a trace, malformed gpuidle metadata) or DataLoss
-// (truncated or corrupt input), with a message that names the problem and where it is.
+// Kept strings (event names, stacks, device names, the host) longer than this are cut (at a
+// UTF-8 boundary, ending in "...") with one warning that counts them. Demangled C++ kernel
+// names reach several KB; 64 KiB leaves room for any real one. A longer string of any length
+// costs no more memory than this.
+inline constexpr size_t kMaxKeptStringBytes = 64 * 1024;
+// A JSON number longer than this is an error: no trace writes one, and RapidJSON's parser
+// would copy it whole.
+inline constexpr size_t kMaxNumberBytes = 1 << 20;
+// JSON nested deeper than this is an error (a trace nests a few levels).
+inline constexpr int kMaxJsonDepth = 512;
+// Device work on more distinct devices than this is skipped, with one warning; so are
+// deviceProperties entries beyond this many.
+inline constexpr size_t kMaxDevicesPerTrace = 1024;
+
+// Errors are InvalidArgument (not JSON, not a trace, malformed gpuidle metadata), DataLoss
+// (truncated or corrupt input) or ResourceExhausted (out of memory), with a message that names
+// the problem and where it is; values quoted from the input are short (QuoteForMessage).
 absl::StatusOr<Timeline> ReadKinetoTrace(ByteSource& source);
 
 // The same with a chosen chunk size: tests use tiny chunks to put every token across a chunk

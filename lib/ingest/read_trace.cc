@@ -1,13 +1,16 @@
 #include "ingest/read_trace.h"
 
+#include <new>
+
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "ingest/byte_source.h"
 #include "ingest/kineto_reader.h"
 
 namespace gpuidle::internal {
+namespace {
 
-absl::StatusOr<Timeline> ReadTraceFile(const std::string& path) {
+absl::StatusOr<Timeline> ReadTraceFileOrThrow(const std::string& path) {
   GPUIDLE_ASSIGN_OR_RETURN(std::unique_ptr<ByteSource> source, OpenByteSource(path));
   // Reading and inflating overlap parsing on a second thread.
   absl::StatusOr<Timeline> timeline = ReadKinetoTrace(*ReadAhead(std::move(source)));
@@ -18,6 +21,19 @@ absl::StatusOr<Timeline> ReadTraceFile(const std::string& path) {
                         absl::StrCat(path, ": ", timeline.status().message()));
   }
   return timeline;
+}
+
+}  // namespace
+
+absl::StatusOr<Timeline> ReadTraceFile(const std::string& path) {
+  // The reader turns running out of memory into an error; opening the file and starting the
+  // read-ahead allocate too.
+  try {
+    return ReadTraceFileOrThrow(path);
+  } catch (const std::bad_alloc&) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat(path, ": out of memory while reading the trace"));
+  }
 }
 
 }  // namespace gpuidle::internal

@@ -15,6 +15,25 @@
 
 namespace gpuidle::internal {
 
+// The time invariants of every finalized Timeline (Timeline::Finalize enforces them on what any
+// producer appended, dropping what breaks them with a warning that counts it), so that the
+// analysis can compute with plain int64 nanoseconds:
+//   - every time stamp t (start_ns, end_ns, time_ns) has kMinTimeNs <= t < kMaxTimeNs: a range
+//     narrower than 2^63 ns (36 years before the clock's zero to 255 years after it: both
+//     CLOCK_MONOTONIC and Unix time fit), so the difference of any two time stamps, of one
+//     timeline or of several, fits in int64;
+//   - every event has start_ns <= end_ns and end_ns - start_ns <= kMaxDurationNs (2^52 ns,
+//     52 days);
+//   - all time stamps of one timeline lie within kMaxTimelineSpanNs (2^53 ns, 104 days) of
+//     each other, so its window, any gap and any single duration are at most 2^53 ns.
+// Hence sums of up to 1024 such spans fit in int64. A sum over arbitrarily many events (the
+// busy time of overlapping work, per-cause totals across ranks) can still exceed it: such
+// sums need saturating or wider arithmetic.
+inline constexpr int64_t kMinTimeNs = -(int64_t{1} << 60);
+inline constexpr int64_t kMaxTimeNs = INT64_MAX - (int64_t{1} << 60);
+inline constexpr int64_t kMaxDurationNs = int64_t{1} << 52;
+inline constexpr int64_t kMaxTimelineSpanNs = int64_t{1} << 53;
+
 inline constexpr uint32_t kNoStream = 0xffffffffu;
 inline constexpr uint64_t kNoCorrelation = 0;
 
@@ -124,13 +143,16 @@ struct Timeline {
   std::vector<HostSample> samples;      // sorted by time_ns; never widen the window
   TimelineInfo info;
 
-  // Sorts every sequence by start time (stable: ties keep input order). Producers append in
-  // any order and call this once.
+  // Drops the events that break the time invariants above (with one warning in info.warnings
+  // that counts them), then sorts every sequence by start time (stable: ties keep input order).
+  // Producers append in any order and call this once. Where the events span more than
+  // kMaxTimelineSpanNs, those farther than half of it from the median start are dropped.
   void Finalize();
 
   // True if anything was recorded: a device op, a host call or a host range.
   bool HasActivity() const;
 
+  // Linear in the number of devices: producers that add many devices keep their own index.
   DeviceTimeline& DeviceFor(int device);
   const DeviceTimeline* FindDevice(int device) const;
 };

@@ -70,9 +70,9 @@ TEST(OpenByteSource, CountsTheFileBytesItHasRead) {
   const std::string path = dir.Write("trace.json", "0123456789");
   std::unique_ptr<ByteSource> source = OpenByteSource(path).value();
   char buffer[4];
-  ASSERT_EQ(source->Read(buffer, 4).value(), 2u);  // the sniffed magic bytes first
-  EXPECT_EQ(source->file_bytes_read(), 2u);
-  ASSERT_EQ(source->Read(buffer, 4).value(), 4u);
+  ASSERT_EQ(source->Read(buffer, 4).value(), 4u);  // the sniffed magic bytes first (6)
+  EXPECT_EQ(source->file_bytes_read(), 4u);
+  ASSERT_EQ(source->Read(buffer, 4).value(), 2u);
   EXPECT_EQ(source->file_bytes_read(), 6u);
   EXPECT_EQ(ReadAll(*source, 4).value(), "6789");
   EXPECT_EQ(source->file_bytes_read(), 10u);

@@ -276,11 +276,10 @@ TEST_F(TraceFormatsTest, WarnsAboutNumbersItCannotReadInStrings) {
   EXPECT_THAT(t.devices[0].ops, SizeIs(2));
   EXPECT_THAT(
       t.info.warnings,
-      ElementsAre(
-          "ignored the \"args.device\" of 1 kernel events: it is not an integer (first: "
-          "\"gpu0\")",
-          "ignored the \"args.device\" of 1 kernel events: it is out of range (first: \"-1\")",
-          "ignored the \"args.stream\" of 1 kernel events: it is not an integer"));
+      ElementsAre("ignored the \"args.device\" of 1 kernel events: it is not an integer (first: "
+                  "\"gpu0\")",
+                  "ignored the \"args.device\" of 1 kernel events: it is negative (first: \"-1\")",
+                  "ignored the \"args.stream\" of 1 kernel events: it is not an integer"));
 }
 
 // --- cuda_profiler_range: kernel-like device work ---
