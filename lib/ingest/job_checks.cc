@@ -36,19 +36,47 @@ std::optional<Window> ActivityWindow(const Timeline& t) {
   return w;
 }
 
-// "1, 3-5, 9": ranks in runs, at most `limit` runs then "...".
-std::string RankList(const std::vector<int>& ranks, size_t limit = 20) {
+constexpr size_t kMaxRuns = 20;
+
+std::string Run(int first, int last) {
+  return first == last ? absl::StrCat(first) : absl::StrCat(first, "-", last);
+}
+
+// "1, 3-5, 9": ranks in runs, at most kMaxRuns runs then "...".
+std::string RankList(const std::vector<int>& ranks) {
   std::vector<std::string> runs;
   for (size_t i = 0; i < ranks.size();) {
     size_t j = i;
     while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
-    if (runs.size() == limit) {
+    if (runs.size() == kMaxRuns) {
       runs.push_back("...");
       break;
     }
-    runs.push_back(j == i ? absl::StrCat(ranks[i]) : absl::StrCat(ranks[i], "-", ranks[j]));
+    runs.push_back(Run(ranks[i], ranks[j]));
     i = j + 1;
   }
+  return absl::StrJoin(runs, ", ");
+}
+
+// The ranks of [0, world) that `given` lacks, as RankList writes them; time and memory grow
+// with the ranks given, not with world (a world_size of 2^31 is one number in a file).
+std::string MissingRankList(const std::set<int>& given, int world) {
+  std::vector<std::string> runs;
+  int next = 0;  // the first rank not yet covered
+  const auto add = [&](int first, int last) {
+    if (runs.size() >= kMaxRuns) {
+      if (runs.size() == kMaxRuns) runs.push_back("...");
+      return;
+    }
+    runs.push_back(Run(first, last));
+  };
+  for (int rank : given) {
+    if (rank >= world) break;
+    if (rank < 0) continue;
+    if (rank > next) add(next, rank - 1);
+    next = rank + 1;
+  }
+  if (next < world) add(next, world - 1);
   return absl::StrJoin(runs, ", ");
 }
 
@@ -113,19 +141,21 @@ std::vector<std::string> CheckJob(const std::vector<const Timeline*>& timelines,
                                     absl::StrJoin(sizes, ", "), "): not one job"));
   } else if (world_sizes.size() == 1) {
     const int world = *world_sizes.begin();
-    std::vector<int> missing;
+    std::set<int> given;
     std::vector<int> outside;
-    for (int r = 0; r < world; ++r) {
-      if (by_rank.count(r) == 0) missing.push_back(r);
-    }
     for (const auto& [rank, inputs] : by_rank) {
-      if (rank >= world) outside.push_back(rank);
+      if (rank >= world) {
+        outside.push_back(rank);
+      } else if (rank >= 0) {
+        given.insert(rank);
+      }
     }
-    if (!missing.empty()) {
-      warnings.push_back(
-          absl::StrCat("world_size is ", world, " but ", world - static_cast<int>(missing.size()),
-                       " of its ranks are given; missing: rank", missing.size() == 1 ? " " : "s ",
-                       RankList(missing), " (cross-rank results cover the ranks given)"));
+    const int64_t missing = int64_t{world} - static_cast<int64_t>(given.size());
+    if (missing > 0) {
+      warnings.push_back(absl::StrCat("world_size is ", world, " but ", given.size(),
+                                      " of its ranks are given; missing: rank",
+                                      missing == 1 ? " " : "s ", MissingRankList(given, world),
+                                      " (cross-rank results cover the ranks given)"));
     }
     if (!outside.empty()) {
       warnings.push_back(absl::StrCat("rank", outside.size() == 1 ? " " : "s ", RankList(outside),

@@ -69,6 +69,22 @@ TEST(JobChecksTest, NamesTheMissingRanksOfAPartialJob) {
                           "(cross-rank results cover the ranks given)"));
 }
 
+TEST(JobChecksTest, NamesTheMissingRanksOfAHugeWorldWithoutListingThemOneByOne) {
+  // A world_size of 2^31 - 1 is one number in a file: the check stays as cheap as the inputs.
+  EXPECT_THAT(Check(Rank(0, 2147483647), Rank(5, 2147483647)),
+              ElementsAre("world_size is 2147483647 but 2 of its ranks are given; missing: ranks "
+                          "1-4, 6-2147483646 (cross-rank results cover the ranks given)"));
+  std::vector<Timeline> every_other;
+  std::vector<const Timeline*> all;
+  for (int r = 0; r < 100; r += 2) every_other.push_back(Rank(r, 100));
+  for (const Timeline& t : every_other) all.push_back(&t);
+  EXPECT_THAT(
+      CheckJob(all, {}),
+      ElementsAre("world_size is 100 but 50 of its ranks are given; missing: ranks 1, 3, "
+                  "5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31, 33, 35, 37, 39, ... "
+                  "(cross-rank results cover the ranks given)"));
+}
+
 TEST(JobChecksTest, WarnsWhenTheInputsDisagreeOnWorldSizeOrARankLiesOutsideIt) {
   EXPECT_THAT(Check(Rank(0, 2), Rank(1, 4)),
               ElementsAre("the traces disagree on world_size (2, 4): not one job"));
