@@ -1,5 +1,6 @@
 #include "collect/host_ranges.h"
 
+#include <pthread.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -20,13 +21,32 @@ struct OpenOnThread {
 };
 
 // Per-thread stacks of all domains in one vector: pops search back for their domain, which is
-// the top in the common (single-domain, or well-nested) case. Held by a pointer that is never
-// freed: thread_local objects are destroyed before atexit handlers run, and NVTX calls can come
+// the top in the common (single-domain, or well-nested) case. Held by a plain pointer, not a
+// thread_local object: those are destroyed before atexit handlers run, and NVTX calls can come
 // that late. Only threads that use ranges allocate one (a few hundred bytes).
 thread_local std::vector<OpenOnThread>* open_ranges_of_thread = nullptr;
 
+void FreeOpenRanges(void* ranges) {
+  delete static_cast<std::vector<OpenOnThread>*>(ranges);
+  open_ranges_of_thread = nullptr;
+}
+
+// Frees a thread's stacks when the thread ends, so that programs that start many threads do not
+// leak one per thread. A pthread key's destructor runs after the thread's thread_local
+// destructors (which may still push and pop), and never for the main thread at exit(), whose
+// stacks stay for the atexit handlers. Without a key (all taken) the stacks are left as before.
+struct ThreadExitKey {
+  ThreadExitKey() : ok(pthread_key_create(&key, &FreeOpenRanges) == 0) {}
+  pthread_key_t key;
+  bool ok;
+};
+
 std::vector<OpenOnThread>& OpenRanges() {
-  if (open_ranges_of_thread == nullptr) open_ranges_of_thread = new std::vector<OpenOnThread>();
+  if (open_ranges_of_thread == nullptr) {
+    open_ranges_of_thread = new std::vector<OpenOnThread>();
+    static const ThreadExitKey exit_key;
+    if (exit_key.ok) pthread_setspecific(exit_key.key, open_ranges_of_thread);
+  }
   return *open_ranges_of_thread;
 }
 

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cwchar>
 #include <string>
+#include <utility>
 
 #include "absl/strings/string_view.h"
 #include "collect/host_ranges.h"
@@ -14,9 +15,33 @@
 namespace gpuidle::internal {
 namespace {
 
-struct Domain {
+// Registered strings and domains live as long as the process: NVTX has no call that releases a
+// registered string, and a destroyed domain's ranges may still be open. Each one is chained from
+// a list that is never freed, so that one the program drops is still held (not lost, for a leak
+// checker). Lock-free: NVTX calls come from any thread, at any time, forks included.
+struct Kept {
+  const Kept* next_kept = nullptr;
+};
+std::atomic<const Kept*> kept_handles{nullptr};
+
+template <typename T>
+T* KeepForever(T* handle) {
+  handle->next_kept = kept_handles.load(std::memory_order_relaxed);
+  while (!kept_handles.compare_exchange_weak(handle->next_kept, handle, std::memory_order_release,
+                                             std::memory_order_relaxed)) {
+  }
+  return handle;
+}
+
+struct Domain : Kept {
+  Domain(std::string n, bool m) : name(std::move(n)), markers(m) {}
   std::string name;
   bool markers;  // gpuidle's own
+};
+
+struct RegisteredText : Kept {
+  explicit RegisteredText(std::string t) : text(std::move(t)) {}
+  std::string text;
 };
 
 std::atomic<int> modules_attached{0};
@@ -28,9 +53,8 @@ std::string Narrow(const wchar_t* w) {
   return s;
 }
 
-// Registered strings and domains live as long as the process (NVTX has no lifetime for them).
 const std::string* RegisteredString(nvtxStringHandle_t h) {
-  return reinterpret_cast<const std::string*>(h);
+  return &reinterpret_cast<const RegisteredText*>(h)->text;
 }
 const Domain* AsDomain(nvtxDomainHandle_t h) { return reinterpret_cast<const Domain*>(h); }
 
@@ -134,20 +158,21 @@ void NVTX_API RangeEnd(nvtxRangeId_t id) { Recorder().End(id); }
 
 nvtxDomainHandle_t NVTX_API DomainCreateA(const char* name) {
   const std::string n = name != nullptr ? name : "";
-  return reinterpret_cast<nvtxDomainHandle_t>(new Domain{n, n == kMarkerDomain});
+  return reinterpret_cast<nvtxDomainHandle_t>(KeepForever(new Domain(n, n == kMarkerDomain)));
 }
 nvtxDomainHandle_t NVTX_API DomainCreateW(const wchar_t* name) {
   const std::string n = Narrow(name);
-  return reinterpret_cast<nvtxDomainHandle_t>(new Domain{n, n == kMarkerDomain});
+  return reinterpret_cast<nvtxDomainHandle_t>(KeepForever(new Domain(n, n == kMarkerDomain)));
 }
 void NVTX_API DomainDestroy(nvtxDomainHandle_t) {
   // Kept: ranges of the domain may still be open, and a handle may be reused by the program.
 }
 nvtxStringHandle_t NVTX_API DomainRegisterStringA(nvtxDomainHandle_t, const char* s) {
-  return reinterpret_cast<nvtxStringHandle_t>(new std::string(s != nullptr ? s : ""));
+  return reinterpret_cast<nvtxStringHandle_t>(
+      KeepForever(new RegisteredText(s != nullptr ? s : "")));
 }
 nvtxStringHandle_t NVTX_API DomainRegisterStringW(nvtxDomainHandle_t, const wchar_t* s) {
-  return reinterpret_cast<nvtxStringHandle_t>(new std::string(Narrow(s)));
+  return reinterpret_cast<nvtxStringHandle_t>(KeepForever(new RegisteredText(Narrow(s))));
 }
 int NVTX_API DomainRangePushEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t* a) {
   Push(StackOf(d), [&] { return FromAttributes(AsDomain(d), a); });

@@ -1,17 +1,38 @@
 #include "testing/subprocess.h"
 
 #include <fcntl.h>
+#include <link.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "gtest/gtest.h"
 
 extern char** environ;
 
 namespace gpuidle::testing {
+namespace {
+
+// The shared sanitizer runtime this test runs with (a GPUIDLE_SANITIZE build), or "".
+std::string SanitizerRuntime() {
+  std::string runtime;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* data) {
+        const absl::string_view name = info->dlpi_name != nullptr ? info->dlpi_name : "";
+        if (absl::StrContains(name, "/libasan.so") || absl::StrContains(name, "/libtsan.so")) {
+          *static_cast<std::string*>(data) = std::string(name);
+          return 1;
+        }
+        return 0;
+      },
+      &runtime);
+  return runtime;
+}
+
+}  // namespace
 
 std::vector<std::string> CleanEnvironment(const std::map<std::string, std::string>& extra) {
   std::vector<std::string> env;
@@ -24,7 +45,16 @@ std::vector<std::string> CleanEnvironment(const std::map<std::string, std::strin
     }
     env.push_back(entry);
   }
-  for (const auto& [name, value] : extra) env.push_back(absl::StrCat(name, "=", value));
+  for (const auto& [name, value] : extra) {
+    // libgpuidle.so of a sanitizer build needs the sanitizer's runtime loaded before it, and an
+    // uninstrumented program (sh, python3) does not bring it: it goes first on LD_PRELOAD.
+    static const std::string runtime = SanitizerRuntime();
+    if (name == "LD_PRELOAD" && !runtime.empty() && !value.empty()) {
+      env.push_back(absl::StrCat(name, "=", runtime, ":", value));
+      continue;
+    }
+    env.push_back(absl::StrCat(name, "=", value));
+  }
   return env;
 }
 

@@ -31,7 +31,8 @@ struct ProcessLaunch {
 };
 
 // The test's environment without anything that changes what gpuidle does (GPUIDLE_*,
-// CUDA_INJECTION64_PATH, NVTX_INJECTION64_PATH, LD_PRELOAD), plus extra.
+// CUDA_INJECTION64_PATH, NVTX_INJECTION64_PATH, LD_PRELOAD), plus extra. In a sanitizer build
+// (GPUIDLE_SANITIZE) an LD_PRELOAD in extra gets the sanitizer runtime in front of it.
 std::vector<std::string> CleanEnvironment(const std::map<std::string, std::string>& extra);
 
 // Starts a process with stdout and stderr going to files in dir and the signal dispositions
