@@ -116,6 +116,7 @@ struct DeviceReport {
   std::vector<OneOffTime> one_off;  // by phase, then most time first
   int64_t PhaseNs(Phase p) const;   // the span of a phase: start-up, steady state, wind-down
   int64_t SteadyOneOffNs() const;   // idle time of one-off work inside the steady state
+  int64_t step_count = 0;           // steady-state steps (Report::steps may list fewer of them)
   int64_t kernel_count = 0;
   int64_t memcpy_count = 0;
   int64_t memset_count = 0;
@@ -176,7 +177,11 @@ struct GPUIDLE_EXPORT Report {
   std::vector<DeviceReport> devices;  // devices that ran work
   int visible_device_count = 0;       // per process, where known (0: unknown)
   std::vector<int> unused_devices;    // visible but never used
-  std::vector<StepReport> steps;      // steady-state steps
+  // Steady-state steps, at most kMaxStepRows in all (the first of each device); the figures of
+  // the devices cover every step.
+  static constexpr size_t kMaxStepRows = 10'000;
+  std::vector<StepReport> steps;
+  uint64_t steps_not_listed = 0;
   // Where the steps came from: "ProfilerStep" (torch.profiler), "gpuidle.step", "optimizer.step"
   // (gpuidle's hook in unchanged Python programs), "nvtx" ... ; "" when the run has none.
   std::string step_source;

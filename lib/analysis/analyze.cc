@@ -20,6 +20,9 @@
 namespace gpuidle::internal {
 namespace {
 
+// Every device lists at least its first steps, however many devices share Report::kMaxStepRows.
+constexpr size_t kMinStepRowsPerDevice = 20;
+
 std::optional<Interval> WindowOf(const Timeline& t) {
   int64_t lo = std::numeric_limits<int64_t>::max();
   int64_t hi = std::numeric_limits<int64_t>::min();
@@ -141,9 +144,9 @@ int64_t Overlap(int64_t a0, int64_t a1, int64_t b0, int64_t b1) {
 void FillSteps(const Timeline& t, const std::vector<int32_t>& steps,
                const std::vector<Interval>& spans, size_t first_step, size_t end_step,
                const std::vector<Interval>& busy, const std::vector<IdlePiece>& pieces,
-               const DeviceReport& device, std::vector<StepReport>* out) {
+               const DeviceReport& device, size_t max_rows, std::vector<StepReport>* out) {
   size_t b = 0, p = 0;
-  for (size_t k = first_step; k < end_step; ++k) {
+  for (size_t k = first_step; k < std::min(end_step, first_step + max_rows); ++k) {
     StepReport step;
     step.rank = device.rank;
     step.device = device.device;
@@ -502,6 +505,12 @@ absl::StatusOr<Report> AnalyzeRanks(std::span<const Timeline* const> ranks,
   std::vector<Offender> offenders;
   std::set<int> visible, used;
   bool have_window = false;
+  // The report lists at most kMaxStepRows steps, shared out among the devices: a small trace
+  // of many devices and steps must not make a report of gigabytes.
+  size_t device_count = 0;
+  for (const Timeline* t : ranks) device_count += t->devices.size();
+  const size_t step_rows_per_device = std::max<size_t>(
+      kMinStepRowsPerDevice, Report::kMaxStepRows / std::max<size_t>(device_count, 1));
   for (size_t r = 0; r < ranks.size(); ++r) {
     const Timeline& t = *ranks[r];
     std::optional<Interval> window = WindowOf(t);
@@ -607,8 +616,11 @@ absl::StatusOr<Report> AnalyzeRanks(std::span<const Timeline* const> ranks,
       const std::vector<Interval> comm = KernelUnion(device, steady, true);
       d.comm_ns = TotalLength(comm);
       d.exposed_comm_ns = LengthNotCovered(comm, KernelUnion(device, steady, false));
+      d.step_count = static_cast<int64_t>(end_step - first_step);
       FillSteps(t, steps, step_spans, first_step, end_step, a.busy, phased.steady, d,
-                &report.steps);
+                step_rows_per_device, &report.steps);
+      report.steps_not_listed +=
+          end_step - first_step - std::min(end_step - first_step, step_rows_per_device);
       report.devices.push_back(std::move(d));
     }
     for (const DeviceTimeline& device : t.devices) used.insert(device.device);
@@ -632,6 +644,12 @@ absl::StatusOr<Report> AnalyzeRanks(std::span<const Timeline* const> ranks,
   }
   report.offenders = std::move(offenders);
   report.longest_gaps = longest.Take();
+  if (report.steps_not_listed > 0) {
+    report.warnings.push_back(absl::StrCat(
+        "the report lists ", report.steps.size(), " of ",
+        report.steps.size() + report.steps_not_listed, " steps (the first ", step_rows_per_device,
+        " of each device); the figures of each device cover every step"));
+  }
 
   // Lost time: idle, plus collectives spinning while they wait for peers (busy by the
   // definition of utilisation, yet no work).

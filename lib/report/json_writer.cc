@@ -217,6 +217,8 @@ class JsonWriter : public ReportWriter {
       w.Int64(d.idle_ns);
       Breakdown(w, d.idle);
       Phases(w, d);
+      Str(w, "step_count");
+      w.Int64(d.step_count);
       Str(w, "kernel_count");
       w.Int64(d.kernel_count);
       Str(w, "memcpy_count");
@@ -237,6 +239,8 @@ class JsonWriter : public ReportWriter {
     }
     w.EndArray();
 
+    Str(w, "steps_not_listed");
+    w.Uint64(r.steps_not_listed);
     Str(w, "steps");
     w.StartArray();
     for (const StepReport& s : r.steps) {

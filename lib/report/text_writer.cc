@@ -175,10 +175,12 @@ void SteadyHeadline(const Report& r, std::string* out) {
   for (const DeviceReport& d : r.devices) {
     lo = std::min(lo, d.PhaseNs(Phase::kSteady));
     hi = std::max(hi, d.PhaseNs(Phase::kSteady));
-    const size_t n =
+    // Report::steps may list fewer rows than the device had steps.
+    const size_t listed =
         static_cast<size_t>(std::count_if(r.steps.begin(), r.steps.end(), [&](const StepReport& s) {
           return s.device == d.device && s.rank == d.rank;
         }));
+    const size_t n = std::max(listed, static_cast<size_t>(d.step_count));
     fewest = std::min(fewest, n);
     most = std::max(most, n);
   }

@@ -1,7 +1,9 @@
 // Each subcause of the idle taxonomy on a small synthetic timeline (times in microseconds).
 #include "analysis/analyze.h"
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
+#include "gpuidle/analyze.h"
 #include "gtest/gtest.h"
 #include "testing/analysis_helpers.h"
 #include "testing/timeline_builder.h"
@@ -16,6 +18,8 @@ using internal::CopyKind;
 using ::gpuidle::testing::kUs;
 using ::gpuidle::testing::MustAnalyze;
 using ::gpuidle::testing::OnlyDevice;
+using ::testing::Contains;
+using ::testing::HasSubstr;
 
 // Timelines are built one host call and the op it issued per line.
 // clang-format off
@@ -450,6 +454,40 @@ TEST(Taxonomy, QualifiedNamesRoundTrip) {
 }
 
 // clang-format on
+
+}  // namespace
+}  // namespace gpuidle
+
+namespace gpuidle {
+namespace {
+
+// 30,000 steps on 4 devices: the report lists Report::kMaxStepRows of them, says so, and the
+// figures of each device still cover every step.
+TEST(Analyze, ListsAtMostTheStepRowsItPromisesAndCountsEveryStep) {
+  TimelineBuilder b;
+  constexpr int kSteps = 7'500;
+  for (int device = 0; device < 4; ++device) b.Device(device);
+  for (int s = 0; s < kSteps; ++s) {
+    const double at = s * 100.0;
+    b.Step(1, at, at + 100, absl::StrCat("step ", s + 1));
+    for (int device = 0; device < 4; ++device) {
+      b.Device(device).Launch(1, at, at + 5).Kernel(at + 10, at + 90);
+    }
+  }
+  const Report r = MustAnalyze(b.Build());
+  ASSERT_EQ(r.devices.size(), 4u);
+  EXPECT_EQ(r.steps.size(), Report::kMaxStepRows);
+  EXPECT_EQ(r.steps_not_listed, 4u * kSteps - Report::kMaxStepRows);
+  int64_t idle = 0;
+  for (const DeviceReport& d : r.devices) {
+    EXPECT_EQ(d.step_count, kSteps);
+    idle += d.idle_ns;
+  }
+  EXPECT_GT(idle, 4 * (kSteps - 2) * 19 * kUs);  // every step's gaps, not only the listed ones
+  EXPECT_THAT(r.warnings, Contains(HasSubstr("lists 10000 of 30000 steps")));
+  const std::string json = *FormatReport(r, "json");  // the public API
+  EXPECT_THAT(json, HasSubstr("\"steps_not_listed\": 20000"));
+}
 
 }  // namespace
 }  // namespace gpuidle
