@@ -488,5 +488,32 @@ TEST(CliBinary, FailsWhenStandardOutputIsFull) {
   EXPECT_THAT(p.err, HasSubstr("cannot write the report to standard output"));
 }
 
+// Running out of memory is a message and an exit code, never an abort: 400,000 kernels
+// analysed under an address-space limit too small for them.
+TEST(CliBinary, RunningOutOfMemoryIsAnErrorNotACrash) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "sanitizers reserve more address space than the limit allows";
+#endif
+  TempDir dir;
+  std::string trace = "{\"traceEvents\": [";
+  for (int i = 0; i < 400'000; ++i) {
+    absl::StrAppend(&trace, "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k", i,
+                    "\", \"pid\": 0, \"tid\": 7, \"ts\": ", i * 3,
+                    ", \"dur\": 1, \"args\": {\"device\": 0, \"stream\": 7}},");
+  }
+  trace.back() = ']';
+  trace += "}";
+  const std::string path = dir.Write("big.json.gz", Gzip(trace));
+  for (const char* limit_kb : {"80000", "150000"}) {
+    const std::string args = absl::StrCat("analyze -q '", path, "'");
+    const std::string command = absl::StrCat("ulimit -v ", limit_kb, " && exec '", GPUIDLE_CLI_PATH,
+                                             "' ", args, " 2>'", dir.Path("stderr"), "'");
+    const int status = std::system(command.c_str());
+    ASSERT_TRUE(WIFEXITED(status)) << "killed by a signal under " << limit_kb << " KB";
+    EXPECT_EQ(WEXITSTATUS(status), kExitInternal) << limit_kb;
+    EXPECT_THAT(ReadFileOrDie(dir.Path("stderr")), HasSubstr("out of memory")) << limit_kb;
+  }
+}
+
 }  // namespace
 }  // namespace gpuidle::internal
