@@ -1,5 +1,6 @@
 #include "collect/buffer_pool.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 namespace gpuidle::internal {
@@ -23,6 +24,8 @@ BufferPool::BufferPool(size_t buffer_bytes, size_t count)
   memory_ = static_cast<uint8_t*>(std::aligned_alloc(kAlignment, total == 0 ? kAlignment : total));
   if (memory_ == nullptr) return;  // an empty pool: every Acquire() fails, CUPTI drops
   ring_ = std::make_unique<Slot[]>(mask_ + 1);
+  handed_out_at_ = std::make_unique<std::atomic<int64_t>[]>(count_);
+  for (size_t i = 0; i < count_; ++i) handed_out_at_[i].store(kFree, std::memory_order_relaxed);
   for (size_t i = 0; i <= mask_; ++i) ring_[i].sequence.store(i, std::memory_order_relaxed);
   for (size_t i = 0; i < count_; ++i) Push(static_cast<uint32_t>(i));
 }
@@ -75,12 +78,13 @@ bool BufferPool::Pop(uint32_t* index) {
   }
 }
 
-uint8_t* BufferPool::Acquire() {
+uint8_t* BufferPool::Acquire(int64_t now_ns) {
   uint32_t index;
   if (memory_ == nullptr || !Pop(&index)) {
     exhausted_.fetch_add(1, std::memory_order_relaxed);
     return nullptr;
   }
+  handed_out_at_[index].store(now_ns == kFree ? kFree + 1 : now_ns, std::memory_order_release);
   in_use_.fetch_add(1, std::memory_order_relaxed);
   return memory_ + static_cast<size_t>(index) * buffer_bytes_;
 }
@@ -94,8 +98,22 @@ bool BufferPool::Owns(const uint8_t* buffer) const {
 
 bool BufferPool::Release(uint8_t* buffer) {
   if (!Owns(buffer)) return false;
+  const auto index = static_cast<uint32_t>(static_cast<size_t>(buffer - memory_) / buffer_bytes_);
+  if (handed_out_at_[index].exchange(kFree, std::memory_order_acq_rel) == kFree) return false;
   in_use_.fetch_sub(1, std::memory_order_relaxed);
-  return Push(static_cast<uint32_t>(static_cast<size_t>(buffer - memory_) / buffer_bytes_));
+  return Push(index);
+}
+
+BufferPool::Outstanding BufferPool::OutstandingSince(int64_t since_ns) const {
+  Outstanding o;
+  if (memory_ == nullptr) return o;
+  for (size_t i = 0; i < count_; ++i) {
+    const int64_t at = handed_out_at_[i].load(std::memory_order_acquire);
+    if (at == kFree || at < since_ns) continue;
+    o.earliest_ns = o.count == 0 ? at : std::min(o.earliest_ns, at);
+    ++o.count;
+  }
+  return o;
 }
 
 }  // namespace gpuidle::internal

@@ -7,6 +7,7 @@
 #define GPUIDLE_LIB_COLLECT_BUFFER_POOL_H_
 
 #include <atomic>
+#include <climits>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -22,9 +23,10 @@ class BufferPool {
   BufferPool(const BufferPool&) = delete;
   BufferPool& operator=(const BufferPool&) = delete;
 
-  // A free buffer, or nullptr if all are in use.
-  uint8_t* Acquire();
-  // Returns a buffer from Acquire(); anything else is ignored (false).
+  // A free buffer, stamped with now_ns (when it was handed out), or nullptr if all are in use.
+  uint8_t* Acquire(int64_t now_ns = 0);
+  // Returns a buffer from Acquire(); anything else, and a buffer returned already, is ignored
+  // (false): a buffer handed back twice never enters the free list twice.
   bool Release(uint8_t* buffer);
   // True if buffer is one of the pool's.
   bool Owns(const uint8_t* buffer) const;
@@ -35,6 +37,14 @@ class BufferPool {
   size_t in_use() const { return in_use_.load(std::memory_order_relaxed); }
   // Times Acquire() found no free buffer.
   uint64_t exhausted() const { return exhausted_.load(std::memory_order_relaxed); }
+
+  // The buffers handed out at or after since_ns and not returned (a snapshot): how many, and the
+  // earliest stamp among them. Buffers that never come back were taken by someone else.
+  struct Outstanding {
+    size_t count = 0;
+    int64_t earliest_ns = 0;
+  };
+  Outstanding OutstandingSince(int64_t since_ns) const;
 
  private:
   struct Slot {
@@ -48,6 +58,9 @@ class BufferPool {
   const size_t count_;
   uint8_t* memory_ = nullptr;
   std::unique_ptr<Slot[]> ring_;  // capacity: a power of two >= count_
+  // Per buffer: when it was handed out, or kFree.
+  static constexpr int64_t kFree = INT64_MIN;
+  std::unique_ptr<std::atomic<int64_t>[]> handed_out_at_;
   size_t mask_ = 0;
   alignas(64) std::atomic<size_t> enqueue_pos_{0};
   alignas(64) std::atomic<size_t> dequeue_pos_{0};

@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -25,6 +26,7 @@
 #include "collect/clock.h"
 #include "collect/cuda_driver.h"
 #include "collect/host_ranges.h"
+#include "collect/lost_records.h"
 #include "collect/record_translation.h"
 #include "collect/timed_calls.h"
 #include "model/cuda_api.h"
@@ -380,6 +382,8 @@ struct Collector::State {
   std::atomic<uint64_t> dropped{0};
   std::atomic<uint64_t> records{0};
   std::atomic<bool> limit_reached{false};
+  std::atomic<int64_t> limit_reached_at_ns{0};  // CUPTI's clock when the limit stopped recording
+  std::atomic<uint64_t> buffers_taken{0};
   std::atomic<uint64_t> detaches{0};
   int64_t max_records = 0;
   uint32_t leave_out = 0;
@@ -394,6 +398,71 @@ struct Collector::State {
   const CuptiApi* needed_for = nullptr;
   std::vector<NeededId> runtime_needed;
   std::vector<NeededId> driver_needed;
+
+  // When records were lost (collect/lost_records.h), under lost_mu: each queue's (context,
+  // stream) latest completed buffer, the spans of the running collection, those of the last.
+  std::mutex lost_mu;
+  bool noting_losses = false;
+  int64_t started_at_ns = 0;
+  absl::flat_hash_map<std::pair<uintptr_t, uint32_t>, int64_t> last_completion_ns;
+  LostRecordLog lost;
+  std::vector<LostRecordSpan> last_lost;
+
+  void StartNotingLosses() {
+    std::lock_guard<std::mutex> lock(lost_mu);
+    started_at_ns = CuptiNowNs();
+    last_completion_ns.clear();
+    lost.Take();
+    noting_losses = true;
+  }
+
+  std::vector<LostRecordSpan> StopNotingLosses() {
+    std::lock_guard<std::mutex> lock(lost_mu);
+    noting_losses = false;
+    return lost.Take();
+  }
+
+  // At the stop, after the forced flush: every buffer CUPTI held came back unless another
+  // client took CUPTI's buffer callbacks (Kineto registers its own without subscribing) and
+  // with them gpuidle's buffers and every record after. Their time, and the time after the
+  // record limit stopped recording, are lost spans too. The spans are kept for
+  // last_lost_record_spans().
+  void NoteLossesAtStop(Timeline* timeline) {
+    const int64_t now = CuptiNowNs();
+    std::lock_guard<std::mutex> lock(lost_mu);
+    noting_losses = false;
+    const BufferPool::Outstanding taken = pool->OutstandingSince(started_at_ns);
+    if (taken.count > 0) {
+      lost.Add(taken.earliest_ns, now, 0);
+      buffers_taken.fetch_add(taken.count);
+      const int64_t missing_ms = std::max<int64_t>(0, now - taken.earliest_ns) / 1'000'000;
+      timeline->info.warnings.push_back(
+          absl::StrCat("another CUPTI client took ", taken.count, " activity buffer",
+                       taken.count == 1 ? "" : "s", "; the report misses their records (the last ",
+                       missing_ms, " ms of the collection are incomplete)"));
+    }
+    if (limit_reached.load()) lost.Add(limit_reached_at_ns.load(), now, 0);
+    last_lost = lost.Take();
+  }
+
+  // A completed buffer of one queue, with what CUPTI dropped of that queue since its last one:
+  // those records were lost between the two.
+  void NoteCompletion(CUcontext context, uint32_t stream, int64_t now_ns, uint64_t dropped) {
+    // Far more queues than any program has (one per context, or per stream): the rest count
+    // from the collection's start.
+    constexpr size_t kMaxQueues = 4096;
+    std::lock_guard<std::mutex> lock(lost_mu);
+    if (!noting_losses) return;
+    const auto queue = std::make_pair(reinterpret_cast<uintptr_t>(context), stream);
+    auto it = last_completion_ns.find(queue);
+    const int64_t since = it != last_completion_ns.end() ? it->second : started_at_ns;
+    if (dropped > 0) lost.Add(since, now_ns, dropped);
+    if (it != last_completion_ns.end()) {
+      it->second = now_ns;
+    } else if (last_completion_ns.size() < kMaxQueues) {
+      last_completion_ns.emplace(queue, now_ns);
+    }
+  }
 
   // The decode queue: CUPTI's thread (or a flushing thread) pushes, the worker pops.
   std::mutex mu;
@@ -551,7 +620,11 @@ struct Collector::State {
       records.store(translator->records(), std::memory_order_relaxed);
       if (translator->records() >= static_cast<uint64_t>(max_records) &&
           !limit_reached.exchange(true)) {
+        limit_reached_at_ns = CuptiNowNs();
         DisableRecording();
+        // Host ranges too: steps recorded after the limit, without their kernels, would stretch
+        // the window with time that reads as idle.
+        HostRangeRecorder::Get().SetRecording(false);
       }
     }
   }
@@ -572,13 +645,20 @@ CollectorCounters Collector::counters() const {
   c.dropped = state_->dropped.load();
   c.pool_exhausted = state_->pool != nullptr ? state_->pool->exhausted() : 0;
   c.detaches = state_->detaches.load();
+  c.buffers_taken = state_->buffers_taken.load();
   return c;
+}
+
+std::vector<LostRecordSpan> Collector::last_lost_record_spans() const {
+  std::lock_guard<std::mutex> lock(state_->lost_mu);
+  return state_->last_lost;
 }
 
 void Collector::BufferRequested(uint8_t** buffer, size_t* size, size_t* max_records) {
   State* s = Get().state_;
   *max_records = 0;  // as many as fit
-  *buffer = s->pool != nullptr ? s->pool->Acquire() : nullptr;
+  // Stamped, so that a buffer that never comes back tells from when records are missing.
+  *buffer = s->pool != nullptr ? s->pool->Acquire(CuptiNowNs()) : nullptr;
   // No buffer: CUPTI drops the records and counts them; the report shows the count.
   *size = *buffer != nullptr ? s->pool->buffer_bytes() : 0;
 }
@@ -588,9 +668,11 @@ void Collector::BufferCompleted(CUcontext context, uint32_t stream, uint8_t* buf
   State* s = Get().state_;
   if (s->api != nullptr) {
     size_t dropped = 0;
-    if (s->api->ActivityGetNumDroppedRecords(context, stream, &dropped) == CUPTI_SUCCESS) {
-      s->dropped.fetch_add(dropped, std::memory_order_relaxed);
+    if (s->api->ActivityGetNumDroppedRecords(context, stream, &dropped) != CUPTI_SUCCESS) {
+      dropped = 0;
     }
+    s->dropped.fetch_add(dropped, std::memory_order_relaxed);
+    s->NoteCompletion(context, stream, CuptiNowNs(), dropped);
   }
   if (buffer == nullptr || s->pool == nullptr || !s->pool->Owns(buffer)) return;
   {
@@ -618,10 +700,17 @@ absl::Status Collector::Start(const CuptiApi& api, const CollectorOptions& optio
           "CUPTI is in use by another tool in this process (torch.profiler, which keeps it once "
           "it has run; Nsight Systems, ...)");
     }
-    return absl::UnavailableError(
-        absl::StrCat("CUPTI cannot start: ", DescribeCuptiResult(api, r)));
+    // CUPTI's code says little (CUPTI_ERROR_UNKNOWN without a driver): the driver's reason
+    // first, where it has one.
+    const std::string cupti_says = DescribeCuptiResult(api, r);
+    const std::string driver_says =
+        options.driver.why_no_device != nullptr ? options.driver.why_no_device() : "";
+    return absl::UnavailableError(driver_says.empty()
+                                      ? absl::StrCat("CUPTI cannot start: ", cupti_says)
+                                      : absl::StrCat(driver_says, " (CUPTI: ", cupti_says, ")"));
   }
   auto fail = [&](absl::string_view what, CUptiResult result) {
+    s.StopNotingLosses();
     if (s.subscriber != nullptr) api.Unsubscribe(s.subscriber);
     s.subscriber = nullptr;
     return absl::UnavailableError(
@@ -636,6 +725,7 @@ absl::Status Collector::Start(const CuptiApi& api, const CollectorOptions& optio
   SetTimelineClock(&CuptiNowNs);
   // At every start: another tool (torch.profiler) may have registered its own in between,
   // and gpuidle's records would then go to it.
+  s.StartNotingLosses();
   r = api.ActivityRegisterCallbacks(&Collector::BufferRequested, &Collector::BufferCompleted);
   if (r != CUPTI_SUCCESS) return fail("buffer callbacks", r);
   if (s.pool == nullptr) s.pool = new BufferPool(options.buffer_bytes, options.buffer_count);
@@ -644,6 +734,7 @@ absl::Status Collector::Start(const CuptiApi& api, const CollectorOptions& optio
   s.records = 0;
   s.dropped = 0;
   s.limit_reached = false;
+  s.limit_reached_at_ns = 0;
   s.translator = std::make_unique<RecordTranslator>(api);
   {
     std::lock_guard<std::mutex> lock(s.mu);
@@ -736,7 +827,10 @@ absl::StatusOr<Timeline> Collector::Stop(CuptiAfterStop after) {
     if (s.limit_reached.load()) break;
     s.translator->TranslateCalls(TimedCallLog::Calls(chunk));
     // As the worker does: past the limit (by at most one chunk), the rest is left out.
-    if (s.translator->records() >= static_cast<uint64_t>(s.max_records)) s.limit_reached = true;
+    if (s.translator->records() >= static_cast<uint64_t>(s.max_records) &&
+        !s.limit_reached.exchange(true)) {
+      s.limit_reached_at_ns = CuptiNowNs();
+    }
   }
   s.records.store(s.translator->records());
   const uint64_t dropped_calls = TimedCallLog::Get().dropped();
@@ -752,6 +846,7 @@ absl::StatusOr<Timeline> Collector::Stop(CuptiAfterStop after) {
   timeline.info.dropped_records =
       timeline.info.dropped_records.value_or(0) + s.dropped.load() + dropped_calls;
   timeline.info.record_limit_reached = s.limit_reached.load();
+  s.NoteLossesAtStop(&timeline);
   // Last: nothing of this collection calls CUPTI any more. Only with every buffer back, so that
   // none is lost to the pool with the CUPTI that held it.
   if (after == CuptiAfterStop::kDetach && (s.leave_out & kPartDetach) == 0 &&
@@ -783,7 +878,9 @@ void Collector::AbandonAfterFork() {
   // Locks may be held by threads that do not exist in the child; the std::thread object of the
   // parent's worker is left as it is (never joined or destroyed).
   new (&s.mu) std::mutex();
+  new (&s.lost_mu) std::mutex();
   new (&s.cv) std::condition_variable();
+  s.noting_losses = false;
   s.queue.clear();
   s.accepting = false;
   s.collecting = false;

@@ -19,6 +19,7 @@
 #include "absl/strings/string_view.h"
 #include "collect/cuda_driver.h"
 #include "collect/cupti_api.h"
+#include "collect/lost_records.h"
 #include "model/timeline.h"
 
 namespace gpuidle::internal {
@@ -103,6 +104,8 @@ struct CollectorCounters {
   uint64_t dropped = 0;         // CUPTI's count: no buffer, or a buffer overflowed
   uint64_t pool_exhausted = 0;  // buffer requests gpuidle could not serve
   uint64_t detaches = 0;        // stops that detached CUPTI (CuptiAfterStop::kDetach)
+  // Buffers another CUPTI client took (they never came back after a stop's forced flush).
+  uint64_t buffers_taken = 0;
 };
 
 class Collector {
@@ -118,6 +121,9 @@ class Collector {
   absl::StatusOr<Timeline> Stop(CuptiAfterStop after = CuptiAfterStop::kStayAttached);
   bool collecting() const;
   CollectorCounters counters() const;
+  // When the last stopped collection lost records (collect/lost_records.h): sorted, merged;
+  // empty when it lost none.
+  std::vector<LostRecordSpan> last_lost_record_spans() const;
 
   // In a forked child: forget the parent's collection without calling CUPTI or joining the
   // parent's threads (they do not exist here).

@@ -1,8 +1,13 @@
 #include "collect/cuda_driver.h"
 
 #include <dlfcn.h>
+#include <sys/stat.h>
 
 #include <algorithm>
+#include <cstdlib>
+
+#include "absl/strings/str_cat.h"
+#include "core/text_safety.h"
 
 namespace gpuidle::internal {
 namespace {
@@ -35,8 +40,46 @@ class LoadedDriver {
 // CUDA_SUCCESS; every call returns CUDA_ERROR_NOT_INITIALIZED (3) before cuInit, and none of
 // these three initialises CUDA.
 constexpr int kCudaSuccess = 0;
+constexpr int kCudaErrorNoDevice = 100;
+
+bool Exists(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0;
+}
 
 }  // namespace
+
+absl::Status CheckForNvidiaGpu(const std::string& dev_dir) {
+  if (Exists(dev_dir + "/nvidiactl") || Exists(dev_dir + "/dxg")) return absl::OkStatus();
+  return absl::UnavailableError(
+      absl::StrCat("no NVIDIA GPU on this machine (", dev_dir, "/nvidiactl is missing)"));
+}
+
+std::string CudaDriverWhyNoDevice() {
+  const LoadedDriver driver;
+  if (const auto count = driver.Find<CuDeviceGetCount>("cuDeviceGetCount"); count != nullptr) {
+    int n = 0;
+    const int result = count(&n);
+    // Before cuInit every call says CUDA_ERROR_NOT_INITIALIZED: no verdict then.
+    if ((result == kCudaSuccess && n == 0) || result == kCudaErrorNoDevice) {
+      const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+      return visible != nullptr
+                 ? absl::StrCat("no NVIDIA GPU visible to CUDA (CUDA_VISIBLE_DEVICES=",
+                                QuoteForMessage(visible, 40), ")")
+                 : "no NVIDIA GPU visible to CUDA";
+    }
+    return "";
+  }
+  // Not in the process although CUPTI wanted it: loading it says why (and unloads it again when
+  // it loads after all: CUPTI's reason stands then).
+  if (void* h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL); h != nullptr) {
+    dlclose(h);
+    return "";
+  }
+  const char* error = dlerror();
+  return absl::StrCat("no NVIDIA driver (libcuda.so.1 cannot be loaded: ",
+                      ForMessage(error != nullptr ? error : "unknown error", 120), ")");
+}
 
 bool CudaDriverInitialized() { return CudaDriverDeviceCount() >= 0; }
 

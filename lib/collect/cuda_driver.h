@@ -8,6 +8,7 @@
 
 #include <string>
 
+#include "absl/status/status.h"
 #include "model/timeline.h"
 
 namespace gpuidle::internal {
@@ -19,11 +20,25 @@ int CudaDriverDeviceCount();
 // "NVIDIA H200" for a CUDA device ordinal, or "" when the driver is not loaded or says nothing.
 std::string CudaDriverDeviceName(int device);
 
+// Whether this machine can have an NVIDIA GPU for CUDA: the driver's device node under dev_dir
+// (/dev/nvidiactl, or /dev/dxg under WSL 2, where CUDA reaches the GPU through DirectX). Only
+// stats files and loads nothing, so the preloaded library's constructor may ask it in every
+// process. OK, or Unavailable "no NVIDIA GPU on this machine (/dev/nvidiactl is missing)". The
+// one check of every way in (the injection, the C++ and Python APIs, gpuidle run).
+absl::Status CheckForNvidiaGpu(const std::string& dev_dir = "/dev");
+
+// After CUPTI refused to start: the driver's reason, where it has one, else "". "no NVIDIA
+// driver (libcuda.so.1 cannot be loaded: ...)" when the process has no driver and none can be
+// loaded; "no NVIDIA GPU visible to CUDA (CUDA_VISIBLE_DEVICES=...)" when the program's
+// initialised CUDA sees no device. Never initialises CUDA (the program may not want it).
+std::string CudaDriverWhyNoDevice();
+
 // The queries the collector makes; tests replace them.
 struct CudaDriverQueries {
   bool (*initialized)() = &CudaDriverInitialized;
   int (*device_count)() = &CudaDriverDeviceCount;
   std::string (*device_name)(int device) = &CudaDriverDeviceName;
+  std::string (*why_no_device)() = &CudaDriverWhyNoDevice;
 };
 
 // Where CUPTI sent no DEVICE record (a collection that began after CUDA was initialised):

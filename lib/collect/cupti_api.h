@@ -37,8 +37,10 @@ struct CuptiApi {
 };
 
 // The CUPTI of this process: the libcupti.so.13 already loaded (PyTorch's), else the one named
-// by GPUIDLE_CUPTI_PATH, else the system's (library path, then /usr/local/cuda). Loaded once;
-// Unavailable with what was tried if there is none.
+// by GPUIDLE_CUPTI_PATH, else the system's (library path, then /usr/local/cuda). Loaded once.
+// Unavailable with what was tried if there is none, or naming the file when it is not CUDA 13's
+// CUPTI; InvalidArgument naming the variable when GPUIDLE_CUPTI_PATH names a file that cannot
+// be used (never a fall-back to another CUPTI). Each message is one short line.
 absl::StatusOr<const CuptiApi*> LoadCupti();
 
 // "CUPTI_ERROR_NOT_INITIALIZED (...)" for messages.

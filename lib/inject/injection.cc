@@ -20,6 +20,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "collect/cuda_driver.h"
 #include "collect/nvtx_capture.h"
 #include "gpuidle/export.h"
 #include "gpuidle/profiler.h"
@@ -89,11 +90,10 @@ void StartFromInjection(absl::string_view how) {
 __attribute__((constructor)) void ArmPreloadedInjection() {
   const std::string self = OwnPath();
   if (!Preloaded(self) || Truthy(std::getenv("GPUIDLE_DISABLE"))) return;
-  struct stat st;
-  if (stat("/dev/nvidiactl", &st) != 0) {
+  // Without a GPU the driver never loads the injection: say so now, once for the tree.
+  if (absl::Status gpu = CheckForNvidiaGpu(); !gpu.ok()) {
     WarnOnceForProcessTree(
-        "no NVIDIA GPU on this machine (/dev/nvidiactl is missing); gpuidle is off, the program "
-        "runs as usual");
+        absl::StrCat(gpu.message(), "; gpuidle is off, the program runs as usual"));
     return;
   }
   const char* injection = std::getenv("CUDA_INJECTION64_PATH");

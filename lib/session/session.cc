@@ -1,7 +1,6 @@
 #include "session/session.h"
 
 #include <pthread.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,6 +13,7 @@
 #include "analysis/analyze.h"
 #include "collect/clock.h"
 #include "collect/collector.h"
+#include "collect/cuda_driver.h"
 #include "collect/cupti_api.h"
 #include "core/output_file.h"
 #include "core/output_path.h"
@@ -92,9 +92,8 @@ absl::Status Session::Start(const ProfilerOptions& options, const void* owner,
     // One line per reason and process (a profiled function called in a loop), and none where
     // `gpuidle run` or the preloaded library already told this process tree there is no GPU.
     const char* warned = std::getenv("GPUIDLE_WARNED");
-    struct stat device_node;
     const bool told = absl::IsUnavailable(status) && warned != nullptr && warned[0] != '\0' &&
-                      stat("/dev/nvidiactl", &device_node) != 0;
+                      !CheckForNvidiaGpu().ok();
     std::string line =
         absl::StrCat(status.message(), "; gpuidle is off, the program runs as usual");
     if (!told && warned_.insert(line).second) Warn(line);
@@ -107,6 +106,8 @@ absl::Status Session::Start(const ProfilerOptions& options, const void* owner,
     return refuse(absl::FailedPreconditionError(absl::StrCat(
         "gpuidle is already collecting in this process (started by ", started_by_, ")")));
   }
+  // CUPTI and the settings first: a CUPTI that cannot be used (GPUIDLE_CUPTI_PATH, another
+  // version) or a bad setting is worth saying on any machine.
   absl::StatusOr<const CuptiApi*> api = LoadCupti();
   if (!api.ok()) return refuse(api.status());
   CollectorOptions collector_options = CollectorOptionsFrom(options);
@@ -127,6 +128,9 @@ absl::Status Session::Start(const ProfilerOptions& options, const void* owner,
     }
     collector_options.api_records = *records;
   }
+  // Then the GPU, checked as every way in checks it, before CUPTI would fail with
+  // CUPTI_ERROR_UNKNOWN and say nothing of why.
+  if (absl::Status gpu = CheckForNvidiaGpu(); !gpu.ok()) return refuse(gpu);
   if (absl::Status s = Collector::Get().Start(**api, collector_options); !s.ok()) {
     return refuse(s);
   }

@@ -160,5 +160,42 @@ TEST(BufferPool, ManyThreadsNeverHoldTheSameBufferAtOnce) {
   EXPECT_EQ(pool.Acquire(), nullptr);
 }
 
+TEST(BufferPool, ABufferReturnedTwiceEntersTheFreeListOnce) {
+  BufferPool pool(256, 2);
+  uint8_t* a = pool.Acquire();
+  ASSERT_NE(a, nullptr);
+  EXPECT_TRUE(pool.Release(a));
+  EXPECT_FALSE(pool.Release(a)) << "a second return of the same buffer";
+  EXPECT_EQ(pool.in_use(), 0u);
+  // Two buffers, each handed out once: a duplicate in the free list would hand out a third.
+  std::set<uint8_t*> taken = {pool.Acquire(), pool.Acquire()};
+  EXPECT_EQ(taken.size(), 2u);
+  EXPECT_EQ(taken.count(nullptr), 0u);
+  EXPECT_EQ(pool.Acquire(), nullptr);
+}
+
+TEST(BufferPool, TellsWhichBuffersHandedOutSinceATimeNeverCameBack) {
+  BufferPool pool(256, 4);
+  uint8_t* before = pool.Acquire(/*now_ns=*/100);  // an earlier collection's, never returned
+  uint8_t* first = pool.Acquire(/*now_ns=*/500);
+  uint8_t* second = pool.Acquire(/*now_ns=*/700);
+  ASSERT_NE(before, nullptr);
+  ASSERT_NE(first, nullptr);
+  ASSERT_NE(second, nullptr);
+
+  BufferPool::Outstanding o = pool.OutstandingSince(/*since_ns=*/200);
+  EXPECT_EQ(o.count, 2u);
+  EXPECT_EQ(o.earliest_ns, 500);
+
+  ASSERT_TRUE(pool.Release(first));
+  o = pool.OutstandingSince(200);
+  EXPECT_EQ(o.count, 1u);
+  EXPECT_EQ(o.earliest_ns, 700);
+
+  ASSERT_TRUE(pool.Release(second));
+  EXPECT_EQ(pool.OutstandingSince(200).count, 0u);
+  EXPECT_EQ(pool.OutstandingSince(0).count, 1u) << "the earlier one is still out";
+}
+
 }  // namespace
 }  // namespace gpuidle::internal

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -28,6 +29,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "model/timeline.h"
+#include "testing/temp_dir.h"
 
 namespace gpuidle::internal {
 namespace {
@@ -58,6 +60,7 @@ CollectorOptions Options(int64_t max_records = 1'000'000) {
   o.driver.initialized = [] { return false; };
   o.driver.device_count = [] { return -1; };
   o.driver.device_name = [](int) { return std::string(); };
+  o.driver.why_no_device = [] { return std::string(); };
   return o;
 }
 
@@ -909,6 +912,41 @@ TEST(CudaDriverTest, KeepsWhatCuptiListed) {
   EXPECT_EQ(t.devices[0].name, "NVIDIA H100");
 }
 
+TEST(CudaDriverTest, AMachineWithoutTheDriversDeviceNodeHasNoNvidiaGpu) {
+  gpuidle::testing::TempDir dev;
+  const absl::Status none = CheckForNvidiaGpu(dev.path());
+  EXPECT_EQ(none.code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(none.message(),
+            absl::StrCat("no NVIDIA GPU on this machine (", dev.path(), "/nvidiactl is missing)"));
+  dev.Write("nvidiactl", "");
+  EXPECT_TRUE(CheckForNvidiaGpu(dev.path()).ok());
+
+  gpuidle::testing::TempDir wsl;  // WSL 2: the GPU is reached through /dev/dxg
+  wsl.Write("dxg", "");
+  EXPECT_TRUE(CheckForNvidiaGpu(wsl.path()).ok());
+}
+
+TEST(CudaDriverTest, WithoutADriverTheReasonNamesTheDriversLibrary) {
+  if (CheckForNvidiaGpu().ok()) GTEST_SKIP() << "this machine may have a driver";
+  const std::string why = CudaDriverWhyNoDevice();
+  if (why.empty()) GTEST_SKIP() << "libcuda.so.1 loads here although there is no GPU";
+  EXPECT_THAT(why, HasSubstr("no NVIDIA driver"));
+  EXPECT_THAT(why, HasSubstr("libcuda.so.1"));
+  EXPECT_LE(why.size(), 200u) << why;
+  EXPECT_EQ(CudaDriverDeviceCount(), -1) << "the driver must not stay loaded";
+}
+
+TEST_F(CollectorTest, PutsTheDriversReasonBeforeCuptisWhenCuptiCannotStart) {
+  fake::GetState().subscribe_result = CUPTI_ERROR_NOT_INITIALIZED;
+  CollectorOptions options = Options();
+  options.driver.why_no_device = [] { return std::string("no NVIDIA driver (it is elsewhere)"); };
+  const absl::Status status = collector().Start(fake::FakeApi(), options);
+  EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(status.message(),
+            "no NVIDIA driver (it is elsewhere) (CUPTI: CUPTI_ERROR_NOT_INITIALIZED)");
+  EXPECT_FALSE(collector().collecting());
+}
+
 TEST(DeviceNamesTest, WithoutALoadedDriverThereIsNoName) {
   // This test process never loads libcuda (and gpuidle never loads it itself).
   EXPECT_EQ(CudaDriverDeviceName(0), "");
@@ -1201,6 +1239,166 @@ TEST_F(CollectorTest, StaysAttachedWhileCuptiHoldsABufferOrTheBenchmarkLeavesItO
   ASSERT_TRUE(collector().Start(fake::FakeApi(), without).ok());
   ASSERT_TRUE(collector().Stop(CuptiAfterStop::kDetach).ok());
   EXPECT_EQ(Locked<int>([](fake::State& s) { return s.finalize_calls; }), 0);
+}
+
+// --- lost records: when, so that the analysis can leave that time out of idle time ----------
+
+TEST_F(CollectorTest, ACollectionThatLostNothingHasNoLostSpansAndNoWarning) {
+  absl::StatusOr<Timeline> t =
+      Collect([] { fake::Record(fake::Kernel(0, 7, 1000, 1050, "_Z4spinPfi", 1)); });
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->info.dropped_records, 0u);
+  EXPECT_THAT(t->info.warnings, IsEmpty());
+  EXPECT_THAT(collector().last_lost_record_spans(), IsEmpty());
+}
+
+TEST_F(CollectorTest, RecordsCuptiDroppedAreLostBetweenTheirQueuesTwoCompletedBuffers) {
+  ASSERT_TRUE(collector().Start(fake::FakeApi(), Options()).ok());
+  fake::Record(fake::Kernel(0, 7, 1000, 1050, "_Z5firstv", 1));
+  const int64_t before_first = fake::FakeClockNs();
+  fake::Deliver();  // a completed buffer, nothing dropped
+  const int64_t after_first = fake::FakeClockNs();
+  // Decoded (the worker returns the buffer to the pool first), so that both can be held.
+  ASSERT_TRUE(Eventually([] { return collector().counters().records >= 1; }));
+  for (size_t i = 0; i < kBufferCount; ++i) ASSERT_TRUE(fake::HoldBuffer()) << "buffer " << i;
+  for (uint32_t i = 0; i < 3; ++i) {
+    fake::Record(fake::Kernel(0, 7, 2000 + 100 * i, 2050 + 100 * i, "_Z4lostv", 2 + i));
+  }
+  // No buffer for them: CUPTI drops them and says so at the next completed buffer.
+  fake::Deliver();
+  const int64_t after_drop = fake::FakeClockNs();
+  absl::StatusOr<Timeline> t = collector().Stop();
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->info.dropped_records, 3u);
+
+  const std::vector<LostRecordSpan> lost = collector().last_lost_record_spans();
+  ASSERT_THAT(lost, SizeIs(1));
+  EXPECT_EQ(lost[0].records, 3u);
+  // From the completed buffer before the drop to the one that reported it.
+  EXPECT_GE(lost[0].start_ns, before_first);
+  EXPECT_LE(lost[0].start_ns, after_first);
+  EXPECT_GE(lost[0].end_ns, after_first);
+  EXPECT_LE(lost[0].end_ns, after_drop);
+  EXPECT_THAT(t->info.warnings, IsEmpty()) << "every buffer came back: no other client";
+}
+
+TEST_F(CollectorTest, TheTimeAfterTheRecordLimitStoppedRecordingIsLost) {
+  ASSERT_TRUE(collector().Start(fake::FakeApi(), Options(/*max_records=*/3)).ok());
+  for (uint32_t i = 0; i < 5; ++i) {
+    fake::Record(fake::Kernel(0, 7, 1000 + 100 * i, 1050 + 100 * i, "_Z4spinPfi", i + 1));
+  }
+  const int64_t before = fake::FakeClockNs();
+  fake::Deliver();
+  ASSERT_TRUE(Eventually(
+      [] { return Locked<bool>([](fake::State& s) { return s.enabled_kinds.empty(); }); }));
+  const int64_t stopped_recording = fake::FakeClockNs();
+  // A step after the limit: without its kernels it would only stretch the window with "idle".
+  ASSERT_TRUE(Eventually([] { return !HostRangeRecorder::Get().recording(); }));
+  HostRangeRecorder::Get().Push(0, RangeKind::kStep, "step after the limit");
+  HostRangeRecorder::Get().Pop(0);
+  absl::StatusOr<Timeline> t = collector().Stop();
+  const int64_t after = fake::FakeClockNs();
+  ASSERT_TRUE(t.ok()) << t.status();
+  ASSERT_TRUE(t->info.record_limit_reached);
+
+  const std::vector<LostRecordSpan> lost = collector().last_lost_record_spans();
+  ASSERT_THAT(lost, SizeIs(1));
+  EXPECT_GE(lost[0].start_ns, before);
+  EXPECT_LE(lost[0].start_ns, stopped_recording);
+  EXPECT_GE(lost[0].end_ns, stopped_recording);
+  EXPECT_LE(lost[0].end_ns, after);
+  EXPECT_EQ(lost[0].records, 0u) << "nobody counts what was never recorded";
+  EXPECT_THAT(t->ranges, IsEmpty());
+}
+
+// Another CUPTI client's buffer callbacks, registered without subscribing (Kineto's way): it
+// hands CUPTI buffers of its own, and keeps the ones it did not hand out (as Kineto does, it
+// ignores them), so that the test can give them back.
+class OtherClient {
+ public:
+  static void CUPTIAPI Requested(uint8_t** buffer, size_t* size, size_t* max_records) {
+    std::lock_guard<std::mutex> lock(Get().mu_);
+    Get().own_.emplace_back(kBufferBytes / 8);
+    *buffer = reinterpret_cast<uint8_t*>(Get().own_.back().data());
+    *size = kBufferBytes;
+    *max_records = 0;
+  }
+  static void CUPTIAPI Completed(CUcontext, uint32_t, uint8_t* buffer, size_t size, size_t) {
+    std::lock_guard<std::mutex> lock(Get().mu_);
+    for (const std::vector<uint64_t>& own : Get().own_) {
+      if (reinterpret_cast<const uint8_t*>(own.data()) == buffer) return;
+    }
+    Get().foreign_.emplace_back(buffer, size);
+  }
+  // The buffers CUPTI completed to it that were not its own.
+  static std::vector<std::pair<uint8_t*, size_t>> TakeForeign() {
+    std::lock_guard<std::mutex> lock(Get().mu_);
+    std::vector<std::pair<uint8_t*, size_t>> taken;
+    taken.swap(Get().foreign_);
+    return taken;
+  }
+
+ private:
+  static OtherClient& Get() {
+    static OtherClient* client = new OtherClient();
+    return *client;
+  }
+  std::mutex mu_;
+  std::deque<std::vector<uint64_t>> own_;  // a deque: buffers never move
+  std::vector<std::pair<uint8_t*, size_t>> foreign_;
+};
+
+TEST_F(CollectorTest, AnotherClientTakingTheBufferCallbacksIsOneWarningAndALostSpan) {
+  ASSERT_TRUE(collector().Start(fake::FakeApi(), Options()).ok());
+  fake::Record(fake::Kernel(0, 7, 1000, 1050, "_Z5firstv", 1));
+  fake::Deliver();  // before the other client came: gpuidle's
+  const int64_t before_hold = fake::FakeClockNs();
+  ASSERT_TRUE(fake::HoldBuffer());  // CUPTI is filling one of gpuidle's buffers ...
+  const int64_t after_hold = fake::FakeClockNs();
+  // ... when the other client registers its callbacks: CUPTI completes every buffer to it now.
+  ASSERT_EQ(
+      fake::FakeApi().ActivityRegisterCallbacks(&OtherClient::Requested, &OtherClient::Completed),
+      CUPTI_SUCCESS);
+  fake::Record(fake::Kernel(0, 7, 2000, 2050, "_Z6secondv", 2));
+  const uint64_t taken_before = collector().counters().buffers_taken;
+  absl::StatusOr<Timeline> t = collector().Stop();
+  const int64_t after_stop = fake::FakeClockNs();
+  ASSERT_TRUE(t.ok()) << t.status();
+
+  ASSERT_THAT(t->devices, SizeIs(1));
+  ASSERT_THAT(t->devices[0].ops, SizeIs(1)) << "the second kernel went to the other client";
+  EXPECT_EQ(Name(*t, t->devices[0].ops[0].name), "first()");
+  EXPECT_EQ(collector().counters().buffers_taken, taken_before + 1);
+  ASSERT_THAT(t->info.warnings, SizeIs(1));
+  EXPECT_THAT(t->info.warnings[0], HasSubstr("another CUPTI client took 1 activity buffer;"));
+  EXPECT_THAT(t->info.warnings[0], HasSubstr("the report misses their records"));
+  const std::vector<LostRecordSpan> lost = collector().last_lost_record_spans();
+  ASSERT_THAT(lost, SizeIs(1));
+  // From when the taken buffer was handed out to the stop.
+  EXPECT_GE(lost[0].start_ns, before_hold);
+  EXPECT_LE(lost[0].start_ns, after_hold);
+  EXPECT_GE(lost[0].end_ns, after_hold);
+  EXPECT_LE(lost[0].end_ns, after_stop);
+
+  // The next collection takes the callbacks back (it registers at every start) and does not
+  // blame the buffer lost before it on anyone.
+  absl::StatusOr<Timeline> next =
+      Collect([] { fake::Record(fake::Kernel(0, 7, 5000, 5050, "_Z5thirdv", 3)); });
+  ASSERT_TRUE(next.ok()) << next.status();
+  ASSERT_THAT(next->devices, SizeIs(1));
+  EXPECT_THAT(next->devices[0].ops, SizeIs(1));
+  EXPECT_THAT(next->info.warnings, IsEmpty());
+  EXPECT_THAT(collector().last_lost_record_spans(), IsEmpty());
+  EXPECT_EQ(collector().counters().buffers_taken, taken_before + 1);
+
+  // Handed back (as a client might): the pool is whole again for the other tests.
+  const std::vector<std::pair<uint8_t*, size_t>> foreign = OtherClient::TakeForeign();
+  ASSERT_THAT(foreign, SizeIs(1));
+  for (const auto& [buffer, size] : foreign)
+    Collector::BufferCompleted(nullptr, 0, buffer, size, 0);
+  ASSERT_TRUE(collector().Start(fake::FakeApi(), Options()).ok());
+  for (size_t i = 0; i < kBufferCount; ++i) EXPECT_TRUE(fake::HoldBuffer()) << "buffer " << i;
+  EXPECT_TRUE(collector().Stop().ok());
 }
 
 }  // namespace
