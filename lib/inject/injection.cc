@@ -24,6 +24,7 @@
 #include "collect/nvtx_capture.h"
 #include "gpuidle/export.h"
 #include "gpuidle/profiler.h"
+#include "session/profiler_options.h"
 #include "session/python_site.h"
 #include "session/session.h"
 
@@ -43,11 +44,6 @@ std::string OwnPath() {
   }
   char resolved[PATH_MAX];
   return realpath(info.dli_fname, resolved) != nullptr ? resolved : info.dli_fname;
-}
-
-bool Truthy(const char* v) {
-  return v != nullptr && (std::strcmp(v, "1") == 0 || absl::EqualsIgnoreCase(v, "true") ||
-                          absl::EqualsIgnoreCase(v, "yes"));
 }
 
 bool SameFile(const std::string& a, const std::string& b) {
@@ -76,8 +72,16 @@ void WarnOnceForProcessTree(absl::string_view message) {
   setenv("GPUIDLE_WARNED", "1", 1);
 }
 
+// GPUIDLE_DISABLE by the rule of every front end (session/profiler_options.h); a value that is
+// not a switch word is one warning for the process tree, and gpuidle stays off.
+bool Disabled() {
+  const DisableSetting setting = ReadDisableVariable(std::getenv("GPUIDLE_DISABLE"));
+  if (!setting.warning.empty()) WarnOnceForProcessTree(setting.warning);
+  return setting.disabled;
+}
+
 void StartFromInjection(absl::string_view how) {
-  if (Truthy(std::getenv("GPUIDLE_DISABLE"))) return;
+  if (Disabled()) return;
   absl::StatusOr<ProfilerOptions> options = ProfilerOptionsFromEnvironment();
   if (!options.ok()) {
     Warn(absl::StrCat(options.status().message(), "; gpuidle is off, the program runs as usual"));
@@ -89,7 +93,7 @@ void StartFromInjection(absl::string_view how) {
 
 __attribute__((constructor)) void ArmPreloadedInjection() {
   const std::string self = OwnPath();
-  if (!Preloaded(self) || Truthy(std::getenv("GPUIDLE_DISABLE"))) return;
+  if (!Preloaded(self) || Disabled()) return;
   // Without a GPU the driver never loads the injection: say so now, once for the tree.
   if (absl::Status gpu = CheckForNvidiaGpu(); !gpu.ok()) {
     WarnOnceForProcessTree(
