@@ -8,8 +8,10 @@
 // hidden inside this module (--exclude-libs); tests/python/test_native.py checks that no
 // collector or session code is in it.
 #include <dlfcn.h>
+#include <pthread.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
+#include <signal.h>
 
 #include <algorithm>
 #include <chrono>
@@ -20,6 +22,8 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <system_error>
+#include <thread>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -137,13 +141,78 @@ class NativeReport {
   AnalysisOptions options_;
 };
 
+// One analysis on its own thread, shared by that thread and the caller, which may give up on it
+// (Ctrl-C): whoever lets go last frees it.
+struct AnalysisJob {
+  std::mutex mu;
+  std::condition_variable done_cv;
+  bool done = false;
+  absl::StatusOr<Report> report;
+};
+
+// Starts the analysis of paths on a thread of its own, which owns copies of everything it uses
+// and never touches a Python object, so that the caller may stop waiting for it. Null if no
+// thread could be started.
+std::shared_ptr<AnalysisJob> StartAnalysis(std::vector<std::string> paths,
+                                           AnalysisOptions options) {
+  auto job = std::make_shared<AnalysisJob>();
+  // Signals sent to the process go to the threads that wait for them (Python handles them on
+  // the main thread); taken by the analysis they would only interrupt its reads (EINTR). Its
+  // own threads (the read-ahead) inherit the mask. Faults of its own stay deliverable, so that
+  // a crash handler (faulthandler) still sees them.
+  sigset_t sent, previous;
+  sigfillset(&sent);
+  for (int fault : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGABRT, SIGSYS}) {
+    sigdelset(&sent, fault);
+  }
+  pthread_sigmask(SIG_BLOCK, &sent, &previous);
+  try {
+    std::thread([job, paths = std::move(paths), options = std::move(options)] {
+      absl::StatusOr<Report> report = absl::InternalError("the analysis failed");
+      try {
+        report = AnalyzeTraceFiles(paths, options);
+      } catch (const std::exception& e) {  // on this thread it would end the process
+        report = absl::InternalError(absl::StrCat("the analysis failed: ", e.what()));
+      }
+      std::lock_guard<std::mutex> lock(job->mu);
+      job->report = std::move(report);
+      job->done = true;
+      job->done_cv.notify_all();
+    }).detach();
+  } catch (const std::system_error&) {
+    job = nullptr;
+  }
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  return job;
+}
+
+// How long the caller waits, with the GIL released, between two looks at Python's signals.
+constexpr auto kSignalCheckInterval = std::chrono::milliseconds(20);
+
+// The analysis of one job's trace files. It runs on its own thread while this one waits in
+// short slices and runs Python's signal handlers in between, so that Ctrl-C (KeyboardInterrupt)
+// ends the call at once; the abandoned analysis then finishes in the background and is thrown
+// away.
 NativeReport Analyze(const std::vector<std::string>& paths, const std::vector<Setting>& settings) {
   ProfilerOptions options;  // the analysis part only; the environment is not read (as the CLI)
   ApplySettings(settings, &options);
+  std::shared_ptr<AnalysisJob> job = StartAnalysis(paths, options.analysis);
   absl::StatusOr<Report> report;
-  {
+  if (job == nullptr) {  // no thread to be had: analyse here, uninterruptibly
     py::gil_scoped_release release;
     report = AnalyzeTraceFiles(paths, options.analysis);
+  } else {
+    for (;;) {
+      {
+        py::gil_scoped_release release;
+        std::unique_lock<std::mutex> lock(job->mu);
+        if (job->done_cv.wait_for(lock, kSignalCheckInterval, [&] { return job->done; })) {
+          report = std::move(job->report);
+          break;
+        }
+      }
+      if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+    }
   }
   if (!report.ok()) ThrowStatus(report.status());
   return NativeReport(*std::move(report), options.analysis);

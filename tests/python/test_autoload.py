@@ -176,3 +176,77 @@ def test_gpuidle_run_refuses_a_bad_python_switch(tmp_path):
     env = python_env(GPUIDLE_PYTHON="maybe")
     proc = run_gpuidle("--", sys.executable, "-c", "print(1)", env=env)
     assert proc.returncode == 2 and "GPUIDLE_PYTHON=maybe" in proc.stderr
+
+
+# --- the stop at exit ----------------------------------------------------------------------------
+# Without a GPU the injected collection never runs, so the native state and stop are stand-ins
+# here: the collection "runs" until its stop is called. What the GPU part checks for real
+# (tests/gpu/faults): the report is written on Ctrl-C, once.
+
+EXIT_PROGRAM = textwrap.dedent("""
+    import atexit, os, signal, sys, time
+    atexit.register(lambda: print("the program's own exit handler", flush=True))
+    import torch
+    from gpuidle import _autoload
+    from gpuidle._native import _gpuidle
+
+    mode = sys.argv[1]
+    state = {"collecting": mode != "no_cuda", "injected": mode != "a_profile"}
+
+    def collection_state():
+        return dict(state, started_by="CUDA_INJECTION64_PATH", host_sample_period_ns=0,
+                    launch_gap_max_ns=1000000)
+
+    def stop():
+        print("stopped, collecting:", state["collecting"], flush=True)
+        state["collecting"] = False
+
+    _gpuidle.collection_state = collection_state
+    _gpuidle.stop_collection_for_another_tool = stop
+    if mode == "stopped_before":
+        print("stop_at_exit:", _autoload.stop_at_exit(), flush=True)
+    print("main ends", flush=True)
+    if mode == "ctrl_c":
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(30)
+    if mode == "sys_exit":
+        sys.exit(3)
+""")
+
+
+@pytest.mark.parametrize("mode, code", [("normal", 0), ("ctrl_c", -2), ("sys_exit", 3)])
+def test_the_injected_collection_stops_once_at_python_exit_after_the_programs_handlers(
+        tmp_path, mode, code):
+    proc = run([sys.executable, "-c", EXIT_PROGRAM, mode], env=child_env(tmp_path))
+    assert proc.returncode == code, proc.stderr
+    # After the program's exit handlers (registered before the layer was loaded), so that their
+    # CUDA work is recorded too; once; and still on Ctrl-C, where the C handler never runs.
+    assert proc.stdout.splitlines() == ["main ends", "the program's own exit handler",
+                                        "stopped, collecting: True"]
+    if mode == "ctrl_c":
+        assert "KeyboardInterrupt" in proc.stderr
+    else:
+        assert proc.stderr == ""
+
+
+@pytest.mark.parametrize("mode", ["no_cuda", "a_profile", "stopped_before"])
+def test_nothing_is_stopped_at_exit_that_is_not_the_running_injected_collection(tmp_path, mode):
+    proc = run([sys.executable, "-c", EXIT_PROGRAM, mode], env=child_env(tmp_path))
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    lines = proc.stdout.splitlines()
+    if mode == "stopped_before":  # stopped once, by hand; at exit there is nothing left
+        assert lines == ["stopped, collecting: True", "stop_at_exit: True", "main ends",
+                         "the program's own exit handler"]
+    else:
+        assert lines == ["main ends", "the program's own exit handler"]
+
+
+def test_the_stop_at_exit_is_not_registered_without_the_layer(tmp_path):
+    # GPUIDLE_PYTHON=0: no exit handler of gpuidle's in Python (atexit counts them).
+    code = "import atexit; print(atexit._ncallbacks())"
+    on = run_child(code, child_env(tmp_path))
+    off = run_child(code, child_env(tmp_path, GPUIDLE_PYTHON="0"))
+    plain = run_child(code, dict(child_env(tmp_path), PYTHONPATH=str(tmp_path)))
+    assert (on.returncode, off.returncode, plain.returncode) == (0, 0, 0)
+    assert int(off.stdout) == int(plain.stdout)
+    assert int(on.stdout) == int(plain.stdout) + 1

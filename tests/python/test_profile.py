@@ -257,6 +257,50 @@ def test_bad_keywords_fail_at_once():
                     max_gaps=0, max_records=10, buffer_mb=4096)
 
 
+@pytest.mark.parametrize("value", ["", " ", ",", "a,", "a, ,b", ["a", ""], ("",)])
+def test_an_empty_data_range_fragment_is_refused_in_both_calls(value):
+    for call in (gpuidle.profile, lambda **kw: gpuidle.analyze("unused.json", **kw)):
+        with pytest.raises(ValueError, match=r"^data_ranges=.*: an empty fragment") as info:
+            call(data_ranges=value)
+        assert "\n" not in str(info.value)
+
+
+def test_data_range_fragments_and_no_fragments_are_accepted():
+    for value in ("a", "a,b", " a , b ", ["a", "b,c"], []):
+        gpuidle.profile(data_ranges=value)
+
+
+NUMBER_KEYWORDS = ["max_gaps", "skip_steps", "max_records", "buffer_mb", "launch_gap_max_us",
+                   "dispatch_latency_max_us", "host_sample_ms"]
+
+
+@pytest.mark.parametrize("keyword", NUMBER_KEYWORDS)
+def test_an_int_too_long_to_write_out_is_refused_for_the_reason_a_huge_one_is(keyword):
+    def refusal(value):
+        with pytest.raises(ValueError) as info:
+            gpuidle.profile(**{keyword: value})
+        label, reason = str(info.value).split(": ", 1)
+        return label, reason
+
+    for sign in (1, -1):
+        label, reason = refusal(sign * 10**5000)
+        assert label.startswith(f"{keyword}=<") and "more than" in label and "digits>" in label
+        assert ("negative" in label) == (sign < 0)
+        assert reason == refusal(sign * 10**23)[1]
+        assert len(str(label)) < 80
+
+
+def test_an_int_subclass_is_given_as_its_number():
+    import enum
+
+    class Gaps(enum.IntEnum):
+        FEW = 3
+
+    assert gpuidle.profile(max_gaps=Gaps.FEW) is not None
+    with pytest.raises(ValueError, match=r"^max_gaps='-1'"):
+        gpuidle.profile(max_gaps=type("Neg", (int,), {"__repr__": lambda s: "x"})(-1))
+
+
 class FakeNative:
     """Stands in for the native Profiler: a collection that works, without a GPU."""
 

@@ -101,6 +101,9 @@ def analyze(
     ranks of one job. The keywords are those of :func:`profile`; the figures equal those of
     ``gpuidle analyze --format json``.
 
+    Ctrl-C raises KeyboardInterrupt at once: the analysis runs on a thread of its own, which
+    is then abandoned (it finishes in the background and its result is dropped).
+
     Raises:
         FileNotFoundError: a file does not exist.
         ValueError: a file is not a trace (not JSON, wrong field types), or a bad keyword.

@@ -8,6 +8,7 @@ refused the same way everywhere; ValueError names the keyword.
 from __future__ import annotations
 
 import os
+import sys
 from typing import Iterable, Union
 
 # keyword -> (variable, type of value)
@@ -34,6 +35,9 @@ Setting = tuple[str, str, Union[str, bytes]]  # (label for messages, variable, v
 
 # How much of a value an error message repeats.
 _LABEL_VALUE_MAX = 60
+
+_EMPTY_FRAGMENT = ("an empty fragment matches every range or none; give name fragments of the "
+                   "host ranges that are data waits (a comma separates them)")
 
 
 def native_path(value: object, what: str = "path") -> bytes:
@@ -74,7 +78,10 @@ def _text(keyword: str, value: object, kind: str) -> list[str]:
         allowed = (int,) if kind == "int" else (int, float)
         if isinstance(value, bool) or not isinstance(value, allowed):
             raise wrong("an int" if kind == "int" else "a number")
-        return [str(value)]  # the parser reads repr(float) too ("1e-05", "inf" is refused)
+        # The value itself, never a subclass's own str() (an IntEnum's "Color.RED").
+        if isinstance(value, float):
+            return [float.__repr__(value)]  # the parser reads "1e-05"; "inf" is refused
+        return [int.__repr__(value)]
     if kind == "strings":
         patterns: Iterable[object] = [value] if isinstance(value, str) else value  # type: ignore[assignment]
         try:
@@ -84,6 +91,10 @@ def _text(keyword: str, value: object, kind: str) -> list[str]:
         for item in items:
             if not isinstance(item, str):
                 raise TypeError(f"{keyword} must hold str, not {type(item).__name__}")
+            # An empty fragment would match every range or none: refused (as an empty
+            # --data-range is), not dropped without a word. A comma separates fragments.
+            if any(not part.strip() for part in item.split(",")):
+                raise ValueError(f"{keyword}={_shown(item)!r}: {_EMPTY_FRAGMENT}")
         return items
     raise AssertionError(kind)
 
@@ -95,8 +106,39 @@ def settings(**keywords: object) -> list[Setting]:
         if value is None:
             continue
         variable, kind = _VARIABLES[keyword]
+        if kind in ("int", "number") and _too_long_for_text(value):
+            out.append(_huge_integer(keyword, variable, value))  # type: ignore[arg-type]
+            continue
         for text in _text(keyword, value, kind):
-            shown = text if len(text) <= _LABEL_VALUE_MAX else text[:_LABEL_VALUE_MAX] + "..."
             native: Union[str, bytes] = os.fsencode(text) if kind == "path" else text
-            out.append((f"{keyword}={shown!r}", variable, native))
+            out.append((f"{keyword}={_shown(text)!r}", variable, native))
     return out
+
+
+def _shown(text: str) -> str:
+    return text if len(text) <= _LABEL_VALUE_MAX else text[:_LABEL_VALUE_MAX] + "..."
+
+
+def _too_long_for_text(value: object) -> bool:
+    """An int that str() refuses (more digits than sys.get_int_max_str_digits())."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        return False
+    limit = sys.get_int_max_str_digits() if hasattr(sys, "get_int_max_str_digits") else 0
+    # Cheap first: a value with no more bits than the limit allows digits has fewer digits.
+    if not limit or value.bit_length() <= limit:
+        return False
+    try:
+        int.__repr__(value)
+    except ValueError:
+        return True
+    return False
+
+
+def _huge_integer(keyword: str, variable: str, value: int) -> Setting:
+    """The setting for an int too long to write out: the parser gets a stand-in of the same
+    sign that is beyond every setting's range, so that the value is refused for the same reason
+    as 10**23 is, and the message names the keyword."""
+    sign = "-" if value < 0 else ""
+    limit = sys.get_int_max_str_digits()
+    return (f"{keyword}=<{'a negative' if sign else 'an'} int of more than {limit} digits>",
+            variable, sign + "1" + "0" * 40)

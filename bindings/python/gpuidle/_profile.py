@@ -314,7 +314,7 @@ def profile(out: Any = None, *args: Any, **kwargs: Any) -> Any:
         dispatch_latency_max_us: queued work that waits longer than this with no cause in the
             trace is unattributed, not kernel_gap (default 100).
         data_ranges: host ranges whose name contains one of these are data waits (added to
-            the defaults; a comma separates patterns).
+            the defaults; a comma separates patterns; an empty one is a ValueError).
         max_gaps: longest gaps kept in the report (default 50).
         skip_steps: leave the first this many steps out of the report (warm-up: CUPTI spends
             milliseconds on the first CUDA call of each thread after a profile starts; default

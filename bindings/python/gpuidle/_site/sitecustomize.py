@@ -6,7 +6,9 @@ PYTHONPATH, so Python runs this file at start-up (``site``). It:
 1. waits, at no cost, for the program to import torch, jax, cupy or tensorflow (an import hook
    that only looks at those names; gpuidle imports none of them) and then loads gpuidle from
    this package and calls ``gpuidle._autoload.activate``, which attaches gpuidle's Python layer
-   to the collection the injected library runs;
+   to the collection the injected library runs; once that layer is active, the collection is
+   stopped and its report written from Python's atexit (``gpuidle._autoload.stop_at_exit``),
+   which also runs when the program ends by Ctrl-C, unlike the library's C exit handler;
 2. runs the ``sitecustomize`` that the program would have had without gpuidle (the next one on
    ``sys.path``), exactly as Python would have, so that nothing of the user's is lost.
 
@@ -126,6 +128,20 @@ def _gpuidle_setup():
             return spec
 
     sys.meta_path.insert(0, GpuidleImportWatcher())
+
+    def stop_at_exit():
+        try:
+            autoload = sys.modules.get("gpuidle._autoload")
+            if autoload is not None and getattr(autoload, "_active", False):
+                autoload.stop_at_exit()
+        except Exception:
+            pass  # the library's C exit handler stops it then
+
+    # Registered first, so it runs last of Python's exit handlers: the CUDA work of the
+    # program's own still counts, as it did when only the C handler stopped the collection.
+    import atexit
+
+    atexit.register(stop_at_exit)
 
 
 def _gpuidle_chain():
