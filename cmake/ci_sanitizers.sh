@@ -37,10 +37,13 @@ run() {
 test_programs() { for f in tests/*/*_test.cc; do basename "$f" .cc; done; }
 
 # build DIR SANITIZERS TARGET...
+# -O1 -g1: what the sanitizers' reports need (whole stacks with file:line) at about half the
+# compile time of -O2 -g; NDEBUG as in the plain build.
 build() {
   local dir=$1 sanitizers=$2
   shift 2
   cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
     -DGPUIDLE_SANITIZE="$sanitizers" -DGPUIDLE_BUILD_EXAMPLES=OFF >/dev/null &&
     cmake --build "$dir" -j "$jobs" --target "$@"
 }
