@@ -81,8 +81,9 @@ enum class OneOffKind : int {
   kSetUp,        // the rest of the start-up: building the model, loading weights, ...
   kWindDown,     // the rest of the wind-down
   kGpuBusy,      // kernels ran (in start-up or wind-down: warm-up work, autotuning)
+  kRecordsLost,  // the capture lost records here (TimelineInfo::lost_record_spans): never idle
 };
-inline constexpr int kNumOneOffKinds = 8;
+inline constexpr int kNumOneOffKinds = 9;
 
 GPUIDLE_EXPORT absl::string_view PhaseName(Phase p);            // "start_up"
 GPUIDLE_EXPORT absl::string_view OneOffKindName(OneOffKind k);  // "compilation"

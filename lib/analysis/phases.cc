@@ -166,6 +166,14 @@ std::vector<OneOffSpan> FindOneOffSpans(const TimelineIndex& index, HostStacks& 
     spans.push_back(
         OneOffSpan{e.start_ns, e.end_ns, OneOffKind::kCompilation, std::move(e.frame), e.thread});
   }
+  // Where the capture lost records, a gap may be a kernel that was never recorded: never idle,
+  // on every device (thread 0).
+  for (const LostRecordSpan& lost : t.info.lost_record_spans) {
+    spans.push_back(OneOffSpan{lost.start_ns, lost.end_ns, OneOffKind::kRecordsLost,
+                               lost.records > 0 ? absl::StrCat(lost.records, " records lost")
+                                                : std::string("records not delivered"),
+                               0});
+  }
   std::sort(spans.begin(), spans.end(), [](const OneOffSpan& a, const OneOffSpan& b) {
     return std::tie(a.start_ns, a.end_ns) < std::tie(b.start_ns, b.end_ns);
   });
@@ -346,7 +354,9 @@ PhasedDevice SplitPhases(const DeviceAttribution& attribution, Interval steady, 
       const Segment* own_covering = own.Covering(a);
       SegmentWalk& walk = phase == Phase::kSteady ? own : any;
       const Segment* covering = phase == Phase::kSteady ? own_covering : any_covering;
-      const bool explain = phase != Phase::kSteady || OneOffCanExplain(piece.subcause);
+      const bool explain =
+          phase != Phase::kSteady || OneOffCanExplain(piece.subcause) ||
+          (covering != nullptr && walk.span(*covering).kind == OneOffKind::kRecordsLost);
       if (covering != nullptr && explain) {
         const OneOffSpan& span = walk.span(*covering);
         table.Add(phase, span.kind, b - a, (&walk == &own ? own_base : 0) + covering->span,

@@ -98,6 +98,8 @@ absl::string_view OneOffKindName(OneOffKind k) {
       return "wind_down";
     case OneOffKind::kGpuBusy:
       return "gpu_busy";
+    case OneOffKind::kRecordsLost:
+      return "records_lost";
   }
   return "set_up";
 }

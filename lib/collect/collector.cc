@@ -847,6 +847,7 @@ absl::StatusOr<Timeline> Collector::Stop(CuptiAfterStop after) {
       timeline.info.dropped_records.value_or(0) + s.dropped.load() + dropped_calls;
   timeline.info.record_limit_reached = s.limit_reached.load();
   s.NoteLossesAtStop(&timeline);
+  timeline.info.lost_record_spans = last_lost_record_spans();
   // Last: nothing of this collection calls CUPTI any more. Only with every buffer back, so that
   // none is lost to the pool with the CUPTI that held it.
   if (after == CuptiAfterStop::kDetach && (s.leave_out & kPartDetach) == 0 &&

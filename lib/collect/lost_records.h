@@ -12,14 +12,11 @@
 #include <cstdint>
 #include <vector>
 
+#include "model/timeline.h"
+
 namespace gpuidle::internal {
 
-// [start_ns, end_ns] on the timeline's clock: records of activity in it may be missing.
-struct LostRecordSpan {
-  int64_t start_ns = 0;
-  int64_t end_ns = 0;
-  uint64_t records = 0;  // lost in it as CUPTI counted them; 0 where nobody counts them
-};
+// LostRecordSpan (model/timeline.h): the timeline's clock, where records may be missing.
 
 // The lost-record spans of one collection, bounded: past max_spans, neighbouring spans are
 // merged (the covered time only grows, so nothing lost is ever left uncovered). Not

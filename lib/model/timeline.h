@@ -110,6 +110,15 @@ struct DeviceTimeline {
   std::vector<DeviceOp> ops;  // sorted by start_ns
 };
 
+// [start_ns, end_ns]: records of activity in it may be missing (a live capture's CUPTI dropped
+// them, another CUPTI client took gpuidle's buffers, the record limit was reached). The
+// analysis never counts such time as idle.
+struct LostRecordSpan {
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  uint64_t records = 0;  // lost in it as CUPTI counted them; 0 where nobody counts them
+};
+
 // Where the timeline came from, and how complete it is.
 struct TimelineInfo {
   std::string source;       // "pytorch-profiler", "gpuidle"
@@ -122,6 +131,7 @@ struct TimelineInfo {
   // A live capture that reached its record limit stopped collecting there: the timeline ends
   // early rather than silently losing records.
   bool record_limit_reached = false;
+  std::vector<LostRecordSpan> lost_record_spans;  // sorted by start, disjoint
 
   // Live captures (gpuidle traces): the process, and the clock. Timestamps are CLOCK_MONOTONIC
   // nanoseconds (the clock of Python's time.perf_counter_ns on Linux); adding

@@ -1,4 +1,5 @@
 // The JSON report, schema "gpuidle.report/2" (docs/REPORT_SCHEMA.md).
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -167,7 +168,15 @@ class JsonWriter : public ReportWriter {
     Str(w, "completeness");
     w.StartObject();
     Str(w, "status");
-    Str(w, !r.dropped_records ? "unknown" : *r.dropped_records == 0 ? "complete" : "records_lost");
+    const bool lost_spans =
+        std::any_of(r.devices.begin(), r.devices.end(), [](const DeviceReport& d) {
+          return std::any_of(d.one_off.begin(), d.one_off.end(), [](const OneOffTime& o) {
+            return o.kind == OneOffKind::kRecordsLost && o.ns > 0;
+          });
+        });
+    Str(w, lost_spans || r.dropped_records.value_or(0) > 0 ? "records_lost"
+           : !r.dropped_records                            ? "unknown"
+                                                           : "complete");
     Str(w, "dropped_records");
     if (r.dropped_records) {
       w.Uint64(*r.dropped_records);

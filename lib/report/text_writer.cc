@@ -107,6 +107,8 @@ absl::string_view OneOffLabel(OneOffKind k, Phase p) {
       return "teardown";
     case OneOffKind::kGpuBusy:
       return "GPU busy";
+    case OneOffKind::kRecordsLost:
+      return "records lost";
   }
   return OneOffKindName(k);
 }

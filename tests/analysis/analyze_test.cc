@@ -491,3 +491,38 @@ TEST(Analyze, ListsAtMostTheStepRowsItPromisesAndCountsEveryStep) {
 
 }  // namespace
 }  // namespace gpuidle
+
+namespace gpuidle {
+namespace {
+
+// A gap where the capture lost records may be a kernel that was never recorded: it is one-off
+// time ("records_lost") on every device, never idle.
+TEST(Analyze, TimeWhereRecordsWereLostIsNeverIdle) {
+  // clang-format off
+  TimelineBuilder b;
+  b.Step(1, 0, 1000, "step 1").Step(1, 1000, 2000, "step 2").Step(1, 2000, 3000, "step 3");
+  b.Launch(1, 0, 5).Kernel(10, 100)
+   .Launch(1, 6, 8).Kernel(900, 1000)      // 800 us gap: lost records
+   .Launch(1, 1000, 1005).Kernel(1010, 1100)
+   .Launch(1, 1006, 1008).Kernel(1900, 2000)  // the same gap, nothing lost
+   .Launch(1, 2000, 2005).Kernel(2010, 2990);
+  // clang-format on
+  internal::Timeline t = b.Build();
+  const Report whole = MustAnalyze(t);
+  t.info.lost_record_spans.push_back({100 * kUs, 900 * kUs, 12});
+  const Report r = MustAnalyze(t);
+  const DeviceReport& before = OnlyDevice(whole);
+  const DeviceReport& d = OnlyDevice(r);
+  EXPECT_EQ(d.idle_ns, before.idle_ns - 800 * kUs);
+  int64_t lost = 0;
+  for (const OneOffTime& o : d.one_off) {
+    if (o.kind == OneOffKind::kRecordsLost) lost += o.ns;
+  }
+  EXPECT_EQ(lost, 800 * kUs);
+  const std::string json = *FormatReport(r, "json");
+  EXPECT_THAT(json, HasSubstr("\"status\": \"records_lost\""));
+  EXPECT_THAT(json, HasSubstr("\"records_lost\""));
+}
+
+}  // namespace
+}  // namespace gpuidle

@@ -435,8 +435,9 @@ TEST(JsonWriter, WritesEveryOneOffKindByName) {
   for (const auto& p : doc["devices"][0]["phases"]["start_up"]["parts"].GetArray()) {
     kinds.push_back(Str(p["kind"]));
   }
-  EXPECT_THAT(kinds, ElementsAre("cuda_init", "compilation", "module_load", "first_call",
-                                 "warm_up_step", "set_up", "wind_down", "gpu_busy"));
+  EXPECT_THAT(kinds,
+              ElementsAre("cuda_init", "compilation", "module_load", "first_call", "warm_up_step",
+                          "set_up", "wind_down", "gpu_busy", "records_lost"));
 }
 
 TEST(JsonWriter, WritesTheStepSourceWarningsAndTheLongestStartUp) {
