@@ -26,6 +26,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "cli/cli.h"
+#include "collect/cuda_driver.h"
 #include "core/text_safety.h"
 #include "core/version.h"
 #include "session/profiler_options.h"
@@ -376,11 +377,10 @@ int RunCommand(const std::vector<std::string>& args, std::ostream& out, std::ost
   // Without a GPU the driver never loads the library: say so once for the whole process tree
   // (the preloaded library honours the same variable) rather than end without a report.
   const char* warned = std::getenv("GPUIDLE_WARNED");
-  struct stat device_node;
-  const bool have_gpu = stat("/dev/nvidiactl", &device_node) == 0;
+  const absl::Status gpu = CheckForNvidiaGpu();
+  const bool have_gpu = gpu.ok();
   if (!have_gpu && (warned == nullptr || warned[0] == '\0')) {
-    err << "gpuidle: warning: no NVIDIA GPU on this machine (/dev/nvidiactl is missing); the "
-           "command runs without profiling\n";
+    err << "gpuidle: warning: " << gpu.message() << "; the command runs without profiling\n";
     variables["GPUIDLE_WARNED"] = "1";
   }
   variables[kCudaInjection] = *library;
@@ -410,9 +410,10 @@ int RunCommand(const std::vector<std::string>& args, std::ostream& out, std::ost
   }
   for (const auto& [name, value] : variables) env.push_back(absl::StrCat(name, "=", value));
   const int code = Execute(command, env, err);
-  // Reports are written at exit: a process killed by a signal may have left none.
+  // Reports are written at exit: a process killed by a signal may have left none (Ctrl-C in a
+  // Python program still writes one: its exit handlers run first).
   if (have_gpu && options->print_summary && code > 128 && code < 128 + NSIG &&
-      code != 128 + SIGPIPE) {
+      code != 128 + SIGPIPE && code != 128 + SIGINT) {
     const char* name = ::sigabbrev_np(code - 128);
     err << "gpuidle: the command was killed by signal " << code - 128
         << (name != nullptr ? absl::StrCat(" (SIG", name, ")") : "")
