@@ -192,8 +192,15 @@ havepkg=0
 [[ -n $pkg && -x $pkg/bin/gpuidle && -d $pkg/python/gpuidle ]] && havepkg=1
 pyenv=(env LD_LIBRARY_PATH="$pkg/lib:${LD_LIBRARY_PATH:-}" PYTHONPATH="$pkg/python")
 for kind in normal sys_exit os_exit raise sigterm sigint; do
-  pstep "py.exit.$kind.run" 120 "$G" run --out report.json --format json -- \
-    python3 "$TORCH" exit "$kind"
+  # With the package, gpuidle run gives the program gpuidle's Python layer (its exit handler
+  # writes the report on Ctrl-C); the bundle's gpuidle alone has none.
+  if ((havepkg)); then
+    pstep "py.exit.$kind.run" 120 "${pyenv[@]}" "$pkg/bin/gpuidle" run --out report.json \
+      --format json -- python3 "$TORCH" exit "$kind"
+  else
+    pstep "py.exit.$kind.run" 120 "$G" run --out report.json --format json -- \
+      python3 "$TORCH" exit "$kind"
+  fi
   if ((havepkg)); then
     pstep "py.exit.$kind.profile" 120 "${pyenv[@]}" GPUIDLE_OUT=report.json GPUIDLE_FORMAT=json \
       python3 "$TORCH" exit "$kind" --profile
