@@ -4,7 +4,7 @@
 # corpus for a short time, two at a time. Fails on any crash, leak, sanitizer finding or failed
 # check, and names the input that caused it.
 #
-#   cmake/ci_fuzz.sh                           45 s per fuzzer (about 6 minutes on 2 cores)
+#   cmake/ci_fuzz.sh                           40 s per fuzzer, after the build
 #   GPUIDLE_FUZZ_SECONDS=600 cmake/ci_fuzz.sh  a longer search
 #   GPUIDLE_FUZZ_ONLY=gzip_fuzzer cmake/ci_fuzz.sh
 #
@@ -13,8 +13,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
-seconds=${GPUIDLE_FUZZ_SECONDS:-45}
-fuzzers=(${GPUIDLE_FUZZ_ONLY:-kineto_json_fuzzer gzip_fuzzer gpuidle_trace_fuzzer options_fuzzer})
+seconds=${GPUIDLE_FUZZ_SECONDS:-40}
+fuzzers=(${GPUIDLE_FUZZ_ONLY:-kineto_json_fuzzer gzip_fuzzer gpuidle_trace_fuzzer options_fuzzer
+          analyze_fuzzer})
 
 packages=(clang cmake ninja-build pkg-config zlib1g-dev libabsl-dev rapidjson-dev
           libgtest-dev libgmock-dev)
