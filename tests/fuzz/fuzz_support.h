@@ -28,9 +28,10 @@ namespace gpuidle::fuzz {
   std::abort();
 }
 
-#define GPUIDLE_FUZZ_CHECK(condition, ...)                              \
-  do {                                                                  \
-    if (!(condition)) ::gpuidle::fuzz::Fail(#condition, ##__VA_ARGS__); \
+// GPUIDLE_FUZZ_CHECK(condition) or GPUIDLE_FUZZ_CHECK(condition, detail to print).
+#define GPUIDLE_FUZZ_CHECK(condition, ...)                                          \
+  do {                                                                              \
+    if (!(condition)) ::gpuidle::fuzz::Fail(#condition __VA_OPT__(, ) __VA_ARGS__); \
   } while (0)
 
 // The input as plain bytes (no sniffing: the JSON reader sees exactly these), handed out in
