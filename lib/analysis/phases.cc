@@ -259,7 +259,7 @@ class OneOffTable {
     int64_t longest = -1;
     std::string evidence;
   };
-  std::array<std::array<Entry, kNumOneOffKinds>, kNumPhases> entries_{};
+  std::array<std::array<Entry, kNumOneOffKinds>, kNumPhases> entries_;  // Entry initialises itself
 };
 
 // Steady-state idle that one-off work can explain: the host was late. Queued work (kernel_gap,
