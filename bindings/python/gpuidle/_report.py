@@ -105,6 +105,8 @@ class DeviceReport(_Idle):
     comm_ns: int  #: NCCL kernels executing
     exposed_comm_ns: int  #: ... while no other kernel executes
     comm_wait_ns: Optional[int]  #: part of comm_ns waiting for peers; None unless all ranks
+    #: steady-state steps of the device (Report.steps lists at most 10,000 in all)
+    step_count: int = 0
 
     @property
     def steady_ns(self) -> int:
@@ -463,7 +465,8 @@ def _html(r: Report) -> str:
         parts = _parts(longest_start.one_off_in("start_up"))
         phases.append(f"start-up {_ms(longest_start.start_up_ns)} ms" + (f": {parts}" if parts else ""))
     if r.devices:
-        per_device = max(sum(1 for s in r.steps if (s.rank, s.device) == (d.rank, d.device))
+        per_device = max(max(d.step_count,
+                             sum(1 for s in r.steps if (s.rank, s.device) == (d.rank, d.device)))
                          for d in r.devices)
         steps = (f"{per_device} steps" if per_device else
                  "no steps after the start-up" if r.step_source else "no steps found")
