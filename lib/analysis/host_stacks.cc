@@ -345,9 +345,8 @@ std::vector<StackSpan> HostStacks::SpansFor(const absl::flat_hash_set<uint64_t>&
     }
     const int64_t from = i == 0 ? start : out.back().end_ns;
     // The midpoint without overflow near the ends of the clock (the runs are in time order).
-    const int64_t to = i + 1 == runs.size()
-                           ? end
-                           : runs[i].last_ns + (runs[i + 1].first_ns - runs[i].last_ns) / 2;
+    const int64_t to =
+        i + 1 == runs.size() ? end : runs[i].last_ns + (runs[i + 1].first_ns - runs[i].last_ns) / 2;
     out.push_back(StackSpan{from, to, InternEvidence(runs[i].activity, frame, total)});
   }
   return out;

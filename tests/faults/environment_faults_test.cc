@@ -265,8 +265,7 @@ TEST(FaultDisableVariable, ValuesAreTrimmedAsEveryOtherVariable) {
     const ProcessResult p = RunWay(way, {{"GPUIDLE_DISABLE", " 1 "}});
     const std::string row = "GPUIDLE_DISABLE=' 1 ', " + way.name;
     Judge(row + ": unharmed", Unharmed(p), kHolds);
-    Judge(row + ": off and silent", p.err.empty() ? "" : "stderr: " + p.err.substr(0, 200),
-          kHolds);
+    Judge(row + ": off and silent", p.err.empty() ? "" : "stderr: " + p.err.substr(0, 200), kHolds);
   }
 }
 
@@ -363,8 +362,7 @@ TEST(FaultGpuidleRun, RunsAScriptWithoutAShebangAsAShellDoes) {
   run.argv = {kCli, "run", "--", script};
   const ProcessResult p = FinishProcess(dir, StartProcess(dir, run));
   Judge("gpuidle run -- script-without-shebang",
-        p.code == 7 && p.out == "hi\n" ? "" : absl::StrCat("exit ", p.code, ": ", p.err),
-        kHolds);
+        p.code == 7 && p.out == "hi\n" ? "" : absl::StrCat("exit ", p.code, ": ", p.err), kHolds);
 }
 
 TEST(FaultGpuidleAnalyze, ACommaSeparatesDataRangePatternsAsInEveryOtherFrontEnd) {
