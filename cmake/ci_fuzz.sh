@@ -19,17 +19,7 @@ fuzzers=(${GPUIDLE_FUZZ_ONLY:-kineto_json_fuzzer gzip_fuzzer gpuidle_trace_fuzze
 
 packages=(clang cmake ninja-build pkg-config zlib1g-dev libabsl-dev rapidjson-dev
           libgtest-dev libgmock-dev)
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
-done
-if ((${#missing[@]})); then
-  echo "ci_fuzz: installing ${missing[*]}"
-  sudo=""
-  [ "$(id -u)" -eq 0 ] || sudo="sudo"
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+cmake/install_packages.sh "${packages[@]}"
 
 jobs=$(nproc 2>/dev/null || echo 2)
 # -O1 without -DNDEBUG: RapidJSON's and the library's assertions stay on.
