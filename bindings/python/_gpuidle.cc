@@ -117,7 +117,7 @@ class NativeReport {
     absl::StatusOr<std::string> text;
     {
       py::gil_scoped_release release;
-      text = FormatReport(report_, format, options_);
+      text = FormatReport(report_, format);
     }
     if (!text.ok()) ThrowStatus(text.status());
     return *std::move(text);
@@ -131,7 +131,7 @@ class NativeReport {
     absl::Status status;
     {
       py::gil_scoped_release release;
-      status = SaveReport(report_, path, save, options_);
+      status = SaveReport(report_, path, save);
     }
     ThrowIfCannotSave(status);
   }

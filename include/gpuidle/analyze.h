@@ -25,21 +25,19 @@ namespace gpuidle {
 GPUIDLE_EXPORT absl::StatusOr<Report> AnalyzeTraceFiles(const std::vector<std::string>& paths,
                                                         const AnalysisOptions& options = {});
 
-// The report as "text" (the terminal summary) or "json" (schema gpuidle.report/1).
+// The report as "text" (the terminal summary) or "json" (schema gpuidle.report/1), with the
+// thresholds of the analysis that made it (Report::options).
 GPUIDLE_EXPORT absl::StatusOr<std::string> FormatReport(const Report& report,
-                                                        absl::string_view format,
-                                                        const AnalysisOptions& options = {});
+                                                        absl::string_view format);
 
 // Writes the report to path, completely or not at all, by gpuidle's output rules
 // (docs/RELIABILITY.md): an existing file is AlreadyExists unless save.overwrite; an input of
 // the report (Report::inputs) is never written over; a ".gz" name is written gzip-compressed.
 GPUIDLE_EXPORT absl::Status SaveReport(const Report& report, const std::string& path,
-                                       const SaveOptions& save,
-                                       const AnalysisOptions& options = {});
+                                       const SaveOptions& save);
 // The same with SaveOptions{format}: never replaces a file.
 GPUIDLE_EXPORT absl::Status SaveReport(const Report& report, const std::string& path,
-                                       absl::string_view format = {},
-                                       const AnalysisOptions& options = {});
+                                       absl::string_view format = {});
 
 }  // namespace gpuidle
 

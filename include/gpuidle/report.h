@@ -19,6 +19,7 @@
 
 #include "absl/strings/string_view.h"
 #include "gpuidle/export.h"
+#include "gpuidle/options.h"
 
 namespace gpuidle {
 
@@ -196,6 +197,10 @@ struct GPUIDLE_EXPORT Report {
   // A live capture reached its record limit (GPUIDLE_MAX_RECORDS) and stopped collecting: the
   // report covers the time until then.
   bool record_limit_reached = false;
+  // The options of the analysis that made this report (of the merging analysis, for ranks
+  // merged into one report). The writers print these thresholds, so that a report formatted
+  // later can only show the ones it was analysed with.
+  AnalysisOptions options;
 
   IdleBreakdown TotalIdle() const;
 };

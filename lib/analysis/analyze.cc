@@ -501,6 +501,7 @@ absl::StatusOr<Report> AnalyzeRanks(std::span<const Timeline* const> ranks,
   GPUIDLE_RETURN_IF_ERROR(ValidateOptions(options));
   if (ranks.empty()) return absl::InvalidArgumentError("nothing to analyse");
   Report report;
+  report.options = options;
   LongestGaps longest(options.max_gap_records);
   std::vector<Offender> offenders;
   std::set<int> visible, used;

@@ -148,17 +148,17 @@ int Analyze(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     SaveOptions save;
     save.format = format.value_or("");
     save.overwrite = overwrite;
-    if (absl::Status s = SaveReport(*report, *out_path, save, options); !s.ok()) {
+    if (absl::Status s = SaveReport(*report, *out_path, save); !s.ok()) {
       err << "gpuidle: " << Printable(s.message())
           << (ReplaceableIfAsked(s) ? " (--overwrite replaces it)" : "") << "\n";
       return kExitBadOutput;
     }
-    if (!quiet) out << *FormatReport(*report, "text", options);
+    if (!quiet) out << *FormatReport(*report, "text");
     if (!quiet) out << "\nreport written to " << Printable(*out_path) << "\n";
     return kExitOk;
   }
   if (quiet) return kExitOk;
-  out << *FormatReport(*report, format.value_or("text"), options);
+  out << *FormatReport(*report, format.value_or("text"));
   // Standard output is the report here: one that could not be written (a full disk, a
   // closed file) is not a success.
   out.flush();

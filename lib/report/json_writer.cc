@@ -142,7 +142,8 @@ void LongestPhaseSummary(Json& w, const Report& r, Phase p) {
 
 class JsonWriter : public ReportWriter {
  public:
-  std::string Write(const Report& r, const AnalysisOptions& options) const override {
+  std::string Write(const Report& r) const override {
+    const AnalysisOptions& options = r.options;
     rapidjson::StringBuffer buffer;
     Json w(buffer);
     w.SetIndent(' ', 1);

@@ -301,7 +301,7 @@ void Steps(const Report& r, std::string* out) {
 
 class TextWriter : public ReportWriter {
  public:
-  std::string Write(const Report& r, const AnalysisOptions&) const override {
+  std::string Write(const Report& r) const override {
     std::string out = "gpuidle: why the GPU was idle\n";
     std::vector<std::string> inputs;
     for (const std::string& in : r.inputs) inputs.push_back(Printable(in));

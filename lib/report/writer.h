@@ -15,7 +15,8 @@ namespace gpuidle::internal {
 class ReportWriter {
  public:
   virtual ~ReportWriter() = default;
-  virtual std::string Write(const Report& report, const AnalysisOptions& options) const = 0;
+  // The thresholds printed are the report's own (Report::options).
+  virtual std::string Write(const Report& report) const = 0;
 };
 
 std::unique_ptr<ReportWriter> MakeTextWriter();

@@ -73,30 +73,27 @@ absl::StatusOr<Report> AnalyzeTraceFiles(const std::vector<std::string>& paths,
                               [&] { return AnalyzeFiles(paths, options); });
 }
 
-absl::StatusOr<std::string> FormatReport(const Report& report, absl::string_view format,
-                                         const AnalysisOptions& options) {
+absl::StatusOr<std::string> FormatReport(const Report& report, absl::string_view format) {
   GPUIDLE_ASSIGN_OR_RETURN(std::unique_ptr<internal::ReportWriter> writer,
                            internal::WriterForFormat(format));
   return OutOfMemoryIsAnError("while formatting the report", [&]() -> absl::StatusOr<std::string> {
-    return writer->Write(report, options);
+    return writer->Write(report);
   });
 }
 
-absl::Status SaveReport(const Report& report, const std::string& path, const SaveOptions& save,
-                        const AnalysisOptions& options) {
+absl::Status SaveReport(const Report& report, const std::string& path, const SaveOptions& save) {
   const std::string format = save.format.empty() ? internal::FormatForPath(path) : save.format;
-  GPUIDLE_ASSIGN_OR_RETURN(std::string text, FormatReport(report, format, options));
+  GPUIDLE_ASSIGN_OR_RETURN(std::string text, FormatReport(report, format));
   internal::OutputFileOptions output;
   output.if_exists = save.overwrite ? internal::IfExists::kReplace : internal::IfExists::kFail;
   output.inputs = report.inputs;
   return internal::WriteOutputFile(path, text, output).status();
 }
 
-absl::Status SaveReport(const Report& report, const std::string& path, absl::string_view format,
-                        const AnalysisOptions& options) {
+absl::Status SaveReport(const Report& report, const std::string& path, absl::string_view format) {
   SaveOptions save;
   save.format = std::string(format);
-  return SaveReport(report, path, save, options);
+  return SaveReport(report, path, save);
 }
 
 }  // namespace gpuidle

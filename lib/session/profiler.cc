@@ -66,7 +66,7 @@ const Report* Profiler::report() const {
 absl::StatusOr<std::string> Profiler::FormatReport(absl::string_view format) const {
   const Report* r = report();
   if (r == nullptr) return absl::FailedPreconditionError("no report: nothing was collected yet");
-  return gpuidle::FormatReport(*r, format, impl_->last->options.analysis);
+  return gpuidle::FormatReport(*r, format);
 }
 
 absl::Status Profiler::SaveReport(const std::string& path, absl::string_view format) const {
@@ -78,7 +78,7 @@ absl::Status Profiler::SaveReport(const std::string& path, absl::string_view for
 absl::Status Profiler::SaveReport(const std::string& path, const SaveOptions& save) const {
   const Report* r = report();
   if (r == nullptr) return absl::FailedPreconditionError("no report: nothing was collected yet");
-  return gpuidle::SaveReport(*r, path, save, impl_->last->options.analysis);
+  return gpuidle::SaveReport(*r, path, save);
 }
 
 absl::Status Profiler::SaveTrace(const std::string& path, bool overwrite) const {

@@ -234,13 +234,13 @@ absl::StatusOr<std::shared_ptr<const CollectionResult>> Session::StopLocked(Cupt
     result->report = *std::move(report);
   }
   if (result->report && o.print_summary) {
-    absl::StatusOr<std::string> text = FormatReport(*result->report, "text", o.analysis);
+    absl::StatusOr<std::string> text = FormatReport(*result->report, "text");
     if (text.ok()) WriteLine("", *text);
   }
   if (result->report && !o.report_path.empty()) {
     const std::string format =
         o.report_format.empty() ? FormatForPath(o.report_path) : o.report_format;
-    absl::StatusOr<std::string> text = FormatReport(*result->report, format, o.analysis);
+    absl::StatusOr<std::string> text = FormatReport(*result->report, format);
     absl::StatusOr<std::string> path =
         text.ok() ? WriteOutput(o.report_path, *text) : text.status();
     if (path.ok()) {

@@ -20,6 +20,7 @@ using ::gpuidle::testing::MustAnalyze;
 using ::gpuidle::testing::OnlyDevice;
 using ::testing::Contains;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // Timelines are built one host call and the op it issued per line.
 // clang-format off
@@ -522,6 +523,49 @@ TEST(Analyze, TimeWhereRecordsWereLostIsNeverIdle) {
   const std::string json = *FormatReport(r, "json");
   EXPECT_THAT(json, HasSubstr("\"status\": \"records_lost\""));
   EXPECT_THAT(json, HasSubstr("\"records_lost\""));
+}
+
+}  // namespace
+}  // namespace gpuidle
+
+namespace gpuidle {
+namespace {
+
+// A report carries the options of its analysis: formatted later, anywhere, it prints the
+// thresholds it was analysed with, never the defaults.
+TEST(Analyze, AReportFormattedLaterPrintsTheThresholdsItWasAnalysedWith) {
+  // clang-format off
+  TimelineBuilder b;
+  b.Step(1, 0, 100, "ProfilerStep#1").Step(1, 100, 200, "ProfilerStep#2");
+  b.Launch(1, 0, 5).Kernel(10, 90).Launch(1, 100, 105).Kernel(110, 190);
+  // clang-format on
+  AnalysisOptions options;
+  options.launch_gap_max_ns = 250'000;
+  options.dispatch_latency_max_ns = 42'000;
+  options.data_range_patterns = {"my_loader"};
+  options.skip_steps = 1;
+  Report r = MustAnalyze(b.Build(), options);
+  EXPECT_EQ(r.options.launch_gap_max_ns, 250'000);
+  const Report later = r;  // a copy, formatted with no options at hand
+  const std::string json = *FormatReport(later, "json");
+  EXPECT_THAT(json, HasSubstr("\"launch_gap_max_ns\": 250000"));
+  EXPECT_THAT(json, HasSubstr("\"dispatch_latency_max_ns\": 42000"));
+  EXPECT_THAT(json, HasSubstr("\"my_loader\""));
+  EXPECT_THAT(json, Not(HasSubstr("\"next_batch\"")));  // a default pattern
+  EXPECT_THAT(json, HasSubstr("\"skip_steps\": 1"));
+}
+
+TEST(Analyze, MergedRanksCarryTheOptionsOfTheMergingAnalysis) {
+  internal::Timeline rank0 = TimelineBuilder().Rank(0).Launch(1, 0, 5).Kernel(10, 90).Build();
+  internal::Timeline rank1 = TimelineBuilder().Rank(1).Launch(1, 0, 5).Kernel(20, 80).Build();
+  AnalysisOptions options;
+  options.launch_gap_max_ns = 333'000;
+  const internal::Timeline* ranks[] = {&rank0, &rank1};
+  absl::StatusOr<Report> r = internal::AnalyzeRanks(ranks, options);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->devices.size(), 2u);
+  EXPECT_EQ(r->options.launch_gap_max_ns, 333'000);
+  EXPECT_THAT(*FormatReport(*r, "json"), HasSubstr("\"launch_gap_max_ns\": 333000"));
 }
 
 }  // namespace

@@ -60,7 +60,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   CheckReport(*report);
   for (const char* format : {"json", "text"}) {
-    absl::StatusOr<std::string> out = gpuidle::FormatReport(*report, format, options);
+    absl::StatusOr<std::string> out = gpuidle::FormatReport(*report, format);
     GPUIDLE_FUZZ_CHECK(out.ok(), out.status().ToString());
     GPUIDLE_FUZZ_CHECK(gpuidle::internal::IsValidUtf8(*out), format);
     if (std::string(format) == "json") {

@@ -375,7 +375,7 @@ std::string ReportJson(const Timeline& t, const AnalysisOptions& options) {
   if (!r.ok()) return r.status().ToString();
   r->inputs.clear();
   r->source.clear();
-  absl::StatusOr<std::string> json = FormatReport(*r, "json", options);
+  absl::StatusOr<std::string> json = FormatReport(*r, "json");
   return json.ok() ? *json : json.status().ToString();
 }
 

@@ -25,8 +25,9 @@ using ::testing::StartsWith;
 
 constexpr int64_t kMs = 1'000'000;
 
-std::string WriteJson(const Report& r, const AnalysisOptions& options = {}) {
-  return MakeJsonWriter()->Write(r, options);
+std::string WriteJson(Report r, const AnalysisOptions& options = {}) {
+  r.options = options;
+  return MakeJsonWriter()->Write(r);
 }
 
 using ::gpuidle::testing::Parse;

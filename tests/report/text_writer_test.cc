@@ -25,7 +25,7 @@ using ::testing::StartsWith;
 
 constexpr int64_t kMs = 1'000'000;
 
-std::string WriteText(const Report& r) { return MakeTextWriter()->Write(r, AnalysisOptions()); }
+std::string WriteText(const Report& r) { return MakeTextWriter()->Write(r); }
 
 std::vector<std::string> Lines(const std::string& text) { return absl::StrSplit(text, '\n'); }
 
@@ -631,10 +631,8 @@ TEST(WriterForFormat, GivesAWriterForEachFormat) {
   EXPECT_TRUE(WriterForFormat("txt").ok());
   EXPECT_TRUE(WriterForFormat("json").ok());
   const Report r = SampleReport();
-  EXPECT_THAT((*WriterForFormat("json"))->Write(r, AnalysisOptions()),
-              HasSubstr("\"schema\": \"gpuidle.report/2\""));
-  EXPECT_THAT((*WriterForFormat("text"))->Write(r, AnalysisOptions()),
-              StartsWith("gpuidle: why the GPU was idle"));
+  EXPECT_THAT((*WriterForFormat("json"))->Write(r), HasSubstr("\"schema\": \"gpuidle.report/2\""));
+  EXPECT_THAT((*WriterForFormat("text"))->Write(r), StartsWith("gpuidle: why the GPU was idle"));
 }
 
 TEST(WriterForFormat, RejectsUnknownFormatsNamingTheKnownOnes) {

@@ -33,7 +33,7 @@ int main(int argc, char** argv) {
     std::cerr << report.status() << "\n";
     return 1;
   }
-  absl::StatusOr<std::string> text = gpuidle::FormatReport(*report, "text", live.analysis);
+  absl::StatusOr<std::string> text = gpuidle::FormatReport(*report, "text");
   if (!text.ok()) {
     std::cerr << text.status() << "\n";
     return 1;
