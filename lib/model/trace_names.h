@@ -18,8 +18,86 @@ namespace gpuidle::internal {
 inline constexpr char kGpuidleTraceFormat[] = "gpuidle.trace/2";
 inline constexpr char kGpuidleTraceFormatV1[] = "gpuidle.trace/1";
 
-// The category of the instant events that carry host stack samples (Timeline::samples).
-inline constexpr char kHostSampleCategory[] = "gpuidle_host_sample";
+// --- The trace vocabulary: every key and category name that the Kineto reader matches and the
+// gpuidle trace writer emits. The reader matches categories in any case.
+
+// Top-level keys of a trace file.
+inline constexpr absl::string_view kTraceEventsKey = "traceEvents";
+inline constexpr absl::string_view kDevicePropertiesKey = "deviceProperties";
+inline constexpr absl::string_view kDistributedInfoKey = "distributedInfo";
+inline constexpr absl::string_view kBaseTimeKey = "baseTimeNanoseconds";
+inline constexpr absl::string_view kGpuidleKey = "gpuidle";  // gpuidle traces' own metadata
+
+// Keys inside deviceProperties entries and distributedInfo.
+inline constexpr absl::string_view kDeviceIdKey = "id";
+inline constexpr absl::string_view kDeviceNameKey = "name";
+inline constexpr absl::string_view kRankKey = "rank";
+inline constexpr absl::string_view kWorldSizeKey = "world_size";
+
+// Keys of the "gpuidle" object (besides kRankKey and kWorldSizeKey).
+inline constexpr absl::string_view kFormatKey = "format";
+inline constexpr absl::string_view kPidInfoKey = "pid";
+inline constexpr absl::string_view kHostKey = "host";
+inline constexpr absl::string_view kDroppedRecordsKey = "dropped_records";
+inline constexpr absl::string_view kZeroTimestampRecordsKey = "zero_timestamp_records";
+inline constexpr absl::string_view kRecordLimitReachedKey = "record_limit_reached";
+inline constexpr absl::string_view kWallClockOffsetKey = "wall_clock_offset_ns";
+
+// The fields of an event that readers keep.
+inline constexpr absl::string_view kPhField = "ph";
+inline constexpr absl::string_view kCatField = "cat";
+inline constexpr absl::string_view kNameField = "name";
+inline constexpr absl::string_view kPidField = "pid";
+inline constexpr absl::string_view kTidField = "tid";
+inline constexpr absl::string_view kTsField = "ts";
+inline constexpr absl::string_view kDurField = "dur";
+inline constexpr absl::string_view kArgsField = "args";
+
+// Event args that readers keep: Kineto's, then gpuidle's, which override what an event's
+// category and name imply.
+inline constexpr absl::string_view kCorrelationArg = "correlation";
+inline constexpr absl::string_view kDeviceArg = "device";
+inline constexpr absl::string_view kStreamArg = "stream";
+inline constexpr absl::string_view kBytesArg = "bytes";
+inline constexpr absl::string_view kWaitOnStreamArg = "wait_on_stream";
+inline constexpr absl::string_view kWaitOnRecordCorrelationArg =
+    "wait_on_cuda_event_record_corr_id";
+inline constexpr absl::string_view kStackArg = "stack";  // gpuidle host samples
+inline constexpr absl::string_view kGpuidleKindArg = "gpuidle_kind";
+inline constexpr absl::string_view kGpuidleCategoryArg = "gpuidle_category";
+inline constexpr absl::string_view kGpuidleCopyKindArg = "gpuidle_copy_kind";
+inline constexpr absl::string_view kGpuidlePageableArg = "gpuidle_pageable";
+inline constexpr absl::string_view kGpuidleCommunicationArg = "gpuidle_communication";
+inline constexpr absl::string_view kGpuidleThreadArg = "gpuidle_thread";
+
+// Event categories, as Kineto writes them today.
+inline constexpr absl::string_view kKernelCategory = "kernel";
+inline constexpr absl::string_view kMemcpyCategory = "gpu_memcpy";
+inline constexpr absl::string_view kMemsetCategory = "gpu_memset";
+inline constexpr absl::string_view kProfilerRangeCategory = "cuda_profiler_range";
+inline constexpr absl::string_view kRuntimeCategory = "cuda_runtime";
+inline constexpr absl::string_view kDriverCategory = "cuda_driver";
+inline constexpr absl::string_view kCudaSyncCategory = "cuda_sync";
+inline constexpr absl::string_view kCudaEventCategory = "cuda_event";
+inline constexpr absl::string_view kCpuOpCategory = "cpu_op";
+inline constexpr absl::string_view kUserAnnotationCategory = "user_annotation";
+inline constexpr absl::string_view kPythonFunctionCategory = "python_function";
+// PyTorch 1.8's other spellings ("Kernel" is kKernelCategory; readers match in any case).
+inline constexpr absl::string_view kLegacyMemcpyCategory = "memcpy";
+inline constexpr absl::string_view kLegacyMemsetCategory = "memset";
+inline constexpr absl::string_view kLegacyRuntimeCategory = "runtime";
+inline constexpr absl::string_view kLegacyDriverCategory = "driver";
+inline constexpr absl::string_view kLegacyCpuOpCategory = "operator";
+inline constexpr absl::string_view kLegacyPythonCategory = "python";
+// gpuidle's own: the instant events that carry host stack samples (Timeline::samples), and the
+// slices that draw a report's gaps (readers ignore them).
+inline constexpr absl::string_view kHostSampleCategory = "gpuidle_host_sample";
+inline constexpr absl::string_view kGapCategory = "gpuidle_gap";
+
+// Event phases: complete events, and instants (either case).
+inline constexpr absl::string_view kCompletePhase = "X";
+inline constexpr absl::string_view kInstantPhase = "i";
+inline constexpr absl::string_view kInstantPhaseUpper = "I";
 
 inline absl::string_view RangeKindName(RangeKind k) {
   switch (k) {

@@ -136,27 +136,27 @@ absl::string_view GapColour(Subcause s) {
 absl::string_view OpCategory(OpKind k) {
   switch (k) {
     case OpKind::kKernel:
-      return "kernel";
+      return kKernelCategory;
     case OpKind::kMemcpy:
-      return "gpu_memcpy";
+      return kMemcpyCategory;
     case OpKind::kMemset:
-      return "gpu_memset";
+      return kMemsetCategory;
   }
-  return "kernel";
+  return kKernelCategory;
 }
 
 absl::string_view RangeCategory(RangeKind k) {
   switch (k) {
     case RangeKind::kFrameworkOp:
-      return "cpu_op";
+      return kCpuOpCategory;
     case RangeKind::kPython:
-      return "python_function";
+      return kPythonFunctionCategory;
     case RangeKind::kStep:
     case RangeKind::kData:
     case RangeKind::kUser:
-      return "user_annotation";
+      return kUserAnnotationCategory;
   }
-  return "user_annotation";
+  return kUserAnnotationCategory;
 }
 
 // What the Kineto reader concludes from a device op's category and name alone; where the op
@@ -183,9 +183,9 @@ ImpliedOp ImpliedByName(OpKind kind, absl::string_view name) {
 // names win in every host category).
 RangeKind ImpliedRangeKind(RangeKind kind, absl::string_view name) {
   const absl::string_view category = RangeCategory(kind);
-  const RangeKind category_kind = category == "cpu_op"            ? RangeKind::kFrameworkOp
-                                  : category == "python_function" ? RangeKind::kPython
-                                                                  : RangeKind::kUser;
+  const RangeKind category_kind = category == kCpuOpCategory            ? RangeKind::kFrameworkOp
+                                  : category == kPythonFunctionCategory ? RangeKind::kPython
+                                                                        : RangeKind::kUser;
   return HostRangeKind(category_kind, name);
 }
 
@@ -196,7 +196,11 @@ class ArgsWriter {
 
   // Appends the key; the caller appends its value.
   std::string* Key(absl::string_view key) {
-    out_->append(open_ ? ",\"" : ",\"args\":{\"");
+    if (open_) {
+      out_->append(",\"");
+    } else {
+      absl::StrAppend(out_, ",\"", kArgsField, "\":{\"");
+    }
     open_ = true;
     out_->append(key.data(), key.size());
     out_->append("\":");
@@ -226,27 +230,29 @@ class TraceFormatter {
     size_t events = t_.calls.size() + t_.ranges.size() + t_.samples.size() + gaps_.size();
     for (const DeviceTimeline& d : t_.devices) events += d.ops.size();
     out_.reserve(1024 + 160 * events);  // about what an event takes: one allocation
-    out_.append("{\"schemaVersion\": 1,\n\"gpuidle\": ");
+    absl::StrAppend(&out_, "{\"schemaVersion\": 1,\n\"", kGpuidleKey, "\": ");
     AppendInfo();
-    out_.append(",\n\"deviceProperties\": [");
+    absl::StrAppend(&out_, ",\n\"", kDevicePropertiesKey, "\": [");
     const TimelineInfo& info = t_.info;
     for (size_t i = 0; i < info.visible_devices.size(); ++i) {
-      absl::StrAppend(&out_, i == 0 ? "" : ", ", "{\"id\": ", info.visible_devices[i],
-                      ", \"name\": ");
+      absl::StrAppend(&out_, i == 0 ? "" : ", ", "{\"", kDeviceIdKey,
+                      "\": ", info.visible_devices[i], ", \"", kDeviceNameKey, "\": ");
       AppendString(&out_, i < info.visible_device_names.size() ? info.visible_device_names[i]
                                                                : absl::string_view());
       out_.push_back('}');
     }
     out_.push_back(']');
     if (info.rank || info.world_size) {
-      out_.append(",\n\"distributedInfo\": {");
-      if (info.rank) absl::StrAppend(&out_, "\"rank\": ", *info.rank);
+      absl::StrAppend(&out_, ",\n\"", kDistributedInfoKey, "\": {");
+      if (info.rank) absl::StrAppend(&out_, "\"", kRankKey, "\": ", *info.rank);
       if (info.world_size) {
-        absl::StrAppend(&out_, info.rank ? ", " : "", "\"world_size\": ", *info.world_size);
+        absl::StrAppend(&out_, info.rank ? ", " : "", "\"", kWorldSizeKey,
+                        "\": ", *info.world_size);
       }
       out_.push_back('}');
     }
-    absl::StrAppend(&out_, ",\n\"baseTimeNanoseconds\": ", base_ns_, ",\n\"traceEvents\": [");
+    absl::StrAppend(&out_, ",\n\"", kBaseTimeKey, "\": ", base_ns_, ",\n\"", kTraceEventsKey,
+                    "\": [");
     AppendMetadata();
     for (const DeviceTimeline& d : t_.devices) {
       for (const DeviceOp& op : d.ops) AppendOp(d.device, op);
@@ -318,23 +324,26 @@ class TraceFormatter {
 
   void AppendInfo() {
     const TimelineInfo& info = t_.info;
-    out_.append("{\"format\": ");
+    const auto key = [this](absl::string_view k) { absl::StrAppend(&out_, ", \"", k, "\": "); };
+    absl::StrAppend(&out_, "{\"", kFormatKey, "\": ");
     AppendString(&out_, kGpuidleTraceFormat);
-    out_.append(", \"version\": ");
+    key("version");  // informational: readers go by the format
     AppendString(&out_, kVersion);
-    out_.append(", \"pid\": ");
+    key(kPidInfoKey);
     AppendOptional(&out_, info.pid);
-    out_.append(", \"host\": ");
+    key(kHostKey);
     AppendString(&out_, info.host);
-    out_.append(", \"rank\": ");
+    key(kRankKey);
     AppendOptional(&out_, info.rank);
-    out_.append(", \"world_size\": ");
+    key(kWorldSizeKey);
     AppendOptional(&out_, info.world_size);
-    out_.append(", \"dropped_records\": ");
+    key(kDroppedRecordsKey);
     AppendOptional(&out_, info.dropped_records);
-    absl::StrAppend(&out_, ", \"zero_timestamp_records\": ", info.zero_timestamp_records,
-                    ", \"record_limit_reached\": ", info.record_limit_reached ? "true" : "false",
-                    ", \"wall_clock_offset_ns\": ");
+    key(kZeroTimestampRecordsKey);
+    absl::StrAppend(&out_, info.zero_timestamp_records);
+    key(kRecordLimitReachedKey);
+    out_.append(info.record_limit_reached ? "true" : "false");
+    key(kWallClockOffsetKey);
     AppendOptional(&out_, info.wall_clock_offset_ns);
     out_.push_back('}');
   }
@@ -342,22 +351,22 @@ class TraceFormatter {
   // Starts {"ph": ph, "cat": ..., "name": ..., "pid": ..., "tid": ...; the caller ends it.
   void BeginEvent(absl::string_view ph, absl::string_view cat, absl::string_view name, int64_t pid,
                   uint64_t tid) {
-    out_.append(first_event_ ? "\n{\"ph\":" : ",\n{\"ph\":");
+    absl::StrAppend(&out_, first_event_ ? "\n{\"" : ",\n{\"", kPhField, "\":");
     first_event_ = false;
     AppendString(&out_, ph);
     if (!cat.empty()) {
-      out_.append(",\"cat\":");
+      absl::StrAppend(&out_, ",\"", kCatField, "\":");
       AppendString(&out_, cat);
     }
-    out_.append(",\"name\":");
+    absl::StrAppend(&out_, ",\"", kNameField, "\":");
     AppendString(&out_, name);
-    absl::StrAppend(&out_, ",\"pid\":", pid, ",\"tid\":", tid);
+    absl::StrAppend(&out_, ",\"", kPidField, "\":", pid, ",\"", kTidField, "\":", tid);
   }
 
   void AppendSpan(int64_t start_ns, int64_t end_ns) {
-    out_.append(",\"ts\":");
+    absl::StrAppend(&out_, ",\"", kTsField, "\":");
     AppendMicros(&out_, Rel(start_ns));
-    out_.append(",\"dur\":");
+    absl::StrAppend(&out_, ",\"", kDurField, "\":");
     // A negative duration would make the file unreadable; a valid timeline has none.
     AppendMicros(&out_, end_ns > start_ns
                             ? static_cast<uint64_t>(end_ns) - static_cast<uint64_t>(start_ns)
@@ -366,14 +375,14 @@ class TraceFormatter {
 
   void Metadata(absl::string_view what, int64_t pid, uint64_t tid, absl::string_view name) {
     BeginEvent("M", "", what, pid, tid);
-    out_.append(",\"args\":{\"name\":");
+    absl::StrAppend(&out_, ",\"", kArgsField, "\":{\"name\":");
     AppendString(&out_, name);
     out_.append("}}");
   }
 
   void SortIndex(absl::string_view what, int64_t pid, uint64_t tid, int64_t index) {
     BeginEvent("M", "", what, pid, tid);
-    absl::StrAppend(&out_, ",\"args\":{\"sort_index\":", index, "}}");
+    absl::StrAppend(&out_, ",\"", kArgsField, "\":{\"sort_index\":", index, "}}");
   }
 
   // The device's name from the timeline, else from the visible devices' list.
@@ -422,24 +431,24 @@ class TraceFormatter {
 
   void AppendOp(int device, const DeviceOp& op) {
     const absl::string_view name = t_.strings.Get(op.name);
-    BeginEvent("X", OpCategory(op.kind), name, device, op.stream);
+    BeginEvent(kCompletePhase, OpCategory(op.kind), name, device, op.stream);
     AppendSpan(op.start_ns, op.end_ns);
     ArgsWriter args(&out_);
-    absl::StrAppend(args.Key("device"), device);
-    if (op.stream != kNoStream) absl::StrAppend(args.Key("stream"), op.stream);
+    absl::StrAppend(args.Key(kDeviceArg), device);
+    if (op.stream != kNoStream) absl::StrAppend(args.Key(kStreamArg), op.stream);
     if (op.correlation_id != kNoCorrelation) {
-      absl::StrAppend(args.Key("correlation"), op.correlation_id);
+      absl::StrAppend(args.Key(kCorrelationArg), op.correlation_id);
     }
-    if (op.kind != OpKind::kKernel || op.bytes != 0) absl::StrAppend(args.Key("bytes"), op.bytes);
+    if (op.kind != OpKind::kKernel || op.bytes != 0) absl::StrAppend(args.Key(kBytesArg), op.bytes);
     const ImpliedOp implied = ImpliedByName(op.kind, name);
     if (op.copy_kind != implied.copy_kind) {
-      AppendString(args.Key("gpuidle_copy_kind"), CopyKindName(op.copy_kind));
+      AppendString(args.Key(kGpuidleCopyKindArg), CopyKindName(op.copy_kind));
     }
     if (op.pageable != implied.pageable) {
-      args.Key("gpuidle_pageable")->append(op.pageable ? "true" : "false");
+      args.Key(kGpuidlePageableArg)->append(op.pageable ? "true" : "false");
     }
     if (op.communication != implied.communication) {
-      args.Key("gpuidle_communication")->append(op.communication ? "true" : "false");
+      args.Key(kGpuidleCommunicationArg)->append(op.communication ? "true" : "false");
     }
     args.End();
     out_.push_back('}');
@@ -449,49 +458,52 @@ class TraceFormatter {
     const absl::string_view name = t_.strings.Get(c.name);
     // Driver API names start "cu", runtime ones "cuda"; the reader takes both alike.
     const bool driver = absl::StartsWith(name, "cu") && !absl::StartsWith(name, "cuda");
-    BeginEvent("X", driver ? "cuda_driver" : "cuda_runtime", name, host_pid_, DisplayTid(c.thread));
+    BeginEvent(kCompletePhase, driver ? kDriverCategory : kRuntimeCategory, name, host_pid_,
+               DisplayTid(c.thread));
     AppendSpan(c.start_ns, c.end_ns);
     ArgsWriter args(&out_);
     if (c.correlation_id != kNoCorrelation) {
-      absl::StrAppend(args.Key("correlation"), c.correlation_id);
+      absl::StrAppend(args.Key(kCorrelationArg), c.correlation_id);
     }
-    if (c.stream != kNoStream) absl::StrAppend(args.Key("stream"), c.stream);
-    if (c.peer_stream != kNoStream) absl::StrAppend(args.Key("wait_on_stream"), c.peer_stream);
+    if (c.stream != kNoStream) absl::StrAppend(args.Key(kStreamArg), c.stream);
+    if (c.peer_stream != kNoStream) absl::StrAppend(args.Key(kWaitOnStreamArg), c.peer_stream);
     if (c.category != CategorizeCudaApi(name)) {
-      AppendString(args.Key("gpuidle_category"), CallCategoryName(c.category));
+      AppendString(args.Key(kGpuidleCategoryArg), CallCategoryName(c.category));
     }
-    if (c.thread > kMaxTid) absl::StrAppend(args.Key("gpuidle_thread"), c.thread);
+    if (c.thread > kMaxTid) absl::StrAppend(args.Key(kGpuidleThreadArg), c.thread);
     args.End();
     out_.push_back('}');
   }
 
   void AppendRange(const Range& r) {
     const absl::string_view name = t_.strings.Get(r.name);
-    BeginEvent("X", RangeCategory(r.kind), name, host_pid_, DisplayTid(r.thread));
+    BeginEvent(kCompletePhase, RangeCategory(r.kind), name, host_pid_, DisplayTid(r.thread));
     AppendSpan(r.start_ns, r.end_ns);
     ArgsWriter args(&out_);
     if (ImpliedRangeKind(r.kind, name) != r.kind) {
-      AppendString(args.Key("gpuidle_kind"), RangeKindName(r.kind));
+      AppendString(args.Key(kGpuidleKindArg), RangeKindName(r.kind));
     }
-    if (r.thread > kMaxTid) absl::StrAppend(args.Key("gpuidle_thread"), r.thread);
+    if (r.thread > kMaxTid) absl::StrAppend(args.Key(kGpuidleThreadArg), r.thread);
     args.End();
     out_.push_back('}');
   }
 
   // A host stack sample: an instant event on its thread's track ("s": "t": thread-scoped).
   void AppendSample(const HostSample& sample) {
-    BeginEvent("i", kHostSampleCategory, "host sample", host_pid_, DisplayTid(sample.thread));
-    out_.append(",\"s\":\"t\",\"ts\":");
+    BeginEvent(kInstantPhase, kHostSampleCategory, "host sample", host_pid_,
+               DisplayTid(sample.thread));
+    absl::StrAppend(&out_, ",\"s\":\"t\",\"", kTsField, "\":");
     AppendMicros(&out_, Rel(sample.time_ns));
     ArgsWriter args(&out_);
-    AppendString(args.Key("stack"), t_.strings.Get(sample.stack));
-    if (sample.thread > kMaxTid) absl::StrAppend(args.Key("gpuidle_thread"), sample.thread);
+    AppendString(args.Key(kStackArg), t_.strings.Get(sample.stack));
+    if (sample.thread > kMaxTid) absl::StrAppend(args.Key(kGpuidleThreadArg), sample.thread);
     args.End();
     out_.push_back('}');
   }
 
   void AppendGap(const GapRecord& g) {
-    BeginEvent("X", "gpuidle_gap", QualifiedSubcauseName(g.subcause), g.device, kGapTrackTid);
+    BeginEvent(kCompletePhase, kGapCategory, QualifiedSubcauseName(g.subcause), g.device,
+               kGapTrackTid);
     AppendSpan(g.start_ns, g.end_ns);
     out_.append(",\"cname\":");
     AppendString(&out_, GapColour(g.subcause));
