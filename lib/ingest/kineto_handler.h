@@ -1,0 +1,252 @@
+// The Kineto reader's SAX handler: a state machine over RapidJSON's events that knows where in
+// a trace it is (the top-level keys, an event, its args, deviceProperties, distributedInfo,
+// the "gpuidle" object), collects each event's fields into one reused Event and hands it to
+// the EventMapper when the event ends. Unusable fields are marked, not errors; errors are
+// what leaves no trace to read (kineto_reader.h).
+#ifndef GPUIDLE_LIB_INGEST_KINETO_HANDLER_H_
+#define GPUIDLE_LIB_INGEST_KINETO_HANDLER_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "core/text_safety.h"
+#include "ingest/event_mapper.h"
+#include "ingest/json_scanners.h"
+#include "ingest/kineto_reader.h"
+#include "ingest/reader_warnings.h"
+#include "ingest/trace_event.h"
+#include "ingest/trace_keys.h"
+#include "model/timeline.h"
+#include "rapidjson/reader.h"
+
+namespace gpuidle::internal::kineto {
+
+class KinetoHandler {
+ public:
+  explicit KinetoHandler(Timeline* timeline) : t_(*timeline), mapper_(timeline, &warnings_) {}
+
+  // --- RapidJSON SAX interface ---
+  bool Null() { return Scalar(kNull, {}); }
+  bool Bool(bool b) { return Scalar(kBool, b ? "true" : "false"); }
+  bool Int(int) { return Unexpected(); }  // numbers arrive as RawNumber
+  bool Uint(unsigned) { return Unexpected(); }
+  bool Int64(int64_t) { return Unexpected(); }
+  bool Uint64(uint64_t) { return Unexpected(); }
+  bool Double(double) { return Unexpected(); }
+  bool RawNumber(const char* s, rapidjson::SizeType n, bool) { return Scalar(kNumber, {s, n}); }
+  bool String(const char* s, rapidjson::SizeType n, bool) { return Scalar(kString, {s, n}); }
+  bool Key(const char* s, rapidjson::SizeType n, bool) {
+    const absl::string_view k(s, n);
+    const int rel = depth_ - events_depth_;
+    if (depth_ == 1 && !root_is_array_) {
+      top_ = TopKeyOf(k);
+    } else if (in_events_ && rel == 1) {
+      field_ = EventField(k);
+    } else if (in_events_ && rel == 2 && in_args_) {
+      field_ = ArgField(k);
+    } else if (top_ == Top::kDeviceProperties && depth_ == 3) {
+      prop_key_ = k == kDeviceIdKey ? 1 : k == kDeviceNameKey ? 2 : 0;
+    } else if (top_ == Top::kDistributedInfo && depth_ == 2) {
+      prop_key_ = k == kRankKey ? 1 : k == kWorldSizeKey ? 2 : 0;
+    } else if (top_ == Top::kGpuidle && depth_ == 2) {
+      gpuidle_key_ = GpuidleKeyOf(k);
+    }
+    return true;
+  }
+  bool StartObject() {
+    if (depth_ == 0) {
+      root_seen_ = true;
+      events_depth_ = 2;
+    } else if (in_events_) {
+      const int rel = depth_ - events_depth_;
+      if (rel == 0) {
+        ++event_index_;
+        event_.Clear();
+      } else if (rel == 1) {
+        if (field_ == Field::kArgs) {
+          in_args_ = true;
+        } else if (field_ != Field::kIgnored) {
+          Bad(field_, Problem::kWrongType, "");
+        }
+      } else if (rel == 2 && in_args_ && field_ != Field::kIgnored) {
+        Bad(field_, Problem::kWrongType, "");
+      }
+    } else if (depth_ == 1 && top_ == Top::kTraceEvents) {
+      return Fail("\"traceEvents\" must be an array of events, not an object");
+    } else if (depth_ == 1 && top_ == Top::kBaseTime && !root_is_array_) {
+      warnings_.bad_base_time = true;
+    } else if (depth_ == 1 && top_ == Top::kGpuidle) {
+      // A gpuidle trace: its own metadata, checked for a format this reader knows.
+      t_.info.source = "gpuidle";
+      gpuidle_format_seen_ = false;
+      gpuidle_key_ = GpuidleKey::kIgnored;
+    } else if (top_ == Top::kDeviceProperties && depth_ == 2) {
+      prop_id_.reset();
+      prop_id_bad_ = false;
+      prop_name_.clear();
+    }
+    return Deeper();
+  }
+  bool EndObject(rapidjson::SizeType) {
+    --depth_;
+    if (in_events_) {
+      const int rel = depth_ - events_depth_;
+      if (rel == 0) return FinishEvent();
+      if (rel == 1) in_args_ = false;
+    } else if (top_ == Top::kDeviceProperties && depth_ == 2) {
+      if (prop_id_ && t_.info.visible_devices.size() >= kMaxDevicesPerTrace) {
+        ++warnings_.device_properties_beyond_limit;
+      } else if (prop_id_) {
+        t_.info.visible_devices.push_back(static_cast<int>(*prop_id_));
+        t_.info.visible_device_names.push_back(prop_name_);
+      } else if (prop_id_bad_) {
+        ++warnings_.bad_device_properties;
+      }
+    } else if (top_ == Top::kGpuidle && depth_ == 1 && !gpuidle_format_seen_) {
+      return NoGpuidleFormat();
+    }
+    return true;
+  }
+  bool StartArray() {
+    if (depth_ == 0) {
+      // The JSON Array Format of Chrome traces: the root is the list of events.
+      root_seen_ = root_is_array_ = in_events_ = saw_trace_events_ = true;
+      events_depth_ = 1;
+    } else if (depth_ == 1 && top_ == Top::kTraceEvents && !root_is_array_) {
+      in_events_ = saw_trace_events_ = true;
+    } else if (depth_ == 1 && top_ == Top::kGpuidle && !root_is_array_) {
+      return Fail("\"gpuidle\" must be an object, not an array");
+    } else if (depth_ == 1 && top_ == Top::kBaseTime && !root_is_array_) {
+      warnings_.bad_base_time = true;
+    } else if (in_events_) {
+      const int rel = depth_ - events_depth_;
+      if (rel == 0) {
+        NotAnObject();
+      } else if (rel == 1 && field_ != Field::kIgnored) {
+        Bad(field_, Problem::kWrongType, "");
+      } else if (rel == 2 && in_args_ && field_ != Field::kIgnored) {
+        Bad(field_, Problem::kWrongType, "");
+      }
+    }
+    return Deeper();
+  }
+  bool EndArray(rapidjson::SizeType) {
+    --depth_;
+    if (in_events_ && depth_ == events_depth_ - 1) in_events_ = false;
+    return true;
+  }
+
+  // --- results ---
+  const std::string& error() const { return error_; }
+  bool saw_trace_events() const { return saw_trace_events_; }
+  bool root_seen() const { return root_seen_; }
+  uint64_t events() const { return event_index_; }
+  std::optional<int64_t> base_time_ns() const { return base_time_ns_; }
+  EventMapper& mapper() { return mapper_; }
+  const ReaderWarnings& warnings() const { return warnings_; }
+  BoundedStringBuffer& string_buffer() { return string_buffer_; }
+  // The scanners found a number longer than kMaxNumberBytes, starting at `offset`.
+  void NumberTooLong(size_t offset) { number_too_long_at_ = offset; }
+  std::optional<size_t> number_too_long_at() const { return number_too_long_at_; }
+
+ private:
+  enum ScalarKind { kNull, kBool, kNumber, kString };
+
+  static absl::string_view KindName(ScalarKind k) {
+    switch (k) {
+      case kNull:
+        return "null";
+      case kBool:
+        return "a boolean";
+      case kNumber:
+        return "a number";
+      case kString:
+        return "a string";
+    }
+    return "?";
+  }
+
+  bool Unexpected() { return Fail("internal error: number not delivered as text"); }
+
+  // A trace nests a few levels deep; far deeper input is not a trace, and is refused before it
+  // costs more than a little memory.
+  bool Deeper() {
+    if (++depth_ > kMaxJsonDepth) {
+      return Fail(absl::StrCat("nested deeper than ", kMaxJsonDepth, " levels: not a trace"));
+    }
+    return true;
+  }
+
+  bool Fail(std::string message) {
+    error_ = std::move(message);
+    return false;
+  }
+
+  bool NoGpuidleFormat();
+  // Marks a field of the current event as unusable. Whether that costs the event or only the
+  // field, and whether it is worth a warning, depends on the event's category, which may come
+  // later in the event: FinishEvent decides.
+  void Bad(Field f, Problem p, absl::string_view example) {
+    if (f == Field::kIgnored) return;
+    event_.bad |= Bit(f);
+    event_.problem[static_cast<int>(f)] = p;
+    if (event_.example_field == Field::kIgnored) {
+      event_.example_field = f;
+      event_.example = example.empty() ? std::string() : QuoteForMessage(example, 40);
+    }
+  }
+
+  void NotAnObject() {
+    ++event_index_;
+    ++warnings_.not_objects;
+    field_ = Field::kIgnored;  // whatever the entry holds is no event's field
+  }
+
+  bool Scalar(ScalarKind kind, absl::string_view text);
+  bool EventValue(ScalarKind kind, absl::string_view text);
+  bool ArgValue(ScalarKind kind, absl::string_view text);
+  // The args of gpuidle traces that override what an event's name implies.
+  bool GpuidleArgValue(ScalarKind kind, absl::string_view text);
+  // A value in the "gpuidle" object of a gpuidle trace. Unlike event fields, these are errors:
+  // gpuidle wrote them, and a file whose own metadata is wrong is not one to trust.
+  bool GpuidleValue(ScalarKind kind, absl::string_view text);
+
+  bool FinishEvent() {
+    field_ = Field::kIgnored;
+    mapper_.Map(event_);
+    return true;
+  }
+
+  Timeline& t_;
+  // Declared before the mapper, which counts into it.
+  ReaderWarnings warnings_;
+  EventMapper mapper_;
+  int depth_ = 0;
+  int events_depth_ = 2;
+  bool root_seen_ = false;
+  bool root_is_array_ = false;
+  bool in_events_ = false;
+  bool in_args_ = false;
+  bool saw_trace_events_ = false;
+  Top top_ = Top::kNone;
+  Field field_ = Field::kIgnored;
+  int prop_key_ = 0;
+  std::optional<int64_t> prop_id_;
+  bool prop_id_bad_ = false;
+  std::string prop_name_;
+  Event event_;
+  uint64_t event_index_ = 0;
+  std::optional<int64_t> base_time_ns_;
+  GpuidleKey gpuidle_key_ = GpuidleKey::kIgnored;
+  bool gpuidle_format_seen_ = false;
+  std::string error_;
+  BoundedStringBuffer string_buffer_;
+  std::optional<size_t> number_too_long_at_;
+};
+
+}  // namespace gpuidle::internal::kineto
+
+#endif  // GPUIDLE_LIB_INGEST_KINETO_HANDLER_H_
