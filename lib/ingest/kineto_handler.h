@@ -10,15 +10,19 @@
 #include <optional>
 #include <string>
 
+#include "absl/base/attributes.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "core/text_safety.h"
+#include "core/time_units.h"
 #include "ingest/event_mapper.h"
 #include "ingest/json_scanners.h"
 #include "ingest/kineto_reader.h"
 #include "ingest/reader_warnings.h"
 #include "ingest/trace_event.h"
 #include "ingest/trace_keys.h"
+#include "ingest/trace_numbers.h"
 #include "model/timeline.h"
 #include "rapidjson/reader.h"
 
@@ -246,6 +250,205 @@ class KinetoHandler {
   BoundedStringBuffer string_buffer_;
   std::optional<size_t> number_too_long_at_;
 };
+
+// Inline: called for every value of a trace. EventValue and ArgValue go into Scalar, their
+// one caller, as they did when the reader was one file.
+inline bool KinetoHandler::Scalar(ScalarKind kind, absl::string_view text) {
+  if (depth_ == 0) {
+    root_seen_ = true;
+    return Fail(absl::StrCat("the JSON document is ", KindName(kind),
+                             ", not a trace (an object with \"traceEvents\")"));
+  }
+  if (in_events_) {
+    const int rel = depth_ - events_depth_;
+    if (rel == 0) {
+      NotAnObject();
+      return true;
+    }
+    if (rel == 1) return EventValue(kind, text);
+    if (rel == 2 && in_args_) return ArgValue(kind, text);
+    return true;
+  }
+  if (depth_ == 1 && !root_is_array_) {
+    if (top_ == Top::kTraceEvents) {
+      return Fail(absl::StrCat("\"traceEvents\" must be an array of events, not ", KindName(kind)));
+    }
+    if (top_ == Top::kBaseTime && kind != kNull) {
+      base_time_ns_ = kind == kNumber || kind == kString ? ParseIntegerText(text, kind == kString)
+                                                         : std::nullopt;
+      warnings_.bad_base_time = !base_time_ns_.has_value();
+    }
+    if (top_ == Top::kGpuidle) {
+      return Fail(absl::StrCat("\"gpuidle\" must be an object, not ", KindName(kind)));
+    }
+    return true;
+  }
+  if (top_ == Top::kGpuidle && depth_ == 2) return GpuidleValue(kind, text);
+  if (top_ == Top::kDeviceProperties && depth_ == 3) {
+    if (prop_key_ == 1) {
+      const std::optional<int64_t> id = kind == kNumber || kind == kString
+                                            ? ParseIntegerText(text, kind == kString)
+                                            : std::nullopt;
+      if (id && *id >= 0 && *id <= INT32_MAX) {
+        prop_id_ = id;
+      } else {
+        prop_id_bad_ = true;
+      }
+    }
+    if (prop_key_ == 2 && kind == kString) {
+      KeepText(&prop_name_, text, &warnings_);
+      prop_name_ = ValidText(prop_name_, &warnings_);
+    }
+  } else if (top_ == Top::kDistributedInfo && depth_ == 2 && prop_key_ != 0 && kind != kNull) {
+    const std::optional<int64_t> v =
+        kind == kNumber || kind == kString ? ParseIntegerText(text, kind == kString) : std::nullopt;
+    if (!v || *v < 0 || *v > INT32_MAX) {
+      warnings_.bad_distributed_info = true;
+    } else if (prop_key_ == 1) {
+      t_.info.rank = static_cast<int>(*v);
+    } else {
+      t_.info.world_size = static_cast<int>(*v);
+    }
+  }
+  return true;
+}
+
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool KinetoHandler::EventValue(ScalarKind kind,
+                                                                   absl::string_view text) {
+  switch (field_) {
+    case Field::kPh:
+    case Field::kCat:
+    case Field::kName: {
+      if (kind != kString) {
+        Bad(field_, Problem::kWrongType, text);
+        return true;
+      }
+      if (field_ == Field::kName) {
+        KeepText(&event_.name, text, &warnings_);
+      } else {
+        // Compared with known values only: a cut one is no known value either.
+        (field_ == Field::kPh ? event_.ph : event_.cat)
+            .assign(text.data(), std::min(text.size(), kMaxKeptStringBytes));
+      }
+      return true;
+    }
+    case Field::kTs:
+    case Field::kDur: {
+      // Numbers; numeric strings too (Chrome's trace viewer coerces them).
+      if (kind != kNumber && kind != kString) {
+        Bad(field_, Problem::kWrongType, text);
+        return true;
+      }
+      const std::optional<int64_t> ns =
+          ParseMicrosToNs(kind == kString ? absl::StripAsciiWhitespace(text) : text);
+      if (!ns) {
+        Bad(field_, kind == kString ? Problem::kWrongType : Problem::kOutOfRange, text);
+        return true;
+      }
+      // The time invariants of model/timeline.h: ts in [kMinTimeNs, kMaxTimeNs), dur at most
+      // 2^52 ns (a negative dur is reported as such below).
+      if (field_ == Field::kTs ? *ns < kMinTimeNs || *ns >= kMaxTimeNs : *ns > kMaxDurationNs) {
+        Bad(field_, Problem::kOutOfRange, text);
+        return true;
+      }
+      (field_ == Field::kTs ? event_.ts_ns : event_.dur_ns) = *ns;
+      return true;
+    }
+    case Field::kPid:
+    case Field::kTid: {
+      uint64_t id = 0;
+      bool numeric = false;
+      if (kind == kNumber || kind == kString) {
+        // Numeric strings are the numbers they spell: a tid written "544" in one event and
+        // 544 in another is one thread.
+        const std::optional<int64_t> v = ParseIntegerText(text, kind == kString);
+        if (v) {
+          id = static_cast<uint64_t>(*v);
+          numeric = true;
+        } else if (const std::optional<uint64_t> u = ParseUint64(text); u) {
+          // Thread ids above the int64 range (pthread_t values) are still exact integers.
+          id = *u;
+          numeric = true;
+        } else {
+          id = IdOfName(text);  // "Spans", "stream 7 ", "PyTorch Profiler"
+        }
+      } else {
+        Bad(field_, Problem::kWrongType, text);
+        return true;
+      }
+      if (field_ == Field::kPid) {
+        event_.pid = id;
+        event_.has_pid = numeric;
+      } else {
+        event_.tid = id;
+      }
+      return true;
+    }
+    case Field::kArgs:
+      Bad(field_, Problem::kWrongType, text);
+      return true;
+    default:
+      return true;
+  }
+}
+
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool KinetoHandler::ArgValue(ScalarKind kind,
+                                                                 absl::string_view text) {
+  if (field_ == Field::kIgnored || kind == kNull) return true;
+  if (field_ >= Field::kGpuidleKind) return GpuidleArgValue(kind, text);
+  if (field_ == Field::kStack) {
+    if (kind == kString) {
+      KeepText(&event_.stack, text, &warnings_);
+    } else {
+      Bad(field_, Problem::kWrongType, text);
+    }
+    return true;
+  }
+  if (kind != kNumber && kind != kString) {
+    Bad(field_, Problem::kWrongType, text);
+    return true;
+  }
+  const std::optional<int64_t> v = ParseIntegerText(text, kind == kString);
+  if (!v) {
+    Bad(field_, Problem::kNotInteger, text);
+    return true;
+  }
+  switch (field_) {
+    case Field::kCorrelation:
+      event_.correlation = v;
+      break;
+    case Field::kDevice:
+      // Negative: no device said (the work goes on its pid's device); beyond int32: a
+      // device that cannot be told apart (the work is skipped, see FinishEvent).
+      if (*v < 0) {
+        Bad(field_, Problem::kNegative, text);
+      } else if (*v > INT32_MAX) {
+        Bad(field_, Problem::kOutOfRange, text);
+      } else {
+        event_.device = v;
+      }
+      break;
+    case Field::kStream:
+      event_.stream = v;
+      break;
+    case Field::kBytes:
+      if (*v < 0) {
+        Bad(field_, Problem::kNegative, text);
+      } else {
+        event_.bytes = v;
+      }
+      break;
+    case Field::kWaitOnStream:
+      event_.wait_on_stream = v;
+      break;
+    case Field::kWaitOnRecordCorrelation:
+      event_.wait_on_record_correlation = v;
+      break;
+    default:
+      break;
+  }
+  return true;
+}
 
 }  // namespace gpuidle::internal::kineto
 
