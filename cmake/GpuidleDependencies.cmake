@@ -17,6 +17,8 @@ target_compile_definitions(gpuidle_rapidjson INTERFACE RAPIDJSON_HAS_STDSTRING=1
 
 # The live collector compiles against the toolkit's CUPTI and NVTX headers; it loads libcupti at
 # run time (never links it or the CUDA runtime), so the library works in processes without CUDA.
+# Only lib/collect sees them (gpuidle_cuda_headers is linked PRIVATE there).
+if(GPUIDLE_WITH_CUPTI)
 find_package(CUDAToolkit REQUIRED)
 find_path(GPUIDLE_CUPTI_INCLUDE_DIR cupti.h HINTS ${CUDAToolkit_INCLUDE_DIRS}
           ${CUDAToolkit_LIBRARY_ROOT}/extras/CUPTI/include)
@@ -27,6 +29,7 @@ endif()
 add_library(gpuidle_cuda_headers INTERFACE)
 target_include_directories(gpuidle_cuda_headers SYSTEM INTERFACE
   ${GPUIDLE_CUPTI_INCLUDE_DIR} ${GPUIDLE_NVTX_INCLUDE_DIR} ${CUDAToolkit_INCLUDE_DIRS})
+endif()
 
 if(GPUIDLE_BUILD_TESTS)
   find_package(GTest REQUIRED)

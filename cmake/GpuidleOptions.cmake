@@ -1,6 +1,15 @@
 # Build options and output layout: binaries in build/bin, libraries in build/lib.
 option(GPUIDLE_BUILD_TESTS "Build the GoogleTest suite and the benchmarks" ON)
 option(GPUIDLE_BUILD_EXAMPLES "Build the CUDA scenario programs in examples/ (needs nvcc)" ON)
+# OFF: no CUDA toolkit needed; gpuidle analyze, the C++ analysis API and the Python package
+# analyse traces, and every way of collecting says that this build cannot.
+option(GPUIDLE_WITH_CUPTI "Build the live collector (needs the CUDA toolkit's CUPTI and NVTX headers)" ON)
+# The overhead benchmark's probes (lib/collect/collector_probes.h): never in a product build.
+option(GPUIDLE_COLLECTOR_PROBES "Compile in the collector's benchmark probes (GPUIDLE_BENCH_*)" OFF)
+if(NOT GPUIDLE_WITH_CUPTI)
+  set(GPUIDLE_BUILD_EXAMPLES OFF CACHE BOOL "" FORCE)
+  set(GPUIDLE_COLLECTOR_PROBES OFF CACHE BOOL "" FORCE)
+endif()
 
 if(NOT CMAKE_BUILD_TYPE AND NOT CMAKE_CONFIGURATION_TYPES)
   set(CMAKE_BUILD_TYPE RelWithDebInfo CACHE STRING "Build type" FORCE)

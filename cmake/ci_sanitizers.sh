@@ -36,14 +36,15 @@ run() {
 # Every test program (tests/<layer>/<name>_test.cc, as tests/CMakeLists.txt builds them).
 test_programs() { for f in tests/*/*_test.cc; do basename "$f" .cc; done; }
 
-# build DIR SANITIZERS TARGET...
+# build DIR SANITIZERS PROBES TARGET...
 # -O1 -g1: what the sanitizers' reports need (whole stacks with file:line) at about half the
-# compile time of -O2 -g; NDEBUG as in the plain build.
+# compile time of -O2 -g; NDEBUG as in the plain build. PROBES ON compiles in the collector's
+# benchmark probes (lib/collect/collector_probes.h), so that their code and tests run in CI too.
 build() {
-  local dir=$1 sanitizers=$2
-  shift 2
+  local dir=$1 sanitizers=$2 probes=$3
+  shift 3
   cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DGPUIDLE_COLLECTOR_PROBES="$probes" \
     -DGPUIDLE_SANITIZE="$sanitizers" -DGPUIDLE_BUILD_EXAMPLES=OFF >/dev/null &&
     cmake --build "$dir" -j "$jobs" --target "$@"
 }
@@ -87,19 +88,21 @@ asan() {
   export ASAN_OPTIONS="detect_leaks=1:detect_stack_use_after_return=1:check_initialization_order=1:strict_init_order=1:halt_on_error=1:intercept_tls_get_addr=0"
   export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
   export LSAN_OPTIONS="suppressions=$supp/lsan.supp:print_suppressions=0"
-  run "ASan+UBSan build" build build-asan address,undefined gpuidle gpuidle_shared gpuidle_python \
+  run "ASan+UBSan build" build build-asan address,undefined ON gpuidle gpuidle_shared \
+    gpuidle_python \
     $(test_programs) || return 0
   run "ASan+UBSan C++ tests" ctest_in build-asan || true
   run "ASan+UBSan Python tests" python_tests_asan || true
 }
 
-# The code that starts threads: the collector and its buffer worker (fake CUPTI), host ranges
-# and timed calls, sessions and host samples, and the trace reader's read-ahead thread (every
+# The code that starts threads: the collector, its decode worker and its timed calls (fake
+# CUPTI), host ranges, sessions and host samples, and the trace reader's read-ahead thread (every
 # trace that is read: the reader's, round-trip and CLI tests). Not run_command_test: gpuidle run
 # starts no thread, and TSan holds a signal handler back while its thread waits in waitpid
 # (SA_RESTART), so SIGTERM would reach the command only when it ends (the signal tests fail).
-tsan_programs=(buffer_pool_test collector_test host_ranges_test record_translation_test
-               timed_calls_test host_samples_test profiler_options_test profiler_test
+tsan_programs=(buffer_pool_test collector_test call_timing_test call_site_naming_test
+               cupti_detach_test decode_worker_test lost_records_test host_ranges_test
+               record_translation_test timed_calls_test host_samples_test profiler_options_test profiler_test
                byte_source_test kineto_reader_test trace_round_trip_test cli_test)
 # The CTest names of their tests, ^(Suite|...)\. from their test lists (build-tsan has only them).
 tsan_tests() {
@@ -111,7 +114,7 @@ tsan_tests() {
 }
 tsan() {
   export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1"
-  run "TSan build" build build-tsan thread "${tsan_programs[@]}" || return 0
+  run "TSan build" build build-tsan thread OFF "${tsan_programs[@]}" || return 0
   local tests
   tests=$(tsan_tests) || { failed+=("TSan test list"); return 0; }
   run "TSan tests" ctest_in build-tsan -R "$tests" || true

@@ -128,7 +128,8 @@ void CallSiteLog::MoveInto(Timeline* timeline) {
     const auto call = call_by_correlation.find(correlation);
     if (call == call_by_correlation.end()) continue;  // record lost, or outside the window
     const HostCall& c = timeline->calls[call->second];
-    timeline->ranges.push_back(Range{c.start_ns, c.end_ns, c.thread, name_of(site), RangeKind::kPython});
+    timeline->ranges.push_back(
+        Range{c.start_ns, c.end_ns, c.thread, name_of(site), RangeKind::kPython});
   }
 }
 

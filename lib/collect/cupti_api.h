@@ -9,7 +9,9 @@
 
 #include <string>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 namespace gpuidle::internal {
 
@@ -45,6 +47,10 @@ absl::StatusOr<const CuptiApi*> LoadCupti();
 
 // "CUPTI_ERROR_NOT_INITIALIZED (...)" for messages.
 std::string DescribeCuptiResult(const CuptiApi& api, CUptiResult result);
+
+// The one way a CUPTI result becomes a Status: OK, or Unavailable "CUPTI <what> failed:
+// <CUPTI's words>".
+absl::Status CuptiStatus(const CuptiApi& api, CUptiResult result, absl::string_view what);
 
 }  // namespace gpuidle::internal
 

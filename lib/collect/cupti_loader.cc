@@ -195,4 +195,10 @@ std::string DescribeCuptiResult(const CuptiApi& api, CUptiResult result) {
   return absl::StrCat("CUPTI error ", static_cast<int>(result));
 }
 
+absl::Status CuptiStatus(const CuptiApi& api, CUptiResult result, absl::string_view what) {
+  if (result == CUPTI_SUCCESS) return absl::OkStatus();
+  return absl::UnavailableError(
+      absl::StrCat("CUPTI ", what, " failed: ", DescribeCuptiResult(api, result)));
+}
+
 }  // namespace gpuidle::internal

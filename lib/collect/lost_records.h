@@ -3,15 +3,18 @@
 // exhausted"). CUPTI only counts what it drops, at the next completed buffer of the queue that
 // dropped it: the records were lost between that queue's previous completed buffer and this
 // one. Other losses have a start and run to the end of the collection: another CUPTI client
-// taking gpuidle's buffers, the record limit. Header-only: small, and the collector's alone.
+// taking gpuidle's buffers, the record limit.
 #ifndef GPUIDLE_LIB_COLLECT_LOST_RECORDS_H_
 #define GPUIDLE_LIB_COLLECT_LOST_RECORDS_H_
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
+#include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "model/timeline.h"
 
 namespace gpuidle::internal {
@@ -86,6 +89,40 @@ inline std::vector<LostRecordSpan> LostRecordLog::Take() {
   taken.swap(spans_);
   return taken;
 }
+
+// The lost records of the running collection, from CUPTI's callbacks and the collector's stop.
+// Thread-safe.
+class LostRecordTracker {
+ public:
+  // Far more queues than any program has (one per context, or per stream): the rest count from
+  // the collection's start.
+  static constexpr size_t kMaxQueues = 4096;
+
+  // A collection starts at started_ns: what it lost so far is forgotten.
+  void Start(int64_t started_ns);
+  // A completed buffer of one queue (context, stream) at now_ns, with what CUPTI dropped of
+  // that queue since its last one: those records were lost between the two.
+  void NoteCompletion(uintptr_t context, uint32_t stream, int64_t now_ns, uint64_t dropped);
+  // Records were lost from from_ns to the stop at now_ns (count unknown).
+  void AddUntil(int64_t from_ns, int64_t now_ns);
+  // A start that failed: stops noting, forgets its spans.
+  void Cancel();
+  // Stops noting; the collection's spans (LostRecordLog::Take), also kept for last().
+  std::vector<LostRecordSpan> Finish();
+  // The spans of the last finished collection.
+  std::vector<LostRecordSpan> last() const;
+  int64_t started_ns() const;
+  // In a forked child: a fresh lock, nothing noted.
+  void AbandonAfterFork();
+
+ private:
+  mutable std::mutex mu_;
+  bool noting_ = false;
+  int64_t started_ns_ = 0;
+  absl::flat_hash_map<std::pair<uintptr_t, uint32_t>, int64_t> last_completion_ns_;
+  LostRecordLog log_;
+  std::vector<LostRecordSpan> last_;
+};
 
 }  // namespace gpuidle::internal
 

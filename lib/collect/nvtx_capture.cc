@@ -196,7 +196,7 @@ void Set(NvtxFunctionTable table, unsigned int size, unsigned int index, F fn) {
 
 }  // namespace
 
-int AttachNvtx(NvtxGetExportTableFunc_t get_export_table) {
+int AttachNvtx(NvtxExportTableGetter get_export_table) {
   if (get_export_table == nullptr) return 0;
   const auto* callbacks =
       static_cast<const NvtxExportTableCallbacks*>(get_export_table(NVTX_ETID_CALLBACKS));
@@ -249,5 +249,26 @@ void InjectOwnNvtx() {
   // module and reads at the module's first NVTX call, when NVTX_INJECTION64_PATH is unset.
   InitializeInjectionNvtx2_fnptr = &AttachOwnNvtx;
 }
+
+namespace {
+
+nvtxDomainHandle_t MarkerDomain() {
+  static const nvtxDomainHandle_t domain = (InjectOwnNvtx(), nvtxDomainCreateA(kMarkerDomain));
+  return domain;
+}
+
+}  // namespace
+
+void PushMarkerRange(uint32_t category, const char* message) noexcept {
+  nvtxEventAttributes_t a{};
+  a.version = NVTX_VERSION;
+  a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+  a.category = category;
+  a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+  a.message.ascii = message;
+  nvtxDomainRangePushEx(MarkerDomain(), &a);
+}
+
+void PopMarkerRange() noexcept { nvtxDomainRangePop(MarkerDomain()); }
 
 }  // namespace gpuidle::internal

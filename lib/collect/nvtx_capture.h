@@ -9,8 +9,6 @@
 #ifndef GPUIDLE_LIB_COLLECT_NVTX_CAPTURE_H_
 #define GPUIDLE_LIB_COLLECT_NVTX_CAPTURE_H_
 
-#include <nvtx3/nvToolsExt.h>
-
 #include <cstdint>
 
 namespace gpuidle::internal {
@@ -21,9 +19,12 @@ inline constexpr uint32_t kMarkerCategoryData = 2;
 inline constexpr uint32_t kMarkerCategoryUser = 3;
 inline constexpr uint32_t kMarkerCategoryCallSite = 4;  // a place in the program: "file:line in f"
 
+// NVTX's NvtxGetExportTableFunc_t, so that this header needs no NVTX header.
+using NvtxExportTableGetter = const void* (*)(uint32_t export_table_id);
+
 // Fills the range entry points of the NVTX instance that get_export_table belongs to (the body
 // of InitializeInjectionNvtx2). Returns 1 on success, 0 if the tables are not there.
-int AttachNvtx(NvtxGetExportTableFunc_t get_export_table);
+int AttachNvtx(NvtxExportTableGetter get_export_table);
 
 // Makes gpuidle's own NVTX instance (its markers) report to the capture even when
 // NVTX_INJECTION64_PATH is unset. Call before gpuidle's first NVTX call.
@@ -31,6 +32,12 @@ void InjectOwnNvtx();
 
 // How many NVTX instances (modules) have handed their tables to gpuidle.
 int NvtxModulesAttached();
+
+// gpuidle's markers: a range of the domain "gpuidle" with one of the categories above, pushed
+// and popped on the calling thread through gpuidle's own NVTX instance (so that any other NVTX
+// tool sees them too). No-ops in a build without CUPTI.
+void PushMarkerRange(uint32_t category, const char* message) noexcept;
+void PopMarkerRange() noexcept;
 
 }  // namespace gpuidle::internal
 

@@ -151,8 +151,7 @@ void RecordTranslator::AddCall(bool driver, CUpti_CallbackId cbid, uint64_t star
 void RecordTranslator::TranslateCalls(absl::Span<const TimedCall> calls) {
   for (const TimedCall& call : calls) {
     ++records_;
-    AddCall(call.driver != 0, call.cbid, call.start_ns, call.end_ns, call.correlation,
-            call.thread);
+    AddCall(call.driver != 0, call.cbid, call.start_ns, call.end_ns, call.correlation, call.thread);
   }
 }
 

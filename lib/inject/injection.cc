@@ -129,13 +129,24 @@ __attribute__((constructor)) void ArmPreloadedInjection() {
 
 // Called by the CUDA driver inside cuInit when CUDA_INJECTION64_PATH names this library.
 extern "C" GPUIDLE_EXPORT int InitializeInjection(void) {
-  gpuidle::internal::StartFromInjection(
-      gpuidle::internal::armed_by_preload ? "LD_PRELOAD" : "CUDA_INJECTION64_PATH");
+  // lib/ raises no exceptions, but the standard library may (std::bad_alloc): none may cross
+  // into the driver, whose cuInit would terminate the program.
+  try {
+    gpuidle::internal::StartFromInjection(
+        gpuidle::internal::armed_by_preload ? "LD_PRELOAD" : "CUDA_INJECTION64_PATH");
+  } catch (...) {
+    // Without allocating: memory is what ran out.
+    static constexpr char kLine[] =
+        "gpuidle: warning: cannot start (out of memory); gpuidle is off, the program runs as "
+        "usual\n";
+    if (write(STDERR_FILENO, kLine, sizeof kLine - 1) < 0) return 1;
+  }
   return 1;  // gpuidle's own failures never fail CUDA's initialisation
 }
 
 // Called by NVTX in each program module that annotates, when NVTX_INJECTION64_PATH names this
 // library (gpuidle run and LD_PRELOAD set it).
-extern "C" GPUIDLE_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_export_table) {
+extern "C" GPUIDLE_EXPORT int InitializeInjectionNvtx2(
+    gpuidle::internal::NvtxExportTableGetter get_export_table) {
   return gpuidle::internal::AttachNvtx(get_export_table);
 }

@@ -1,15 +1,13 @@
 // The public C++ API of live profiling: thin over Session.
 #include "gpuidle/profiler.h"
 
-#include <nvtx3/nvToolsExt.h>
-
 #include <atomic>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "collect/call_sites.h"
 #include "collect/clock.h"
-#include "collect/collector.h"
+#include "collect/collection.h"
 #include "collect/nvtx_capture.h"
 #include "gpuidle/analyze.h"
 #include "report/trace_writer.h"
@@ -110,12 +108,6 @@ ScopedProfile::~ScopedProfile() {
 
 namespace {
 
-nvtxDomainHandle_t MarkerDomain() {
-  static const nvtxDomainHandle_t domain =
-      (internal::InjectOwnNvtx(), nvtxDomainCreateA(internal::kMarkerDomain));
-  return domain;
-}
-
 uint32_t CategoryOf(MarkerKind kind) {
   switch (kind) {
     case MarkerKind::kStep:
@@ -145,16 +137,10 @@ void PushMarker(MarkerKind kind, absl::string_view name) noexcept {
   } else {
     message = "gpuidle.range";
   }
-  nvtxEventAttributes_t a{};
-  a.version = NVTX_VERSION;
-  a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
-  a.category = CategoryOf(kind);
-  a.messageType = NVTX_MESSAGE_TYPE_ASCII;
-  a.message.ascii = message.c_str();
-  nvtxDomainRangePushEx(MarkerDomain(), &a);
+  internal::PushMarkerRange(CategoryOf(kind), message.c_str());
 }
 
-void PopMarker() noexcept { nvtxDomainRangePop(MarkerDomain()); }
+void PopMarker() noexcept { internal::PopMarkerRange(); }
 
 void SetCallSiteProvider(CallSiteProvider provider) noexcept {
   internal::SetSiteFunction(provider);

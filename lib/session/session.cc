@@ -12,9 +12,8 @@
 #include "absl/strings/str_cat.h"
 #include "analysis/analyze.h"
 #include "collect/clock.h"
-#include "collect/collector.h"
+#include "collect/collection.h"
 #include "collect/cuda_driver.h"
-#include "collect/cupti_api.h"
 #include "core/output_file.h"
 #include "core/output_path.h"
 #include "core/status_macros.h"
@@ -37,8 +36,8 @@ void WriteLine(absl::string_view prefix, absl::string_view message) {
   }
 }
 
-CollectorOptions CollectorOptionsFrom(const ProfilerOptions& options) {
-  CollectorOptions c;
+CollectionSettings CollectionSettingsFrom(const ProfilerOptions& options) {
+  CollectionSettings c;
   const size_t pool_bytes = static_cast<size_t>(std::max(options.buffer_pool_mb, 1)) << 20;
   // At least 4 buffers, so CUPTI always has one while others are being decoded.
   c.buffer_bytes = std::min<size_t>(size_t{8} << 20, pool_bytes / 4);
@@ -108,30 +107,11 @@ absl::Status Session::Start(const ProfilerOptions& options, const void* owner,
   }
   // CUPTI and the settings first: a CUPTI that cannot be used (GPUIDLE_CUPTI_PATH, another
   // version) or a bad setting is worth saying on any machine.
-  absl::StatusOr<const CuptiApi*> api = LoadCupti();
-  if (!api.ok()) return refuse(api.status());
-  CollectorOptions collector_options = CollectorOptionsFrom(options);
-  // The overhead benchmark's diagnostics (docs/PERFORMANCE.md): not a user setting.
-  if (const char* parts = std::getenv("GPUIDLE_BENCH_LEAVE_OUT"); parts != nullptr) {
-    absl::StatusOr<uint32_t> bits = ParseCollectorParts(parts);
-    if (!bits.ok()) {
-      return refuse(absl::InvalidArgumentError(
-          absl::StrCat("GPUIDLE_BENCH_LEAVE_OUT: ", bits.status().message())));
-    }
-    collector_options.leave_out = *bits;
-  }
-  if (const char* mode = std::getenv("GPUIDLE_BENCH_API_RECORDS"); mode != nullptr && *mode) {
-    absl::StatusOr<ApiRecords> records = ParseApiRecords(mode);
-    if (!records.ok()) {
-      return refuse(absl::InvalidArgumentError(
-          absl::StrCat("GPUIDLE_BENCH_API_RECORDS: ", records.status().message())));
-    }
-    collector_options.api_records = *records;
-  }
+  if (absl::Status s = PrepareCollection(); !s.ok()) return refuse(s);
   // Then the GPU, checked as every way in checks it, before CUPTI would fail with
   // CUPTI_ERROR_UNKNOWN and say nothing of why.
   if (absl::Status gpu = CheckForNvidiaGpu(); !gpu.ok()) return refuse(gpu);
-  if (absl::Status s = Collector::Get().Start(**api, collector_options); !s.ok()) {
+  if (absl::Status s = StartCollection(CollectionSettingsFrom(options)); !s.ok()) {
     return refuse(s);
   }
   owner_ = owner;
@@ -182,7 +162,7 @@ absl::StatusOr<std::shared_ptr<const CollectionResult>> Session::StopLocked(Cupt
     accepting_samples_ = false;
     samples = samples_.Take();
   }
-  absl::StatusOr<Timeline> timeline = Collector::Get().Stop(after);
+  absl::StatusOr<Timeline> timeline = StopCollection(after);
   if (!timeline.ok()) {
     Warn(absl::StrCat("collection failed: ", timeline.status().message()));
     return timeline.status();
@@ -378,7 +358,7 @@ void Session::AfterForkInChild() {
   s.accepting_samples_ = false;
   s.forked_child_ = true;
   s.owner_ = nullptr;
-  Collector::Get().AbandonAfterFork();
+  AbandonCollectionAfterFork();
 }
 
 }  // namespace gpuidle::internal

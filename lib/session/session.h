@@ -17,7 +17,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "collect/collector.h"
+#include "collect/collection.h"
 #include "gpuidle/profiler.h"
 #include "gpuidle/report.h"
 #include "model/timeline.h"

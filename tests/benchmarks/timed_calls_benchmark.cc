@@ -20,7 +20,6 @@
 
 namespace {
 
-using gpuidle::internal::ApiRecords;
 using gpuidle::internal::Collector;
 using gpuidle::internal::CollectorOptions;
 namespace fake = gpuidle::internal::fake_cupti;
@@ -55,7 +54,6 @@ int main(int argc, char** argv) {
     return 2;
   }
   CollectorOptions options;
-  options.api_records = ApiRecords::kCallbacks;
   options.buffer_bytes = 1 << 20;
   options.buffer_count = 2;
   options.driver.initialized = [] { return false; };

@@ -471,8 +471,8 @@ inline CUptiResult CUPTIAPI ActivityDisable(CUpti_ActivityKind kind) {
 // cuptiActivityEnableRuntimeApi / cuptiActivityEnableDriverApi: what one domain's ids became.
 inline CUptiResult EnableApiId(const char* what, std::set<CUpti_CallbackId> State::*enabled,
                                std::set<CUpti_CallbackId> State::*ever,
-                               std::set<CUpti_CallbackId> State::*turned_off,
-                               CUpti_CallbackId cbid, uint8_t enable) {
+                               std::set<CUpti_CallbackId> State::*turned_off, CUpti_CallbackId cbid,
+                               uint8_t enable) {
   State& s = GetState();
   std::lock_guard<std::mutex> lock(s.mu);
   s.calls.push_back(std::string(what) + (enable != 0 ? " on" : " off"));
@@ -539,9 +539,9 @@ inline CUptiResult CUPTIAPI EnableCallback(uint32_t enable, CUpti_SubscriberHand
   if (!s.subscribed || subscriber != reinterpret_cast<CUpti_SubscriberHandle>(&s)) {
     return CUPTI_ERROR_INVALID_PARAMETER;
   }
-  std::set<CUpti_CallbackId>* ids = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? &s.runtime_callbacks
-                                    : domain == CUPTI_CB_DOMAIN_DRIVER_API  ? &s.driver_callbacks
-                                                                            : nullptr;
+  std::set<CUpti_CallbackId>* ids = domain == CUPTI_CB_DOMAIN_RUNTIME_API  ? &s.runtime_callbacks
+                                    : domain == CUPTI_CB_DOMAIN_DRIVER_API ? &s.driver_callbacks
+                                                                           : nullptr;
   if (ids == nullptr) return CUPTI_ERROR_INVALID_PARAMETER;
   if (enable != 0) {
     ids->insert(cbid);

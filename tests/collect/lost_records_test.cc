@@ -60,5 +60,48 @@ TEST(LostRecordLog, StaysBoundedAndStillCoversEverySpanItWasGiven) {
   }
 }
 
+TEST(LostRecordTracker, RecordsDroppedAreLostSinceTheirQueuesPreviousCompletedBuffer) {
+  LostRecordTracker tracker;
+  tracker.Start(1000);
+  tracker.NoteCompletion(/*context=*/1, /*stream=*/0, 2000, 0);
+  tracker.NoteCompletion(2, 0, 2500, 3);  // the first of its queue: since the start
+  tracker.NoteCompletion(1, 0, 4000, 5);  // since its queue's buffer at 2000
+  const std::vector<LostRecordSpan> spans = tracker.Finish();
+  ASSERT_THAT(spans, SizeIs(1));  // 1000-2500 and 2000-4000 overlap
+  EXPECT_EQ(spans[0].start_ns, 1000);
+  EXPECT_EQ(spans[0].end_ns, 4000);
+  EXPECT_EQ(spans[0].records, 8u);
+  EXPECT_EQ(tracker.last().size(), 1u);
+}
+
+TEST(LostRecordTracker, NotesNothingOutsideACollectionAndACancelledStartKeepsTheLastSpans) {
+  LostRecordTracker tracker;
+  tracker.NoteCompletion(1, 0, 2000, 9);  // before any start
+  tracker.Start(3000);
+  tracker.AddUntil(3500, 4000);
+  EXPECT_THAT(tracker.Finish(), SizeIs(1));
+  tracker.NoteCompletion(1, 0, 5000, 9);  // after the stop
+  tracker.Start(6000);
+  tracker.NoteCompletion(1, 0, 7000, 1);
+  tracker.Cancel();
+  EXPECT_EQ(tracker.last().size(), 1u);
+  EXPECT_EQ(tracker.last()[0].start_ns, 3500);
+  tracker.Start(8000);
+  EXPECT_THAT(tracker.Finish(), IsEmpty());
+}
+
+TEST(LostRecordTracker, QueuesBeyondItsLimitCountFromTheStart) {
+  LostRecordTracker tracker;
+  tracker.Start(100);
+  for (uintptr_t q = 0; q < LostRecordTracker::kMaxQueues; ++q)
+    tracker.NoteCompletion(q, 0, 200, 0);
+  tracker.NoteCompletion(LostRecordTracker::kMaxQueues, 0, 300, 0);  // not remembered
+  tracker.NoteCompletion(LostRecordTracker::kMaxQueues, 0, 900, 2);
+  const std::vector<LostRecordSpan> spans = tracker.Finish();
+  ASSERT_THAT(spans, SizeIs(1));
+  EXPECT_EQ(spans[0].start_ns, 100);
+  EXPECT_EQ(spans[0].end_ns, 900);
+}
+
 }  // namespace
 }  // namespace gpuidle::internal

@@ -15,8 +15,6 @@
 namespace gpuidle::internal {
 namespace {
 
-namespace fake = fake_cupti;
-
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 using ::testing::SizeIs;

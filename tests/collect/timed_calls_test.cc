@@ -197,7 +197,7 @@ TEST_F(TimedCallLogTest, AForkedChildExitsThoughAParentThreadHeldTheLock) {
   while (!handing_over) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   const pid_t child = fork();
   if (child == 0) {
-    alarm(5);  // a deadlock ends in SIGALRM, which the parent sees
+    alarm(5);                // a deadlock ends in SIGALRM, which the parent sees
     log.AbandonAfterFork();  // what the collector's fork handler does
     log.Append(Call(4));
     std::exit(log.Stop().empty() ? 0 : 3);  // exit() runs this thread's chunk destructor

@@ -1,0 +1,54 @@
+// The live collection as the session sees it: no CUPTI type here, so that the layers above
+// collect never include <cupti.h> and a build without CUPTI (-DGPUIDLE_WITH_CUPTI=OFF) swaps in
+// collect/without_cupti.cc, whose StartCollection says why it cannot collect.
+#ifndef GPUIDLE_LIB_COLLECT_COLLECTION_H_
+#define GPUIDLE_LIB_COLLECT_COLLECTION_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "model/timeline.h"
+
+namespace gpuidle::internal {
+
+// What Stop leaves behind. Once CUPTI has traced, it keeps intercepting the program's CUDA calls
+// after every kind and callback is off, until it is detached (collect/cupti_detach.h). A stop
+// in the middle of a program detaches; a stop at exit does not (nothing runs after it, and
+// teardown at exit has its own hazards). CUPTI attaches again at the next start.
+enum class CuptiAfterStop { kStayAttached, kDetach };
+
+struct CollectionSettings {
+  size_t buffer_bytes = size_t{8} << 20;  // CUPTI's recommended buffer size
+  size_t buffer_count = 8;
+  // Recording stops once this many records were decoded (TimelineInfo::record_limit_reached).
+  int64_t max_records = 20'000'000;
+};
+
+// Whether this build can collect at all (false: built with -DGPUIDLE_WITH_CUPTI=OFF).
+bool CollectionSupported();
+
+// Loads the process's CUPTI (collect/cupti_api.h LoadCupti) and, in a probe build, reads the
+// probe settings (collect/collector_probes.h): OK, or why gpuidle cannot collect. A step of its
+// own, so that an unusable CUPTI or setting is said before the GPU check.
+absl::Status PrepareCollection();
+
+// After PrepareCollection: takes CUPTI and starts recording. Unavailable with CUPTI's reason when
+// it refuses (no driver or GPU, another tool subscribed, ...); nothing stays enabled then.
+absl::Status StartCollection(const CollectionSettings& settings);
+// Stops recording and returns the timeline (host ranges included); then detaches CUPTI as
+// `after` says (collect/collector.h Collector::Stop).
+absl::StatusOr<Timeline> StopCollection(CuptiAfterStop after);
+// In a forked child: forget the parent's collection without calling CUPTI.
+void AbandonCollectionAfterFork();
+
+// The OS thread ids of the threads that made a timed CUDA call in the running collection, are
+// not inside one now, and ended their latest one at least min_away_ns before now_ns (the
+// timeline's clock): the threads whose host stack is worth sampling. Lock-free; any thread.
+void ThreadsAwayFromCuda(int64_t now_ns, int64_t min_away_ns, std::vector<uint64_t>* threads);
+
+}  // namespace gpuidle::internal
+
+#endif  // GPUIDLE_LIB_COLLECT_COLLECTION_H_

@@ -1,0 +1,91 @@
+#include "collect/collector_probes.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <iterator>
+#include <string>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+
+namespace gpuidle::internal {
+
+#if GPUIDLE_COLLECTOR_PROBES
+
+absl::StatusOr<uint32_t> ParseCollectorParts(absl::string_view names) {
+  static constexpr std::pair<absl::string_view, CollectorPart> kParts[] = {
+      {"runtime", kPartRuntimeCalls},
+      {"driver", kPartDriverCalls},
+      {"other-kinds", kPartOtherKinds},
+      {"decode", kPartDecode},
+      {"subscriber", kPartSubscriber},
+      {"system-thread-ids", kPartSystemThreadIds},
+      {"flush-period", kPartFlushPeriod},
+      {"nested-call-skip", kPartNestedCallSkip},
+      {"detach", kPartDetach},
+      {"memcpy-records", kPartMemcpyRecords},
+      {"memset-records", kPartMemsetRecords},
+      {"sync-records", kPartSyncRecords},
+      {"event-records", kPartEventRecords},
+      {"device-records", kPartDeviceRecords},
+      {"call-timing", kPartCallTiming},
+      {"cupti-clock", kPartCuptiClock},
+  };
+  uint32_t bits = 0;
+  for (absl::string_view name : absl::StrSplit(names, ',', absl::SkipWhitespace())) {
+    name = absl::StripAsciiWhitespace(name);
+    const auto* part = std::find_if(std::begin(kParts), std::end(kParts),
+                                    [&](const auto& p) { return p.first == name; });
+    if (part == std::end(kParts)) {
+      const auto append_name = [](std::string* out, const auto& p) {
+        absl::StrAppend(out, p.first);
+      };
+      return absl::InvalidArgumentError(absl::StrCat(
+          "unknown collector part '", name, "' (", absl::StrJoin(kParts, ", ", append_name), ")"));
+    }
+    bits |= part->second;
+  }
+  return bits;
+}
+
+absl::StatusOr<ApiRecords> ParseApiRecords(absl::string_view name) {
+  if (name == "callbacks") return ApiRecords::kCallbacks;
+  if (name == "driver-callbacks") return ApiRecords::kDriverCallbacks;
+  if (name == "auto") return ApiRecords::kAuto;
+  if (name == "ids") return ApiRecords::kIdsOnly;
+  if (name == "kinds") return ApiRecords::kWholeKinds;
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown API record mode '", name, "' (callbacks, driver-callbacks, auto, ids, kinds)"));
+}
+
+absl::StatusOr<CollectorProbes> CollectorProbesFromEnvironment() {
+  CollectorProbes probes;
+  if (const char* parts = std::getenv("GPUIDLE_BENCH_LEAVE_OUT"); parts != nullptr) {
+    absl::StatusOr<uint32_t> bits = ParseCollectorParts(parts);
+    if (!bits.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("GPUIDLE_BENCH_LEAVE_OUT: ", bits.status().message()));
+    }
+    probes.leave_out = *bits;
+  }
+  if (const char* mode = std::getenv("GPUIDLE_BENCH_API_RECORDS"); mode != nullptr && *mode) {
+    absl::StatusOr<ApiRecords> records = ParseApiRecords(mode);
+    if (!records.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("GPUIDLE_BENCH_API_RECORDS: ", records.status().message()));
+    }
+    probes.api_records = *records;
+  }
+  return probes;
+}
+
+#else
+
+absl::StatusOr<CollectorProbes> CollectorProbesFromEnvironment() { return CollectorProbes(); }
+
+#endif
+
+}  // namespace gpuidle::internal

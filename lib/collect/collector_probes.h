@@ -1,0 +1,94 @@
+// The overhead benchmark's probes: parts of the collector it can leave out, one at a time, and
+// other ways of recording API calls, to price each (docs/PERFORMANCE.md). They exist only in a
+// build configured with -DGPUIDLE_COLLECTOR_PROBES=ON (tests/benchmarks/overhead builds one);
+// in every other build kProbesCompiledIn is false, every check below is a constant and the
+// GPUIDLE_BENCH_* variables are not read. Leaving a part out loses evidence or breaks the
+// timeline's thread ids: never a user setting.
+#ifndef GPUIDLE_LIB_COLLECT_COLLECTOR_PROBES_H_
+#define GPUIDLE_LIB_COLLECT_COLLECTOR_PROBES_H_
+
+#include <cstdint>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+#ifndef GPUIDLE_COLLECTOR_PROBES
+#define GPUIDLE_COLLECTOR_PROBES 0
+#endif
+
+namespace gpuidle::internal {
+
+inline constexpr bool kProbesCompiledIn = GPUIDLE_COLLECTOR_PROBES != 0;
+
+enum CollectorPart : uint32_t {
+  kPartRuntimeCalls = 1u << 0,     // runtime API calls (launch, sync, copy, wait-event)
+  kPartDriverCalls = 1u << 1,      // driver API calls
+  kPartOtherKinds = 1u << 2,       // every activity kind but CONCURRENT_KERNEL
+  kPartDecode = 1u << 3,           // translating buffers (they are returned undecoded)
+  kPartSubscriber = 1u << 4,       // the callback subscriber that claims CUPTI
+  kPartSystemThreadIds = 1u << 5,  // CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM
+  kPartFlushPeriod = 1u << 6,      // the periodic flush
+  kPartNestedCallSkip = 1u << 7,   // timed calls: skipping driver calls inside runtime calls
+  kPartDetach = 1u << 8,           // detaching CUPTI when a collection stops (CuptiAfterStop)
+  // One of the other activity kinds at a time, to find which of them costs what:
+  kPartMemcpyRecords = 1u << 9,   // MEMCPY and MEMCPY2
+  kPartMemsetRecords = 1u << 10,  // MEMSET
+  kPartSyncRecords = 1u << 11,    // SYNCHRONIZATION
+  kPartEventRecords = 1u << 12,   // CUDA_EVENT
+  kPartDeviceRecords = 1u << 13,  // DEVICE
+  // The timed calls' own work, to tell it from CUPTI's dispatch of the callbacks:
+  kPartCallTiming = 1u << 14,  // callbacks enabled, but they return at once (nothing timed)
+  kPartCuptiClock = 1u << 15,  // calls timed on CLOCK_REALTIME + an offset, not cuptiGetTimestamp
+};
+
+// How the launch, sync, copy and wait-event calls are recorded.
+//
+// kCallbacks, the product's only way: gpuidle enables CUPTI's API callbacks for the needed
+// callback ids and times each call itself (collect/call_timing.h). It works whenever the
+// collection starts, and CUPTI intercepts nothing else.
+//
+// The others, probes only, ask CUPTI for an activity record per call. Enabling single callback
+// ids records calls when CUPTI starts while CUDA initialises (the injection), but records
+// nothing when a collection starts after CUDA was initialised (H200, CUDA 13.0:
+// docs/VALIDATION.md). Enabling the API kinds and switching off every unneeded callback id
+// works in both (Kineto's way) but intercepts every API call; the ids are switched back on when
+// the collection stops, so that the next user of CUPTI finds CUPTI's defaults.
+enum class ApiRecords {
+  kCallbacks,
+  // ... in the driver's callbacks only: every runtime call reaches the driver, with the same
+  // correlation id (H200 probe), and no runtime callback is enabled.
+  kDriverCallbacks,
+  kAuto,        // activity records: kIdsOnly before the program initialised CUDA, else kWholeKinds
+  kWholeKinds,  // activity records of the API kinds, every unneeded callback id off
+  kIdsOnly,     // activity records of the needed callback ids only
+};
+
+struct CollectorProbes {
+  uint32_t leave_out = 0;  // CollectorPart bits
+  ApiRecords api_records = ApiRecords::kCallbacks;
+
+  // Whether part is left out; always false unless probes are compiled in.
+  constexpr bool LeavesOut(uint32_t part) const {
+    return kProbesCompiledIn && (leave_out & part) != 0;
+  }
+  // Whether the API calls are timed in callbacks (always, unless probes are compiled in).
+  constexpr bool TimesCalls() const {
+    return !kProbesCompiledIn || api_records == ApiRecords::kCallbacks ||
+           api_records == ApiRecords::kDriverCallbacks;
+  }
+};
+
+#if GPUIDLE_COLLECTOR_PROBES
+// "runtime,decode" -> the parts' bits; an unknown name is an error naming it.
+absl::StatusOr<uint32_t> ParseCollectorParts(absl::string_view names);
+// "callbacks", "driver-callbacks", "auto", "ids", "kinds".
+absl::StatusOr<ApiRecords> ParseApiRecords(absl::string_view name);
+#endif
+
+// GPUIDLE_BENCH_LEAVE_OUT and GPUIDLE_BENCH_API_RECORDS in a probe build, an InvalidArgument
+// error naming the variable for a bad value; the defaults (nothing read) in any other build.
+absl::StatusOr<CollectorProbes> CollectorProbesFromEnvironment();
+
+}  // namespace gpuidle::internal
+
+#endif  // GPUIDLE_LIB_COLLECT_COLLECTOR_PROBES_H_

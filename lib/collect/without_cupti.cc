@@ -1,0 +1,35 @@
+// The live collection of a build without CUPTI (-DGPUIDLE_WITH_CUPTI=OFF): gpuidle analyze, the
+// C++ analysis API and the Python package's offline part work; every way of collecting says,
+// once, that this build cannot.
+#include "absl/status/status.h"
+#include "collect/collection.h"
+#include "collect/nvtx_capture.h"
+
+namespace gpuidle::internal {
+
+bool CollectionSupported() { return false; }
+
+absl::Status PrepareCollection() {
+  return absl::UnavailableError(
+      "this gpuidle was built without CUPTI (GPUIDLE_WITH_CUPTI=OFF) and can only analyse "
+      "traces");
+}
+
+absl::Status StartCollection(const CollectionSettings&) { return PrepareCollection(); }
+
+absl::StatusOr<Timeline> StopCollection(CuptiAfterStop) {
+  return absl::FailedPreconditionError("not collecting");
+}
+
+void AbandonCollectionAfterFork() {}
+
+void ThreadsAwayFromCuda(int64_t, int64_t, std::vector<uint64_t>* threads) { threads->clear(); }
+
+// No NVTX in this build: nothing records markers, so they cost nothing.
+int AttachNvtx(NvtxExportTableGetter) { return 0; }
+void InjectOwnNvtx() {}
+int NvtxModulesAttached() { return 0; }
+void PushMarkerRange(uint32_t, const char*) noexcept {}
+void PopMarkerRange() noexcept {}
+
+}  // namespace gpuidle::internal
