@@ -21,11 +21,13 @@ file(RELATIVE_PATH _gpuidle_prefix_to_lib
 # Consumers see it as gpuidle::gpuidle (the same name as the in-tree alias). Its interface is
 # the public headers and absl::status/statusor/strings; its private whole-archive link to the
 # layers is not part of the interface of a shared library, so nothing internal is exported.
-set_target_properties(gpuidle_shared PROPERTIES
-  EXPORT_NAME gpuidle
+set_target_properties(gpuidle_shared PROPERTIES EXPORT_NAME gpuidle)
+if(NOT GPUIDLE_PYTHON_BUNDLE_DEPS)
   # Dependencies found outside the system directories (a CUDA toolkit, an Abseil in another
-  # prefix) stay findable from the installed copy; LD_LIBRARY_PATH still wins (RUNPATH).
-  INSTALL_RPATH_USE_LINK_PATH TRUE)
+  # prefix) stay findable from the installed copy; LD_LIBRARY_PATH still wins (RUNPATH). The
+  # Python package's copy finds its bundled ones instead (bindings/python/CMakeLists.txt).
+  set_target_properties(gpuidle_shared PROPERTIES INSTALL_RPATH_USE_LINK_PATH TRUE)
+endif()
 # The public headers use std::optional and inline variables.
 target_compile_features(gpuidle_shared PUBLIC cxx_std_17)
 
@@ -41,6 +43,9 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/gpuidle
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
   COMPONENT gpuidle_development
   FILES_MATCHING PATTERN "*.h")
+install(FILES ${PROJECT_BINARY_DIR}/include/gpuidle/version.h
+  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/gpuidle
+  COMPONENT gpuidle_development)
 
 # --- the CLI -----------------------------------------------------------------------------------
 # `gpuidle run` points CUDA_INJECTION64_PATH / LD_PRELOAD at libgpuidle.so next to the CLI:

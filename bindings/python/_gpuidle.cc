@@ -1,12 +1,11 @@
-// gpuidle._gpuidle: the native half of the Python package. Thin over the public C++ API in
-// libgpuidle.so (Profiler, markers, AnalyzeTraceFiles, FormatReport) and the CLI; the Python
-// side (bindings/python/gpuidle) builds the user-facing objects from what this returns.
+// gpuidle._gpuidle: the native half of the Python package. Thin over the public C++ API of
+// libgpuidle.so (gpuidle/gpuidle.h: Profiler, markers, AnalyzeTraceFiles, FormatReport, the
+// settings table, the command line); the Python side (bindings/python/gpuidle) builds the
+// user-facing objects from what this returns.
 //
-// One collector per process: the module links libgpuidle.so for everything that has state
-// (the session, the collector, the NVTX capture). What it takes from the static layers is only
-// the stateless code behind the CLI and the option parser (cli, profiler_options, report/writer),
-// hidden inside this module (--exclude-libs); tests/python/test_native.py checks that no
-// collector or session code is in it.
+// One collector per process: the module links libgpuidle.so only and includes only public
+// headers, so that all state and all of gpuidle's code is the library's; tests/python/
+// test_package.py checks both.
 #include <dlfcn.h>
 #include <pthread.h>
 #include <pybind11/pybind11.h>
@@ -31,16 +30,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
-#include "cli/cli.h"
-#include "core/output_file.h"
-#include "core/text_safety.h"
-#include "core/version.h"
-#include "gpuidle/analyze.h"
-#include "gpuidle/options.h"
-#include "gpuidle/profiler.h"
-#include "gpuidle/report.h"
-#include "report/writer.h"
-#include "session/profiler_options.h"
+#include "gpuidle/gpuidle.h"
 
 namespace py = pybind11;
 
@@ -53,23 +43,28 @@ PyObject* gpuidle_error = nullptr;
 
 // The one place where absl::Status codes become Python exceptions.
 [[noreturn]] void ThrowStatus(const absl::Status& status) {
-  // File names and trace contents may hold bytes that are not UTF-8; Python's str needs it.
-  const std::string message = internal::ToValidUtf8(status.message());
+  // File names and trace contents may hold bytes that are not UTF-8; Python's str needs it,
+  // so those become U+FFFD.
+  const absl::string_view text = status.message();
+  PyObject* decoded =
+      PyUnicode_DecodeUTF8(text.data(), static_cast<Py_ssize_t>(text.size()), "replace");
+  if (decoded == nullptr) throw py::error_already_set();
+  const py::str message = py::reinterpret_steal<py::str>(decoded);
   switch (status.code()) {
     case absl::StatusCode::kInvalidArgument:
-      PyErr_SetString(PyExc_ValueError, message.c_str());
+      PyErr_SetObject(PyExc_ValueError, message.ptr());
       break;
     case absl::StatusCode::kNotFound:
-      PyErr_SetString(PyExc_FileNotFoundError, message.c_str());
+      PyErr_SetObject(PyExc_FileNotFoundError, message.ptr());
       break;
     case absl::StatusCode::kPermissionDenied:
-      PyErr_SetString(PyExc_PermissionError, message.c_str());
+      PyErr_SetObject(PyExc_PermissionError, message.ptr());
       break;
     case absl::StatusCode::kAlreadyExists:
-      PyErr_SetString(PyExc_FileExistsError, message.c_str());
+      PyErr_SetObject(PyExc_FileExistsError, message.ptr());
       break;
     case absl::StatusCode::kResourceExhausted:
-      PyErr_SetString(PyExc_MemoryError, message.c_str());
+      PyErr_SetObject(PyExc_MemoryError, message.ptr());
       break;
     default: {
       // The code travels along (e.g. "DATA_LOSS" for a truncated trace) for callers that care.
@@ -88,7 +83,7 @@ void ThrowIfError(const absl::Status& status) {
 
 // A save that refused an existing file says how to replace it.
 void ThrowIfCannotSave(const absl::Status& status) {
-  if (internal::ReplaceableIfAsked(status)) {
+  if (ReplaceableWithOverwrite(status)) {
     ThrowStatus(
         absl::AlreadyExistsError(absl::StrCat(status.message(), " (overwrite=True replaces it)")));
   }
@@ -97,21 +92,20 @@ void ThrowIfCannotSave(const absl::Status& status) {
 
 // (label, variable, value): a keyword argument of the Python API as the GPUIDLE_* variable
 // that means the same, so that Python, the environment and `gpuidle run` share one set of
-// rules (session/profiler_options.h). The label names the keyword in error messages.
+// rules (gpuidle/settings.h). The label names the keyword in error messages.
 using Setting = std::tuple<std::string, std::string, std::string>;
 
 void ApplySettings(const std::vector<Setting>& settings, ProfilerOptions* options) {
   for (const auto& [label, variable, value] : settings) {
-    absl::Status s = internal::ApplyProfilerVariable(variable, value, options);
+    absl::Status s = ApplySetting(variable, value, options);
     if (!s.ok()) ThrowStatus(absl::InvalidArgumentError(absl::StrCat(label, ": ", s.message())));
   }
 }
 
-// A finished analysis and the options it was made with (the writers print thresholds).
+// A finished analysis (it carries the options it was made with: the writers print them).
 class NativeReport {
  public:
-  NativeReport(Report report, AnalysisOptions options)
-      : report_(std::move(report)), options_(std::move(options)) {}
+  explicit NativeReport(Report report) : report_(std::move(report)) {}
 
   std::string Format(const std::string& format) const {
     absl::StatusOr<std::string> text;
@@ -138,7 +132,6 @@ class NativeReport {
 
  private:
   Report report_;
-  AnalysisOptions options_;
 };
 
 // One analysis on its own thread, shared by that thread and the caller, which may give up on it
@@ -215,7 +208,7 @@ NativeReport Analyze(const std::vector<std::string>& paths, const std::vector<Se
     }
   }
   if (!report.ok()) ThrowStatus(report.status());
-  return NativeReport(*std::move(report), options.analysis);
+  return NativeReport(*std::move(report));
 }
 
 // gpuidle::Profiler with the options fixed at construction: the GPUIDLE_* environment first,
@@ -274,7 +267,7 @@ class NativeProfiler {
   std::optional<NativeReport> Report() const {
     const gpuidle::Report* r = profiler_ != nullptr ? profiler_->report() : nullptr;
     if (r == nullptr) return std::nullopt;
-    return NativeReport(*r, options_.ok() ? options_->analysis : AnalysisOptions{});
+    return NativeReport(*r);
   }
 
   void SaveTrace(const std::string& path, bool overwrite) const {
@@ -310,12 +303,39 @@ int CliMain(const std::vector<std::string>& args) {
   int code = 0;
   {
     py::gil_scoped_release release;
-    code = internal::RunCli(args, std::cout, std::cerr);
+    code = RunCommandLine(args, std::cout, std::cerr);
     std::cout.flush();
     std::cerr.flush();
     std::fflush(stdout);
   }
   return code;
+}
+
+// The option table (gpuidle/settings.h), one dict per setting; the package checks its keywords
+// against it (gpuidle/_options.py).
+py::tuple SettingsTable() {
+  py::list rows;
+  for (const SettingInfo& s : Settings()) {
+    py::dict row;
+    row["variable"] = s.variable;
+    row["flag"] = s.flag;
+    row["flag_value"] = s.flag_value;
+    row["keyword"] = s.keyword;
+    row["type"] = s.type_name;
+    row["default"] = s.default_value;
+    row["range"] = s.range;
+    row["help"] = s.help;
+    py::list front_ends;
+    for (const auto& [bit, name] :
+         {std::pair{kSettingEnvironment, "environment"}, std::pair{kSettingRunFlag, "run"},
+          std::pair{kSettingAnalyzeFlag, "analyze"}, std::pair{kSettingPythonProfile, "profile"},
+          std::pair{kSettingPythonAnalyze, "py-analyze"}}) {
+      if ((s.front_ends & bit) != 0) front_ends.append(name);
+    }
+    row["front_ends"] = py::tuple(front_ends);
+    rows.append(row);
+  }
+  return py::tuple(rows);
 }
 
 // The libgpuidle.so this module uses: the file that `gpuidle run` should inject, so that a child
@@ -405,7 +425,7 @@ void DefineCallSites(py::module_& m);  // call_sites.cc
 PYBIND11_MODULE(_gpuidle, m) {
   using namespace gpuidle::python;  // NOLINT(build/namespaces): the binding table reads better
   m.doc() = "Native part of gpuidle; use the gpuidle package instead.";
-  m.attr("__version__") = gpuidle::internal::kVersion;
+  m.attr("__version__") = gpuidle::Version();
 
   gpuidle_error = PyErr_NewExceptionWithDoc(
       "gpuidle.GpuidleError",
@@ -474,10 +494,11 @@ PYBIND11_MODULE(_gpuidle, m) {
   m.def("pop_marker", &gpuidle::PopMarker);
 
   m.def(
-      "format_for_path",
-      [](const std::string& path) { return gpuidle::internal::FormatForPath(path); },
+      "format_for_path", [](const std::string& path) { return gpuidle::ReportFormatForPath(path); },
       py::arg("path"),
       "The report format a file name asks for: \"json\" for .json, else \"text\".");
+  m.def("settings", &SettingsTable,
+        "Every setting: variable, flag, keyword, type, default, range, help, front ends.");
   m.def("cli_main", &CliMain, py::arg("args"), "Runs `gpuidle ARGS...`; returns its exit code.");
   m.def("library_path", &LibraryPath, "The libgpuidle.so this module uses.");
 

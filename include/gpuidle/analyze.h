@@ -39,6 +39,14 @@ GPUIDLE_EXPORT absl::Status SaveReport(const Report& report, const std::string& 
 GPUIDLE_EXPORT absl::Status SaveReport(const Report& report, const std::string& path,
                                        absl::string_view format = {});
 
+// The format SaveReport takes from a file name when none is given: "json" for ".json" and
+// ".json.gz", else "text".
+GPUIDLE_EXPORT std::string ReportFormatForPath(absl::string_view path);
+
+// Whether a SaveReport / Profiler::SaveTrace error is an existing file that
+// SaveOptions::overwrite (overwrite=true) would replace, so that a caller can say how.
+GPUIDLE_EXPORT bool ReplaceableWithOverwrite(const absl::Status& status);
+
 }  // namespace gpuidle
 
 #endif  // GPUIDLE_INCLUDE_GPUIDLE_ANALYZE_H_

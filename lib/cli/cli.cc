@@ -10,13 +10,15 @@
 #include "core/text_safety.h"
 #include "core/version.h"
 #include "gpuidle/analyze.h"
+#include "gpuidle/cli.h"
+#include "gpuidle/settings.h"
 #include "report/writer.h"
-#include "session/profiler_options.h"
+#include "session/option_table.h"
 
 namespace gpuidle::internal {
 namespace {
 
-constexpr char kUsage[] = R"(usage: gpuidle <command> [options]
+constexpr char kUsageHead[] = R"(usage: gpuidle <command> [options]
 
 Tells why your GPU was idle: every idle gap of every GPU is data-starved, launch-bound or
 sync-bound, with the evidence and the fix.
@@ -29,67 +31,48 @@ commands:
                      reports why its GPUs were idle when it exits (docs/INJECTION.md)
   version            print the version
   help               print this help
+)";
 
-analyze options:
-  --format FMT           text (default) or json
-  --out PATH             write the report to PATH (format from --format, else from the
-                         extension: .json is JSON; a .gz name is compressed); the text
-                         summary still goes to stdout. An existing file is not replaced
-  --overwrite            let --out replace an existing regular file (never a link, a
-                         device, a read-only file or an input trace)
-  --quiet                print nothing on stdout
-  --launch-gap-max-us N  host stretches between CUDA calls shorter than N us count as launch
-                         overhead, longer ones as host work (default 1000; N may have
-                         decimals, here and for --dispatch-latency-max-us)
-  --dispatch-latency-max-us N
-                         queued work that waits longer than N us with no cause in the
-                         trace is unattributed, not kernel_gap (default 100)
-  --data-range TEXT      host ranges whose name contains TEXT are data waits (repeatable;
-                         adds to the defaults)
-  --max-gaps N           longest gaps kept in the report (default 50; 0 to 1000000)
-  --skip-steps N         leave out the first N steps (warm-up: start-up costs that are not
-                         the program's, such as a profiler's); the window begins at step N+1
-
-run options (each sets a GPUIDLE_* variable for the program, overriding the environment):
-  --out PATH             write the report to PATH when the program exits; %p pid, %r rank,
-                         %h host, %% percent sign; an existing file is never replaced (the
-                         pid is added to the name instead)
-  --format FMT           text or json (default: from the --out extension)
-  --trace PATH           write the recorded timeline to PATH (same placeholders)
-  --quiet                no summary on standard error when the program exits
-  --no-python            leave Python programs alone (GPUIDLE_PYTHON=0): no DataLoader
-                         marks, call sites, optimizer steps or host stacks from Python
-  --host-sample-ms N     sample the Python stacks of launching threads away from CUDA every
-                         N ms (default 5; 0 = off)
-  --launch-gap-max-us N, --dispatch-latency-max-us N, --data-range TEXT, --max-gaps N,
-  --skip-steps N         as for analyze
-  --max-records N        stop recording after N records (default 20000000)
-  --buffer-mb N          CUPTI buffer memory in MiB, 1 to 4096 (default 64)
-
+constexpr char kUsageTail[] = R"(
 exit codes: 0 ok, 2 bad command line, 3 unreadable trace, 4 report not written,
   5 libgpuidle.so not found (set GPUIDLE_LIBRARY); otherwise run exits with the program's
   status: 128+N if signal N killed it, 126 if it cannot be executed, 127 if not found
 )";
 
-// Each flag is the GPUIDLE_* variable of the same meaning: the injected library reads only the
-// environment. `gpuidle analyze` takes the analysis ones and --format.
-struct Flag {
+// The flags of `gpuidle analyze` that are no setting of a collection (no GPUIDLE_* variable):
+// where this one command writes, and how much it says.
+struct CommandFlag {
   const char* flag;
-  const char* variable;
+  const char* help;
 };
-constexpr Flag kFlags[] = {
-    {"--out", "GPUIDLE_OUT"},
-    {"--format", "GPUIDLE_FORMAT"},
-    {"--trace", "GPUIDLE_TRACE"},
-    {"--launch-gap-max-us", "GPUIDLE_LAUNCH_GAP_MAX_US"},
-    {"--dispatch-latency-max-us", "GPUIDLE_DISPATCH_LATENCY_MAX_US"},
-    {"--data-range", "GPUIDLE_DATA_RANGE"},
-    {"--max-gaps", "GPUIDLE_MAX_GAPS"},
-    {"--skip-steps", "GPUIDLE_SKIP_STEPS"},
-    {"--max-records", "GPUIDLE_MAX_RECORDS"},
-    {"--buffer-mb", "GPUIDLE_BUFFER_MB"},
-    {"--host-sample-ms", "GPUIDLE_HOST_SAMPLE_MS"},
+constexpr CommandFlag kAnalyzeFlags[] = {
+    {"--out PATH",
+     "write the report to PATH (format from --format, else from the extension: .json is JSON; "
+     "a .gz name is compressed); the text summary still goes to stdout. An existing file is not "
+     "replaced"},
+    {"--overwrite",
+     "let --out replace an existing regular file (never a link, a device, a read-only file or "
+     "an input trace)"},
+    {"--quiet", "print nothing on stdout"},
 };
+
+// The usage text: the commands, then each command's options from the option table
+// (session/option_table.h), so that the defaults and ranges it shows are the ones applied.
+const std::string& Usage() {
+  static const std::string* usage = [] {
+    std::string text = kUsageHead;
+    text += "\nanalyze options:\n";
+    for (const CommandFlag& f : kAnalyzeFlags) text += UsageLine(f.flag, f.help);
+    text += SettingUsageLines(kSettingAnalyzeFlag);
+    text +=
+        "\nrun options (each sets a GPUIDLE_* variable for the program, overriding the "
+        "environment):\n";
+    text += SettingUsageLines(kSettingRunFlag);
+    text += kUsageTail;
+    return new std::string(std::move(text));
+  }();
+  return *usage;
+}
 
 int Analyze(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   ProfilerOptions settings;  // only the analysis part and the format are used
@@ -98,8 +81,10 @@ int Analyze(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   bool quiet = false, overwrite = false;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
-    if (a == "--out" || a == "--format" || a == "--launch-gap-max-us" || a == "--data-range" ||
-        a == "--max-gaps" || a == "--dispatch-latency-max-us" || a == "--skip-steps") {
+    const SettingSpec* setting = a == "--out" ? nullptr : FindSettingByFlag(a);
+    const bool takes_setting =
+        setting != nullptr && (setting->front_ends & kSettingAnalyzeFlag) != 0;
+    if (a == "--out" || takes_setting) {
       if (i + 1 >= args.size()) return UsageError(err, absl::StrCat(a, " needs a value"));
       const std::string& v = args[++i];
       if (v.empty()) return UsageError(err, absl::StrCat(a, " needs a non-empty value"));
@@ -109,7 +94,7 @@ int Analyze(const std::vector<std::string>& args, std::ostream& out, std::ostrea
       }
       // The rules of `gpuidle run` and the GPUIDLE_* variables, so that a value is good or bad
       // the same way everywhere.
-      if (absl::Status s = ApplyProfilerVariable(VariableOfFlag(a), v, &settings); !s.ok()) {
+      if (absl::Status s = setting->apply(v, &settings); !s.ok()) {
         return UsageError(err, absl::StrCat(a, " ", QuoteForMessage(v), ": ", s.message()));
       }
       if (a == "--format") format = settings.report_format;
@@ -118,7 +103,7 @@ int Analyze(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     } else if (a == "--overwrite") {
       overwrite = true;
     } else if (a == "--help" || a == "-h") {
-      out << kUsage;
+      out << Usage();
       return kExitOk;
     } else if (a.size() > 1 && a[0] == '-') {
       return UsageError(err, absl::StrCat("unknown option ", ForMessage(a)));
@@ -171,23 +156,16 @@ int Analyze(const std::vector<std::string>& args, std::ostream& out, std::ostrea
 
 }  // namespace
 
-absl::string_view CliUsage() { return kUsage; }
+absl::string_view CliUsage() { return Usage(); }
 
 int UsageError(std::ostream& err, absl::string_view problem) {
   err << "gpuidle: " << Printable(problem) << "\n(run \"gpuidle help\" for usage)\n";
   return kExitUsage;
 }
 
-const char* VariableOfFlag(absl::string_view flag) {
-  for (const Flag& f : kFlags) {
-    if (flag == f.flag) return f.variable;
-  }
-  return nullptr;
-}
-
 int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   if (args.empty()) {
-    err << kUsage;
+    err << Usage();
     return kExitUsage;
   }
   const std::string& command = args[0];
@@ -199,10 +177,20 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
     return kExitOk;
   }
   if (command == "help" || command == "--help" || command == "-h") {
-    out << kUsage;
+    out << Usage();
     return kExitOk;
   }
   return UsageError(err, absl::StrCat("unknown command \"", ForMessage(command), "\""));
 }
 
 }  // namespace gpuidle::internal
+
+namespace gpuidle {
+
+int RunCommandLine(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  return internal::RunCli(args, out, err);
+}
+
+const char* Version() { return internal::kVersion; }
+
+}  // namespace gpuidle

@@ -1,4 +1,5 @@
-// The gpuidle command line. RunCli is main() without the process: tests call it directly.
+// The gpuidle command line. RunCli is main() without the process: tests call it directly, and
+// libgpuidle.so exports it as gpuidle::RunCommandLine (gpuidle/cli.h).
 #ifndef GPUIDLE_LIB_CLI_CLI_H_
 #define GPUIDLE_LIB_CLI_CLI_H_
 
@@ -26,11 +27,6 @@ absl::string_view CliUsage();
 
 // Prints "gpuidle: <problem>" and where the usage is; returns kExitUsage.
 int UsageError(std::ostream& err, absl::string_view problem);
-
-// The GPUIDLE_* variable that a flag of `gpuidle run` or `gpuidle analyze` sets ("--max-gaps"
-// -> "GPUIDLE_MAX_GAPS"), or nullptr: both commands check a flag's value with the very rule
-// the injected library applies to the variable (session/profiler_options.h).
-const char* VariableOfFlag(absl::string_view flag);
 
 }  // namespace gpuidle::internal
 

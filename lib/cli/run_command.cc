@@ -29,6 +29,7 @@
 #include "collect/cuda_driver.h"
 #include "core/text_safety.h"
 #include "core/version.h"
+#include "session/option_table.h"
 #include "session/profiler_options.h"
 #include "session/python_site.h"
 
@@ -301,38 +302,37 @@ int RunCommand(const std::vector<std::string>& args, std::ostream& out, std::ost
       ++i;
       break;
     }
-    if (a == "--quiet" || a == "-q") {
-      variables["GPUIDLE_QUIET"] = "1";
-      continue;
-    }
-    if (a == "--no-python") {
-      variables["GPUIDLE_PYTHON"] = "0";
-      continue;
-    }
     if (a == "--help" || a == "-h") {
       out << CliUsage();
       return kExitOk;
     }
-    const char* variable = VariableOfFlag(a);
-    if (variable == nullptr) {
+    const SettingSpec* setting = FindSettingByFlag(a);
+    if (setting == nullptr || (setting->front_ends & kSettingRunFlag) == 0) {
       if (a.size() > 1 && a[0] == '-') {
         return UsageError(err, absl::StrCat("unknown option ", ForMessage(a)));
       }
       break;  // the command
     }
+    const char* variable = setting->variable;
+    if (setting->flag_value == nullptr) {  // --quiet, --no-python
+      variables[variable] = setting->flag_sets;
+      continue;
+    }
     if (i + 1 >= args.size()) return UsageError(err, absl::StrCat(a, " needs a value"));
     std::string value = args[++i];
     // An empty --out or --trace turns that output off; nothing else may be empty.
-    if (value.empty() && a != "--out" && a != "--trace") {
+    const bool is_path = setting->type == SettingType::kPath;
+    if (value.empty() && !is_path) {
       return UsageError(err, absl::StrCat(a, " needs a non-empty value"));
     }
     ProfilerOptions scratch;
-    if (absl::Status s = ApplyProfilerVariable(variable, value, &scratch); !s.ok()) {
+    if (absl::Status s = setting->apply(value, &scratch); !s.ok()) {
       return UsageError(err, absl::StrCat(a, " ", QuoteForMessage(value), ": ", s.message()));
     }
-    if (a == "--out" || a == "--trace") value = AbsoluteOutputPattern(value);
+    if (is_path) value = AbsoluteOutputPattern(value);
     std::string& slot = variables[variable];
-    slot = a == "--data-range" && !slot.empty() ? absl::StrCat(slot, ",", value) : value;
+    slot = setting->type == SettingType::kStrings && !slot.empty() ? absl::StrCat(slot, ",", value)
+                                                                   : value;
   }
   const std::vector<std::string> command(args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
   if (command.empty())

@@ -1,5 +1,6 @@
 // The GPUIDLE_* environment variables behind ProfilerOptionsFromEnvironment(), one at a time, so
-// that `gpuidle run` can check its flags with the very rules the injected library applies.
+// that `gpuidle run` can check its flags with the very rules the injected library applies. The
+// variables and their rules are the option table's (session/option_table.h).
 #ifndef GPUIDLE_LIB_SESSION_PROFILER_OPTIONS_H_
 #define GPUIDLE_LIB_SESSION_PROFILER_OPTIONS_H_
 
@@ -9,23 +10,13 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "gpuidle/profiler.h"
+#include "session/option_table.h"
 
 namespace gpuidle::internal {
 
-// Every variable ProfilerOptionsFromEnvironment() reads.
-inline constexpr const char* kProfilerVariables[] = {"GPUIDLE_OUT",
-                                                     "GPUIDLE_FORMAT",
-                                                     "GPUIDLE_TRACE",
-                                                     "GPUIDLE_QUIET",
-                                                     "GPUIDLE_MAX_RECORDS",
-                                                     "GPUIDLE_BUFFER_MB",
-                                                     "GPUIDLE_LAUNCH_GAP_MAX_US",
-                                                     "GPUIDLE_DISPATCH_LATENCY_MAX_US",
-                                                     "GPUIDLE_DATA_RANGE",
-                                                     "GPUIDLE_MAX_GAPS",
-                                                     "GPUIDLE_SKIP_STEPS",
-                                                     "GPUIDLE_HOST_SAMPLE_MS",
-                                                     "GPUIDLE_PYTHON"};
+// Every variable ProfilerOptionsFromEnvironment() reads, in the order it reads them: the
+// variables of the option table (session/option_table.h).
+inline constexpr const auto& kProfilerVariables = kSettingVariables;
 
 // Sets the option that variable `name` (one of kProfilerVariables) controls from a non-empty
 // value. The error says only why the value is bad; callers name the variable or flag.

@@ -31,6 +31,7 @@
 #include "cli/cli.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "session/option_table.h"
 #include "session/profiler_options.h"
 #include "testing/subprocess.h"
 #include "testing/temp_dir.h"
@@ -61,7 +62,8 @@ struct Case {
 
   std::string Variable() const { return "GPUIDLE_" + option; }
   std::string Flag() const {
-    return "--" + absl::StrReplaceAll(absl::AsciiStrToLower(option), {{"_", "-"}});
+    const SettingSpec* setting = FindSettingByVariable(Variable());
+    return setting != nullptr && setting->flag != nullptr ? setting->flag : "";
   }
   bool AgreedOk(const std::string& front) const {
     const auto it = overrides.find(front);
@@ -129,15 +131,16 @@ const std::vector<Case>& Cases() {
   return *cases;
 }
 
-const std::set<std::string> kAnalysisOptions = {"LAUNCH_GAP_MAX_US", "DISPATCH_LATENCY_MAX_US",
-                                                "DATA_RANGE", "MAX_GAPS", "SKIP_STEPS"};
-
-// Which front ends take the option (the C++ ones; Python's are in test_fault_matrix.py).
+// Which front ends take the option (the C++ ones; Python's are in test_fault_matrix.py): those
+// of the option table (session/option_table.h).
 bool Applies(const Case& c, const std::string& front) {
   if (!c.has_value) return false;
+  const SettingSpec* setting = FindSettingByVariable(c.Variable());
+  if (setting == nullptr) return false;
   if (front == "env" || front == "run-env") return true;
-  if (front == "run") return c.option != "QUIET" && c.option != "PYTHON";  // --quiet, --no-python
-  if (front == "analyze") return kAnalysisOptions.count(c.option) > 0 || c.option == "FORMAT";
+  // --quiet and --no-python take no value.
+  if (front == "run") return (setting->front_ends & kSettingRunFlag) && setting->flag_value;
+  if (front == "analyze") return (setting->front_ends & kSettingAnalyzeFlag) != 0;
   return false;
 }
 

@@ -77,16 +77,31 @@ def test_library_sits_next_to_the_module_and_is_the_one_loaded():
     assert re.search(r"(RPATH|RUNPATH).*\[\$ORIGIN\]", dynamic)
 
 
-def test_native_module_holds_no_collector_and_exports_only_its_init():
+BINDINGS_DIR = Path(__file__).resolve().parents[2] / "bindings" / "python"
+
+
+def test_native_module_includes_only_public_headers():
+    # The module is a client of libgpuidle.so's public API (include/gpuidle), like any other.
+    for source in ("_gpuidle.cc", "call_sites.cc"):
+        text = (BINDINGS_DIR / source).read_text()
+        for header in re.findall(r'^#include\s+"([^"]+)"', text, re.M):
+            assert header.startswith(("gpuidle/", "absl/")), f"{source} includes {header}"
+        assert '#include "gpuidle/gpuidle.h"' in text or source == "call_sites.cc"
+
+
+def test_native_module_holds_no_gpuidle_code_and_exports_only_its_init():
     nm = shutil.which("nm")
     if nm is None:
         pytest.skip("nm is missing")
     module = str(next(PACKAGE_DIR.glob("_gpuidle.*.so")))
     symbols = subprocess.run([nm, "-C", module], capture_output=True, text=True).stdout
-    assert "gpuidle::internal::RunCli" in symbols  # the CLI is in the module ...
-    for stateful in ("gpuidle::internal::Collector::", "gpuidle::internal::Session::",
-                     "gpuidle::internal::HostRangeRecorder::", "InitializeInjection"):
-        assert stateful not in symbols  # ... the collector and the session are not
+    # The CLI, the settings and the analysis are libgpuidle.so's: called, not linked in ...
+    for called in ("gpuidle::RunCommandLine", "gpuidle::ApplySetting", "gpuidle::Settings()",
+                   "gpuidle::AnalyzeTraceFiles"):
+        assert re.search(r"^\s+U " + re.escape(called), symbols, re.M), called
+    # ... and nothing of gpuidle's internals (static layers, the collector, the session) is in it.
+    assert "gpuidle::internal::" not in symbols
+    assert "InitializeInjection" not in symbols
     exported = subprocess.run([nm, "-D", "-C", "--defined-only", module], capture_output=True,
                               text=True).stdout
     assert "PyInit__gpuidle" in exported

@@ -1,8 +1,10 @@
 """Keyword arguments of the Python API as the GPUIDLE_* variables that mean the same.
 
-The native side applies them with the rules of the environment variables and of
-``gpuidle run``'s flags (lib/session/profiler_options.cc), so that one value is accepted or
-refused the same way everywhere; ValueError names the keyword.
+Which keywords there are, their variables and kinds of value come from gpuidle's one option
+table (gpuidle/settings.h, lib/session/option_table.h), which the native module lists; the
+native side applies the values with the rules of the environment variables and of
+``gpuidle run``'s flags, so that one value is accepted or refused the same way everywhere;
+ValueError names the keyword.
 """
 
 from __future__ import annotations
@@ -11,25 +13,23 @@ import os
 import sys
 from typing import Iterable, Union
 
-# keyword -> (variable, type of value)
+from ._native import _gpuidle
+
+#: The option table, one dict per setting (variable, flag, keyword, type, default, range, help,
+#: front_ends).
+SETTINGS: tuple[dict[str, object], ...] = tuple(_gpuidle.settings())
+
+# keyword -> (variable, type of value), for the settings Python takes.
 _VARIABLES: dict[str, tuple[str, str]] = {
-    "out": ("GPUIDLE_OUT", "path"),
-    "format": ("GPUIDLE_FORMAT", "str"),
-    "trace": ("GPUIDLE_TRACE", "path"),
-    "quiet": ("GPUIDLE_QUIET", "bool"),
-    "max_records": ("GPUIDLE_MAX_RECORDS", "int"),
-    "buffer_mb": ("GPUIDLE_BUFFER_MB", "int"),
-    "launch_gap_max_us": ("GPUIDLE_LAUNCH_GAP_MAX_US", "number"),
-    "dispatch_latency_max_us": ("GPUIDLE_DISPATCH_LATENCY_MAX_US", "number"),
-    "data_ranges": ("GPUIDLE_DATA_RANGE", "strings"),
-    "max_gaps": ("GPUIDLE_MAX_GAPS", "int"),
-    "skip_steps": ("GPUIDLE_SKIP_STEPS", "int"),
-    "host_sample_ms": ("GPUIDLE_HOST_SAMPLE_MS", "number"),
+    str(s["keyword"]): (str(s["variable"]), str(s["type"])) for s in SETTINGS if s["keyword"]
 }
 
+#: The keywords gpuidle.profile() takes (a collection: outputs, limits, thresholds).
+PROFILE_KEYWORDS = tuple(str(s["keyword"]) for s in SETTINGS
+                         if "profile" in s["front_ends"])  # type: ignore[operator]
 #: The keywords gpuidle.analyze() takes (the analysis thresholds; no outputs).
-ANALYSIS_KEYWORDS = ("launch_gap_max_us", "dispatch_latency_max_us", "data_ranges", "max_gaps",
-                     "skip_steps")
+ANALYSIS_KEYWORDS = tuple(str(s["keyword"]) for s in SETTINGS
+                          if "py-analyze" in s["front_ends"])  # type: ignore[operator]
 
 Setting = tuple[str, str, Union[str, bytes]]  # (label for messages, variable, value)
 
