@@ -52,7 +52,8 @@ absl::Status Profiler::StopCollection(bool detach_cupti) {
                                                        : internal::CuptiAfterStop::kStayAttached);
   if (!result.ok()) return result.status();
   impl_->last = *std::move(result);
-  return absl::OkStatus();
+  // The report stays available when an output could not be written (the status says why).
+  return impl_->last->output_status;
 }
 
 bool Profiler::collecting() const { return internal::Session::Get().CollectingFor(this); }

@@ -243,7 +243,7 @@ absl::StatusOr<std::shared_ptr<const CollectionResult>> Session::StopLocked(Cupt
       status.Update(path.status());
     }
   }
-  if (!status.ok()) return status;
+  result->output_status = status;
   return std::shared_ptr<const CollectionResult>(std::move(result));
 }
 
@@ -262,7 +262,9 @@ Session::State Session::CurrentState() const {
 absl::Status Session::StopAny() {
   std::lock_guard<std::mutex> lock(mu_);
   if (owner_ == nullptr) return absl::FailedPreconditionError("gpuidle is not collecting");
-  return StopLocked(CuptiAfterStop::kStayAttached).status();
+  absl::StatusOr<std::shared_ptr<const CollectionResult>> result =
+      StopLocked(CuptiAfterStop::kStayAttached);
+  return result.ok() ? (*result)->output_status : result.status();
 }
 
 void Session::RecordHostSamples(int64_t time_ns,

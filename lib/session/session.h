@@ -31,6 +31,8 @@ struct CollectionResult {
   ProfilerOptions options;
   std::string report_path;  // where the report was written, if it was
   std::string trace_path;   // where the trace was written, if it was
+  // Why a configured output was not written (each failure was warned about); OK otherwise.
+  absl::Status output_status;
 };
 
 // Prints "gpuidle: warning: <message>" as one line on stderr.
@@ -86,7 +88,7 @@ class Session {
   // returns the error if gpuidle cannot collect.
   absl::Status Start(const ProfilerOptions& options, const void* owner, absl::string_view how);
   // Stops the collection of owner: analyses, prints the summary, writes the configured outputs.
-  // A write failure is warned about and returned, with the result still available. CUPTI is
+  // A write failure is warned about and kept in the result's output_status. CUPTI is
   // detached unless the program is exiting (kStayAttached), as the exit handler's stop does.
   absl::StatusOr<std::shared_ptr<const CollectionResult>> Stop(
       const void* owner, CuptiAfterStop after = CuptiAfterStop::kDetach);
