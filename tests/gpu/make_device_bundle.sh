@@ -6,10 +6,16 @@
 #
 #   tests/gpu/make_device_bundle.sh [BUILD_DIR]     then: run(carry [".devbundle"],
 #                                                         "tests/gpu/run_on_device.sh")
+#
+# PROBES=1 builds it with the collector's benchmark probes (-DGPUIDLE_COLLECTOR_PROBES=ON: the
+# overhead benchmark's VARIANTS and the `probe` part); by default the bundle is the product.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-build}
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+probes=OFF
+[[ ${PROBES:-0} == 1 ]] && probes=ON
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUIDLE_COLLECTOR_PROBES=$probes \
+  >/dev/null
 cmake --build "$build" -j "$(nproc)" --target gpuidle gpuidle_shared gpuidle_bench_overhead \
   gpuidle_bare_cupti $(cd examples/cuda && ls *.cu | sed 's/\.cu$//; s/^/gpuidle_example_/; p; s/$/_api/' | sort -u)
 rm -rf .devbundle

@@ -8,7 +8,7 @@
 #   here:   tests/gpu/make_device_bundle.sh
 #   device: run(carry [".devbundle", ".devdeps"],
 #               "tests/gpu/run_on_device.sh [scenarios] [overhead] [python] [python-overhead] [probe]
-#                [unchanged] [faults]")
+#                [unchanged] [faults] [package]")
 #
 # With no argument it runs scenarios and overhead; one call may last 10 minutes at most, so a
 # round runs the parts as separate calls on the same warm machine. `python` builds the Python
@@ -132,7 +132,8 @@ python3 tests/gpu/scenario_table.py "$b/bin/gpuidle" "$out" | tee "$out/validati
 fi
 
 # A probe of CUPTI's callbacks: which correlation id kernels carry when gpuidle also times the
-# driver calls made inside runtime calls (tests/gpu/check_nested_calls.py).
+# driver calls made inside runtime calls (tests/gpu/check_nested_calls.py). Needs a bundle built
+# with probes (PROBES=1 tests/gpu/make_device_bundle.sh); a product build ignores GPUIDLE_BENCH_*.
 if [[ $parts == *" probe "* ]]; then
   GPUIDLE_BENCH_LEAVE_OUT=nested-call-skip GPUIDLE_QUIET=1 \
     GPUIDLE_TRACE="$out/traces/probe_nested.trace.json" "$b/bin/gpuidle_example_tiny_kernels_api" \
@@ -143,7 +144,7 @@ fi
 # Overhead benchmark (tiny kernels vs the bare CUPTI baseline; healthy loop vs untraced), with
 # the diagnostics that price each part of the collector (VARIANTS, run_overhead_benchmark.sh).
 if [[ $parts == *" overhead "* ]]; then
-  OUT=$out/logs/overhead VARIANTS=${VARIANTS-} API_MODES=${API_MODES-kinds} ROUNDS=${ROUNDS-} TIMED_BARE=${TIMED_BARE-} \
+  OUT=$out/logs/overhead VARIANTS=${VARIANTS-} API_MODES=${API_MODES-} ROUNDS=${ROUNDS-} TIMED_BARE=${TIMED_BARE-} \
     tests/benchmarks/overhead/run_overhead_benchmark.sh "$b" "${REPEATS:-9}" >"$out/overhead.log" 2>&1
   echo "overhead benchmark: exit $?" | tee -a "$log"
   tail -n 16 "$out/overhead.log"
@@ -162,32 +163,21 @@ if [[ $parts == *" python "* ]]; then
     run "py_$s" python3 "examples/python/$s.py" --gpuidle "$out/python/$s.json" --steps 12
   done
   python3 tests/gpu/python/check_reports.py "$out/python" | tee "$out/python_table.md"
-  # How API records are switched on, for a collection that starts after CUDA was initialised
-  # (collect/collector.h ApiRecords): host calls recorded in each mode.
-  for mode in callbacks kinds; do
-    GPUIDLE_BENCH_API_RECORDS=$mode python3 examples/python/item_sync.py \
-      --gpuidle "$out/python/api_$mode.json" --steps 6 >"$out/logs/py_api_$mode.log" 2>&1
-    echo "API records mode $mode: $(python3 -c 'import json, sys, collections
-e = json.load(open(sys.argv[1]))["traceEvents"]
-c = collections.Counter(x["name"] for x in e if x.get("cat") in ("cuda_runtime", "cuda_driver"))
-print(sum(c.values()), "calls:", dict(c.most_common(6)))' "$out/python/api_$mode.trace.json" 2>&1 | tail -1)" | tee -a "$log"
-  done
   run py_coexistence python3 tests/gpu/python/coexistence.py
   cat "$out/logs/py_coexistence.log" | tee -a "$log"
   run py_workers python3 tests/gpu/python/workers.py "$out/python/workers"
   grep -v '^gpuidle: ' "$out/logs/py_workers.log" | tail -3 | tee -a "$log"
-  # Profiles one after another; the speed after the last, with and without detaching CUPTI.
-  for leave_out in "" detach; do
-    GPUIDLE_BENCH_LEAVE_OUT=$leave_out timeout 180 python3 tests/gpu/python/repeated_profiles.py \
-      2>&1 | grep -v '^gpuidle: ' | tail -2 | tee -a "$log"
-  done
+  # Profiles one after another; the speed after the last (the same without detaching CUPTI
+  # needs a probe build: GPUIDLE_BENCH_LEAVE_OUT=detach, lib/collect/collector_probes.h).
+  timeout 180 python3 tests/gpu/python/repeated_profiles.py 2>&1 | grep -v '^gpuidle: ' |
+    tail -2 | tee -a "$log"
 fi
 
 # The Python package's overhead (needs the package that `python` built on this machine).
 if [[ $parts == *" python-overhead "* ]]; then
   build_python_package
   PYTHONPATH=/tmp/gpuidle-pybuild/python OUT=$out/logs/torch_overhead \
-    GPUIDLE_BARE_CUPTI=$b/lib/libgpuidle_bare_cupti.so API_MODES=${API_MODES-kinds} \
+    GPUIDLE_BARE_CUPTI=$b/lib/libgpuidle_bare_cupti.so API_MODES=${API_MODES-} \
     PY_VARIANTS=${PY_VARIANTS-} LEAVE_OUTS=${LEAVE_OUTS-} PY_CONFIGS=${PY_CONFIGS-} \
     tests/benchmarks/python/run_torch_overhead.sh "${PY_REPEATS:-5}" >"$out/torch_overhead.log" 2>&1
   echo "torch overhead benchmark: exit $?" | tee -a "$log"
@@ -199,6 +189,13 @@ if [[ $parts == *" python-overhead "* ]]; then
     >"$out/torch_overhead_no_sampler.log" 2>&1
   echo "torch overhead benchmark, sampler off: exit $?" | tee -a "$log"
   tail -n 6 "$out/torch_overhead_no_sampler.log"
+fi
+
+# The Python package stands alone: pip wheel / pip install into a clean folder, imported with no
+# staged library on any path (tests/gpu/python/check_standalone_package.sh).
+if [[ $parts == *" package "* ]]; then
+  OUT=$out PYTHON=$py timeout 500 tests/gpu/python/check_standalone_package.sh 2>&1 |
+    tee "$out/standalone_package.log" | tail -n 15 | tee -a "$log"
 fi
 
 # Real-client programs profiled with no change to their code (examples/python/unchanged/*.py,

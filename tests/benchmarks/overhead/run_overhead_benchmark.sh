@@ -26,8 +26,9 @@
 #             subscriber, system-thread-ids, flush-period, detach, and one kind at a time:
 #             memcpy-records, memset-records, sync-records, event-records, device-records;
 #             and the timed calls' own work: call-timing, cupti-clock;
-#             collect/collector.h CollectorPart), run as one more configuration, so
-#             that the price of each part shows beside the rest (default: none)
+#             collect/collector_probes.h CollectorPart), run as one more configuration, so
+#             that the price of each part shows beside the rest (default: none). VARIANTS and
+#             API_MODES need a bundle with probes (PROBES=1 tests/gpu/make_device_bundle.sh)
 #   API_MODES more in-process configurations of gpuidle, one per word: how it records the
 #             launch and sync calls (GPUIDLE_BENCH_API_RECORDS: callbacks, the default; kinds,
 #             ids, auto: CUPTI's activity records), beside the default (default: none)
