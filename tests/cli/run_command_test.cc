@@ -26,12 +26,15 @@
 #include "cli/cli.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "testing/gpu_host.h"
 #include "testing/subprocess.h"
 #include "testing/temp_dir.h"
 
 namespace gpuidle::internal {
 namespace {
 
+using ::gpuidle::testing::HostHasNvidiaGpu;
+using ::gpuidle::testing::kSkippedOnAGpuHost;
 using ::gpuidle::testing::ReadFileOrDie;
 using ::gpuidle::testing::TempDir;
 using ::testing::HasSubstr;
@@ -134,7 +137,7 @@ TEST(GpuidleRun, LeavesTheInterruptSignalToTheCommand) {
 // Without a GPU the driver never loads gpuidle; run says so once instead of ending silently,
 // and tells the command's own children (GPUIDLE_WARNED) not to repeat it.
 TEST(GpuidleRun, WarnsOnceWithoutAGpuAndStillRunsTheCommand) {
-  if (Exists("/dev/nvidiactl")) GTEST_SKIP() << "this machine has an NVIDIA GPU";
+  if (HostHasNvidiaGpu()) GTEST_SKIP() << kSkippedOnAGpuHost;
   TempDir dir;
   const Process p =
       RunWith(dir, {"--", "sh", "-c", "echo \"warned=$GPUIDLE_WARNED\""}, {{"GPUIDLE_WARNED", ""}});

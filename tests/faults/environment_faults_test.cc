@@ -12,7 +12,6 @@
 // expects them to fail (and fails when one passes); by default every rule is asserted.
 #include <dlfcn.h>
 #include <limits.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -34,12 +33,15 @@
 #include "cli/cli.h"
 #include "gpuidle/profiler.h"
 #include "gtest/gtest.h"
+#include "testing/gpu_host.h"
 #include "testing/subprocess.h"
 #include "testing/temp_dir.h"
 
 namespace gpuidle::internal {
 namespace {
 
+using ::gpuidle::testing::HostHasNvidiaGpu;
+using ::gpuidle::testing::kSkippedOnAGpuHost;
 using ::gpuidle::testing::ProcessLaunch;
 using ::gpuidle::testing::ProcessResult;
 using ::gpuidle::testing::ReadFileOrDie;
@@ -52,11 +54,6 @@ const std::string kTrace =
 
 constexpr bool kKnownGap = true;
 constexpr bool kHolds = false;
-
-bool HasGpu() {
-  struct stat st {};
-  return ::stat("/dev/nvidiactl", &st) == 0;
-}
 
 std::string SelfPath() {
   char buf[PATH_MAX];
@@ -125,7 +122,7 @@ std::string OneWarning(const HelperResult& r, const std::vector<std::string>& wo
 }
 
 TEST(FaultNoGpu, TheCppApiSaysThereIsNoGpu) {
-  if (HasGpu()) GTEST_SKIP() << "this machine has a GPU";
+  if (HostHasNvidiaGpu()) GTEST_SKIP() << kSkippedOnAGpuHost;
   TempDir dir;
   const HelperResult r = StartProfilerInFreshProcess(dir, {});
   Judge("no GPU, C++ API", OneWarning(r, {"no NVIDIA GPU"}), kHolds);
@@ -214,7 +211,7 @@ TEST(FaultCuptiPathVariable, ALibraryThatIsNotCuptiIsOneWarningNamingIt) {
 }
 
 TEST(FaultBenchmarkVariables, ABadValueIsOneWarningNamingTheVariable) {
-  if (HasGpu()) GTEST_SKIP() << "the GPU part covers this where CUPTI starts";
+  if (HostHasNvidiaGpu()) GTEST_SKIP() << "the GPU part covers this where CUPTI starts";
   for (const char* variable : {"GPUIDLE_BENCH_LEAVE_OUT", "GPUIDLE_BENCH_API_RECORDS"}) {
     TempDir dir;
     const HelperResult r = StartProfilerInFreshProcess(dir, {{variable, "bogus"}});
@@ -270,7 +267,7 @@ TEST(FaultDisableVariable, ValuesAreTrimmedAsEveryOtherVariable) {
 }
 
 TEST(FaultDisableVariable, OffWordsAndEmptyLeaveGpuidleOn) {
-  if (HasGpu()) GTEST_SKIP() << "the no-GPU warning is how this shows without a GPU";
+  if (HostHasNvidiaGpu()) GTEST_SKIP() << "the no-GPU warning is how this shows without a GPU";
   for (const Way& way : WaysIn()) {
     for (const char* value : {"0", "no", ""}) {
       const ProcessResult p = RunWay(way, {{"GPUIDLE_DISABLE", value}});

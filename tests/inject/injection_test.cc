@@ -8,12 +8,15 @@
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "testing/gpu_host.h"
 #include "testing/subprocess.h"
 #include "testing/temp_dir.h"
 
 namespace gpuidle::internal {
 namespace {
 
+using ::gpuidle::testing::HostHasNvidiaGpu;
+using ::gpuidle::testing::kSkippedOnAGpuHost;
 using ::gpuidle::testing::ProcessResult;
 using ::gpuidle::testing::RunProcess;
 using ::gpuidle::testing::TempDir;
@@ -44,6 +47,7 @@ Comparison RunBothWays(const std::vector<std::string>& argv,
 }
 
 TEST(PreloadTest, EchoPrintsTheSameAndGpuidleAddsOneWarningLine) {
+  if (HostHasNvidiaGpu()) GTEST_SKIP() << kSkippedOnAGpuHost;
   const Comparison c = RunBothWays({"/bin/echo", "hello", "world"});
   EXPECT_EQ(c.preloaded.code, 0);
   EXPECT_EQ(c.preloaded.out, c.plain.out);
@@ -55,6 +59,7 @@ TEST(PreloadTest, EchoPrintsTheSameAndGpuidleAddsOneWarningLine) {
 }
 
 TEST(PreloadTest, PythonKeepsItsOutputAndExitStatus) {
+  if (HostHasNvidiaGpu()) GTEST_SKIP() << kSkippedOnAGpuHost;
   const std::vector<std::string> argv = {
       "python3", "-c",
       "import sys; print('out', 6 * 7); print('err', file=sys.stderr); sys.exit(5)"};
@@ -69,6 +74,7 @@ TEST(PreloadTest, PythonKeepsItsOutputAndExitStatus) {
 }
 
 TEST(PreloadTest, AShellScriptWarnsOnceForAllTheCommandsItRuns) {
+  if (HostHasNvidiaGpu()) GTEST_SKIP() << kSkippedOnAGpuHost;
   const Comparison c = RunBothWays({"/bin/sh", "-c", "/bin/echo a; /bin/echo b; /bin/true"});
   EXPECT_EQ(c.preloaded.out, "a\nb\n");
   EXPECT_THAT(Lines(c.preloaded.err), SizeIs(1)) << c.preloaded.err;

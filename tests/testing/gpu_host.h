@@ -1,0 +1,20 @@
+// Whether this machine has an NVIDIA GPU, decided as gpuidle decides it at every way in
+// (collect/cuda_driver.h CheckForNvidiaGpu). Tests of what gpuidle says and does without a GPU
+// (the one "no NVIDIA GPU" warning, a refused Start) skip where there is one:
+//
+//   if (HostHasNvidiaGpu()) GTEST_SKIP() << kSkippedOnAGpuHost;
+#ifndef GPUIDLE_TESTS_TESTING_GPU_HOST_H_
+#define GPUIDLE_TESTS_TESTING_GPU_HOST_H_
+
+#include "collect/cuda_driver.h"
+
+namespace gpuidle::testing {
+
+inline constexpr char kSkippedOnAGpuHost[] =
+    "checks the behaviour without an NVIDIA GPU; this machine has one";
+
+inline bool HostHasNvidiaGpu() { return internal::CheckForNvidiaGpu().ok(); }
+
+}  // namespace gpuidle::testing
+
+#endif  // GPUIDLE_TESTS_TESTING_GPU_HOST_H_
