@@ -22,7 +22,20 @@ PACKAGE_DIR = Path(gpuidle.__file__).resolve().parent
 DATA_DIR = Path(os.environ.get("GPUIDLE_TEST_DATA_DIR", Path(__file__).resolve().parents[1] / "data"))
 TORCH_TRACES = sorted((DATA_DIR / "traces" / "torch").glob("*.json.gz"))
 LIVE_TRACES = sorted((DATA_DIR / "traces" / "live").glob("*.trace.json.gz"))
-HAS_GPU = os.path.exists("/dev/nvidiactl")
+
+
+def host_has_nvidia_gpu(dev_dir: str = "/dev") -> bool:
+    """Whether gpuidle finds an NVIDIA GPU here, decided as it decides at every way in
+    (lib/collect/cuda_driver.h CheckForNvidiaGpu): the driver's /dev/nvidiactl, or /dev/dxg
+    under WSL 2."""
+    return any(os.path.exists(os.path.join(dev_dir, node)) for node in ("nvidiactl", "dxg"))
+
+
+HAS_GPU = host_has_nvidia_gpu()
+# For the tests of what gpuidle says and does without a GPU (its one "no NVIDIA GPU" warning, a
+# refused start): they would fail on a GPU host, so they skip there.
+no_gpu = pytest.mark.skipif(HAS_GPU, reason="checks the behaviour without an NVIDIA GPU; "
+                            "this machine has one")
 
 
 def cli_path() -> str:

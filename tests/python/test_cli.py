@@ -10,7 +10,7 @@ import pytest
 import gpuidle
 from gpuidle._native import _gpuidle
 
-from conftest import HAS_GPU, gpuidle_lines, python_env, run, run_cli
+from conftest import gpuidle_lines, no_gpu, python_env, run, run_cli
 
 
 def gpuidle_m(*args: str, **env: str):
@@ -42,7 +42,7 @@ def test_run_injects_the_library_this_package_uses():
     assert other.returncode == 5 and "GPUIDLE_LIBRARY=/nonexistent/libgpuidle.so" in other.stderr
 
 
-@pytest.mark.skipif(HAS_GPU, reason="checks the behaviour without a GPU")
+@no_gpu
 def test_run_warns_once_without_a_gpu():
     proc = gpuidle_m("run", "--", "sh", "-c", "echo one; echo two")
     assert proc.stdout == "one\ntwo\n"

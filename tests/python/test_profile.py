@@ -11,9 +11,7 @@ import gpuidle
 from gpuidle import _markers
 from gpuidle._native import _gpuidle
 
-from conftest import HAS_GPU, TORCH_TRACES, gpuidle_lines, run_python
-
-no_gpu = pytest.mark.skipif(HAS_GPU, reason="checks the behaviour without a GPU")
+from conftest import HAS_GPU, TORCH_TRACES, gpuidle_lines, no_gpu, run_python
 
 
 # --- markers -----------------------------------------------------------------------------------

@@ -12,9 +12,7 @@ import pytest
 
 import gpuidle
 from gpuidle import _call_sites, _markers, _torch
-from conftest import HAS_GPU, gpuidle_lines, run_python
-
-no_gpu = pytest.mark.skipif(HAS_GPU, reason="checks the behaviour without a GPU")
+from conftest import gpuidle_lines, run_python
 
 
 class NvtxCalls:
