@@ -163,6 +163,8 @@ if [[ $parts == *" python "* ]]; then
     run "py_$s" python3 "examples/python/$s.py" --gpuidle "$out/python/$s.json" --steps 12
   done
   python3 tests/gpu/python/check_reports.py "$out/python" | tee "$out/python_table.md"
+  run py_unwritable python3 tests/gpu/python/unwritable_output.py
+  grep -v '^gpuidle: ' "$out/logs/py_unwritable.log" | tail -1 | tee -a "$log"
   run py_coexistence python3 tests/gpu/python/coexistence.py
   cat "$out/logs/py_coexistence.log" | tee -a "$log"
   run py_workers python3 tests/gpu/python/workers.py "$out/python/workers"
