@@ -267,12 +267,14 @@ TEST_F(CallSiteTest, IdsOnlyCallsBackOnLaunchSyncAndCopyCallsOnly) {
 
 TEST_F(CallSiteTest, IdsOnlyEachNamedCallGetsAPythonFrameSpanningIt) {
   SetSiteFunction(&PythonLine);
-  absl::StatusOr<Timeline> t = Collect([] {
-    EXPECT_TRUE(fake::CallRuntimeApi(kStreamSync, 3));
-    fake::Record(fake::Api(CUPTI_ACTIVITY_KIND_RUNTIME, kStreamSync, 1500, 3400, 42, 3));
-    // A site whose call record never arrived (lost, say) adds nothing.
-    EXPECT_TRUE(fake::CallRuntimeApi(CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, 4));
-  });
+  absl::StatusOr<Timeline> t = Collect(
+      [] {
+        EXPECT_TRUE(fake::CallRuntimeApi(kStreamSync, 3));
+        fake::Record(fake::Api(CUPTI_ACTIVITY_KIND_RUNTIME, kStreamSync, 1500, 3400, 42, 3));
+        // A site whose call record never arrived (lost, say) adds nothing.
+        EXPECT_TRUE(fake::CallRuntimeApi(CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, 4));
+      },
+      IdsOnlyOptions());
   ASSERT_TRUE(t.ok()) << t.status();
   ASSERT_THAT(t->ranges, SizeIs(1));
   const Range& frame = t->ranges[0];

@@ -15,6 +15,8 @@
 namespace gpuidle::internal {
 namespace {
 
+namespace fake = fake_cupti;
+
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 using ::testing::SizeIs;
