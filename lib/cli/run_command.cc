@@ -26,6 +26,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "cli/cli.h"
+#include "collect/collection.h"
 #include "collect/cuda_driver.h"
 #include "core/text_safety.h"
 #include "core/version.h"
@@ -377,7 +378,8 @@ int RunCommand(const std::vector<std::string>& args, std::ostream& out, std::ost
   // Without a GPU the driver never loads the library: say so once for the whole process tree
   // (the preloaded library honours the same variable) rather than end without a report.
   const char* warned = std::getenv("GPUIDLE_WARNED");
-  const absl::Status gpu = CheckForNvidiaGpu();
+  // A build without CUPTI (GPUIDLE_WITH_CUPTI=OFF) says that instead.
+  const absl::Status gpu = CollectionSupported() ? CheckForNvidiaGpu() : PrepareCollection();
   const bool have_gpu = gpu.ok();
   if (!have_gpu && (warned == nullptr || warned[0] == '\0')) {
     err << "gpuidle: warning: " << gpu.message() << "; the command runs without profiling\n";
