@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 
+#include "absl/base/attributes.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/string_view.h"
 #include "core/time_units.h"
@@ -31,7 +32,8 @@ inline std::optional<int64_t> ParseEventInt(absl::string_view text) {
   return v;
 }
 
-inline std::optional<int64_t> ParseMicrosToNs(absl::string_view text) {
+// Always inline: every event has a ts and most a dur.
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline std::optional<int64_t> ParseMicrosToNs(absl::string_view text) {
   const size_t dot = text.find('.');
   const size_t whole = dot == absl::string_view::npos ? text.size() : dot;
   const size_t decimals = dot == absl::string_view::npos ? 0 : text.size() - dot - 1;
