@@ -133,3 +133,20 @@ def test_preloaded_library_is_shared_with_the_module(tmp_path):
     proc = run_python(MAPPED, LD_PRELOAD=str(copy))
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines() == [repr([str(copy)]), str(copy)]
+
+
+def test_native_module_exports_only_its_init_function():
+    """Nothing the module holds may interpose the process's libraries (libstdc++, torch's)."""
+    readelf = shutil.which("readelf")
+    if readelf is None:
+        pytest.skip("readelf is missing")
+    module = Path(_gpuidle.__file__)
+    table = subprocess.run([readelf, "-W", "--dyn-syms", str(module)], capture_output=True,
+                           text=True, check=True).stdout
+    defined = set()
+    for line in table.splitlines():
+        fields = line.split()
+        # Num: Value Size Type Bind Vis Ndx Name
+        if len(fields) >= 8 and fields[4] in ("GLOBAL", "WEAK") and fields[6] != "UND":
+            defined.add(fields[7].split("@")[0])
+    assert defined == {"PyInit__gpuidle"}, sorted(defined)[:20]

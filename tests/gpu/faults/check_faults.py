@@ -234,10 +234,18 @@ def _():
 def _():
     # A product build never reads the benchmark's variables (lib/collect/collector_probes.h):
     # the program is profiled as usual and nothing names the variable.
-    s, _ = settings_step("cxx.env.bench_junk", report=True)
-    if any("GPUIDLE_BENCH_LEAVE_OUT" in w for w in s.warnings()):
-        raise Fail("a product build read GPUIDLE_BENCH_LEAVE_OUT")
-    return "program unharmed, profiled as usual"
+    ref = Step("cxx.reference").ran()
+    s = Step("cxx.env.bench_junk").ran()
+    if s.code != ref.code or s.out != ref.out:
+        raise Fail(f"{s.name}: exit {s.code}, output {short(s.out, 80)!r}; without gpuidle: "
+                   f"exit {ref.code}, {short(ref.out, 80)!r}")
+    if any("GPUIDLE_BENCH_LEAVE_OUT" in line for line in s.gpuidle_lines()):
+        raise Fail(f"a product build read GPUIDLE_BENCH_LEAVE_OUT: {short(s.gpuidle_lines())}")
+    if s.warnings():
+        raise Fail(f"{s.name}: warned: {short(s.warnings())}")
+    if the_report(s) is None:
+        raise Fail(f"{s.name}: no report")
+    return "program unharmed, profiled as usual, the variable never read"
 
 
 @row("GPUIDLE_LIBRARY names a file that is no library (gpuidle run): exit 5, program not run")

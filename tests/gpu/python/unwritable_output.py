@@ -1,6 +1,7 @@
 """A profile whose report file cannot be written keeps its report (issue 14): the write error is
-one warning and p.output_error, and p.report still holds the analysis. Prints one line; exit
-status 1 if the report is missing."""
+one warning and p.output_error, and p.report still holds the analysis. gpuidle is imported
+before torch on purpose: a module that exported the libstdc++ linked into it once made that
+order abort in free(). Prints one line; exit status 1 if the report is missing."""
 import os
 import sys
 import tempfile
