@@ -277,6 +277,43 @@ share of rank 1 is its first profiled kernel: launched at the start of the windo
 tens of ms later behind work that ran before the window opened and is not in the trace
 (dispatch latency is microseconds, so gpuidle does not call that wait kernel_gap).
 
+## After the restructuring of issue 14 (2026-12-01, H200)
+
+The collector split into units, the probes out of the product build, one option table, the
+bindings on the public API and the package standing alone: the GPU suite again, on the product
+bundle (`tests/gpu/run_on_device.sh scenarios package`, then `python package`, then `faults`;
+outputs kept in `tests/data/gpu_runs/2026-12-01_structure/`). Every ground-truth program, every
+way in:
+
+MD
+cat tests/data/gpu_runs/2026-12-01_structure/scenarios_table.md
+cat <<'MD'
+
+The Python package's GPU proof (`tests/gpu/python/check_reports.py`):
+
+MD
+cat tests/data/gpu_runs/2026-12-01_structure/python_table.md
+cat <<'MD'
+
+The installed package on its own (`tests/gpu/python/check_standalone_package.sh`: `pip wheel`,
+`pip install --target` into a clean folder, then used with no staged library on any path), and
+the other checks of the round (a report that cannot be written keeps the profile's report, with
+gpuidle imported before torch; DataLoader workers; repeated profiles; the fault matrix's GPU
+rows, whose 17 failures are the rows left open in docs/RELIABILITY.md):
+
+```
+MD
+cat tests/data/gpu_runs/2026-12-01_structure/standalone_package.log
+cat tests/data/gpu_runs/2026-12-01_structure/checks.log
+cat <<'MD'
+```
+
+The first round found two faults that CPU tests could not: the wheel held no Abseil (pip's
+`SKBUILD=2` did not switch `GPUIDLE_PYTHON_BUNDLE_DEPS` on), and `import gpuidle` before
+`import torch` aborted in `free()`: the GPU machine's toolchain linked a copy of libstdc++ into
+the native module, which exported it, and the process's libstdc++ bound its locale facets to it.
+The module now exports `PyInit__gpuidle` only (`test_native_module_exports_only_its_init_function`).
+
 ## Notes from reading the reports
 
 - item_sync: the top offender is `cudaStreamSynchronize` in `aten::item` at
