@@ -397,6 +397,7 @@ py::dict CollectionStateDict() {
     state = CurrentCollection();
   }
   py::dict d;
+  d["supported"] = state.supported;
   d["collecting"] = state.collecting;
   d["injected"] = state.injected;
   d["started_by"] = state.started_by;

@@ -185,6 +185,9 @@ GPUIDLE_EXPORT void SetCallSiteProvider(CallSiteProvider provider) noexcept;
 // injection of `gpuidle run` / LD_PRELOAD), so that a binding loaded into an unchanged program
 // can serve the collection that is already running.
 struct CollectionState {
+  // Whether this build can collect at all (false: built with -DGPUIDLE_WITH_CUPTI=OFF, which
+  // only analyses traces).
+  bool supported = true;
   bool collecting = false;
   bool injected = false;              // started by gpuidle run / LD_PRELOAD (CUDA_INJECTION64_PATH)
   std::string started_by;             // for messages: "LD_PRELOAD", "the C++ API", ...

@@ -150,6 +150,7 @@ void SetCallSiteProvider(CallSiteProvider provider) noexcept {
 CollectionState CurrentCollection() {
   const internal::Session::State s = internal::Session::Get().CurrentState();
   CollectionState state;
+  state.supported = internal::CollectionSupported();
   state.collecting = s.collecting;
   state.injected = s.injected;
   state.started_by = s.started_by;

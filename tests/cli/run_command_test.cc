@@ -33,7 +33,9 @@
 namespace gpuidle::internal {
 namespace {
 
+using ::gpuidle::testing::BuildCanCollect;
 using ::gpuidle::testing::HostHasNvidiaGpu;
+using ::gpuidle::testing::kSkippedWithoutCollector;
 using ::gpuidle::testing::kSkippedOnAGpuHost;
 using ::gpuidle::testing::ReadFileOrDie;
 using ::gpuidle::testing::TempDir;
@@ -138,6 +140,7 @@ TEST(GpuidleRun, LeavesTheInterruptSignalToTheCommand) {
 // and tells the command's own children (GPUIDLE_WARNED) not to repeat it.
 TEST(GpuidleRun, WarnsOnceWithoutAGpuAndStillRunsTheCommand) {
   if (HostHasNvidiaGpu()) GTEST_SKIP() << kSkippedOnAGpuHost;
+  if (!BuildCanCollect()) GTEST_SKIP() << kSkippedWithoutCollector;
   TempDir dir;
   const Process p =
       RunWith(dir, {"--", "sh", "-c", "echo \"warned=$GPUIDLE_WARNED\""}, {{"GPUIDLE_WARNED", ""}});

@@ -41,8 +41,10 @@
 namespace gpuidle::internal {
 namespace {
 
+using ::gpuidle::testing::BuildCanCollect;
 using ::gpuidle::testing::HostHasNvidiaGpu;
 using ::gpuidle::testing::kSkippedOnAGpuHost;
+using ::gpuidle::testing::kSkippedWithoutCollector;
 using ::gpuidle::testing::ProcessLaunch;
 using ::gpuidle::testing::ProcessResult;
 using ::gpuidle::testing::ReadFileOrDie;
@@ -123,6 +125,7 @@ std::string OneWarning(const HelperResult& r, const std::vector<std::string>& wo
 }
 
 TEST(FaultNoGpu, TheCppApiSaysThereIsNoGpu) {
+  if (!BuildCanCollect()) GTEST_SKIP() << kSkippedWithoutCollector;
   if (HostHasNvidiaGpu()) GTEST_SKIP() << kSkippedOnAGpuHost;
   TempDir dir;
   const HelperResult r = StartProfilerInFreshProcess(dir, {});
@@ -149,6 +152,7 @@ std::vector<std::string> CuptiDirectories() {
 }
 
 TEST(FaultCuptiMissing, TheCppApiSaysCuptiWasNotFound) {
+  if (!BuildCanCollect()) GTEST_SKIP() << kSkippedWithoutCollector;
   const std::vector<std::string> dirs = CuptiDirectories();
   if (dirs.empty()) GTEST_SKIP() << "no CUPTI on this machine to hide";
   TempDir dir;
@@ -190,6 +194,7 @@ std::string FakeCuptiDirectory(const TempDir& dir) {
 }
 
 TEST(FaultCuptiOfAnotherKind, OneWarningThatNamesTheLibrary) {
+  if (!BuildCanCollect()) GTEST_SKIP() << kSkippedWithoutCollector;
   TempDir dir;
   const std::string fake = FakeCuptiDirectory(dir);
   const HelperResult r = StartProfilerInFreshProcess(dir, {{"LD_LIBRARY_PATH", fake}});
@@ -198,6 +203,7 @@ TEST(FaultCuptiOfAnotherKind, OneWarningThatNamesTheLibrary) {
 }
 
 TEST(FaultCuptiPathVariable, AMissingFileIsOneWarningNamingTheVariable) {
+  if (!BuildCanCollect()) GTEST_SKIP() << kSkippedWithoutCollector;
   TempDir dir;
   const HelperResult r = StartProfilerInFreshProcess(
       dir, {{"GPUIDLE_CUPTI_PATH", dir.Path("nowhere/libcupti.so.13")}});
@@ -205,6 +211,7 @@ TEST(FaultCuptiPathVariable, AMissingFileIsOneWarningNamingTheVariable) {
 }
 
 TEST(FaultCuptiPathVariable, ALibraryThatIsNotCuptiIsOneWarningNamingIt) {
+  if (!BuildCanCollect()) GTEST_SKIP() << kSkippedWithoutCollector;
   TempDir dir;
   const std::string fake = FakeCuptiDirectory(dir) + "/libcupti.so.13";
   const HelperResult r = StartProfilerInFreshProcess(dir, {{"GPUIDLE_CUPTI_PATH", fake}});
@@ -214,6 +221,7 @@ TEST(FaultCuptiPathVariable, ALibraryThatIsNotCuptiIsOneWarningNamingIt) {
 // The benchmark's variables exist only in a probe build (lib/collect/collector_probes.h): there a
 // bad value is one warning naming it; a product build never reads them.
 TEST(FaultBenchmarkVariables, ABadValueIsOneWarningNamingTheVariableInAProbeBuildOnly) {
+  if (!BuildCanCollect()) GTEST_SKIP() << kSkippedWithoutCollector;
   if (HostHasNvidiaGpu()) GTEST_SKIP() << "the GPU part covers this where CUPTI starts";
   for (const char* variable : {"GPUIDLE_BENCH_LEAVE_OUT", "GPUIDLE_BENCH_API_RECORDS"}) {
     TempDir dir;
@@ -277,6 +285,7 @@ TEST(FaultDisableVariable, ValuesAreTrimmedAsEveryOtherVariable) {
 
 TEST(FaultDisableVariable, OffWordsAndEmptyLeaveGpuidleOn) {
   if (HostHasNvidiaGpu()) GTEST_SKIP() << "the no-GPU warning is how this shows without a GPU";
+  if (!BuildCanCollect()) GTEST_SKIP() << kSkippedWithoutCollector;
   for (const Way& way : WaysIn()) {
     for (const char* value : {"0", "no", ""}) {
       const ProcessResult p = RunWay(way, {{"GPUIDLE_DISABLE", value}});

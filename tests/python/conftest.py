@@ -38,6 +38,20 @@ no_gpu = pytest.mark.skipif(HAS_GPU, reason="checks the behaviour without an NVI
                             "this machine has one")
 
 
+def build_can_collect() -> bool:
+    """False for a build without the live collector (-DGPUIDLE_WITH_CUPTI=OFF)."""
+    from gpuidle._native import _gpuidle
+
+    return bool(_gpuidle.collection_state()["supported"])
+
+
+# For the tests of what the live collector says (a missing GPU or CUPTI): a build without it
+# says only that it cannot collect.
+with_collector = pytest.mark.skipif(not build_can_collect(),
+                                    reason="checks what the live collector says; this build has "
+                                    "none (GPUIDLE_WITH_CUPTI=OFF)")
+
+
 def cli_path() -> str:
     path = os.environ.get("GPUIDLE_CLI") or str(PACKAGE_DIR.parents[1] / "bin" / "gpuidle")
     if not os.access(path, os.X_OK):

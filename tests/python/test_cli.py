@@ -10,7 +10,7 @@ import pytest
 import gpuidle
 from gpuidle._native import _gpuidle
 
-from conftest import gpuidle_lines, no_gpu, python_env, run, run_cli
+from conftest import gpuidle_lines, no_gpu, python_env, run, run_cli, with_collector
 
 
 def gpuidle_m(*args: str, **env: str):
@@ -43,6 +43,7 @@ def test_run_injects_the_library_this_package_uses():
 
 
 @no_gpu
+@with_collector
 def test_run_warns_once_without_a_gpu():
     proc = gpuidle_m("run", "--", "sh", "-c", "echo one; echo two")
     assert proc.stdout == "one\ntwo\n"

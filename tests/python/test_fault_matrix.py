@@ -27,7 +27,8 @@ import pytest
 import gpuidle
 from gpuidle._native import _gpuidle
 
-from conftest import TORCH_TRACES, cli_path, gpuidle_lines, no_gpu, python_env, run
+from conftest import (TORCH_TRACES, cli_path, gpuidle_lines, no_gpu, python_env, run,
+                      with_collector)
 
 TABLE = Path(__file__).resolve().parents[1] / "faults" / "option_rules.txt"
 TRACE = next((t for t in TORCH_TRACES if t.name == "healthy_matmul.json.gz"), None)
@@ -210,6 +211,7 @@ def test_every_way_of_ending_keeps_the_programs_status_and_output(tmp_path, kind
 # --- no GPU --------------------------------------------------------------------------------------
 
 @no_gpu
+@with_collector
 @pytest.mark.xfail(XFAIL, strict=True, reason="known gap: the warning says CUPTI_ERROR_UNKNOWN")
 def test_without_a_gpu_the_one_warning_says_so():
     proc = run([sys.executable, "-c", "import gpuidle\nwith gpuidle.profile() as p: pass\n"

@@ -131,7 +131,9 @@ TEST(ProfilerTest, MarkersLeaveNothingBehindWhenNothingCollects) {
   recorder.MoveInto(&timeline);
   EXPECT_THAT(timeline.ranges, IsEmpty());
 
-  // The stacks stayed balanced: a marker made while recording comes out whole.
+  // The stacks stayed balanced: a marker made while recording comes out whole (a build without
+  // the collector has no NVTX: its markers are no-ops).
+  if (!::gpuidle::testing::BuildCanCollect()) return;
   recorder.SetRecording(true);
   { DataRange d; }
   recorder.SetRecording(false);

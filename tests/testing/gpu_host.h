@@ -6,6 +6,7 @@
 #ifndef GPUIDLE_TESTS_TESTING_GPU_HOST_H_
 #define GPUIDLE_TESTS_TESTING_GPU_HOST_H_
 
+#include "collect/collection.h"
 #include "collect/cuda_driver.h"
 
 namespace gpuidle::testing {
@@ -14,6 +15,15 @@ inline constexpr char kSkippedOnAGpuHost[] =
     "checks the behaviour without an NVIDIA GPU; this machine has one";
 
 inline bool HostHasNvidiaGpu() { return internal::CheckForNvidiaGpu().ok(); }
+
+// Tests of what the live collector says (a missing GPU, a missing CUPTI) skip in a build without
+// it (-DGPUIDLE_WITH_CUPTI=OFF), which says only that it cannot collect:
+//
+//   if (!BuildCanCollect()) GTEST_SKIP() << kSkippedWithoutCollector;
+inline constexpr char kSkippedWithoutCollector[] =
+    "checks what the live collector says; this build has none (GPUIDLE_WITH_CUPTI=OFF)";
+
+inline bool BuildCanCollect() { return internal::CollectionSupported(); }
 
 }  // namespace gpuidle::testing
 
