@@ -1,9 +1,9 @@
 // The Python call site of CUDA calls: gpuidle's call-site provider (gpuidle/profiler.h) for
 // Python programs. While a profile runs, gpuidle calls it at the start of every sync and copy,
-// and of one launch per millisecond of each thread; it names the innermost frame of the program's own code ("train.py:42 in
-// train_step"), skipping frames of libraries (torch, site-packages, the standard library,
-// gpuidle), so that `.item()` inside a training step, and `print(tensor)` deep inside torch's
-// formatting, both point at the user's line.
+// and of one launch per millisecond of each thread; it names the innermost frame of the program's
+// own code ("train.py:42 in train_step"), skipping frames of libraries (torch, site-packages, the
+// standard library, gpuidle), so that `.item()` inside a training step, and `print(tensor)` deep
+// inside torch's formatting, both point at the user's line.
 //
 // Cheap by construction: nothing unless the calling thread holds the GIL (autograd's backward
 // threads and other native threads are skipped: no Python code is calling there); each code

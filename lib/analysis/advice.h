@@ -3,7 +3,6 @@
 #define GPUIDLE_LIB_ANALYSIS_ADVICE_H_
 
 #include "absl/strings/string_view.h"
-
 #include "gpuidle/report.h"
 
 namespace gpuidle::internal {

@@ -13,11 +13,11 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
-#define GPUIDLE_RETURN_IF_ERROR(expr)                  \
-  do {                                                 \
+#define GPUIDLE_RETURN_IF_ERROR(expr)                                   \
+  do {                                                                  \
     if (absl::Status gpuidle_status_ = (expr); !gpuidle_status_.ok()) { \
-      return gpuidle_status_;                          \
-    }                                                  \
+      return gpuidle_status_;                                           \
+    }                                                                   \
   } while (false)
 
 #define GPUIDLE_STATUS_CONCAT_INNER_(a, b) a##b

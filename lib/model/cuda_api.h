@@ -4,7 +4,6 @@
 #define GPUIDLE_LIB_MODEL_CUDA_API_H_
 
 #include "absl/strings/string_view.h"
-
 #include "model/timeline.h"
 
 namespace gpuidle::internal {

@@ -6,10 +6,10 @@
 #include <cstdint>
 #include <deque>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/string_view.h"
 
 namespace gpuidle::internal {
 

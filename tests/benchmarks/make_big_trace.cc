@@ -111,7 +111,7 @@ struct Source {
   std::string text;
   std::vector<SourceEvent> events;
   std::vector<Patch> patches;
-  int64_t base_ns = 0;  // baseTimeNanoseconds
+  int64_t base_ns = 0;                                // baseTimeNanoseconds
   int64_t first_ns = INT64_MAX, last_ns = INT64_MIN;  // span of the repeated events
   int64_t max_id = 0;
   int64_t max_step = 0;
@@ -254,11 +254,10 @@ Source LoadSource(const std::string& path) {
   IndexHandler handler(&s, &stream);
   rapidjson::Reader reader;
   const rapidjson::ParseResult ok =
-      reader.Parse<rapidjson::kParseNumbersAsStringsFlag | rapidjson::kParseNanAndInfFlag>(
-          stream, handler);
+      reader.Parse<rapidjson::kParseNumbersAsStringsFlag | rapidjson::kParseNanAndInfFlag>(stream,
+                                                                                           handler);
   if (!ok) {
-    Die(absl::StrCat(path, ": ", rapidjson::GetParseError_En(ok.Code()), " at byte ",
-                     ok.Offset()));
+    Die(absl::StrCat(path, ": ", rapidjson::GetParseError_En(ok.Code()), " at byte ", ok.Offset()));
   }
   if (s.events.empty() || s.first_ns == INT64_MAX) Die(path + ": no traceEvents to repeat");
   return s;
@@ -285,8 +284,8 @@ class Output {
   }
   void Flush() {
     bytes_ += buffer_.size();
-    if (plain_ != nullptr && std::fwrite(buffer_.data(), 1, buffer_.size(), plain_) !=
-                                 buffer_.size()) {
+    if (plain_ != nullptr &&
+        std::fwrite(buffer_.data(), 1, buffer_.size(), plain_) != buffer_.size()) {
       Die(absl::StrCat("write failed: ", std::strerror(errno)));
     }
     if (gz_ != nullptr && !buffer_.empty() &&

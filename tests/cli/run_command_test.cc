@@ -35,8 +35,8 @@ namespace {
 
 using ::gpuidle::testing::BuildCanCollect;
 using ::gpuidle::testing::HostHasNvidiaGpu;
-using ::gpuidle::testing::kSkippedWithoutCollector;
 using ::gpuidle::testing::kSkippedOnAGpuHost;
+using ::gpuidle::testing::kSkippedWithoutCollector;
 using ::gpuidle::testing::ReadFileOrDie;
 using ::gpuidle::testing::TempDir;
 using ::testing::HasSubstr;

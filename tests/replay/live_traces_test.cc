@@ -171,8 +171,7 @@ Report MustAnalyzePython(const std::string& name) {
 TEST(LivePythonTest, EachTraceReadsBackToTheReportTheLiveRunWrote) {
   for (const std::string name :
        {"dataloader_starved", "tiny_mlp_launch_bound", "item_sync", "healthy_matmul"}) {
-    absl::StatusOr<std::string> replayed =
-        FormatReport(MustAnalyzePython(name), "json");
+    absl::StatusOr<std::string> replayed = FormatReport(MustAnalyzePython(name), "json");
     ASSERT_TRUE(replayed.ok());
     EXPECT_TRUE(
         ReadsBackAs(*replayed, ReadFileOrDie(LivePath(name + ".report.json", "live_python"))))

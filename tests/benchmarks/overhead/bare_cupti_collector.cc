@@ -94,12 +94,12 @@ bool TimesLaunches() {
 
 bool StartTimingLaunches() {
   if (!Ok(cuptiSubscribe(&launch_subscriber, TimeLaunch, nullptr), "cuptiSubscribe")) return false;
-  constexpr CUpti_CallbackId kRuntime[] = {
-      CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
-      CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,
-      CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060,
-      CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000,
-      CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000};
+  constexpr CUpti_CallbackId kRuntime[] = {CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
+                                           CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
+                                           CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,
+                                           CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060,
+                                           CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000,
+                                           CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000};
   constexpr CUpti_CallbackId kDriver[] = {
       CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
       CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz};
@@ -141,7 +141,8 @@ extern "C" __attribute__((visibility("default"))) int gpuidle_bare_cupti_stop(vo
   StopTimingLaunches();
   return Ok(cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL),
             "cuptiActivityDisable(CONCURRENT_KERNEL)") &&
-                 Ok(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), "cuptiActivityFlushAll")
+                 Ok(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED),
+                    "cuptiActivityFlushAll")
              ? 1
              : 0;
 }
@@ -168,7 +169,8 @@ void CUPTIAPI DetachAtExit(void*, CUpti_CallbackDomain domain, CUpti_CallbackId 
 
 // Subscribes DetachAtExit, makes the call that triggers it; true if it ran.
 bool DetachThrough(int (*device_count)(int*)) {
-  if (!Ok(cuptiSubscribe(&detach_subscriber, DetachAtExit, nullptr), "cuptiSubscribe")) return false;
+  if (!Ok(cuptiSubscribe(&detach_subscriber, DetachAtExit, nullptr), "cuptiSubscribe"))
+    return false;
   if (!Ok(cuptiEnableCallback(1, detach_subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
                               CUPTI_DRIVER_TRACE_CBID_cuDeviceGetCount),
           "cuptiEnableCallback")) {
@@ -225,12 +227,15 @@ extern "C" __attribute__((visibility("default"))) void gpuidle_bare_cupti_clock_
   const int64_t end = realtime_ns();
   cuptiGetTimestamp(&t);
   const int64_t offset = static_cast<int64_t>(t) - realtime_ns();
-  std::printf("clock_probe: cuptiGetTimestamp_ns=%.1f clock_realtime_ns=%.1f cupti_minus_realtime_ns=%lld (%llu)\n",
-              static_cast<double>(middle - start) / kReads, static_cast<double>(end - middle) / kReads,
-              static_cast<long long>(offset), static_cast<unsigned long long>(sum % 10));
+  std::printf(
+      "clock_probe: cuptiGetTimestamp_ns=%.1f clock_realtime_ns=%.1f cupti_minus_realtime_ns=%lld "
+      "(%llu)\n",
+      static_cast<double>(middle - start) / kReads, static_cast<double>(end - middle) / kReads,
+      static_cast<long long>(offset), static_cast<unsigned long long>(sum % 10));
 }
 
-extern "C" __attribute__((visibility("default"))) long long gpuidle_bare_cupti_kernel_records(void) {
+extern "C" __attribute__((visibility("default"))) long long gpuidle_bare_cupti_kernel_records(
+    void) {
   return kernel_records.load();
 }
 

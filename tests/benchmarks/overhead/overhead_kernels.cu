@@ -60,9 +60,9 @@ struct Options {
   int rounds = 0;
   int warmup = 2;
   int64_t kernel_ns = 2'000'000;  // healthy mode's kernel length
-  std::string pair;                // "": one process, one configuration
-  int alternate = 0;               // cycles of both tracers in turn (0: not this mode)
-  bool clock_probe = false;        // only CUPTI's clock against CLOCK_REALTIME
+  std::string pair;               // "": one process, one configuration
+  int alternate = 0;              // cycles of both tracers in turn (0: not this mode)
+  bool clock_probe = false;       // only CUPTI's clock against CLOCK_REALTIME
 };
 
 __global__ void EmptyKernel() {}
@@ -169,12 +169,13 @@ int RunPhases(const Options& options) {
   const double t = Median(Rounds(options));
   if (!gpuidle_bench::StopTracer(options.pair)) return 1;
   const double a = Median(Rounds(options));
-  std::printf("result mode=%s pair=%s kernels=%d rounds=%d before_ms=%.3f traced_ms=%.3f "
-              "after_ms=%.3f added_ms=%.3f leftover_ms=%.3f records=%lld "
-              "launch_bound_pct=%.1f\n",
-              options.mode.c_str(), options.pair.c_str(), options.kernels, options.rounds, b, t, a,
-              t - b, a - b, gpuidle_bench::TracerRecords(options.pair),
-              gpuidle_bench::TracerLaunchBoundPercent(options.pair));
+  std::printf(
+      "result mode=%s pair=%s kernels=%d rounds=%d before_ms=%.3f traced_ms=%.3f "
+      "after_ms=%.3f added_ms=%.3f leftover_ms=%.3f records=%lld "
+      "launch_bound_pct=%.1f\n",
+      options.mode.c_str(), options.pair.c_str(), options.kernels, options.rounds, b, t, a, t - b,
+      a - b, gpuidle_bench::TracerRecords(options.pair),
+      gpuidle_bench::TracerLaunchBoundPercent(options.pair));
   return 0;
 }
 
@@ -191,9 +192,9 @@ double TracerTurn(const Options& options, const std::string& tracer) {
 int RunAlternating(const Options& options) {
   std::vector<double> untraced, bare_added, gpuidle_added;
   for (int cycle = 0; cycle < options.alternate; ++cycle) {
-    double added[2] = {0, 0};  // bare, gpuidle
-    double before[2] = {0, 0};  // the untraced rounds before each: a tracer that stayed
-                                // attached would show as a rise of the next ones
+    double added[2] = {0, 0};     // bare, gpuidle
+    double before[2] = {0, 0};    // the untraced rounds before each: a tracer that stayed
+                                  // attached would show as a rise of the next ones
     const int first = cycle % 2;  // bare first in even cycles
     for (int turn = 0; turn < 2; ++turn) {
       const int which = (first + turn) % 2;
@@ -209,12 +210,13 @@ int RunAlternating(const Options& options) {
                 cycle, added[0], added[1], before[0], before[1]);
   }
   const double b = Median(bare_added), g = Median(gpuidle_added);
-  std::printf("result mode=%s alternate=%d rounds=%d untraced_ms=%.3f bare_added_ms=%.3f "
-              "gpuidle_added_ms=%.3f ratio=%.3f records=%lld launch_bound_pct=%.1f "
-              "bare_launch_calls=%lld\n",
-              options.mode.c_str(), options.alternate, options.rounds, Median(untraced), b, g,
-              b > 0 ? g / b : -1.0, gpuidle_bench::TracerRecords("gpuidle"),
-              gpuidle_bench::TracerLaunchBoundPercent("gpuidle"), gpuidle_bare_cupti_launch_calls());
+  std::printf(
+      "result mode=%s alternate=%d rounds=%d untraced_ms=%.3f bare_added_ms=%.3f "
+      "gpuidle_added_ms=%.3f ratio=%.3f records=%lld launch_bound_pct=%.1f "
+      "bare_launch_calls=%lld\n",
+      options.mode.c_str(), options.alternate, options.rounds, Median(untraced), b, g,
+      b > 0 ? g / b : -1.0, gpuidle_bench::TracerRecords("gpuidle"),
+      gpuidle_bench::TracerLaunchBoundPercent("gpuidle"), gpuidle_bare_cupti_launch_calls());
   return 0;
 }
 

@@ -70,7 +70,8 @@ long long TracerRecords(const std::string& name) {
 
 double TracerLaunchBoundPercent(const std::string& name) {
   if (name == "bare" || gpuidle_idle_ns <= 0) return -1;
-  return 100.0 * static_cast<double>(gpuidle_launch_bound_ns) / static_cast<double>(gpuidle_idle_ns);
+  return 100.0 * static_cast<double>(gpuidle_launch_bound_ns) /
+         static_cast<double>(gpuidle_idle_ns);
 }
 
 }  // namespace gpuidle_bench
