@@ -3,27 +3,17 @@
 #include "collect/collector.h"
 
 #include <cupti.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
-#include <algorithm>
-#include <chrono>
 #include <cstdint>
 #include <deque>
-#include <functional>
-#include <map>
 #include <mutex>
 #include <set>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/strings/str_cat.h"
-#include "analysis/analyze.h"
-#include "collect/call_sites.h"
 #include "collect/clock.h"
 #include "collect/collector_fixture.h"
 #include "collect/cuda_driver.h"
@@ -32,7 +22,6 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "model/timeline.h"
-#include "testing/temp_dir.h"
 
 namespace gpuidle::internal {
 namespace {
