@@ -1,10 +1,9 @@
 // Detaching CUPTI from the process when a collection stops in the middle of a program
 // (CuptiAfterStop::kDetach). Once it has traced, CUPTI keeps intercepting the program's CUDA
-// calls after every kind and callback is off, until cuptiFinalize (docs/PERFORMANCE.md;
-// pytorch/pytorch#146604 saw training 10-20% slower after torch.profiler until it detached).
-// CUPTI's guidance is to finalize at the exit of a CUDA call, where no thread is half-way
-// through its instrumentation; Kineto waits for the program's next call. gpuidle makes one
-// itself (cuDeviceGetCount) with a callback at its exit, so the detach happens inside Stop and
+// calls after every kind and callback is off, until cuptiFinalize (what that costs:
+// docs/PERFORMANCE.md). CUPTI's guidance is to finalize at the exit of a CUDA call, where no thread
+// is half-way through its instrumentation; Kineto waits for the program's next call. gpuidle makes
+// one itself (cuDeviceGetCount) with a callback at its exit, so the detach happens inside Stop and
 // never depends on what the program does next.
 #ifndef GPUIDLE_LIB_COLLECT_CUPTI_DETACH_H_
 #define GPUIDLE_LIB_COLLECT_CUPTI_DETACH_H_
