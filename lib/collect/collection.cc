@@ -5,30 +5,24 @@
 #include "core/status_macros.h"
 
 namespace gpuidle::internal {
-namespace {
-
-// What PrepareCollection found, for StartCollection (the session calls both under its lock).
-const CuptiApi* prepared_api = nullptr;
-CollectorProbes prepared_probes;
-
-}  // namespace
 
 bool CollectionSupported() { return true; }
 
+// LoadCupti loads once and keeps its answer, and the probes are a few getenv calls: StartCollection
+// asks both again rather than keeping what PrepareCollection found.
 absl::Status PrepareCollection() {
-  GPUIDLE_ASSIGN_OR_RETURN(prepared_api, LoadCupti());
-  GPUIDLE_ASSIGN_OR_RETURN(prepared_probes, CollectorProbesFromEnvironment());
-  return absl::OkStatus();
+  if (absl::StatusOr<const CuptiApi*> api = LoadCupti(); !api.ok()) return api.status();
+  return CollectorProbesFromEnvironment().status();
 }
 
 absl::Status StartCollection(const CollectionSettings& settings) {
-  if (prepared_api == nullptr) return absl::FailedPreconditionError("CUPTI is not loaded");
+  GPUIDLE_ASSIGN_OR_RETURN(const CuptiApi* api, LoadCupti());
   CollectorOptions options;
   options.buffer_bytes = settings.buffer_bytes;
   options.buffer_count = settings.buffer_count;
   options.max_records = settings.max_records;
-  options.probes = prepared_probes;
-  return Collector::Get().Start(*prepared_api, options);
+  GPUIDLE_ASSIGN_OR_RETURN(options.probes, CollectorProbesFromEnvironment());
+  return Collector::Get().Start(*api, options);
 }
 
 absl::StatusOr<Timeline> StopCollection(CuptiAfterStop after) {

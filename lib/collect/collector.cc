@@ -9,7 +9,6 @@
 #include <utility>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "collect/buffer_pool.h"
 #include "collect/call_site_naming.h"
@@ -94,10 +93,11 @@ struct CollectorState {
   ApiActivityProbe api_activity;
 #endif
 
-  // CUPTI calls that failed without stopping the collection, for the timeline's warnings.
+  // CUPTI calls that failed without stopping the collection, for the timeline's warnings: each
+  // distinct message with its count (a few kinds at most), the rest counted.
   std::mutex failures_mu;
-  absl::flat_hash_map<std::string, int> failures;
-  std::vector<std::string> failure_order;
+  std::vector<std::pair<std::string, int>> failures;
+  int other_failures = 0;
 
   int64_t CuptiNowNs() const {
     uint64_t t = 0;
@@ -109,29 +109,33 @@ struct CollectorState {
   void NoteFailure(const absl::Status& status) {
     if (status.ok()) return;
     std::lock_guard<std::mutex> lock(failures_mu);
-    const std::string message(status.message());
-    auto [it, inserted] = failures.try_emplace(message, 0);
-    ++it->second;
-    if (inserted) failure_order.push_back(message);
+    for (auto& [message, times] : failures) {
+      if (message == status.message()) {
+        ++times;
+        return;
+      }
+    }
+    if (failures.size() < kMaxFailureWarnings) {
+      failures.emplace_back(std::string(status.message()), 1);
+    } else {
+      ++other_failures;
+    }
   }
 
   // The failures as warnings of the timeline, once per message; forgotten afterwards.
   void MoveFailuresInto(Timeline* timeline) {
     std::lock_guard<std::mutex> lock(failures_mu);
-    size_t shown = 0;
-    for (const std::string& message : failure_order) {
-      if (shown++ == kMaxFailureWarnings) {
-        timeline->info.warnings.push_back(absl::StrCat(failure_order.size() - kMaxFailureWarnings,
-                                                       " other kinds of CUPTI failures"));
-        break;
-      }
-      const int times = failures[message];
+    for (const auto& [message, times] : failures) {
       timeline->info.warnings.push_back(
           absl::StrCat(message, times > 1 ? absl::StrCat(" (", times, " times)") : "",
                        "; the report may lack what it would have recorded"));
     }
+    if (other_failures > 0) {
+      timeline->info.warnings.push_back(
+          absl::StrCat(other_failures, " other CUPTI failures of other kinds"));
+    }
     failures.clear();
-    failure_order.clear();
+    other_failures = 0;
   }
 
   absl::Status Subscribe(const CuptiApi& cupti);

@@ -308,6 +308,24 @@ TEST_F(CollectorTest, KeepsCollectingWhenAnOptionalKindIsRefused) {
       << "a kind that was never enabled is not disabled";
 }
 
+TEST_F(CollectorTest, ARefusedOptionalKindIsOneWarningOfTheTimeline) {
+  fake::GetState().refused_kinds = {CUPTI_ACTIVITY_KIND_CUDA_EVENT, CUPTI_ACTIVITY_KIND_MEMSET};
+  ASSERT_TRUE(collector().Start(fake::FakeApi(), Options()).ok());
+  absl::StatusOr<Timeline> t = collector().Stop();
+  ASSERT_TRUE(t.ok()) << t.status();
+  // One line per refusal, naming CUPTI's reason; none left for the next collection.
+  ASSERT_THAT(t->info.warnings, SizeIs(2));
+  for (const std::string& w : t->info.warnings) {
+    EXPECT_THAT(w, HasSubstr("CUPTI enabling activity kind"));
+    EXPECT_THAT(w, HasSubstr("CUPTI_ERROR_NOT_SUPPORTED"));
+  }
+  fake::GetState().refused_kinds.clear();
+  ASSERT_TRUE(collector().Start(fake::FakeApi(), Options()).ok());
+  absl::StatusOr<Timeline> next = collector().Stop();
+  ASSERT_TRUE(next.ok()) << next.status();
+  EXPECT_THAT(next->info.warnings, IsEmpty());
+}
+
 TEST_F(CollectorTest, StartingTwiceIsAFailedPrecondition) {
   ASSERT_TRUE(collector().Start(fake::FakeApi(), Options()).ok());
   const absl::Status second = collector().Start(fake::FakeApi(), Options());
