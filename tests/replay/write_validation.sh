@@ -282,8 +282,9 @@ tens of ms later behind work that ran before the window opened and is not in the
 The collector split into units, the probes out of the product build, one option table, the
 bindings on the public API and the package standing alone: the GPU suite again, on the product
 bundle (`tests/gpu/run_on_device.sh scenarios package`, then `python package`, then `faults`;
-outputs kept in `tests/data/gpu_runs/2026-12-01_structure/`). Every ground-truth program, every
-way in:
+the scenarios and the Python proof again at the final commit of the issue, whose output is
+below; outputs kept in `tests/data/gpu_runs/2026-12-01_structure/`). Every ground-truth program,
+every way in:
 
 MD
 cat tests/data/gpu_runs/2026-12-01_structure/scenarios_table.md
