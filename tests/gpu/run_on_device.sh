@@ -8,13 +8,16 @@
 #   here:   tests/gpu/make_device_bundle.sh
 #   device: run(carry [".devbundle", ".devdeps"],
 #               "tests/gpu/run_on_device.sh [scenarios] [overhead] [python] [python-overhead] [probe]
-#                [unchanged] [faults] [package]")
+#                [unchanged] [faults] [package] [profile-overhead]")
 #
 # With no argument it runs scenarios and overhead; one call may last 10 minutes at most, so a
 # round runs the parts as separate calls on the same warm machine. `python` builds the Python
 # package there (it must be built for the machine's Python; Abseil and RapidJSON come from
 # .devdeps: ../shared/tools/stage-device-deps.sh rapidjson-dev zlib1g-dev) and runs the Python
 # package's GPU proof; `python-overhead` then its overhead benchmark (same warm machine).
+# `profile-overhead` builds the same package and prices one whole profile (start and stop
+# included) on tiny MLP, ResNet-50, GPT-2 small and the healthy loop, against torch.profiler
+# and the bare CUPTI floors (tests/benchmarks/python/run_profile_overhead.sh).
 # `unchanged` builds the same package (if `python` has not) and profiles the real-client
 # programs of examples/python/unchanged/ (transformers Trainer, Lightning, JAX, CuPy,
 # torch.compile) with no change to their code, then tests/gpu/python/check_unchanged.py.
@@ -191,6 +194,32 @@ if [[ $parts == *" python-overhead "* ]]; then
     >"$out/torch_overhead_no_sampler.log" 2>&1
   echo "torch overhead benchmark, sampler off: exit $?" | tee -a "$log"
   tail -n 6 "$out/torch_overhead_no_sampler.log"
+fi
+
+# Issue 15's benchmark: each workload x profiler in its own process, untraced and traced rounds
+# alternating, each timed around the whole profile (run_profile_overhead.sh says which
+# variables choose what). LEAVE_OUTS rows need the collector's probes: a second build of the
+# package with them. No process starts after PO_BUDGET_S (what is left of ~470 s of this call).
+if [[ $parts == *" profile-overhead "* ]]; then
+  build_python_package
+  probe_path=
+  if [[ -n ${LEAVE_OUTS:-} ]]; then
+    { cmake -S . -B /tmp/gpuidle-pybuild-probes -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+        -DGPUIDLE_BUILD_TESTS=OFF -DGPUIDLE_BUILD_EXAMPLES=OFF -DGPUIDLE_COLLECTOR_PROBES=ON \
+        -DPython3_EXECUTABLE="$py" "${zlib[@]}" &&
+      cmake --build /tmp/gpuidle-pybuild-probes -j "$(nproc)"; } >>"$out/logs/python_probe_build.log" 2>&1
+    echo "python package build with probes: exit $?" | tee -a "$log"
+    probe_path=/tmp/gpuidle-pybuild-probes/python
+  fi
+  po_budget=$((470 - SECONDS))
+  PYTHONPATH=$pybuild/python PROBE_PYTHONPATH=$probe_path OUT=$out/logs/profile_overhead \
+    GPUIDLE_BARE_CUPTI=$b/lib/libgpuidle_bare_cupti.so WORKLOADS=${WORKLOADS-} \
+    PROFILERS=${PROFILERS-} LEAVE_OUTS=${LEAVE_OUTS-} LEAVE_OUT_WORKLOADS=${LEAVE_OUT_WORKLOADS-} \
+    PO_ROUNDS=${PO_ROUNDS-} PO_STEPS=${PO_STEPS-} PO_WINDOW=${PO_WINDOW-} \
+    PO_DURATION=${PO_DURATION-} PO_BUDGET_S=${PO_BUDGET_S:-$((po_budget > 60 ? po_budget : 60))} \
+    tests/benchmarks/python/run_profile_overhead.sh "${PO_REPEATS:-1}" >"$out/profile_overhead.log" 2>&1
+  echo "profile overhead benchmark: exit $?" | tee -a "$log"
+  sed -n '/^wall time/,$p' "$out/profile_overhead.log"
 fi
 
 # The Python package stands alone: pip wheel / pip install into a clean folder, imported with no

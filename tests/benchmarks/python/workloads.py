@@ -91,6 +91,8 @@ def _gpt2():
     config = GPT2Config(n_layer=12, n_embd=768, n_head=12, n_positions=1024, vocab_size=50257)
     model = GPT2LMHeadModel(config).cuda()
     model.train()
+    print(f"gpt2: {sum(p.numel() for p in model.parameters()) / 1e6:.0f}M parameters, attention "
+          f"{getattr(model.config, '_attn_implementation', 'unknown')}", flush=True)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
     tokens = torch.randint(0, config.vocab_size, (8, 512), device="cuda")
 
