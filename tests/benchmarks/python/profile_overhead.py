@@ -289,9 +289,10 @@ def print_shares(report):
 def dry_run(args):
     names = args.workload.split(",")
     profilers = args.profiler.split(",")
-    for n in names + profilers:
-        if n not in workloads.NAMES and n not in PROFILERS:
-            raise SystemExit(f"--dry-run: unknown workload or profiler {n!r}")
+    unknown = [n for n in names if n not in workloads.NAMES] + [
+        n for n in profilers if n not in PROFILERS]
+    if unknown:
+        raise SystemExit(f"--dry-run: unknown workload or profiler: {', '.join(unknown)}")
     total = 0.0
     for w in names:
         steps = args.steps or workloads.STEPS_PER_ROUND[w]
