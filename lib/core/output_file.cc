@@ -264,6 +264,9 @@ absl::StatusOr<std::string> WriteOutputFile(const std::string& path, absl::strin
   const bool replace = exists && options.if_exists == IfExists::kReplace;
   if (replace) {
     why_not = WhyNotReplaceable(path, st);
+    if (why_not.empty() && options.replace_only_own_files && st.st_uid != ::geteuid()) {
+      why_not = "it belongs to another user";
+    }
     if (!why_not.empty()) {
       return Error(absl::StatusCode::kFailedPrecondition, path, why_not, 0);
     }

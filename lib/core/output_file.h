@@ -37,6 +37,8 @@ struct OutputFileOptions {
   IfExists if_exists = IfExists::kFail;
   int64_t pid = 0;                  // names the alternatives of kUseAnotherName
   std::vector<std::string> inputs;  // files never written over, whatever if_exists says
+  // kReplace replaces only a file of the effective user (files gpuidle keeps rewriting).
+  bool replace_only_own_files = false;
 };
 
 // True for kFail's AlreadyExists when kReplace would have replaced the file (a regular file,

@@ -1,0 +1,267 @@
+#include "report/prometheus_writer.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/text_safety.h"
+#include "gpuidle/report.h"
+
+namespace gpuidle::internal {
+namespace {
+
+// The figures of one series key (rank, device). Devices that share a key (reports merged
+// without ranks) are summed: a family may not hold a series twice.
+struct DeviceFigures {
+  std::string rank;  // the label's value, "" for none
+  int device = 0;
+  int64_t traced_ns = 0;
+  int64_t busy_ns = 0;
+  IdleBreakdown idle;
+  int64_t steady_one_off_ns = 0;
+  int64_t comm_ns = 0;
+  int64_t exposed_comm_ns = 0;
+  std::optional<int64_t> comm_wait_ns;
+  bool comm_wait_known = true;
+  int64_t steps = 0;
+  int64_t kernels = 0;
+  int64_t memcpys = 0;
+  int64_t memsets = 0;
+};
+
+// Devices with a rank first, by rank, then those without; then by device number.
+using DeviceKey = std::tuple<bool, int, int>;
+
+std::vector<DeviceFigures> FiguresByDevice(const Report& report, const MetricsLabels& labels) {
+  std::map<DeviceKey, DeviceFigures> by_key;
+  for (const DeviceReport& d : report.devices) {
+    DeviceFigures& f = by_key[DeviceKey(!d.rank.has_value(), d.rank.value_or(0), d.device)];
+    f.rank = d.rank ? absl::StrCat(*d.rank) : labels.rank;
+    f.device = d.device;
+    // The steady state's span, as the sum of its parts: for an aggregate of windows it is the
+    // time traced, which the window bounds of an aggregate are not.
+    f.traced_ns += d.busy_ns + d.idle_ns + d.SteadyOneOffNs();
+    f.busy_ns += d.busy_ns;
+    f.idle += d.idle;
+    f.steady_one_off_ns += d.SteadyOneOffNs();
+    f.comm_ns += d.comm_ns;
+    f.exposed_comm_ns += d.exposed_comm_ns;
+    if (d.comm_wait_ns) {
+      f.comm_wait_ns = f.comm_wait_ns.value_or(0) + *d.comm_wait_ns;
+    } else {
+      f.comm_wait_known = false;
+    }
+    f.steps += d.step_count;
+    f.kernels += d.kernel_count;
+    f.memcpys += d.memcpy_count;
+    f.memsets += d.memset_count;
+  }
+  std::vector<DeviceFigures> figures;
+  figures.reserve(by_key.size());
+  for (auto& [key, f] : by_key) {
+    if (!f.comm_wait_known) f.comm_wait_ns.reset();
+    figures.push_back(std::move(f));
+  }
+  return figures;
+}
+
+// Nanoseconds as seconds, exactly (no rounding through a double): "12.5", "0.000001".
+std::string Seconds(int64_t ns) {
+  if (ns <= 0) return "0";  // a counter is never negative
+  std::string s = absl::StrCat(ns / 1'000'000'000);
+  const int64_t fraction = ns % 1'000'000'000;
+  if (fraction == 0) return s;
+  std::string digits = absl::StrCat(fraction);
+  digits.insert(0, 9 - digits.size(), '0');
+  digits.erase(digits.find_last_not_of('0') + 1);
+  return absl::StrCat(s, ".", digits);
+}
+
+std::string Count(int64_t n) { return absl::StrCat(std::max<int64_t>(n, 0)); }
+
+// The shortest text that reads back as v; non-finite values never reach here.
+std::string Ratio(double v) {
+  char buf[64];
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), v);
+  return ec == std::errc() ? std::string(buf, end) : "0";
+}
+
+// HELP text: backslash and newline escaped (the format's rule for HELP).
+std::string EscapeHelp(absl::string_view text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '\\') {
+      out += "\\\\";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+using Label = std::pair<absl::string_view, std::string>;
+
+class Exposition {
+ public:
+  explicit Exposition(const MetricsLabels& labels) {
+    // The process's own labels come first in every series; the rank is the series' own.
+    if (!labels.host.empty()) process_labels_.emplace_back("host", labels.host);
+    if (!labels.pid.empty()) process_labels_.emplace_back("pid", labels.pid);
+    process_rank_ = labels.rank;
+  }
+
+  void Family(absl::string_view name, absl::string_view type, absl::string_view help) {
+    absl::StrAppend(&out_, "# HELP ", name, " ", EscapeHelp(help), "\n# TYPE ", name, " ", type,
+                    "\n");
+    name_ = std::string(name);
+  }
+
+  // A sample of the current family; rank "" adds no rank label.
+  void Sample(absl::string_view rank, const std::vector<Label>& labels, absl::string_view value) {
+    out_ += name_;
+    bool first = true;
+    auto add = [&](absl::string_view label, absl::string_view v) {
+      if (v.empty()) return;
+      absl::StrAppend(&out_, first ? "{" : ",", label, "=\"", EscapePrometheusLabelValue(v), "\"");
+      first = false;
+    };
+    for (const Label& l : process_labels_) add(l.first, l.second);
+    add("rank", rank);
+    for (const Label& l : labels) add(l.first, l.second);
+    if (!first) out_ += "}";
+    absl::StrAppend(&out_, " ", value, "\n");
+  }
+
+  // A sample of a report-wide series (the process's rank).
+  void ProcessSample(absl::string_view value) { Sample(process_rank_, {}, value); }
+
+  // A counter or gauge of every device, value(f) as text.
+  template <typename Value>
+  void PerDevice(const std::vector<DeviceFigures>& devices, absl::string_view name,
+                 absl::string_view type, absl::string_view help, Value value) {
+    Family(name, type, help);
+    for (const DeviceFigures& f : devices) {
+      Sample(f.rank, {{"gpu", absl::StrCat(f.device)}}, value(f));
+    }
+  }
+
+  std::string Take() { return std::move(out_); }
+
+ private:
+  std::vector<Label> process_labels_;
+  std::string process_rank_;
+  std::string name_;
+  std::string out_;
+};
+
+}  // namespace
+
+std::string EscapePrometheusLabelValue(absl::string_view v) {
+  const std::string valid = ToValidUtf8(v);
+  std::string out;
+  out.reserve(valid.size());
+  for (char c : valid) {
+    if (c == '\\') {
+      out += "\\\\";
+    } else if (c == '"') {
+      out += "\\\"";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string FormatPrometheusMetrics(const Report& report, const MetricsLabels& labels) {
+  const std::vector<DeviceFigures> devices = FiguresByDevice(report, labels);
+  Exposition e(labels);
+
+  e.PerDevice(devices, "gpuidle_traced_seconds_total", "counter",
+              "Steady-state time traced on the GPU (busy + idle + one-off idle), in seconds.",
+              [](const DeviceFigures& f) { return Seconds(f.traced_ns); });
+  e.PerDevice(devices, "gpuidle_busy_seconds_total", "counter",
+              "Steady-state time the GPU executed at least one kernel, in seconds.",
+              [](const DeviceFigures& f) { return Seconds(f.busy_ns); });
+
+  e.Family("gpuidle_idle_seconds_total", "counter",
+           "Steady-state idle time of the GPU by cause and subcause, in seconds.");
+  for (const DeviceFigures& f : devices) {
+    for (int s = 0; s < kNumSubcauses; ++s) {
+      const Subcause subcause = static_cast<Subcause>(s);
+      e.Sample(f.rank,
+               {{"gpu", absl::StrCat(f.device)},
+                {"cause", std::string(CauseName(CauseOf(subcause)))},
+                {"subcause", std::string(SubcauseName(subcause))}},
+               Seconds(f.idle[subcause]));
+    }
+  }
+
+  e.PerDevice(devices, "gpuidle_steady_one_off_seconds_total", "counter",
+              "Idle time inside the steady state spent on one-off work (a re-compilation, a "
+              "first call), not in gpuidle_idle_seconds_total, in seconds.",
+              [](const DeviceFigures& f) { return Seconds(f.steady_one_off_ns); });
+  e.PerDevice(devices, "gpuidle_comm_seconds_total", "counter",
+              "Steady-state time NCCL kernels executed, in seconds.",
+              [](const DeviceFigures& f) { return Seconds(f.comm_ns); });
+  e.PerDevice(devices, "gpuidle_exposed_comm_seconds_total", "counter",
+              "Steady-state time NCCL kernels executed while no other kernel did, in seconds.",
+              [](const DeviceFigures& f) { return Seconds(f.exposed_comm_ns); });
+
+  std::vector<DeviceFigures> with_comm_wait;
+  for (const DeviceFigures& f : devices) {
+    if (f.comm_wait_ns) with_comm_wait.push_back(f);
+  }
+  if (!with_comm_wait.empty()) {
+    e.PerDevice(with_comm_wait, "gpuidle_comm_wait_seconds_total", "counter",
+                "Part of the NCCL kernels' time spent waiting for peer ranks, in seconds "
+                "(only where every rank was traced).",
+                [](const DeviceFigures& f) { return Seconds(*f.comm_wait_ns); });
+  }
+
+  e.PerDevice(devices, "gpuidle_steps_total", "counter", "Steady-state steps traced.",
+              [](const DeviceFigures& f) { return Count(f.steps); });
+  e.PerDevice(devices, "gpuidle_kernels_total", "counter", "Kernels traced.",
+              [](const DeviceFigures& f) { return Count(f.kernels); });
+  e.PerDevice(devices, "gpuidle_memcpys_total", "counter", "Memory copies traced.",
+              [](const DeviceFigures& f) { return Count(f.memcpys); });
+  e.PerDevice(devices, "gpuidle_memsets_total", "counter", "Memory sets traced.",
+              [](const DeviceFigures& f) { return Count(f.memsets); });
+
+  if (report.coverage) {
+    const Coverage& c = *report.coverage;
+    e.Family("gpuidle_windows_total", "counter", "Windows traced by the sampled collection.");
+    e.ProcessSample(Count(c.windows));
+    if (c.span_ns > 0) {
+      const double ratio =
+          static_cast<double>(std::max<int64_t>(c.traced_ns, 0)) / static_cast<double>(c.span_ns);
+      e.Family("gpuidle_coverage_ratio", "gauge",
+               "Share of the run the sampled collection traced, from the first window's start "
+               "to the last one's end (0 to 1).");
+      e.ProcessSample(Ratio(std::isfinite(ratio) ? std::clamp(ratio, 0.0, 1.0) : 0.0));
+    }
+  }
+  if (report.dropped_records) {
+    e.Family("gpuidle_lost_records_total", "counter",
+             "Activity records the capture lost (absent where the source does not say).");
+    e.ProcessSample(absl::StrCat(*report.dropped_records));
+  }
+  e.Family("gpuidle_record_limit_reached", "gauge",
+           "1 once the capture reached its record limit (GPUIDLE_MAX_RECORDS) and stopped "
+           "collecting, else 0.");
+  e.ProcessSample(report.record_limit_reached ? "1" : "0");
+  return e.Take();
+}
+
+}  // namespace gpuidle::internal
