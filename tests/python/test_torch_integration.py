@@ -3,10 +3,14 @@ torch is not on CI machines; tests/gpu/python proves the same on the GPU with to
 
 from __future__ import annotations
 
+import copy
+import gc
+import importlib.util
 import sys
 import textwrap
 import threading
 import types
+import weakref
 
 import pytest
 
@@ -28,29 +32,58 @@ class NvtxCalls:
 
 _FAKE_TORCH_DIR = "/nonexistent/torch"
 _FAKE_NN_AND_OPTIM = textwrap.dedent("""
-    hooks = {"forward_pre": {}, "forward": {}, "step_pre": {}, "step": {}}
+    import collections
+    import itertools
+    import weakref
 
-    class Handle:
-        def __init__(self, kind, hook):
-            self.kind, self.key = kind, object()
-            hooks[kind][self.key] = hook
+    hooks = {"forward_pre": collections.OrderedDict(), "forward": collections.OrderedDict(),
+             "step_pre": collections.OrderedDict(), "step": collections.OrderedDict()}
+    ids = itertools.count()
+    calls = []  # every hook torch calls: (module, hook)
+
+    class Handle:  # as torch's RemovableHandle: a weak reference to the hooks' dict
+        def __init__(self, hooks_dict, hook):
+            self.hooks_dict, self.id = weakref.ref(hooks_dict), next(ids)
+            hooks_dict[self.id] = hook
 
         def remove(self):
-            hooks[self.kind].pop(self.key, None)
+            hooks_dict = self.hooks_dict()
+            if hooks_dict is not None:
+                hooks_dict.pop(self.id, None)
+
+    class Hooks(collections.OrderedDict):  # weakly referenced, as torch's OrderedDicts
+        pass
 
     module_hooks = {
-        "register_module_forward_pre_hook": lambda hook: Handle("forward_pre", hook),
+        "register_module_forward_pre_hook": lambda hook: Handle(hooks["forward_pre"], hook),
         "register_module_forward_hook":
-            lambda hook, *, always_call=False: Handle("forward", hook),
+            lambda hook, *, always_call=False: Handle(hooks["forward"], hook),
     }
     optimizer_hooks = {
-        "register_optimizer_step_pre_hook": lambda hook: Handle("step_pre", hook),
-        "register_optimizer_step_post_hook": lambda hook: Handle("step", hook),
+        "register_optimizer_step_pre_hook": lambda hook: Handle(hooks["step_pre"], hook),
+        "register_optimizer_step_post_hook": lambda hook: Handle(hooks["step"], hook),
     }
 
     class Module:
         def __init__(self, *children):
             self.children = children
+            self._forward_pre_hooks = Hooks()
+            self._forward_hooks = Hooks()
+            self._forward_hooks_always_called = Hooks()
+
+        def register_forward_pre_hook(self, hook):
+            return Handle(self._forward_pre_hooks, hook)
+
+        def register_forward_hook(self, hook, *, always_call=False):
+            handle = Handle(self._forward_hooks, hook)
+            if always_call:
+                self._forward_hooks_always_called[handle.id] = True
+            return handle
+
+        def modules(self):
+            yield self
+            for child in self.children:
+                yield from child.modules()
 
         def forward(self, x):
             for child in self.children:
@@ -58,10 +91,20 @@ _FAKE_NN_AND_OPTIM = textwrap.dedent("""
             return x + 1
 
         def __call__(self, x):
-            for hook in list(hooks["forward_pre"].values()):
+            # As torch's _call_impl: the pre hooks are read (into a tuple) before the first runs,
+            # the post hooks after forward; on an Exception the always-called ones run.
+            for hook in (*hooks["forward_pre"].values(), *self._forward_pre_hooks.values()):
+                calls.append((self, hook))
                 hook(self, (x,))
-            out = self.forward(x)
-            for hook in list(hooks["forward"].values()):
+            try:
+                out = self.forward(x)
+            except Exception:
+                for key, hook in self._forward_hooks.items():
+                    if key in self._forward_hooks_always_called:
+                        hook(self, (x,), None)
+                raise
+            for hook in (*hooks["forward"].values(), *self._forward_hooks.values()):
+                calls.append((self, hook))
                 hook(self, (x,), out)
             return out
 
@@ -147,18 +190,27 @@ def fake_torch(monkeypatch):
     # As torch.optim does, the packages do not name the submodules that hold the hooks.
     torch.nn = types.SimpleNamespace(Module=namespace["Module"])
     torch.optim = types.SimpleNamespace(Optimizer=namespace["Optimizer"])
-    module_module = types.SimpleNamespace(**namespace["module_hooks"])
+    module_module = types.SimpleNamespace(**namespace["module_hooks"], Module=namespace["Module"])
     optimizer_module = types.SimpleNamespace(**namespace["optimizer_hooks"])
     torch.hooks = namespace["hooks"]
+    torch.hook_calls = namespace["calls"]
     torch.compiling = False
     torch.compiler = types.SimpleNamespace(is_compiling=lambda: torch.compiling)
+    # torch.jit.script compiles a module's hooks: it must find none of gpuidle's.
+    recursive = types.ModuleType("torch.jit._recursive")
+    recursive.create_script_module = lambda nn_module, stubs_fn: [
+        len(m._forward_pre_hooks) + len(m._forward_hooks) for m in nn_module.modules()]
     for name, module in [("torch", torch), ("torch.utils", utils), ("torch.utils.data", data),
+                         ("torch.jit._recursive", recursive),
                          ("torch.utils.data.dataloader", dataloader),
                          ("torch.nn.modules.module", module_module),
                          ("torch.optim.optimizer", optimizer_module)]:
         monkeypatch.setitem(sys.modules, name, module)
     # Whether the program marked steps itself is process-wide: each test starts without.
     monkeypatch.setattr(_markers, "user_steps", False)
+    # As while a profile collects (this machine may have no GPU): tests of what happens while
+    # nothing records turn it off.
+    monkeypatch.setattr(_markers, "recording", lambda: True)
     yield torch
     _torch.uninstall()
 
@@ -303,6 +355,198 @@ def test_profiles_start_and_stop_while_another_thread_is_inside_an_optimizer_ste
     assert opt.step() == "stepped"
     assert opt.step() == "stepped"
     assert [c[0] for c in nvtx.calls] == ["push", "pop"], "the second step is marked"
+
+
+def learned(fake_torch, model, *others):
+    """Runs model and others, then model again, as a training loop's first iteration and the
+    start of the next: the learning round gives each its own hooks, and ends when the first
+    comes around. Returns model."""
+    for m in (model, *others, model):
+        m(1)
+    assert all(_torch._forwards.is_root(m) for m in (model, *others))
+    assert not fake_torch.hooks["forward_pre"], "no global hook once the round ended"
+    return model
+
+
+def test_after_learning_only_the_root_runs_hooks_and_its_marker_names_the_line(fake_torch,
+                                                                            monkeypatch):
+    nvtx = installed_with_markers_recorded(monkeypatch)
+    Module = fake_torch.nn.Module
+    model = learned(fake_torch, Module(Module(Module()), Module()))
+    fake_torch.hook_calls.clear()
+    nvtx.calls.clear()
+
+    def train_step():
+        return model(1)
+
+    line = train_step.__code__.co_firstlineno + 1
+    assert train_step() == 5
+    assert nvtx.calls == [("push", _markers._CALL_SITE, f"{__file__}:{line} in train_step"),
+                          ("pop",)], nvtx.calls
+    assert {id(m) for m, _ in fake_torch.hook_calls} == {id(model)}, "inner modules run none"
+    assert len(fake_torch.hook_calls) == 2, "one pre and one post hook"
+    assert not fake_torch.hooks["forward"], "no global post hook, ever"
+
+
+def test_the_first_call_of_a_root_is_marked_too(fake_torch, monkeypatch):
+    # Learned during its own call: torch reads the post hooks after forward, so the hook that the
+    # learning gave it closes this call's marker.
+    nvtx = installed_with_markers_recorded(monkeypatch)
+    model = fake_torch.nn.Module(fake_torch.nn.Module())
+    assert model(1) == 3
+    assert [c[0] for c in nvtx.calls] == ["push", "pop"], nvtx.calls
+    assert _torch._step_markers.forward_depth == 0
+
+
+def test_uninstall_takes_the_roots_hooks_off_and_nothing_keeps_a_model_alive(fake_torch,
+                                                                          monkeypatch):
+    installed_with_markers_recorded(monkeypatch)
+    Module = fake_torch.nn.Module
+    temporary = Module()
+    model = learned(fake_torch, Module(Module()), temporary)
+    assert model._forward_pre_hooks and temporary._forward_pre_hooks
+    fake_torch.hook_calls.clear()  # the fake's record of its hook calls holds the modules
+    gone = weakref.ref(temporary)
+    del temporary
+    gc.collect()
+    assert gone() is None, "gpuidle keeps no root alive"
+    assert len(_torch._forwards.roots) == 1, "a dead root's entry goes with it"
+    _torch.uninstall()
+    assert not model._forward_pre_hooks and not model._forward_hooks, "hooks left behind"
+    assert not fake_torch.hooks["forward_pre"] and not fake_torch.hooks["forward"]
+    gone = weakref.ref(model)
+    del model
+    gc.collect()
+    assert gone() is None
+
+
+def test_a_root_that_appears_after_learning_is_learned_at_the_next_round(fake_torch,
+                                                                         monkeypatch):
+    # Documented in gpuidle/_torch.py: while recording, a round begins at a tick (a learned
+    # root's call, an optimizer step, a DataLoader batch, a sync) at most every few seconds.
+    nvtx = installed_with_markers_recorded(monkeypatch)
+    Module = fake_torch.nn.Module
+    model = learned(fake_torch, Module(Module()))
+    evaluate = Module(Module())
+    nvtx.calls.clear()
+    evaluate(1)
+    assert nvtx.calls == [], "unknown until the next round"
+    monkeypatch.setattr(_torch, "_RELEARN_EVERY_S", 0.0)
+    next(fake_torch.utils.data.dataloader._BaseDataLoaderIter())  # a tick: a round begins
+    monkeypatch.setattr(_torch, "_RELEARN_EVERY_S", 3600.0)
+    assert fake_torch.hooks["forward_pre"], "learning"
+    nvtx.calls.clear()
+    evaluate(1)
+    assert [c[0] for c in nvtx.calls] == ["push", "pop"], "learned and marked at once"
+    evaluate(1)  # came around: the round ends
+    assert not fake_torch.hooks["forward_pre"]
+    assert _torch._forwards.is_root(evaluate) and _torch._forwards.is_root(model)
+    nvtx.calls.clear()
+    model(1)
+    evaluate(1)
+    assert [c[0] for c in nvtx.calls] == ["push", "pop"] * 2
+
+
+def test_a_round_whose_first_root_never_comes_back_ends_at_a_later_tick(fake_torch,
+                                                                        monkeypatch):
+    installed_with_markers_recorded(monkeypatch)
+    fake_torch.nn.Module()(1)  # a one-off module: the round's first root
+    assert fake_torch.hooks["forward_pre"], "still learning"
+    monkeypatch.setattr(_torch, "_ROUND_MAX_S", 0.0)
+    next(fake_torch.utils.data.dataloader._BaseDataLoaderIter())
+    assert not fake_torch.hooks["forward_pre"]
+
+
+def test_a_root_on_another_thread_is_marked_on_that_thread(fake_torch, monkeypatch):
+    nvtx = installed_with_markers_recorded(monkeypatch)
+    Module = fake_torch.nn.Module
+    inside, release = threading.Event(), threading.Event()
+
+    class Waits(Module):
+        def forward(self, x):
+            inside.set()
+            release.wait(5)
+            return x
+
+    release.set()
+    waits = Waits()
+    model = learned(fake_torch, Module(Module()), waits)
+    release.clear()
+    inside.clear()
+    nvtx.calls.clear()
+
+    def hold():
+        waits(1)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    try:
+        assert inside.wait(5)
+        # A root held open on one thread leaves another thread's calls outermost.
+        assert model(1) == 3
+    finally:
+        release.set()
+        holder.join()
+    pushes = [c for c in nvtx.calls if c[0] == "push"]
+    assert len(pushes) == 2 and len(nvtx.calls) == 4, nvtx.calls
+    assert {p[2].rsplit(" ", 1)[1] for p in pushes} == {
+        "hold", "test_a_root_on_another_thread_is_marked_on_that_thread"}, pushes
+
+
+def test_nothing_is_built_or_walked_while_nothing_records(fake_torch, monkeypatch):
+    nvtx = installed_with_markers_recorded(monkeypatch)
+    Module = fake_torch.nn.Module
+    model = learned(fake_torch, Module(Module()))
+    walks = []
+    caller_site = _call_sites.caller_site
+    monkeypatch.setattr(_call_sites, "caller_site",
+                        lambda *a, **k: walks.append(a) or caller_site(*a, **k))
+    opened = []
+    marker_open = _markers._open
+    monkeypatch.setattr(_markers, "_open", lambda *a: opened.append(a) or marker_open(*a))
+
+    def iteration():
+        next(fake_torch.utils.data.dataloader._BaseDataLoaderIter())
+        model(1)
+        fake_torch.Tensor().backward()
+        fake_torch.optim.Optimizer().step()
+        fake_torch.Tensor().item()
+
+    monkeypatch.setattr(_markers, "recording", lambda: False)
+    nvtx.calls.clear()
+    for _ in range(3):
+        iteration()
+    assert walks == [] and opened == [] and nvtx.calls == []
+    monkeypatch.setattr(_markers, "recording", lambda: True)
+    iteration()
+    assert len(walks) == 4, walks  # forward, backward, the step's call site, item
+    assert [a[1] for a in opened if a[0] == _markers._STEP] == ["optimizer.step#4"], \
+        "steps are counted while nothing records, named only while something does"
+    _torch.uninstall()
+
+
+def test_copies_of_a_root_carry_no_gpuidle_hooks(fake_torch, monkeypatch):
+    # torch.save(model) pickles it, an EMA deep-copies it: gpuidle's hooks stay behind.
+    installed_with_markers_recorded(monkeypatch)
+    Module = fake_torch.nn.Module
+    model = learned(fake_torch, Module(Module()))
+    theirs = model.register_forward_pre_hook(lambda m, a: None)
+    twin = copy.deepcopy(model)
+    assert list(twin._forward_pre_hooks) == [theirs.id], "the program's own hook is copied"
+    assert not twin._forward_hooks and not twin._forward_hooks_always_called
+    assert len(model._forward_pre_hooks) == 2 and model._forward_hooks, "the original keeps them"
+    _torch.uninstall()
+    assert "__getstate__" not in vars(Module), "unpatched"
+
+
+def test_torch_jit_script_finds_no_gpuidle_hooks(fake_torch, monkeypatch):
+    installed_with_markers_recorded(monkeypatch)
+    Module = fake_torch.nn.Module
+    model = learned(fake_torch, Module(Module()))
+    assert model._forward_pre_hooks
+    create = sys.modules["torch.jit._recursive"].create_script_module
+    assert create(model, None) == [0, 0], "gpuidle's hooks are off before scripting"
+    assert not _torch._forwards.is_root(model)
 
 
 def test_a_forward_pass_ended_by_keyboard_interrupt_leaves_later_ones_marked(fake_torch,
@@ -584,3 +828,63 @@ def test_no_optimizer_steps_while_torch_compile_traces(fake_torch, monkeypatch):
     fake_torch.optim.Optimizer().step()
     assert step_names(nvtx) == []
     _torch.uninstall()
+
+
+REAL_TORCH = """
+import copy, gc, io, weakref
+import torch
+from torch import nn
+from gpuidle import _call_sites, _markers, _torch
+pushes = []
+_markers._push = lambda kind, name="": pushes.append(name)
+_markers._pop = lambda: pushes.append(None)
+_markers.recording = lambda: True
+_call_sites.enable()
+class Profile:
+    active = True
+assert _torch.install(Profile())
+model = nn.Sequential(nn.Linear(2, 2), nn.ReLU(), nn.Sequential(nn.Linear(2, 2)))
+loss_fn = nn.MSELoss()
+x = torch.randn(1, 2)
+def step():
+    out = model(x)
+    return loss_fn(out, x)
+step(), step()
+forwards = _torch._forwards
+assert forwards.learning is None and forwards.is_root(model) and forwards.is_root(loss_fn)
+inner = list(model.modules())[1:]
+assert not any(m._forward_pre_hooks or m._forward_hooks for m in inner), "inner modules: none"
+pushes.clear()
+step()
+print(pushes)
+saved = io.BytesIO()
+torch.save(model, saved)
+saved.seek(0)
+loaded = torch.load(saved)
+assert not loaded._forward_pre_hooks and not loaded._forward_hooks, "none pickled"
+assert not copy.deepcopy(model)._forward_pre_hooks, "none deep-copied"
+assert type(torch.jit.script(loss_fn)).__name__ == "RecursiveScriptModule"
+_torch.uninstall()
+assert not model._forward_pre_hooks and not model._forward_hooks
+module = nn.modules.module
+assert not module._global_forward_pre_hooks and not module._global_forward_hooks
+alive = weakref.ref(model)
+del model, loaded
+gc.collect()
+assert alive() is None, "nothing keeps the model alive"
+print("ok")
+"""
+
+
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="torch is not installed")
+def test_with_real_torch_roots_are_learned_and_copies_pickles_and_jit_still_work(tmp_path):
+    script = tmp_path / "train.py"  # a file: call sites name files, not "<string>"
+    script.write_text(REAL_TORCH)
+    proc = run_python(f"import runpy; runpy.run_path({str(script)!r})")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[-1] == "ok", proc.stdout
+    code = REAL_TORCH.splitlines()
+    forward, loss = code.index("    out = model(x)") + 1, code.index("    return loss_fn(out, x)") + 1
+    assert lines[0] == f"['{script}:{forward} in step', None, '{script}:{loss} in step', None]", \
+        lines[0]

@@ -23,6 +23,9 @@ _STEP: int = _gpuidle.MARKER_STEP
 _DATA: int = _gpuidle.MARKER_DATA
 _USER: int = _gpuidle.MARKER_USER
 _CALL_SITE: int = _gpuidle.MARKER_CALL_SITE
+#: Whether a collection records now. gpuidle's own markers (gpuidle/_torch.py) ask it first and
+#: build no name and walk no frame while nothing records: their ranges would be lost anyway.
+recording: Callable[[], bool] = getattr(_gpuidle, "recording", lambda: True)
 
 
 class _Open:
