@@ -77,20 +77,20 @@ struct Response {
   absl::string_view reason = "OK";
   absl::string_view content_type = "text/plain; charset=utf-8";
   std::string extra_headers;
-  absl::string_view body;
+  std::string body;  // of a refusal; the metrics are sent from the published text
 };
 
-std::string Head(const Response& r) {
+std::string Head(const Response& r, size_t content_length) {
   return absl::StrCat("HTTP/1.1 ", r.code, " ", r.reason, "\r\nContent-Type: ", r.content_type,
-                      "\r\nContent-Length: ", r.body.size(), "\r\n", r.extra_headers,
+                      "\r\nContent-Length: ", content_length, "\r\n", r.extra_headers,
                       "Connection: close\r\n\r\n");
 }
 
-Response Error(int code, absl::string_view reason, absl::string_view body) {
+Response Error(int code, absl::string_view reason, std::string body) {
   Response r;
   r.code = code;
   r.reason = reason;
-  r.body = body;
+  r.body = std::move(body);
   return r;
 }
 
@@ -134,7 +134,7 @@ bool PlausibleSoFar(absl::string_view request, absl::string_view* line) {
 
 enum class Method { kGet, kHead };
 
-// What a complete request line asks for: nullopt-like codes as a Response when refused.
+// What a complete request line asks for; false with the answer in *refusal when refused.
 bool ParseRequestLine(absl::string_view line, Method* method, Response* refusal) {
   const std::vector<absl::string_view> parts = absl::StrSplit(line, ' ');
   if (parts.size() != 3 || !IsToken(parts[0]) || parts[1].empty() ||
@@ -351,7 +351,8 @@ void MetricsServer::Serve(int fd) {
 
   const Clock::time_point write_deadline = Clock::now() + kWriteTimeout;
   if (refused) {
-    SendAll(fd, absl::StrCat(Head(refusal), refusal.body), false, wake_fd_, write_deadline);
+    SendAll(fd, absl::StrCat(Head(refusal, refusal.body.size()), refusal.body), false, wake_fd_,
+            write_deadline);
   } else {
     std::shared_ptr<const std::string> text;
     {
@@ -360,9 +361,8 @@ void MetricsServer::Serve(int fd) {
     }
     Response ok;
     ok.content_type = kMetricsContentType;
-    ok.body = *text;
     const bool head_only = method == Method::kHead;
-    if (!SendAll(fd, Head(ok), !head_only, wake_fd_, write_deadline)) return;
+    if (!SendAll(fd, Head(ok, text->size()), !head_only, wake_fd_, write_deadline)) return;
     if (!head_only && !SendAll(fd, *text, false, wake_fd_, write_deadline)) return;
   }
   // Closing with unread bytes would reset the connection, and the client could lose the
