@@ -290,6 +290,18 @@ class NativeProfiler {
     return profiler_ != nullptr ? profiler_->written_trace_path() : "";
   }
   bool print_summary() const { return print_summary_; }
+  // The last collection's start and stop, part by part, in milliseconds.
+  py::dict cost() const {
+    const ProfileCost c = profiler_ != nullptr ? profiler_->cost() : ProfileCost{};
+    py::dict parts;
+    for (const auto& [name, ns] :
+         {std::pair{"start", c.start_ns}, std::pair{"flush", c.flush_ns},
+          std::pair{"build", c.build_ns}, std::pair{"detach", c.detach_ns},
+          std::pair{"analysis", c.analysis_ns}, std::pair{"output", c.output_ns}}) {
+      parts[name] = static_cast<double>(ns) / 1e6;
+    }
+    return parts;
+  }
 
  private:
   absl::StatusOr<ProfilerOptions> options_;
@@ -480,7 +492,8 @@ PYBIND11_MODULE(_gpuidle, m) {
       .def("save_trace", &NativeProfiler::SaveTrace, py::arg("path"), py::arg("overwrite") = false)
       .def_property_readonly("written_report_path", &NativeProfiler::written_report_path)
       .def_property_readonly("written_trace_path", &NativeProfiler::written_trace_path)
-      .def_property_readonly("print_summary", &NativeProfiler::print_summary);
+      .def_property_readonly("print_summary", &NativeProfiler::print_summary)
+      .def_property_readonly("cost", &NativeProfiler::cost);
 
   // Markers cost one NVTX call when nothing collects; they never raise.
   m.def(

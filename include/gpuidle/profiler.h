@@ -74,6 +74,18 @@ struct ProfilerOptions {
 // InvalidArgument error naming the variable.
 GPUIDLE_EXPORT absl::StatusOr<ProfilerOptions> ProfilerOptionsFromEnvironment();
 
+// What the last profile cost the program, part by part (monotonic clock). Start and stop are
+// paid however short the profile, so gpuidle says what they took.
+struct ProfileCost {
+  int64_t start_ns = 0;     // CUPTI loaded, checked, subscribed and recording
+  int64_t flush_ns = 0;     // recording stopped: CUPTI's buffers flushed and decoded
+  int64_t build_ns = 0;     // the timeline built from the records
+  int64_t detach_ns = 0;    // CUPTI detached (0 when it stays attached)
+  int64_t analysis_ns = 0;  // the report analysed
+  int64_t output_ns = 0;    // summary printed, report and trace written
+  int64_t StopNs() const { return flush_ns + build_ns + detach_ns + analysis_ns + output_ns; }
+};
+
 class GPUIDLE_EXPORT Profiler {
  public:
   // Options from the environment (a bad variable makes Start() fail with its error).
@@ -112,6 +124,8 @@ class GPUIDLE_EXPORT Profiler {
   // Where the report and trace of the last collection were written ("" if not).
   const std::string& written_report_path() const;
   const std::string& written_trace_path() const;
+  // What the last collection's start and stop cost; zeros before the first Stop().
+  ProfileCost cost() const;
 
  private:
   absl::Status StopCollection(bool detach_cupti);

@@ -171,6 +171,14 @@ struct Advice {
   std::string fix;
 };
 
+// A sampled collection (ProfilerOptions::sample_window_ns) traces windows of the run and
+// aggregates them: which part of the run the report covers.
+struct Coverage {
+  int64_t windows = 0;    // traced windows
+  int64_t traced_ns = 0;  // the windows' lengths, summed
+  int64_t span_ns = 0;    // from the first window's start to the end of the last one
+};
+
 struct GPUIDLE_EXPORT Report {
   std::string source;  // "pytorch-profiler", "gpuidle"
   std::vector<std::string> inputs;
@@ -197,6 +205,9 @@ struct GPUIDLE_EXPORT Report {
   // A live capture reached its record limit (GPUIDLE_MAX_RECORDS) and stopped collecting: the
   // report covers the time until then.
   bool record_limit_reached = false;
+  // Set for a sampled collection: the report aggregates its windows (the figures of the devices
+  // and steps are sums over the windows; the gaps and offenders are the longest of any window).
+  std::optional<Coverage> coverage;
   // The options of the analysis that made this report (of the merging analysis, for ranks
   // merged into one report). The writers print these thresholds, so that a report formatted
   // later can only show the ones it was analysed with.

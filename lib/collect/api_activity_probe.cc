@@ -1,6 +1,49 @@
 #include "collect/api_activity_probe.h"
 
+#include <dlfcn.h>
+
+#include <cstdint>
+#include <cstdio>
+
 namespace gpuidle::internal {
+namespace {
+
+template <typename Fn>
+Fn CuptiFunction(const char* name) {
+  return reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, name));
+}
+
+void SetAttribute(CUpti_ActivityAttribute attribute, uint64_t value, const char* what) {
+  using SetFn = CUptiResult (*)(CUpti_ActivityAttribute, size_t*, void*);
+  auto set = CuptiFunction<SetFn>("cuptiActivitySetAttribute");
+  size_t size = sizeof(value);
+  if (set == nullptr || set(attribute, &size, &value) != CUPTI_SUCCESS) {
+    std::fprintf(stderr, "gpuidle probe: setting %s failed\n", what);
+  }
+}
+
+void LatencyTimestamps(bool on) {
+  using EnableFn = CUptiResult (*)(uint8_t);
+  auto enable = CuptiFunction<EnableFn>("cuptiActivityEnableLatencyTimestamps");
+  if (enable == nullptr || enable(on ? 1 : 0) != CUPTI_SUCCESS) {
+    std::fprintf(stderr, "gpuidle probe: latency timestamps not %s\n", on ? "enabled" : "disabled");
+  }
+}
+
+}  // namespace
+
+void EnableAddedProbes(const CollectorProbes& probes) {
+  if (probes.LeavesOut(kAddLatencyTimestamps)) LatencyTimestamps(true);
+  if (probes.LeavesOut(kAddLargeDeviceBuffers)) {
+    SetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE, uint64_t{32} << 20, "device buffer size");
+    SetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_PRE_ALLOCATE_VALUE, 4, "preallocated buffers");
+    SetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_POOL_LIMIT, 16, "device buffer pool limit");
+  }
+}
+
+void DisableAddedProbes(const CollectorProbes& probes) {
+  if (probes.LeavesOut(kAddLatencyTimestamps)) LatencyTimestamps(false);
+}
 
 void ApiActivityProbe::Enable(const CuptiApi& api, ApiRecords mode,
                               const NeededCallbackIdTable& ids, const CollectorProbes& probes) {

@@ -12,6 +12,12 @@
 
 namespace gpuidle::internal {
 
+// The '+' probes (kAddLatencyTimestamps, kAddLargeDeviceBuffers): CUPTI settings the product
+// does not use, switched on before the kinds are enabled and off at stop. Looked up by name, so
+// that the product's CUPTI table stays as it is.
+void EnableAddedProbes(const CollectorProbes& probes);
+void DisableAddedProbes(const CollectorProbes& probes);
+
 class ApiActivityProbe {
  public:
   // Enables the records as mode (kWholeKinds or kIdsOnly) says, leaving out the domains the

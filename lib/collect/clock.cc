@@ -34,6 +34,8 @@ void SetTimelineClock(int64_t (*source)()) {
   timeline_clock.store(source, std::memory_order_release);
 }
 
+int64_t SteadyNowNs() { return NowNs(CLOCK_MONOTONIC); }
+
 int64_t WallClockOffsetNs() { return OffsetTo(CLOCK_REALTIME); }
 
 }  // namespace gpuidle::internal

@@ -18,6 +18,9 @@ int64_t TimelineNowNs();
 // Makes TimelineNowNs read source (CUPTI's clock); nullptr goes back to CLOCK_REALTIME.
 void SetTimelineClock(int64_t (*source)());
 
+// CLOCK_MONOTONIC, for timing gpuidle's own work (what a start or stop cost).
+int64_t SteadyNowNs();
+
 // Unix time minus timeline time, in nanoseconds, measured now: add it to a timestamp of the
 // timeline to get wall-clock time (about 0 while CUPTI uses CLOCK_REALTIME).
 int64_t WallClockOffsetNs();

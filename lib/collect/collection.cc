@@ -25,8 +25,8 @@ absl::Status StartCollection(const CollectionSettings& settings) {
   return Collector::Get().Start(*api, options);
 }
 
-absl::StatusOr<Timeline> StopCollection(CuptiAfterStop after) {
-  return Collector::Get().Stop(after);
+absl::StatusOr<Timeline> StopCollection(CuptiAfterStop after, StopCost* cost) {
+  return Collector::Get().Stop(after, cost);
 }
 
 void AbandonCollectionAfterFork() { Collector::Get().AbandonAfterFork(); }

@@ -38,9 +38,15 @@ absl::Status PrepareCollection();
 // After PrepareCollection: takes CUPTI and starts recording. Unavailable with CUPTI's reason when
 // it refuses (no driver or GPU, another tool subscribed, ...); nothing stays enabled then.
 absl::Status StartCollection(const CollectionSettings& settings);
+// How long the parts of a stop took (steady clock), so that gpuidle can say what a profile cost.
+struct StopCost {
+  int64_t flush_ns = 0;   // disabling the kinds, CUPTI's forced flush, the last decode
+  int64_t build_ns = 0;   // the timeline built from the records, host ranges and call sites
+  int64_t detach_ns = 0;  // CUPTI detached (0 when it stays attached)
+};
 // Stops recording and returns the timeline (host ranges included); then detaches CUPTI as
-// `after` says (collect/collector.h Collector::Stop).
-absl::StatusOr<Timeline> StopCollection(CuptiAfterStop after);
+// `after` says (collect/collector.h Collector::Stop). Fills *cost when given.
+absl::StatusOr<Timeline> StopCollection(CuptiAfterStop after, StopCost* cost = nullptr);
 // In a forked child: forget the parent's collection without calling CUPTI.
 void AbandonCollectionAfterFork();
 

@@ -243,6 +243,9 @@ void CollectorState::UseClockOf(const CuptiApi& cupti) {
 
 absl::Status CollectorState::EnableActivityKinds(const CuptiApi& cupti) {
   enabled_kinds.clear();
+#if GPUIDLE_COLLECTOR_PROBES
+  EnableAddedProbes(probes);
+#endif
   for (CUpti_ActivityKind kind : kCollectedKinds) {
     if (probes.LeavesOut(PartsOfKind(kind))) continue;
     const CUptiResult r = cupti.ActivityEnable(kind);
@@ -320,6 +323,7 @@ void CollectorState::DisableRecording() {
   timer.Stop();
 #if GPUIDLE_COLLECTOR_PROBES
   api_activity.Disable(*api);
+  DisableAddedProbes(probes);
 #endif
   for (CUpti_ActivityKind kind : enabled_kinds) {
     NoteFailure(CuptiStatus(*api, api->ActivityDisable(kind), "disabling an activity kind"));
@@ -449,9 +453,11 @@ absl::Status Collector::Start(const CuptiApi& api, const CollectorOptions& optio
   return absl::OkStatus();
 }
 
-absl::StatusOr<Timeline> Collector::Stop(CuptiAfterStop after) {
+absl::StatusOr<Timeline> Collector::Stop(CuptiAfterStop after, StopCost* cost) {
   CollectorState& s = *state_;
   if (!s.collecting.load()) return absl::FailedPreconditionError("not collecting");
+  StopCost spent;
+  int64_t part_start = SteadyNowNs();
   HostRangeRecorder::Get().SetRecording(false);
   s.DisableRecording();
   // The chunks threads still hold; full ones went to the worker already.
@@ -476,6 +482,8 @@ absl::StatusOr<Timeline> Collector::Stop(CuptiAfterStop after) {
   }
   s.records.store(s.translator->records());
   const uint64_t dropped_calls = TimedCallLog::Get().dropped();
+  spent.flush_ns = SteadyNowNs() - part_start;
+  part_start = SteadyNowNs();
 
   Timeline timeline = s.translator->Finish();
   s.translator.reset();
@@ -490,6 +498,8 @@ absl::StatusOr<Timeline> Collector::Stop(CuptiAfterStop after) {
   timeline.info.record_limit_reached = s.limit_reached.load();
   s.NoteLossesAtStop(&timeline);
   s.MoveFailuresInto(&timeline);
+  spent.build_ns = SteadyNowNs() - part_start;
+  part_start = SteadyNowNs();
   // Last: nothing of this collection calls CUPTI any more. Only with every buffer back, so that
   // none is lost to the pool with the CUPTI that held it.
   if (after == CuptiAfterStop::kDetach && !s.probes.LeavesOut(kPartDetach) &&
@@ -498,7 +508,9 @@ absl::StatusOr<Timeline> Collector::Stop(CuptiAfterStop after) {
     // CUPTI's clock (re-attaching it) while it detaches: such a range is dropped anyway.
     s.clock_api.store(nullptr, std::memory_order_release);
     if (DetachCupti(*s.api, s.driver.device_count)) s.detaches.fetch_add(1);
+    spent.detach_ns = SteadyNowNs() - part_start;
   }
+  if (cost != nullptr) *cost = spent;
   return timeline;
 }
 

@@ -63,7 +63,8 @@ class Collector {
   // Disables recording, flushes CUPTI, waits until every buffer is decoded, releases CUPTI and
   // returns the timeline (host ranges included). With kDetach, CUPTI is then detached from the
   // process when that is safe (every buffer back, the driver's callback came).
-  absl::StatusOr<Timeline> Stop(CuptiAfterStop after = CuptiAfterStop::kStayAttached);
+  absl::StatusOr<Timeline> Stop(CuptiAfterStop after = CuptiAfterStop::kStayAttached,
+                                StopCost* cost = nullptr);
   bool collecting() const;
   CollectorCounters counters() const;
   // When the last stopped collection lost records: sorted, merged; empty when it lost none.

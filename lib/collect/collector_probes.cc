@@ -33,6 +33,8 @@ absl::StatusOr<uint32_t> ParseCollectorParts(absl::string_view names) {
       {"device-records", kPartDeviceRecords},
       {"call-timing", kPartCallTiming},
       {"cupti-clock", kPartCuptiClock},
+      {"+latency-timestamps", kAddLatencyTimestamps},
+      {"+large-device-buffers", kAddLargeDeviceBuffers},
   };
   uint32_t bits = 0;
   for (absl::string_view name : absl::StrSplit(names, ',', absl::SkipWhitespace())) {

@@ -39,6 +39,11 @@ enum CollectorPart : uint32_t {
   // The timed calls' own work, to tell it from CUPTI's dispatch of the callbacks:
   kPartCallTiming = 1u << 14,  // callbacks enabled, but they return at once (nothing timed)
   kPartCuptiClock = 1u << 15,  // calls timed on CLOCK_REALTIME + an offset, not cuptiGetTimestamp
+  // Not left out but added, to price what CUPTI offers beyond today's collection (words with a
+  // leading '+'):
+  kAddLatencyTimestamps = 1u << 16,   // kernel records' queued/submitted (cuptiActivityEnable-
+                                      // LatencyTimestamps)
+  kAddLargeDeviceBuffers = 1u << 17,  // 32 MiB device buffers, 4 preallocated, pool limit 16
 };
 
 // How the launch, sync, copy and wait-event calls are recorded.

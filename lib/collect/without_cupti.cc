@@ -17,7 +17,7 @@ absl::Status PrepareCollection() {
 
 absl::Status StartCollection(const CollectionSettings&) { return PrepareCollection(); }
 
-absl::StatusOr<Timeline> StopCollection(CuptiAfterStop) {
+absl::StatusOr<Timeline> StopCollection(CuptiAfterStop, StopCost*) {
   return absl::FailedPreconditionError("not collecting");
 }
 

@@ -97,6 +97,10 @@ const std::string& Profiler::written_trace_path() const {
   return impl_->last != nullptr ? impl_->last->trace_path : impl_->no_path;
 }
 
+ProfileCost Profiler::cost() const {
+  return impl_->last != nullptr ? impl_->last->cost : ProfileCost{};
+}
+
 ScopedProfile::ScopedProfile() { profiler_.Start().IgnoreError(); }
 ScopedProfile::ScopedProfile(ProfilerOptions options) : profiler_(std::move(options)) {
   profiler_.Start().IgnoreError();

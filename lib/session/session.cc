@@ -105,6 +105,7 @@ absl::Status Session::Start(const ProfilerOptions& options, const void* owner,
     return refuse(absl::FailedPreconditionError(absl::StrCat(
         "gpuidle is already collecting in this process (started by ", started_by_, ")")));
   }
+  const int64_t start_began = SteadyNowNs();
   // CUPTI and the settings first: a CUPTI that cannot be used (GPUIDLE_CUPTI_PATH, another
   // version) or a bad setting is worth saying on any machine.
   if (absl::Status s = PrepareCollection(); !s.ok()) return refuse(s);
@@ -114,6 +115,7 @@ absl::Status Session::Start(const ProfilerOptions& options, const void* owner,
   if (absl::Status s = StartCollection(CollectionSettingsFrom(options)); !s.ok()) {
     return refuse(s);
   }
+  start_cost_ns_ = SteadyNowNs() - start_began;
   owner_ = owner;
   started_by_ = std::string(how);
   options_ = options;
@@ -162,7 +164,12 @@ absl::StatusOr<std::shared_ptr<const CollectionResult>> Session::StopLocked(Cupt
     accepting_samples_ = false;
     samples = samples_.Take();
   }
-  absl::StatusOr<Timeline> timeline = StopCollection(after);
+  result->cost.start_ns = start_cost_ns_;
+  StopCost stop_cost;
+  absl::StatusOr<Timeline> timeline = StopCollection(after, &stop_cost);
+  result->cost.flush_ns = stop_cost.flush_ns;
+  result->cost.build_ns = stop_cost.build_ns;
+  result->cost.detach_ns = stop_cost.detach_ns;
   if (!timeline.ok()) {
     Warn(absl::StrCat("collection failed: ", timeline.status().message()));
     return timeline.status();
@@ -197,6 +204,7 @@ absl::StatusOr<std::shared_ptr<const CollectionResult>> Session::StopLocked(Cupt
                : "no CUDA activity was recorded; no report");
     }
   } else {
+    const int64_t analysis_began = SteadyNowNs();
     absl::StatusOr<Report> report = Analyze(result->timeline, o.analysis);
     if (!report.ok() && absl::IsFailedPrecondition(report.status()) && o.analysis.skip_steps > 0) {
       // Too few steps to leave the warm-up out: a report of the whole collection beats none.
@@ -212,7 +220,9 @@ absl::StatusOr<std::shared_ptr<const CollectionResult>> Session::StopLocked(Cupt
     }
     report->inputs = {"live capture"};
     result->report = *std::move(report);
+    result->cost.analysis_ns = SteadyNowNs() - analysis_began;
   }
+  const int64_t output_began = SteadyNowNs();
   if (result->report && o.print_summary) {
     absl::StatusOr<std::string> text = FormatReport(*result->report, "text");
     if (text.ok()) WriteLine("", *text);
@@ -244,6 +254,7 @@ absl::StatusOr<std::shared_ptr<const CollectionResult>> Session::StopLocked(Cupt
     }
   }
   result->output_status = status;
+  result->cost.output_ns = SteadyNowNs() - output_began;
   return std::shared_ptr<const CollectionResult>(std::move(result));
 }
 

@@ -33,6 +33,7 @@ struct CollectionResult {
   std::string trace_path;   // where the trace was written, if it was
   // Why a configured output was not written (each failure was warned about); OK otherwise.
   absl::Status output_status;
+  ProfileCost cost;
 };
 
 // Prints "gpuidle: warning: <message>" as one line on stderr.
@@ -133,6 +134,7 @@ class Session {
   std::string started_by_;       // "the C++ API", "LD_PRELOAD", ...
   ProfilerOptions options_;
   int64_t wall_clock_offset_ns_ = 0;
+  int64_t start_cost_ns_ = 0;
   bool forked_child_ = false;
   std::set<std::string> warned_;  // refusals already printed
   bool exit_handler_registered_ = false;

@@ -93,6 +93,12 @@ class Profile:
         """Where the trace was written at stop (``trace``), or None."""
         return os.fsdecode(self._native.written_trace_path) or None
 
+    @property
+    def cost(self) -> dict[str, float]:
+        """What the last collection's start and stop cost, in milliseconds: ``start``, ``flush``,
+        ``build``, ``detach``, ``analysis``, ``output`` (zeros before the first stop)."""
+        return dict(self._native.cost)
+
     # --- start / stop ---------------------------------------------------------------------------
 
     def start(self) -> bool:
