@@ -518,12 +518,9 @@ PYBIND11_MODULE(_gpuidle, m) {
 
   // The process's collection, whoever started it (gpuidle run, LD_PRELOAD, a profile).
   m.def("collection_state", &CollectionStateDict);
-  // Whether a collection records now: the Python hooks build no marker name and walk no frame
-  // otherwise. The GIL is released: a stop holds the session's lock while it analyses.
-  m.def("recording", [] {
-    py::gil_scoped_release release;
-    return gpuidle::CurrentCollection().collecting;
-  });
+  // Whether a collection records now (lock-free): the Python hooks build no marker name and
+  // walk no frame otherwise.
+  m.def("recording", &gpuidle::Recording);
   m.def("stop_collection_for_another_tool", &StopForAnotherTool);
   // Host stack samples (gpuidle/_sampler.py).
   m.def("timeline_clock_ns", &gpuidle::TimelineClockNs);

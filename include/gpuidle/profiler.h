@@ -209,6 +209,9 @@ struct CollectionState {
   int64_t launch_gap_max_ns = 0;
 };
 GPUIDLE_EXPORT CollectionState CurrentCollection();
+// Whether CUDA activity is being recorded right now: lock-free, for hot paths that would
+// otherwise build a marker for nothing. False between the windows of a sampled collection.
+GPUIDLE_EXPORT bool Recording() noexcept;
 // Stops the running collection whoever started it, as Profiler::Stop does (analysis, summary,
 // outputs), leaving CUPTI attached: another tool (torch.profiler) is about to take CUPTI.
 // FailedPrecondition if nothing collects.

@@ -163,6 +163,8 @@ CollectionState CurrentCollection() {
   return state;
 }
 
+bool Recording() noexcept { return internal::Session::Get().Recording(); }
+
 absl::Status StopCollectionForAnotherTool() { return internal::Session::Get().StopAny(); }
 
 int64_t TimelineClockNs() noexcept { return internal::TimelineNowNs(); }

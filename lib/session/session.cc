@@ -116,6 +116,7 @@ absl::Status Session::Start(const ProfilerOptions& options, const void* owner,
     return refuse(s);
   }
   start_cost_ns_ = SteadyNowNs() - start_began;
+  recording_.store(true, std::memory_order_relaxed);
   owner_ = owner;
   started_by_ = std::string(how);
   options_ = options;
@@ -158,6 +159,7 @@ absl::StatusOr<std::shared_ptr<const CollectionResult>> Session::StopLocked(Cupt
   auto result = std::make_shared<CollectionResult>();
   result->options = options_;
   owner_ = nullptr;
+  recording_.store(false, std::memory_order_relaxed);
   HostSampleBuffer::Contents samples;
   {
     std::lock_guard<std::mutex> samples_lock(samples_mu_);
@@ -371,6 +373,7 @@ void Session::AfterForkInChild() {
   s.accepting_samples_ = false;
   s.forked_child_ = true;
   s.owner_ = nullptr;
+  s.recording_.store(false, std::memory_order_relaxed);
   AbandonCollectionAfterFork();
 }
 

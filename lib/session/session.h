@@ -5,6 +5,7 @@
 #ifndef GPUIDLE_LIB_SESSION_SESSION_H_
 #define GPUIDLE_LIB_SESSION_SESSION_H_
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -94,6 +95,8 @@ class Session {
   absl::StatusOr<std::shared_ptr<const CollectionResult>> Stop(
       const void* owner, CuptiAfterStop after = CuptiAfterStop::kDetach);
   bool CollectingFor(const void* owner) const;
+  // Whether CUDA activity is recorded right now (gpuidle::Recording): lock-free.
+  bool Recording() const noexcept { return recording_.load(std::memory_order_relaxed); }
 
   // The running collection, whoever started it, for language bindings.
   struct State {
@@ -130,6 +133,7 @@ class Session {
   HostSampleBuffer samples_;
 
   mutable std::mutex mu_;
+  std::atomic<bool> recording_{false};
   const void* owner_ = nullptr;  // non-null while collecting
   std::string started_by_;       // "the C++ API", "LD_PRELOAD", ...
   ProfilerOptions options_;
