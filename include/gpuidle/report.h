@@ -116,9 +116,14 @@ struct DeviceReport {
   int64_t idle_ns = 0;  // == idle.TotalNs()
   IdleBreakdown idle;
   std::vector<OneOffTime> one_off;  // by phase, then most time first
-  int64_t PhaseNs(Phase p) const;   // the span of a phase: start-up, steady state, wind-down
-  int64_t SteadyOneOffNs() const;   // idle time of one-off work inside the steady state
-  int64_t step_count = 0;           // steady-state steps (Report::steps may list fewer of them)
+  // Set in a report aggregated over the windows of a sampled collection (Report::coverage):
+  // each phase's time summed over the windows (the start-up of a device's first window, the
+  // steady states of all, the wind-down of its last), which PhaseNs then returns; the spans
+  // above run from the first window to the last, gaps between windows included.
+  std::optional<std::array<int64_t, kNumPhases>> phase_ns;
+  int64_t PhaseNs(Phase p) const;  // the span of a phase: start-up, steady state, wind-down
+  int64_t SteadyOneOffNs() const;  // idle time of one-off work inside the steady state
+  int64_t step_count = 0;          // steady-state steps (Report::steps may list fewer of them)
   int64_t kernel_count = 0;
   int64_t memcpy_count = 0;
   int64_t memset_count = 0;

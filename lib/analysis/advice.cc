@@ -1,5 +1,7 @@
 #include "analysis/advice.h"
 
+#include <algorithm>
+
 namespace gpuidle::internal {
 
 absl::string_view FixFor(Subcause s) {
@@ -48,6 +50,24 @@ absl::string_view FixFor(Subcause s) {
   return "the trace does not show why: the launch calls, or the work the GPU waited on, fell "
          "outside it (launched before profiling began, another process on the GPU); profile a "
          "longer window with CPU and CUDA activities";
+}
+
+void AddAdvice(const AnalysisOptions& options, Report* report) {
+  report->advice.clear();
+  IdleBreakdown lost = report->TotalIdle();
+  for (const DeviceReport& d : report->devices)
+    lost[Subcause::kCommWait] += d.comm_wait_ns.value_or(0);
+  const int64_t total_lost = lost.TotalNs();
+  for (int i = 0; i < kNumSubcauses && total_lost > 0; ++i) {
+    const auto s = static_cast<Subcause>(i);
+    const double share = static_cast<double>(lost[s]) / static_cast<double>(total_lost);
+    if (lost[s] > 0 && share >= options.advice_min_share) {
+      report->advice.push_back(Advice{s, share, std::string(FixFor(s))});
+    }
+  }
+  std::stable_sort(
+      report->advice.begin(), report->advice.end(),
+      [](const Advice& a, const Advice& b) { return a.share_of_lost_time > b.share_of_lost_time; });
 }
 
 }  // namespace gpuidle::internal

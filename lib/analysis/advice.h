@@ -3,11 +3,17 @@
 #define GPUIDLE_LIB_ANALYSIS_ADVICE_H_
 
 #include "absl/strings/string_view.h"
+#include "gpuidle/options.h"
 #include "gpuidle/report.h"
 
 namespace gpuidle::internal {
 
 absl::string_view FixFor(Subcause s);
+
+// Lost time: idle, plus collectives spinning while they wait for peers (busy by the definition
+// of utilisation, yet no work). Sets report->advice: every subcause with at least
+// options.advice_min_share of it, most first.
+void AddAdvice(const AnalysisOptions& options, Report* report);
 
 }  // namespace gpuidle::internal
 

@@ -233,26 +233,6 @@ void ListUnusedDevices(std::set<int> visible, const std::set<int>& used, Report*
   }
 }
 
-// Lost time: idle, plus collectives spinning while they wait for peers (busy by the
-// definition of utilisation, yet no work). Advice for every subcause with at least
-// advice_min_share of it, most first.
-void AddAdvice(const AnalysisOptions& options, Report* report) {
-  IdleBreakdown lost = report->TotalIdle();
-  for (const DeviceReport& d : report->devices)
-    lost[Subcause::kCommWait] += d.comm_wait_ns.value_or(0);
-  const int64_t total_lost = lost.TotalNs();
-  for (int i = 0; i < kNumSubcauses && total_lost > 0; ++i) {
-    const auto s = static_cast<Subcause>(i);
-    const double share = static_cast<double>(lost[s]) / static_cast<double>(total_lost);
-    if (lost[s] > 0 && share >= options.advice_min_share) {
-      report->advice.push_back(Advice{s, share, std::string(FixFor(s))});
-    }
-  }
-  std::stable_sort(
-      report->advice.begin(), report->advice.end(),
-      [](const Advice& a, const Advice& b) { return a.share_of_lost_time > b.share_of_lost_time; });
-}
-
 }  // namespace
 
 absl::Status ValidateOptions(const AnalysisOptions& options) {

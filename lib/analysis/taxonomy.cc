@@ -105,6 +105,7 @@ absl::string_view OneOffKindName(OneOffKind k) {
 }
 
 int64_t DeviceReport::PhaseNs(Phase p) const {
+  if (phase_ns.has_value()) return (*phase_ns)[static_cast<int>(p)];
   switch (p) {
     case Phase::kStartUp:
       return std::max<int64_t>(0, steady_start_ns - window_start_ns);

@@ -87,13 +87,15 @@ void Parts(Json& w, const DeviceReport& d, Phase p) {
   w.EndArray();
 }
 
-void Span(Json& w, int64_t start_ns, int64_t end_ns) {
+// A phase's span and its time (its length; in a report aggregated over windows, the sum over
+// the windows).
+void PhaseSpan(Json& w, const DeviceReport& d, Phase p, int64_t start_ns, int64_t end_ns) {
   Str(w, "start_ns");
   w.Int64(start_ns);
   Str(w, "end_ns");
   w.Int64(end_ns);
   Str(w, "ns");
-  w.Int64(end_ns - start_ns);
+  w.Int64(d.PhaseNs(p));
 }
 
 // start_up [window start, steady start), steady [steady start, steady end), wind_down [steady
@@ -103,19 +105,19 @@ void Phases(Json& w, const DeviceReport& d) {
   w.StartObject();
   Str(w, PhaseName(Phase::kStartUp));
   w.StartObject();
-  Span(w, d.window_start_ns, d.steady_start_ns);
+  PhaseSpan(w, d, Phase::kStartUp, d.window_start_ns, d.steady_start_ns);
   Parts(w, d, Phase::kStartUp);
   w.EndObject();
   Str(w, PhaseName(Phase::kSteady));
   w.StartObject();
-  Span(w, d.steady_start_ns, d.steady_end_ns);
+  PhaseSpan(w, d, Phase::kSteady, d.steady_start_ns, d.steady_end_ns);
   Str(w, "one_off_ns");
   w.Int64(d.SteadyOneOffNs());
   Parts(w, d, Phase::kSteady);
   w.EndObject();
   Str(w, PhaseName(Phase::kWindDown));
   w.StartObject();
-  Span(w, d.steady_end_ns, d.window_end_ns);
+  PhaseSpan(w, d, Phase::kWindDown, d.steady_end_ns, d.window_end_ns);
   Parts(w, d, Phase::kWindDown);
   w.EndObject();
   w.EndObject();
@@ -190,6 +192,17 @@ class JsonWriter : public ReportWriter {
     w.Bool(r.record_limit_reached);
     w.EndObject();
 
+    if (r.coverage.has_value()) {  // a sampled collection only
+      Str(w, "coverage");
+      w.StartObject();
+      Str(w, "windows");
+      w.Int64(r.coverage->windows);
+      Str(w, "traced_ns");
+      w.Int64(r.coverage->traced_ns);
+      Str(w, "span_ns");
+      w.Int64(r.coverage->span_ns);
+      w.EndObject();
+    }
     Str(w, "visible_device_count");
     w.Int(r.visible_device_count);
     Str(w, "unused_devices");

@@ -324,6 +324,12 @@ class TextWriter : public ReportWriter {
     }
     absl::StrAppendFormat(&out, "window: %s   records: %s\n",
                           Duration(r.window_end_ns - r.window_start_ns), records);
+    if (r.coverage.has_value()) {
+      const Coverage& c = *r.coverage;
+      absl::StrAppendFormat(&out, "sampled: traced %s of %s in %d window%s (figures sum them)\n",
+                            Pct(c.traced_ns, c.span_ns), Duration(c.span_ns), c.windows,
+                            c.windows == 1 ? "" : "s");
+    }
     if (r.visible_device_count > 0) {
       absl::StrAppendFormat(
           &out, "GPUs: %d of %d visible used%s\n",

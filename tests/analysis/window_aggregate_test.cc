@@ -1,0 +1,193 @@
+// Sampled collection: windows analysed one at a time and folded into one report.
+#include "analysis/window_aggregate.h"
+
+#include <string>
+#include <vector>
+
+#include "analysis/analyze.h"
+#include "gmock/gmock.h"
+#include "gpuidle/analyze.h"
+#include "gtest/gtest.h"
+#include "testing/analysis_helpers.h"
+#include "testing/json.h"
+#include "testing/timeline_builder.h"
+
+namespace gpuidle::internal {
+namespace {
+
+using ::gpuidle::testing::MustAnalyze;
+using ::gpuidle::testing::TimelineBuilder;
+using ::testing::HasSubstr;
+
+constexpr double kStepUs = 10'000;
+
+// Steps [first, first + count) of a training loop, each 10 ms: the thread waits 3 ms in the
+// DataLoader (the GPU idles), then launches kernels of 600 us with 100 us between them (launch
+// gaps), and every fifth step syncs for 1 ms at its end.
+Timeline Steps(int first, int count) {
+  TimelineBuilder b;
+  for (int s = first; s < first + count; ++s) {
+    const double t0 = s * kStepUs;
+    b.Step(1, t0, t0 + kStepUs, "gpuidle.step#" + std::to_string(s + 1));
+    b.Data(1, t0, t0 + 3000);
+    double t = t0 + 3000;
+    for (int k = 0; k < 9; ++k) {
+      b.Launch(1, t, t + 10);
+      b.Kernel(t + 20, t + 620);
+      t += 700;
+    }
+    if (s % 5 == 4) b.Sync(1, t, t + 1000);
+  }
+  return b.Build();
+}
+
+// Closes a window of steps [first, first + count) into the aggregate; the window's edges are
+// where its first step begins and its last ends.
+void AddWindow(WindowAggregate& aggregate, int first, int count) {
+  const Report window = MustAnalyze(Steps(first, count), aggregate.WindowOptions());
+  aggregate.Add(static_cast<int64_t>(first * kStepUs * 1000),
+                static_cast<int64_t>((first + count) * kStepUs * 1000), &window);
+}
+
+double Share(const DeviceReport& d, Cause c) {
+  return static_cast<double>(d.idle.CauseNs(c)) / static_cast<double>(d.idle_ns);
+}
+
+TEST(WindowAggregate, SumsTheSteadyStatesOfItsWindowsAndStatesTheCoverage) {
+  WindowAggregate aggregate(AnalysisOptions{});
+  EXPECT_FALSE(aggregate.Result().has_value());
+  AddWindow(aggregate, 0, 20);
+  AddWindow(aggregate, 100, 20);
+  AddWindow(aggregate, 200, 20);
+  const std::optional<Report> r = aggregate.Result();
+  ASSERT_TRUE(r.has_value());
+  ASSERT_TRUE(r->coverage.has_value());
+  EXPECT_EQ(r->coverage->windows, 3);
+  EXPECT_EQ(r->coverage->traced_ns, 3 * 20 * 10'000'000LL);
+  EXPECT_EQ(r->coverage->span_ns, 220 * 10'000'000LL);
+
+  ASSERT_EQ(r->devices.size(), 1u);
+  const DeviceReport& d = r->devices[0];
+  int64_t steady = 0, busy = 0, idle = 0, steps = 0, kernels = 0;
+  for (int first : {0, 100, 200}) {
+    const Report w = MustAnalyze(Steps(first, 20), AnalysisOptions{});
+    steady += w.devices[0].PhaseNs(Phase::kSteady);
+    busy += w.devices[0].busy_ns;
+    idle += w.devices[0].idle_ns;
+    steps += w.devices[0].step_count;
+    kernels += w.devices[0].kernel_count;
+  }
+  EXPECT_EQ(d.PhaseNs(Phase::kSteady), steady);
+  EXPECT_EQ(d.busy_ns, busy);
+  EXPECT_EQ(d.idle_ns, idle);
+  EXPECT_EQ(d.idle.TotalNs(), d.idle_ns);
+  EXPECT_EQ(d.step_count, steps);
+  EXPECT_EQ(d.kernel_count, kernels);
+  // The invariant of the headline holds for the sums.
+  EXPECT_EQ(d.busy_ns + d.idle_ns + d.SteadyOneOffNs(), d.PhaseNs(Phase::kSteady));
+  EXPECT_EQ(r->steps.size(), static_cast<size_t>(steps));
+  EXPECT_FALSE(r->advice.empty());
+  EXPECT_EQ(r->advice[0].subcause, Subcause::kDataLoader);
+}
+
+TEST(WindowAggregate, SharesMatchTheWholeRunsTrace) {
+  const Report whole = MustAnalyze(Steps(0, 300), AnalysisOptions{});
+  WindowAggregate aggregate(AnalysisOptions{});
+  for (int first = 0; first < 300; first += 30) AddWindow(aggregate, first, 5);
+  const std::optional<Report> sampled = aggregate.Result();
+  ASSERT_TRUE(sampled.has_value());
+  for (Cause c : {Cause::kDataStarved, Cause::kLaunchBound, Cause::kSyncBound}) {
+    EXPECT_NEAR(Share(sampled->devices[0], c), Share(whole.devices[0], c), 0.05) << CauseName(c);
+  }
+}
+
+TEST(WindowAggregate, KeepsTheLongestGapsAndMergesOffendersAcrossWindows) {
+  AnalysisOptions options;
+  options.max_gap_records = 5;
+  options.max_offenders = 3;
+  WindowAggregate aggregate(options);
+  AddWindow(aggregate, 0, 10);
+  AddWindow(aggregate, 50, 10);
+  const Report one = MustAnalyze(Steps(0, 10), aggregate.WindowOptions());
+  const std::optional<Report> r = aggregate.Result();
+  ASSERT_TRUE(r.has_value());
+  ASSERT_EQ(r->longest_gaps.size(), 5u);
+  for (size_t i = 1; i < r->longest_gaps.size(); ++i) {
+    EXPECT_GE(r->longest_gaps[i - 1].end_ns - r->longest_gaps[i - 1].start_ns,
+              r->longest_gaps[i].end_ns - r->longest_gaps[i].start_ns);
+  }
+  ASSERT_FALSE(r->offenders.empty());
+  EXPECT_LE(r->offenders.size(), 3u);
+  // The same offender in both windows: one row with both windows' idle time and gaps.
+  ASSERT_FALSE(one.offenders.empty());
+  EXPECT_EQ(r->offenders[0].what, one.offenders[0].what);
+  EXPECT_EQ(r->offenders[0].idle_ns, 2 * one.offenders[0].idle_ns);
+  EXPECT_EQ(r->offenders[0].count, 2 * one.offenders[0].count);
+}
+
+TEST(WindowAggregate, LeavesTheWarmUpOutOfTheFirstWindowOnly) {
+  AnalysisOptions options;
+  options.skip_steps = 3;
+  WindowAggregate aggregate(options);
+  EXPECT_EQ(aggregate.WindowOptions().skip_steps, 3);
+  AddWindow(aggregate, 0, 10);
+  EXPECT_EQ(aggregate.WindowOptions().skip_steps, 0);
+  EXPECT_EQ(aggregate.Result()->options.skip_steps, 3);
+}
+
+TEST(WindowAggregate, AWindowWithoutActivityCountsAsTracedTime) {
+  WindowAggregate aggregate(AnalysisOptions{});
+  aggregate.Add(0, 1'000'000'000, nullptr);
+  EXPECT_FALSE(aggregate.Result().has_value());
+  AddWindow(aggregate, 1000, 10);
+  const std::optional<Report> r = aggregate.Result();
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->coverage->windows, 2);
+  EXPECT_EQ(r->coverage->traced_ns, 1'000'000'000 + 10 * 10'000'000LL);
+}
+
+TEST(WindowAggregate, WritersShowTheCoverageAndThePhaseSums) {
+  WindowAggregate aggregate(AnalysisOptions{});
+  AddWindow(aggregate, 0, 10);
+  AddWindow(aggregate, 90, 10);
+  const Report r = *aggregate.Result();
+  const std::string text = *FormatReport(r, "text");
+  EXPECT_THAT(text, HasSubstr("sampled: traced 20.0% of "));
+  EXPECT_THAT(text, HasSubstr("in 2 windows"));
+  const rapidjson::Document json = ::gpuidle::testing::Parse(*FormatReport(r, "json"));
+  ASSERT_TRUE(json.HasMember("coverage"));
+  EXPECT_EQ(json["coverage"]["windows"].GetInt64(), 2);
+  EXPECT_EQ(json["coverage"]["traced_ns"].GetInt64(), 200'000'000);
+  EXPECT_EQ(json["coverage"]["span_ns"].GetInt64(), 1'000'000'000);
+  // The steady phase's time is the windows' sum, not its span (which includes the pause).
+  const int64_t steady = r.devices[0].PhaseNs(Phase::kSteady);
+  EXPECT_LT(steady, r.devices[0].steady_end_ns - r.devices[0].steady_start_ns);
+  EXPECT_EQ(json["devices"][0]["phases"]["steady"]["ns"].GetInt64(), steady);
+  // An unsampled report has no coverage key.
+  EXPECT_THAT(*FormatReport(MustAnalyze(Steps(0, 10)), "json"),
+              ::testing::Not(HasSubstr("\"coverage\"")));
+}
+
+// Hours of windows: what the aggregate keeps stays bounded (steps, gaps, offenders, warnings).
+TEST(WindowAggregate, StaysBoundedOverThousandsOfWindows) {
+  AnalysisOptions options;
+  WindowAggregate aggregate(options);
+  Report window = MustAnalyze(Steps(0, 20), aggregate.WindowOptions());
+  for (int i = 0; i < 100; ++i) window.warnings.push_back("warning " + std::to_string(i % 7));
+  for (int w = 0; w < 2'000; ++w) {
+    const int64_t start = int64_t{w} * 10'000'000'000;  // a 200 ms window every 10 s
+    aggregate.Add(start, start + 200'000'000, &window);
+  }
+  const Report r = *aggregate.Result();
+  EXPECT_EQ(r.coverage->windows, 2'000);
+  EXPECT_EQ(r.steps.size(), Report::kMaxStepRows);
+  EXPECT_EQ(r.steps.size() + r.steps_not_listed, 2'000u * window.steps.size());
+  EXPECT_LE(r.longest_gaps.size(), static_cast<size_t>(options.max_gap_records));
+  EXPECT_LE(r.offenders.size(), static_cast<size_t>(options.max_offenders));
+  EXPECT_LE(r.warnings.size(), 100u);
+  EXPECT_EQ(r.devices.size(), 1u);
+  EXPECT_EQ(r.devices[0].step_count, 2'000 * window.devices[0].step_count);
+}
+
+}  // namespace
+}  // namespace gpuidle::internal
