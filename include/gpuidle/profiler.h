@@ -68,6 +68,22 @@ struct ProfilerOptions {
   // gpuidle run and LD_PRELOAD load gpuidle's Python layer into Python programs (DataLoader
   // marks, call sites, steps, host stacks); false leaves Python programs alone.  GPUIDLE_PYTHON
   bool python_integration = true;
+
+  // Sampled collection, for long jobs: record sample_window_ns of every sample_period_ns, with
+  // CUPTI detached in between; each window is analysed as it closes and the report aggregates
+  // them and states its coverage (Report::coverage). 0: record everything.  GPUIDLE_SAMPLE=W/P
+  int64_t sample_window_ns = 0;
+  int64_t sample_period_ns = 0;
+  // Every this often while collecting, the report of the windows closed so far: written to
+  // summary_path (replaced each time) or, without one, printed on stderr. Without sampling, the
+  // collection is then cut into windows of this length (nothing is left out).
+  int64_t summary_every_ns = 0;  //                                     GPUIDLE_SUMMARY_EVERY_S
+  std::string summary_path;      // same placeholders as report_path.   GPUIDLE_SUMMARY_FILE
+  // Prometheus text-format metrics (docs/METRICS.md), updated as windows close: a file replaced
+  // in place (node_exporter's textfile collector), and/or served on 127.0.0.1:metrics_port
+  // (plus LOCAL_RANK, so that the ranks of one host do not collide).  GPUIDLE_METRICS_FILE,
+  std::string metrics_path;  //                                          GPUIDLE_METRICS_PORT
+  int metrics_port = 0;
 };
 
 // The defaults overridden by the GPUIDLE_* environment variables. An unparsable value is an

@@ -146,6 +146,54 @@ absl::Status SkipSteps(absl::string_view value, ProfilerOptions* options) {
   return Count(value, kMaxSkipSteps, &options->analysis.skip_steps);
 }
 
+absl::Status Sample(absl::string_view value, ProfilerOptions* options) {
+  constexpr int64_t kSecond = 1'000'000'000;
+  const std::vector<absl::string_view> parts = absl::StrSplit(value, '/');
+  std::optional<int64_t> window, period;
+  if (parts.size() == 2) {
+    window = ParseDecimalToNs(absl::StripAsciiWhitespace(parts[0]), kSecond);
+    period = ParseDecimalToNs(absl::StripAsciiWhitespace(parts[1]), kSecond);
+  }
+  if (!window || !period || *window < kSecond / 10 || *window > *period ||
+      *period > 86'400 * kSecond) {
+    return Bad(
+        "must be W/P in seconds with 0.1 <= W <= P <= 86400 (\"10/100\": 10 s of every "
+        "100 s)");
+  }
+  options->sample_window_ns = *window;
+  options->sample_period_ns = *period;
+  return absl::OkStatus();
+}
+
+absl::Status SummaryEveryS(absl::string_view value, ProfilerOptions* options) {
+  const std::optional<int64_t> ns =
+      ParseDecimalToNs(absl::StripAsciiWhitespace(value), 1'000'000'000);
+  if (!ns || *ns < 1'000'000'000 || *ns > int64_t{86'400} * 1'000'000'000) {
+    return Bad("must be a number of seconds from 1 to 86400");
+  }
+  options->summary_every_ns = *ns;
+  return absl::OkStatus();
+}
+
+absl::Status SummaryFile(absl::string_view value, ProfilerOptions* options) {
+  if (absl::Status s = CheckOutputPattern(value); !s.ok()) return s;
+  options->summary_path = std::string(value);
+  return absl::OkStatus();
+}
+
+absl::Status MetricsFile(absl::string_view value, ProfilerOptions* options) {
+  if (absl::Status s = CheckOutputPattern(value); !s.ok()) return s;
+  options->metrics_path = std::string(value);
+  return absl::OkStatus();
+}
+
+absl::Status MetricsPort(absl::string_view value, ProfilerOptions* options) {
+  const std::optional<int64_t> n = Integer(value);
+  if (!n || *n < 1 || *n > 65535) return Bad("must be an integer from 1 to 65535");
+  options->metrics_port = static_cast<int>(*n);
+  return absl::OkStatus();
+}
+
 }  // namespace option_rules
 
 const SettingSpec* FindSettingByVariable(absl::string_view variable) {

@@ -54,6 +54,11 @@ absl::Status MaxGaps(absl::string_view value, ProfilerOptions* options);
 absl::Status SkipSteps(absl::string_view value, ProfilerOptions* options);
 absl::Status HostSampleMs(absl::string_view value, ProfilerOptions* options);
 absl::Status Python(absl::string_view value, ProfilerOptions* options);
+absl::Status Sample(absl::string_view value, ProfilerOptions* options);
+absl::Status SummaryEveryS(absl::string_view value, ProfilerOptions* options);
+absl::Status SummaryFile(absl::string_view value, ProfilerOptions* options);
+absl::Status MetricsFile(absl::string_view value, ProfilerOptions* options);
+absl::Status MetricsPort(absl::string_view value, ProfilerOptions* options);
 }  // namespace option_rules
 
 inline constexpr unsigned kEveryFrontEnd = kSettingEnvironment | kSettingRunFlag |
@@ -125,6 +130,28 @@ inline constexpr SettingSpec kSettingTable[] = {
      "leave Python programs alone (GPUIDLE_PYTHON=0): no DataLoader marks, call sites, optimizer "
      "steps or host stacks from Python",
      kSettingEnvironment | kSettingRunFlag, option_rules::Python},
+    {"GPUIDLE_SAMPLE", "--sample", "W/P", nullptr, "sample", SettingType::kString, "",
+     "every moment is recorded", "W/P in seconds, decimals allowed: 0.1 <= W <= P <= 86400",
+     "record W seconds of every P (CUPTI detached in between), for long jobs; the report sums "
+     "the windows and says how much it covers",
+     nullptr, kCollection, option_rules::Sample},
+    {"GPUIDLE_SUMMARY_EVERY_S", "--summary-every-s", "N", nullptr, "summary_every_s",
+     SettingType::kNumber, "", "no summaries while collecting",
+     "a number of seconds from 1 to 86400",
+     "every N seconds, the report so far: to --summary-file, else on standard error", nullptr,
+     kCollection, option_rules::SummaryEveryS},
+    {"GPUIDLE_SUMMARY_FILE", "--summary-file", "PATH", nullptr, "summary_file", SettingType::kPath,
+     "", "summaries on standard error", "a path, with the placeholders of --out",
+     "where the periodic summaries go (replaced each time; json for a .json name, else text)",
+     nullptr, kCollection, option_rules::SummaryFile},
+    {"GPUIDLE_METRICS_FILE", "--metrics-file", "PATH", nullptr, "metrics_file", SettingType::kPath,
+     "", "no metrics file", "a path, with the placeholders of --out",
+     "Prometheus metrics, replaced as windows close (node_exporter's textfile collector)", nullptr,
+     kCollection, option_rules::MetricsFile},
+    {"GPUIDLE_METRICS_PORT", "--metrics-port", "N", nullptr, "metrics_port", SettingType::kInteger,
+     "", "no metrics server", "an integer from 1 to 65535",
+     "serve Prometheus metrics on 127.0.0.1:N (N plus LOCAL_RANK where set)", nullptr, kCollection,
+     option_rules::MetricsPort},
 };
 
 inline constexpr size_t kSettingCount = std::size(kSettingTable);

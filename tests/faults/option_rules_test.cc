@@ -316,9 +316,11 @@ TEST(FaultSettings, TheTableCoversEverySettingWithEveryKindOfBadValue) {
     if (absl::StartsWith(c.value, "-")) k.insert("negative");
     if (c.value.size() >= 20 && absl::StrContains(c.value, "999")) k.insert("huge");
   }
-  const std::set<std::string> numbers = {
-      "LAUNCH_GAP_MAX_US", "DISPATCH_LATENCY_MAX_US", "MAX_GAPS", "SKIP_STEPS", "MAX_RECORDS",
-      "BUFFER_MB",         "HOST_SAMPLE_MS"};
+  const std::set<std::string> numbers = {"LAUNCH_GAP_MAX_US", "DISPATCH_LATENCY_MAX_US",
+                                         "MAX_GAPS",          "SKIP_STEPS",
+                                         "MAX_RECORDS",       "BUFFER_MB",
+                                         "HOST_SAMPLE_MS",    "SUMMARY_EVERY_S",
+                                         "METRICS_PORT"};
   for (const char* variable : kProfilerVariables) {
     const std::string option = std::string(variable).substr(std::string("GPUIDLE_").size());
     ASSERT_TRUE(kinds.count(option)) << variable << " has no case in option_rules.txt";

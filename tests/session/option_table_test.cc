@@ -29,12 +29,13 @@ using ::testing::HasSubstr;
 
 // Every field of ProfilerOptions that a setting controls, as text, to compare two of them.
 std::string Fields(const ProfilerOptions& o) {
-  return absl::StrCat(o.report_path, "|", o.report_format, "|", o.trace_path, "|", o.print_summary,
-                      "|", o.max_records, "|", o.buffer_pool_mb, "|", o.analysis.launch_gap_max_ns,
-                      "|", o.analysis.dispatch_latency_max_ns, "|",
-                      absl::StrJoin(o.analysis.data_range_patterns, ","), "|",
-                      o.analysis.max_gap_records, "|", o.analysis.skip_steps, "|",
-                      o.host_sample_period_ns, "|", o.python_integration);
+  return absl::StrCat(
+      o.report_path, "|", o.report_format, "|", o.trace_path, "|", o.print_summary, "|",
+      o.max_records, "|", o.buffer_pool_mb, "|", o.analysis.launch_gap_max_ns, "|",
+      o.analysis.dispatch_latency_max_ns, "|", absl::StrJoin(o.analysis.data_range_patterns, ","),
+      "|", o.analysis.max_gap_records, "|", o.analysis.skip_steps, "|", o.host_sample_period_ns,
+      "|", o.python_integration, "|", o.sample_window_ns, "/", o.sample_period_ns, "|",
+      o.summary_every_ns, "|", o.summary_path, "|", o.metrics_path, "|", o.metrics_port);
 }
 
 // A good value other than the default, for each setting.
@@ -52,7 +53,12 @@ const std::map<std::string, std::string>& OtherValues() {
                                              {"GPUIDLE_MAX_GAPS", "3"},
                                              {"GPUIDLE_SKIP_STEPS", "2"},
                                              {"GPUIDLE_HOST_SAMPLE_MS", "0"},
-                                             {"GPUIDLE_PYTHON", "0"}};
+                                             {"GPUIDLE_PYTHON", "0"},
+                                             {"GPUIDLE_SAMPLE", "10/100"},
+                                             {"GPUIDLE_SUMMARY_EVERY_S", "60"},
+                                             {"GPUIDLE_SUMMARY_FILE", "s.%p.json"},
+                                             {"GPUIDLE_METRICS_FILE", "m.%r.prom"},
+                                             {"GPUIDLE_METRICS_PORT", "9400"}};
   return *values;
 }
 

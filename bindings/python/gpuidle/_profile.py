@@ -53,13 +53,20 @@ class Profile:
         max_records: Optional[int] = None,
         buffer_mb: Optional[int] = None,
         host_sample_ms: Optional[float] = None,
+        sample: Optional[str] = None,
+        summary_every_s: Optional[float] = None,
+        summary_file: Optional[PathLike] = None,
+        metrics_file: Optional[PathLike] = None,
+        metrics_port: Optional[int] = None,
     ) -> None:
         settings = _options.settings(
             out=out, format=format, trace=trace, quiet=quiet,
             launch_gap_max_us=launch_gap_max_us, dispatch_latency_max_us=dispatch_latency_max_us,
             data_ranges=data_ranges, max_gaps=max_gaps, skip_steps=skip_steps,
             max_records=max_records,
-            buffer_mb=buffer_mb, host_sample_ms=host_sample_ms)
+            buffer_mb=buffer_mb, host_sample_ms=host_sample_ms, sample=sample,
+            summary_every_s=summary_every_s, summary_file=summary_file,
+            metrics_file=metrics_file, metrics_port=metrics_port)
         # Reads the GPUIDLE_* environment now, then the keywords over it (ValueError here for a
         # bad keyword; a bad environment variable is the one warning at start instead).
         self._native = _gpuidle.Profiler(settings)
@@ -289,6 +296,11 @@ def profile(
     max_records: Optional[int] = None,
     buffer_mb: Optional[int] = None,
     host_sample_ms: Optional[float] = None,
+    sample: Optional[str] = None,
+    summary_every_s: Optional[float] = None,
+    summary_file: Optional[PathLike] = None,
+    metrics_file: Optional[PathLike] = None,
+    metrics_port: Optional[int] = None,
 ) -> Profile: ...
 
 
@@ -329,6 +341,15 @@ def profile(out: Any = None, *args: Any, **kwargs: Any) -> Any:
         buffer_mb: CUPTI buffer memory in MiB, 1 to 4096 (default 64).
         host_sample_ms: sample the Python stacks of the launching threads every this many ms
             while they are away from CUDA for long (default 5; 0 turns it off).
+        sample: "W/P" in seconds: record W seconds of every P, CUPTI detached in between, for
+            long runs; the report sums the windows and states its coverage (default: record
+            everything).
+        summary_every_s: every this many seconds, the report of the windows closed so far, to
+            ``summary_file`` (replaced each time) or standard error.
+        summary_file: where the periodic summaries go (json for a ``.json`` name, else text).
+        metrics_file: Prometheus text-format metrics, replaced as windows close
+            (docs/METRICS.md).
+        metrics_port: serve the metrics on 127.0.0.1:N (N plus LOCAL_RANK where set).
 
     Raises:
         ValueError: a keyword has a bad value (TypeError: a wrong type). Nothing is raised when
