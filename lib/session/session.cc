@@ -14,10 +14,12 @@
 #include "collect/clock.h"
 #include "collect/collection.h"
 #include "collect/cuda_driver.h"
+#include "core/atomic_file.h"
 #include "core/output_file.h"
 #include "core/output_path.h"
 #include "core/status_macros.h"
 #include "gpuidle/analyze.h"
+#include "report/prometheus_writer.h"
 #include "report/trace_writer.h"
 #include "report/writer.h"
 
@@ -126,6 +128,7 @@ absl::Status Session::Start(const ProfilerOptions& options, const void* owner,
     samples_.Take();
     accepting_samples_ = options.host_sample_period_ns > 0;
   }
+  StartWindowsLocked();
   if (!exit_handler_registered_) {
     // Registered after the CUDA runtime's own exit handlers (it registers when the program's
     // kernels are registered, before main), so it runs before them: CUDA is still alive.
@@ -138,10 +141,25 @@ absl::Status Session::Start(const ProfilerOptions& options, const void* owner,
 
 absl::StatusOr<std::shared_ptr<const CollectionResult>> Session::Stop(const void* owner,
                                                                       CuptiAfterStop after) {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_lock<std::mutex> lock(mu_);
   if (owner_ == nullptr || owner_ != owner) {
     return absl::FailedPreconditionError("this profiler is not collecting");
   }
+  return StopHolding(lock, after);
+}
+
+absl::StatusOr<std::shared_ptr<const CollectionResult>> Session::StopHolding(
+    std::unique_lock<std::mutex>& lock, CuptiAfterStop after) {
+  if (windows_ != nullptr && windows_->thread.joinable()) {
+    // The window thread takes the lock to close and open windows: joined without it.
+    windows_->stop = true;
+    windows_->wake.notify_all();
+    std::thread thread = std::move(windows_->thread);
+    lock.unlock();
+    thread.join();
+    lock.lock();
+  }
+  if (owner_ == nullptr) return absl::FailedPreconditionError("gpuidle is not collecting");
   return StopLocked(after);
 }
 
@@ -155,10 +173,11 @@ absl::StatusOr<std::string> Session::WriteOutput(absl::string_view pattern,
   return WriteOutputFile(path, text, live);
 }
 
-absl::StatusOr<std::shared_ptr<const CollectionResult>> Session::StopLocked(CuptiAfterStop after) {
+absl::StatusOr<std::shared_ptr<CollectionResult>> Session::CloseCollectionLocked(
+    CuptiAfterStop after, const AnalysisOptions& analysis, bool* gpu_work) {
   auto result = std::make_shared<CollectionResult>();
   result->options = options_;
-  owner_ = nullptr;
+  result->options.analysis = analysis;
   recording_.store(false, std::memory_order_relaxed);
   HostSampleBuffer::Contents samples;
   {
@@ -177,8 +196,7 @@ absl::StatusOr<std::shared_ptr<const CollectionResult>> Session::StopLocked(Cupt
     return timeline.status();
   }
   result->timeline = *std::move(timeline);
-  HostSampleBuffer::MoveInto(std::move(samples), options_.analysis.launch_gap_max_ns,
-                             &result->timeline);
+  HostSampleBuffer::MoveInto(std::move(samples), analysis.launch_gap_max_ns, &result->timeline);
   TimelineInfo& info = result->timeline.info;
   const ProcessIdentity id = CurrentProcessIdentity();
   info.pid = id.pid;
@@ -189,42 +207,74 @@ absl::StatusOr<std::shared_ptr<const CollectionResult>> Session::StopLocked(Cupt
   if (id.rank_known && absl::SimpleAtoi(id.rank, &rank) && rank >= 0) info.rank = rank;
   if (std::optional<int> world = IntFromEnv("WORLD_SIZE")) info.world_size = world;
 
-  ProfilerOptions& o = options_;
-  absl::Status status;
   // A process that did no GPU work (a launcher, a compile worker, a `python -c` probe that
   // initialised CUDA) ends silently; one that did but left no record says so.
-  const bool gpu_work = DidGpuWork(result->timeline);
-  const std::optional<int> run_parent = IntFromEnv("GPUIDLE_RUN_PARENT");
-  const bool command_of_run = run_parent.has_value() && *run_parent == ::getppid();
+  *gpu_work = DidGpuWork(result->timeline);
+  if (!*gpu_work || !result->timeline.HasActivity()) return result;
+  const int64_t analysis_began = SteadyNowNs();
+  AnalysisOptions& o = result->options.analysis;
+  absl::StatusOr<Report> report = Analyze(result->timeline, o);
+  if (!report.ok() && absl::IsFailedPrecondition(report.status()) && o.skip_steps > 0) {
+    // Too few steps to leave the warm-up out: a report of the whole collection beats none.
+    Warn(absl::StrCat("warm-up steps not left out: ", report.status().message(),
+                      "; the report covers the whole collection"));
+    o.skip_steps = 0;
+    report = Analyze(result->timeline, o);
+  }
+  if (!report.ok()) {
+    Warn(absl::StrCat("analysis failed: ", report.status().message()));
+    return report.status();
+  }
+  report->inputs = {"live capture"};
+  result->report = *std::move(report);
+  result->cost.analysis_ns = SteadyNowNs() - analysis_began;
+  return result;
+}
+
+absl::StatusOr<std::shared_ptr<const CollectionResult>> Session::StopLocked(CuptiAfterStop after) {
+  owner_ = nullptr;
+  std::shared_ptr<CollectionResult> result;
+  bool gpu_work = false;
+  std::optional<Report> last_window_report;  // a sampled collection's: the trace draws its gaps
+  if (windows_ == nullptr) {
+    absl::StatusOr<std::shared_ptr<CollectionResult>> closed =
+        CloseCollectionLocked(after, options_.analysis, &gpu_work);
+    if (!closed.ok()) return closed.status();
+    result = *std::move(closed);
+  } else {
+    if (recording_.load(std::memory_order_relaxed)) CloseWindowLocked(after);
+    PublishWindowsLocked(/*summary=*/false);
+    std::unique_ptr<Windows> windows = std::move(windows_);
+    // The timeline (for the trace output) is the last window's with activity.
+    result =
+        windows->last != nullptr ? std::move(windows->last) : std::make_shared<CollectionResult>();
+    last_window_report = std::move(result->report);
+    result->options = options_;
+    result->report = windows->aggregate.Result();
+    if (result->report) result->report->inputs = {"live capture"};
+    gpu_work = windows->gpu_work;
+  }
   if (!gpu_work) {
-    if (command_of_run && o.print_summary) Note("no GPU work was recorded; no report");
-  } else if (!result->timeline.HasActivity()) {
+    const std::optional<int> run_parent = IntFromEnv("GPUIDLE_RUN_PARENT");
+    const bool command_of_run = run_parent.has_value() && *run_parent == ::getppid();
+    if (command_of_run && options_.print_summary) Note("no GPU work was recorded; no report");
+  } else if (!result->report) {
     const uint64_t lost = result->timeline.info.dropped_records.value_or(0);
-    if (o.print_summary) {
+    if (options_.print_summary) {
       Note(lost > 0
                ? absl::StrCat("no CUDA activity was recorded (", lost, " records lost); no report")
                : "no CUDA activity was recorded; no report");
     }
-  } else {
-    const int64_t analysis_began = SteadyNowNs();
-    absl::StatusOr<Report> report = Analyze(result->timeline, o.analysis);
-    if (!report.ok() && absl::IsFailedPrecondition(report.status()) && o.analysis.skip_steps > 0) {
-      // Too few steps to leave the warm-up out: a report of the whole collection beats none.
-      Warn(absl::StrCat("warm-up steps not left out: ", report.status().message(),
-                        "; the report covers the whole collection"));
-      o.analysis.skip_steps = 0;  // this finished collection's options (Start sets new ones)
-      result->options.analysis.skip_steps = 0;
-      report = Analyze(result->timeline, o.analysis);
-    }
-    if (!report.ok()) {
-      Warn(absl::StrCat("analysis failed: ", report.status().message()));
-      return report.status();
-    }
-    report->inputs = {"live capture"};
-    result->report = *std::move(report);
-    result->cost.analysis_ns = SteadyNowNs() - analysis_began;
   }
+  WriteOutputsLocked(gpu_work, last_window_report ? &*last_window_report : nullptr, result.get());
+  return std::shared_ptr<const CollectionResult>(std::move(result));
+}
+
+void Session::WriteOutputsLocked(bool gpu_work, const Report* window_report,
+                                 CollectionResult* result) {
   const int64_t output_began = SteadyNowNs();
+  const ProfilerOptions& o = options_;
+  absl::Status status;
   if (result->report && o.print_summary) {
     absl::StatusOr<std::string> text = FormatReport(*result->report, "text");
     if (text.ok()) WriteLine("", *text);
@@ -244,9 +294,11 @@ absl::StatusOr<std::shared_ptr<const CollectionResult>> Session::StopLocked(Cupt
     }
   }
   if (!o.trace_path.empty() && gpu_work && result->timeline.HasActivity()) {
-    absl::StatusOr<std::string> path = WriteOutput(
-        o.trace_path,
-        FormatGpuidleTrace(result->timeline, result->report ? &*result->report : nullptr));
+    const Report* drawn = window_report != nullptr ? window_report
+                          : result->report         ? &*result->report
+                                                   : nullptr;
+    absl::StatusOr<std::string> path =
+        WriteOutput(o.trace_path, FormatGpuidleTrace(result->timeline, drawn));
     if (path.ok()) {
       result->trace_path = *path;
       if (o.print_summary) Note(absl::StrCat("trace written to ", *path));
@@ -257,7 +309,6 @@ absl::StatusOr<std::shared_ptr<const CollectionResult>> Session::StopLocked(Cupt
   }
   result->output_status = status;
   result->cost.output_ns = SteadyNowNs() - output_began;
-  return std::shared_ptr<const CollectionResult>(std::move(result));
 }
 
 Session::State Session::CurrentState() const {
@@ -273,10 +324,10 @@ Session::State Session::CurrentState() const {
 }
 
 absl::Status Session::StopAny() {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_lock<std::mutex> lock(mu_);
   if (owner_ == nullptr) return absl::FailedPreconditionError("gpuidle is not collecting");
   absl::StatusOr<std::shared_ptr<const CollectionResult>> result =
-      StopLocked(CuptiAfterStop::kStayAttached);
+      StopHolding(lock, CuptiAfterStop::kStayAttached);
   return result.ok() ? (*result)->output_status : result.status();
 }
 
@@ -357,11 +408,167 @@ void HostSampleBuffer::MoveInto(Contents pending, int64_t launch_gap_max_ns, Tim
                    [](const HostSample& a, const HostSample& b) { return a.time_ns < b.time_ns; });
 }
 
+// --- sampled collection -------------------------------------------------------------------
+
+namespace {
+
+// Without sampling, summaries and metrics cut the collection into windows of this length (or of
+// the summary period), back to back: nothing is left out, and memory stays flat.
+constexpr int64_t kDefaultWindowNs = 60'000'000'000;
+
+std::chrono::nanoseconds Ns(int64_t ns) { return std::chrono::nanoseconds(ns); }
+
+}  // namespace
+
+void Session::StartWindowsLocked() {
+  const ProfilerOptions& o = options_;
+  const bool sampled = o.sample_window_ns > 0;
+  if (!sampled && o.summary_every_ns == 0 && o.metrics_path.empty() && o.metrics_port == 0) {
+    return;
+  }
+  auto w = std::make_unique<Windows>(o.analysis);
+  const int64_t back_to_back = o.summary_every_ns > 0 ? o.summary_every_ns : kDefaultWindowNs;
+  w->window = Ns(sampled ? o.sample_window_ns : back_to_back);
+  w->period = Ns(sampled ? o.sample_period_ns : back_to_back);
+  w->summary_every = Ns(o.summary_every_ns);
+  w->opened_at = Windows::Clock::now();
+  w->opened_at_ns = TimelineNowNs();
+  w->next_summary = w->opened_at + w->summary_every;
+  const ProcessIdentity id = CurrentProcessIdentity();
+  auto expand = [&](const std::string& pattern, const char* what) -> std::string {
+    if (pattern.empty()) return "";
+    absl::StatusOr<std::string> path = ExpandOutputPath(pattern, id);
+    if (!path.ok()) Warn(absl::StrCat(what, " not written: ", path.status().message()));
+    return path.ok() ? *path : "";
+  };
+  w->summary_path = expand(o.summary_path, "summaries");
+  w->metrics_path = expand(o.metrics_path, "metrics");
+  if (o.metrics_port > 0) {
+    // The ranks of one host each take their own port.
+    const int port = o.metrics_port + IntFromEnv("LOCAL_RANK").value_or(0);
+    absl::StatusOr<std::unique_ptr<MetricsServer>> server = MetricsServer::Start(port);
+    if (server.ok()) {
+      w->metrics = *std::move(server);
+    } else {
+      Warn(absl::StrCat("metrics not served on 127.0.0.1:", port, ": ", server.status().message()));
+    }
+  }
+  windows_ = std::move(w);
+  try {
+    windows_->thread = std::thread(&Session::RunWindows, this);
+  } catch (const std::system_error& e) {
+    // No thread: the collection goes on unsampled, as if nothing had been asked.
+    Warn(absl::StrCat("no thread for the sampled collection (", e.what(),
+                      "); recording everything instead"));
+    windows_.reset();
+  }
+}
+
+void Session::RunWindows() {
+  std::unique_lock<std::mutex> lock(mu_);
+  Windows& w = *windows_;  // windows_ lives until this thread is joined
+  while (!w.stop) {
+    const bool open = recording_.load(std::memory_order_relaxed);
+    Windows::Clock::time_point next = open ? w.opened_at + w.window : w.opened_at + w.period;
+    if (w.failed) next = Windows::Clock::time_point::max();
+    if (w.summary_every.count() > 0) next = std::min(next, w.next_summary);
+    w.wake.wait_until(lock, next, [&] { return w.stop; });
+    if (w.stop) break;
+    const Windows::Clock::time_point now = Windows::Clock::now();
+    bool closed = false;
+    if (open && now >= w.opened_at + w.window) {
+      const bool back_to_back = w.window == w.period;
+      // Back to back, CUPTI stays attached: the next window opens at once.
+      CloseWindowLocked(back_to_back ? CuptiAfterStop::kStayAttached : CuptiAfterStop::kDetach);
+      closed = true;
+      if (back_to_back) {
+        w.opened_at = now;
+        OpenWindowLocked();
+      }
+    } else if (!open && !w.failed && now >= w.opened_at + w.period) {
+      // Periods missed meanwhile (a long analysis) are skipped, not caught up.
+      while (w.opened_at + w.period <= now) w.opened_at += w.period;
+      OpenWindowLocked();
+    }
+    const bool summary_due = w.summary_every.count() > 0 && now >= w.next_summary;
+    if (summary_due) {
+      while (w.next_summary <= now) w.next_summary += w.summary_every;
+    }
+    if (closed || summary_due) PublishWindowsLocked(summary_due);
+  }
+}
+
+void Session::CloseWindowLocked(CuptiAfterStop after) {
+  Windows& w = *windows_;
+  const int64_t end_ns = TimelineNowNs();  // CUPTI's clock, read while it is attached
+  bool gpu_work = false;
+  absl::StatusOr<std::shared_ptr<CollectionResult>> closed =
+      CloseCollectionLocked(after, w.aggregate.WindowOptions(), &gpu_work);
+  w.gpu_work = w.gpu_work || gpu_work;
+  if (!closed.ok() || !(*closed)->report) {
+    w.aggregate.Add(w.opened_at_ns, end_ns, nullptr);
+    return;
+  }
+  w.aggregate.Add(w.opened_at_ns, end_ns, &*(*closed)->report);
+  w.last = *std::move(closed);
+}
+
+void Session::OpenWindowLocked() {
+  Windows& w = *windows_;
+  if (absl::Status s = StartCollection(CollectionSettingsFrom(options_)); !s.ok()) {
+    // Another tool took CUPTI between windows, or the GPU is gone: the report covers the
+    // windows so far.
+    Warn(absl::StrCat("sampled collection: window ", w.aggregate.windows() + 1,
+                      " could not start (", s.message(), "); the report covers ",
+                      w.aggregate.windows(), " windows"));
+    w.failed = true;
+    return;
+  }
+  w.opened_at_ns = TimelineNowNs();
+  recording_.store(true, std::memory_order_relaxed);
+  std::lock_guard<std::mutex> samples_lock(samples_mu_);
+  samples_.Take();
+  accepting_samples_ = options_.host_sample_period_ns > 0;
+}
+
+void Session::PublishWindowsLocked(bool summary) {
+  Windows& w = *windows_;
+  if (!summary && w.metrics == nullptr && w.metrics_path.empty()) return;
+  const std::optional<Report> report = w.aggregate.Result();
+  if (!report) return;
+  if (w.metrics != nullptr || !w.metrics_path.empty()) {
+    const ProcessIdentity id = CurrentProcessIdentity();
+    const std::string text = FormatPrometheusMetrics(
+        *report, MetricsLabels{id.host, id.rank_known ? id.rank : "", absl::StrCat(id.pid)});
+    if (w.metrics != nullptr) w.metrics->Publish(text);
+    if (!w.metrics_path.empty()) {
+      if (absl::Status s = WriteFileAtomically(w.metrics_path, text); !s.ok()) {
+        Warn(absl::StrCat("metrics file not written (no more tries): ", s.message()));
+        w.metrics_path.clear();
+      }
+    }
+  }
+  if (!summary) return;
+  if (w.summary_path.empty()) {
+    if (options_.print_summary) {
+      absl::StatusOr<std::string> text = FormatReport(*report, "text");
+      if (text.ok()) WriteLine("gpuidle: summary so far\n", *text);
+    }
+    return;
+  }
+  absl::StatusOr<std::string> text = FormatReport(*report, FormatForPath(w.summary_path));
+  absl::Status s = text.ok() ? WriteFileAtomically(w.summary_path, *text) : text.status();
+  if (!s.ok()) {
+    Warn(absl::StrCat("summary file not written (no more tries): ", s.message()));
+    w.summary_path.clear();
+  }
+}
+
 void Session::StopAtExit() {
   Session& s = Get();
-  std::lock_guard<std::mutex> lock(s.mu_);
+  std::unique_lock<std::mutex> lock(s.mu_);
   if (s.owner_ == nullptr || s.forked_child_) return;
-  s.StopLocked(CuptiAfterStop::kStayAttached).IgnoreError();
+  s.StopHolding(lock, CuptiAfterStop::kStayAttached).IgnoreError();
 }
 
 void Session::AfterForkInChild() {
@@ -374,6 +581,12 @@ void Session::AfterForkInChild() {
   s.forked_child_ = true;
   s.owner_ = nullptr;
   s.recording_.store(false, std::memory_order_relaxed);
+  if (s.windows_ != nullptr) {
+    // The parent's window thread and metrics server do not exist here: forgotten, never
+    // joined (destroying a joinable std::thread would end the child).
+    if (s.windows_->metrics != nullptr) s.windows_->metrics->AbandonAfterFork();
+    (void)s.windows_.release();
+  }
   AbandonCollectionAfterFork();
 }
 

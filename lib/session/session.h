@@ -6,11 +6,14 @@
 #define GPUIDLE_LIB_SESSION_SESSION_H_
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -18,10 +21,12 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "analysis/window_aggregate.h"
 #include "collect/collection.h"
 #include "gpuidle/profiler.h"
 #include "gpuidle/report.h"
 #include "model/timeline.h"
+#include "session/metrics_server.h"
 
 namespace gpuidle::internal {
 
@@ -122,8 +127,46 @@ class Session {
   static absl::StatusOr<std::string> WriteOutput(absl::string_view pattern, absl::string_view text);
 
  private:
+  // A sampled collection (ProfilerOptions::sample_*, summary_every_ns, the metrics): a thread of
+  // the session closes and opens the windows; each is analysed as it closes and folded into the
+  // aggregate (docs/INJECTION.md, "Long jobs").
+  struct Windows {
+    using Clock = std::chrono::steady_clock;
+    explicit Windows(const AnalysisOptions& analysis) : aggregate(analysis) {}
+    WindowAggregate aggregate;
+    Clock::duration window{}, period{}, summary_every{};
+    Clock::time_point opened_at, next_summary;
+    int64_t opened_at_ns = 0;  // on the timeline's clock
+    // The last window with a report: its timeline and own report make the trace output.
+    std::shared_ptr<CollectionResult> last;
+    bool gpu_work = false;
+    bool stop = false;
+    bool failed = false;  // a window could not be opened: no more are
+    std::condition_variable wake;
+    std::thread thread;
+    std::string summary_path, metrics_path;  // placeholders expanded
+    std::unique_ptr<MetricsServer> metrics;
+  };
+
   Session() = default;
+  // Stops the collection whose lock is held: the window thread first (lock released while it
+  // is joined), then StopLocked. FailedPrecondition when nothing collects (any more).
+  absl::StatusOr<std::shared_ptr<const CollectionResult>> StopHolding(
+      std::unique_lock<std::mutex>& lock, CuptiAfterStop after);
   absl::StatusOr<std::shared_ptr<const CollectionResult>> StopLocked(CuptiAfterStop after);
+  // Stops recording and analyses what was recorded with `analysis` (no outputs); gpu_work says
+  // whether the timeline shows GPU work of the process.
+  absl::StatusOr<std::shared_ptr<CollectionResult>> CloseCollectionLocked(
+      CuptiAfterStop after, const AnalysisOptions& analysis, bool* gpu_work);
+  void StartWindowsLocked();
+  void RunWindows();
+  void CloseWindowLocked(CuptiAfterStop after);
+  void OpenWindowLocked();
+  // The aggregate so far to the metrics file and port, and as a summary when asked.
+  void PublishWindowsLocked(bool summary);
+  // The summary, report and trace; the trace draws window_report's gaps where given (the last
+  // window of a sampled collection), else the result's.
+  void WriteOutputsLocked(bool gpu_work, const Report* window_report, CollectionResult* result);
   static void StopAtExit();
   static void AfterForkInChild();
 
@@ -139,6 +182,7 @@ class Session {
   ProfilerOptions options_;
   int64_t wall_clock_offset_ns_ = 0;
   int64_t start_cost_ns_ = 0;
+  std::unique_ptr<Windows> windows_;  // a sampled collection only
   bool forked_child_ = false;
   std::set<std::string> warned_;  // refusals already printed
   bool exit_handler_registered_ = false;
