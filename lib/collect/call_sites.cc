@@ -51,39 +51,72 @@ void SetSiteFunction(SiteFunction f) { provider.store(f, std::memory_order_relea
 
 SiteFunction CurrentCallSiteProvider() { return provider.load(std::memory_order_acquire); }
 
+namespace {
+std::atomic<uint64_t> next_log_id{1};
+}  // namespace
+
+CallSiteLog::CallSiteLog() : id_(next_log_id.fetch_add(1, std::memory_order_relaxed)) {}
+
+CallSiteLog::Shard& CallSiteLog::ThisThreadsShard() {
+  struct Cached {
+    uint64_t log = 0;
+    Shard* shard = nullptr;
+  };
+  thread_local Cached cached;
+  if (cached.log != id_) {
+    std::lock_guard<std::mutex> lock(shards_mu_);
+    shards_.push_back(std::make_unique<Shard>());
+    cached = Cached{id_, shards_.back().get()};
+  }
+  return *cached.shard;
+}
+
+bool CallSiteLog::Admit() {
+  if (used_.fetch_add(1, std::memory_order_relaxed) < limit_.load(std::memory_order_relaxed)) {
+    return true;
+  }
+  overflowed_.fetch_add(1, std::memory_order_relaxed);
+  return false;
+}
+
 void CallSiteLog::Reset(size_t limit) {
-  std::lock_guard<std::mutex> lock(mu_);
-  sites_.clear();
-  samples_.clear();
-  limit_ = limit;
-  overflowed_ = 0;
+  std::lock_guard<std::mutex> lock(shards_mu_);
+  for (const std::unique_ptr<Shard>& shard : shards_) {
+    std::lock_guard<std::mutex> shard_lock(shard->mu);
+    shard->sites.clear();
+    shard->samples.clear();
+  }
+  used_.store(0, std::memory_order_relaxed);
+  limit_.store(limit, std::memory_order_relaxed);
+  overflowed_.store(0, std::memory_order_relaxed);
 }
 
 void CallSiteLog::Add(uint64_t correlation_id, const char* site) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (sites_.size() + samples_.size() >= limit_) {
-    ++overflowed_;
-    return;
-  }
-  sites_.emplace_back(correlation_id, site);
+  if (!Admit()) return;
+  Shard& shard = ThisThreadsShard();
+  std::lock_guard<std::mutex> lock(shard.mu);
+  shard.sites.emplace_back(correlation_id, site);
 }
 
 void CallSiteLog::AddSample(uint64_t thread, int64_t at_ns, int64_t span_ns, const char* site) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (sites_.size() + samples_.size() >= limit_) {
-    ++overflowed_;
-    return;
-  }
-  samples_.push_back(Sample{thread, at_ns, span_ns, site});
+  if (!Admit()) return;
+  Shard& shard = ThisThreadsShard();
+  std::lock_guard<std::mutex> lock(shard.mu);
+  shard.samples.push_back(Sample{thread, at_ns, span_ns, site});
 }
 
 void CallSiteLog::MoveInto(Timeline* timeline) {
   std::vector<std::pair<uint64_t, const char*>> sites;
   std::vector<Sample> samples;
   {
-    std::lock_guard<std::mutex> lock(mu_);
-    sites.swap(sites_);
-    samples.swap(samples_);
+    std::lock_guard<std::mutex> lock(shards_mu_);
+    for (const std::unique_ptr<Shard>& shard : shards_) {
+      std::lock_guard<std::mutex> shard_lock(shard->mu);
+      sites.insert(sites.end(), shard->sites.begin(), shard->sites.end());
+      samples.insert(samples.end(), shard->samples.begin(), shard->samples.end());
+      shard->sites = {};
+      shard->samples = {};
+    }
   }
   // Sites repeat (a training loop calls from the same lines): intern each pointer once.
   absl::flat_hash_map<const char*, StringId> names;
@@ -133,9 +166,6 @@ void CallSiteLog::MoveInto(Timeline* timeline) {
   }
 }
 
-uint64_t CallSiteLog::overflowed() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return overflowed_;
-}
+uint64_t CallSiteLog::overflowed() const { return overflowed_.load(std::memory_order_relaxed); }
 
 }  // namespace gpuidle::internal

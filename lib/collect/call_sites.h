@@ -7,7 +7,9 @@
 #ifndef GPUIDLE_LIB_COLLECT_CALL_SITES_H_
 #define GPUIDLE_LIB_COLLECT_CALL_SITES_H_
 
+#include <atomic>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <utility>
 #include <vector>
@@ -21,8 +23,12 @@ using SiteFunction = const char* (*)();
 void SetSiteFunction(SiteFunction f);
 SiteFunction CurrentCallSiteProvider();
 
+// Written at CUDA calls on the program's threads, so no lock is shared between them: each thread
+// appends to a shard of its own (its lock is taken by another thread only when a collection
+// stops or starts).
 class CallSiteLog {
  public:
+  CallSiteLog();
   // Keeps at most `limit` sites (bounded memory on long runs); counts the rest.
   void Reset(size_t limit);
   void Add(uint64_t correlation_id, const char* site);
@@ -38,17 +44,28 @@ class CallSiteLog {
   uint64_t overflowed() const;
 
  private:
-  mutable std::mutex mu_;
-  std::vector<std::pair<uint64_t, const char*>> sites_;
   struct Sample {
     uint64_t thread;
     int64_t at_ns;
     int64_t span_ns;
     const char* site;
   };
-  std::vector<Sample> samples_;
-  size_t limit_ = 0;
-  uint64_t overflowed_ = 0;
+  struct Shard {
+    std::mutex mu;
+    std::vector<std::pair<uint64_t, const char*>> sites;
+    std::vector<Sample> samples;
+  };
+  // This thread's shard, made on its first call (the only time shards_mu_ is taken then).
+  Shard& ThisThreadsShard();
+  // Whether one more entry fits under the limit (else it is counted).
+  bool Admit();
+
+  const uint64_t id_;  // tells a thread's cached shard of this log from one of an earlier log
+  std::atomic<size_t> used_{0};
+  std::atomic<size_t> limit_{0};
+  std::atomic<uint64_t> overflowed_{0};
+  std::mutex shards_mu_;
+  std::vector<std::unique_ptr<Shard>> shards_;  // never shrinks: threads keep pointers to them
 };
 
 }  // namespace gpuidle::internal
