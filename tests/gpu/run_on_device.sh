@@ -67,6 +67,9 @@ build_python_package() {
     cmake --build "$pybuild" -j "$(nproc)"; } >>"$out/logs/python_build.log" 2>&1
   echo "python package build: exit $? ($(python3 --version))" | tee -a "$log"
   python_package_built=1
+  # The module finds its libgpuidle.so through RUNPATH, which LD_LIBRARY_PATH (the bundle's lib,
+  # built here earlier and perhaps from other sources) overrides: the package's own goes first.
+  export LD_LIBRARY_PATH=$pybuild/lib:$LD_LIBRARY_PATH
 }
 
 if [[ $parts == *" scenarios "* ]]; then

@@ -113,8 +113,13 @@ for ((r = 1; r <= repeats; ++r)); do
     fi
     pythonpath=${PYTHONPATH:-}
     [[ -n $leave_out && -n ${PROBE_PYTHONPATH:-} ]] && pythonpath=$PROBE_PYTHONPATH
+    # The package's own libgpuidle.so first: a library on the path built from other sources (the
+    # device bundle's) would otherwise be loaded by the module in its place.
+    libpath=$LD_LIBRARY_PATH
+    [[ -n $pythonpath && -d $pythonpath/../lib ]] && libpath=$(cd "$pythonpath/../lib" && pwd):$libpath
     t0=$SECONDS
-    PYTHONPATH=$pythonpath GPUIDLE_BENCH_LEAVE_OUT=$leave_out "${pin[@]}" timeout "$limit" \
+    LD_LIBRARY_PATH=$libpath PYTHONPATH=$pythonpath GPUIDLE_BENCH_LEAVE_OUT=$leave_out \
+      "${pin[@]}" timeout "$limit" \
       "$python" "$here/profile_overhead.py" "${args[@]}" >"$out/$name.log" 2>&1
     rc=$?
     line=$(grep '^result' "$out/$name.log" | tail -1)
