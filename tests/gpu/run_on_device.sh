@@ -219,7 +219,7 @@ if [[ $parts == *" profile-overhead "* ]]; then
     GPUIDLE_BARE_CUPTI=$b/lib/libgpuidle_bare_cupti.so WORKLOADS=${WORKLOADS-} \
     PROFILERS=${PROFILERS-} LEAVE_OUTS=${LEAVE_OUTS-} LEAVE_OUT_WORKLOADS=${LEAVE_OUT_WORKLOADS-} \
     PO_ROUNDS=${PO_ROUNDS-} PO_STEPS=${PO_STEPS-} PO_WINDOW=${PO_WINDOW-} \
-    PO_DURATION=${PO_DURATION-} PO_BUDGET_S=${PO_BUDGET_S:-$((po_budget > 60 ? po_budget : 60))} \
+    PO_DURATION=${PO_DURATION-} PO_COMPARE_FULL=${PO_COMPARE_FULL-} PO_BUDGET_S=${PO_BUDGET_S:-$((po_budget > 60 ? po_budget : 60))} \
     tests/benchmarks/python/run_profile_overhead.sh "${PO_REPEATS:-1}" >"$out/profile_overhead.log" 2>&1
   echo "profile overhead benchmark: exit $?" | tee -a "$log"
   sed -n '/^wall time/,$p' "$out/profile_overhead.log"

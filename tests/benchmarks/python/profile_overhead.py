@@ -321,6 +321,9 @@ def main():
                         help="steps per round (default: the workload's steps_per_round)")
     parser.add_argument("--window", default="1/10",
                         help="gpuidle-sampled: sample='W/P', W seconds collected every P")
+    parser.add_argument("--compare-full", type=float, default=0, metavar="SECONDS",
+                        help="--duration with gpuidle-sampled: then trace the same loop in full "
+                             "for SECONDS and compare the cause shares")
     parser.add_argument("--duration", type=float, default=0, metavar="SECONDS",
                         help="steps/s over SECONDS untraced, then SECONDS under one profile")
     parser.add_argument("--save-report", metavar="PATH",
@@ -418,6 +421,16 @@ def duration_mode(args, torch, step, profiler, head):
         if args.save_report and report is not None:
             report.save(args.save_report, overwrite=True)
             print(f"report written to {args.save_report}")
+        if profiler.sampled and args.compare_full > 0 and report is not None:
+            # The same run, traced in full for a while: the sampled shares should match it.
+            full = Gpuidle()
+            timed_duration(torch, step, args.compare_full, full)
+            print("full trace of the same run:", flush=True)
+            print_shares(full.p.report)
+            worst = max(abs(s - full.p.report.devices[0].cause_shares[c]) * 100
+                        for c, s in report.devices[0].cause_shares.items())
+            print(f"shares_vs_full max_difference_points={worst:.2f} "
+                  f"{'PASS' if worst <= 5 else 'FAIL'} (<= 5)", flush=True)
     print(f"result {head} duration_s={d:g} untraced_steps={n_u} traced_steps={n_t} "
           f"untraced_steps_per_s={sps_u:.3f} traced_steps_per_s={sps_t:.3f} "
           f"ratio={sps_u / sps_t:.4f} start_ms={start_ms:.1f} stop_ms={stop_ms:.1f}", flush=True)

@@ -23,6 +23,8 @@
 #   PO_WINDOW   gpuidle-sampled's sample="W/P" (1/10)
 #   PO_DURATION seconds: duration mode instead (steps/s untraced, then under one profile;
 #               gpuidle's idle shares by cause in the logs, its reports beside them)
+#   PO_COMPARE_FULL seconds: with PO_DURATION, each gpuidle-sampled process then traces the
+#               same loop in full that long and compares the cause shares (within 5 points)
 #   PO_BUDGET_S no process starts after this many seconds (420), so that the table comes
 #   GPUIDLE_BARE_CUPTI  libgpuidle_bare_cupti.so for bare and bare-timed
 #
@@ -108,8 +110,9 @@ for ((r = 1; r <= repeats; ++r)); do
     limit=150
     if [[ $duration != 0 ]]; then
       args+=(--duration "$duration")
+      [[ $p == gpuidle-sampled && -n ${PO_COMPARE_FULL:-} ]] && args+=(--compare-full "$PO_COMPARE_FULL")
       [[ $p == gpuidle* ]] && args+=(--save-report "$out/$name.report.json")
-      limit=$(awk -v d="$duration" 'BEGIN { printf "%d", 2 * d + 120 }')
+      limit=$(awk -v d="$duration" -v f="${PO_COMPARE_FULL:-0}" 'BEGIN { printf "%d", 2 * d + f + 120 }')
     fi
     pythonpath=${PYTHONPATH:-}
     [[ -n $leave_out && -n ${PROBE_PYTHONPATH:-} ]] && pythonpath=$PROBE_PYTHONPATH
