@@ -130,6 +130,16 @@ class NativeReport {
     ThrowIfCannotSave(status);
   }
 
+  // A sampled collection's windows ({windows, traced_ns, span_ns}); None for any other report.
+  std::optional<py::dict> Coverage() const {
+    if (!report_.coverage.has_value()) return std::nullopt;
+    py::dict d;
+    d["windows"] = report_.coverage->windows;
+    d["traced_ns"] = report_.coverage->traced_ns;
+    d["span_ns"] = report_.coverage->span_ns;
+    return d;
+  }
+
  private:
   Report report_;
 };
@@ -478,7 +488,9 @@ PYBIND11_MODULE(_gpuidle, m) {
       .def("format", &NativeReport::Format, py::arg("format"),
            "The report as \"text\" or \"json\" (ValueError for another format).")
       .def("save", &NativeReport::Save, py::arg("path"), py::arg("format"), py::arg("overwrite"),
-           "Writes the report by gpuidle's output rules; FileExistsError unless overwrite.");
+           "Writes the report by gpuidle's output rules; FileExistsError unless overwrite.")
+      .def_property_readonly("coverage", &NativeReport::Coverage,
+                             "A sampled collection's windows, traced_ns and span_ns; else None.");
 
   m.def("analyze", &Analyze, py::arg("paths"), py::arg("settings"),
         "Analyses the trace files of one job.");

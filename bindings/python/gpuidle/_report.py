@@ -110,8 +110,11 @@ class DeviceReport(_Idle):
 
     @property
     def steady_ns(self) -> int:
-        """The steady state's length: busy_ns + idle_ns + steady_one_off_ns."""
-        return self.steady_end_ns - self.steady_start_ns
+        """The steady state's length: busy_ns + idle_ns + steady_one_off_ns. In a sampled
+        report (:attr:`Report.coverage`) the windows' steady states summed, not the span from
+        steady_start_ns to steady_end_ns, which runs over the time between the windows."""
+        phase_ns = getattr(self, "_steady_phase_ns", None)  # set by reports read from JSON
+        return self.steady_end_ns - self.steady_start_ns if phase_ns is None else phase_ns
 
     @property
     def steady_one_off_ns(self) -> int:
@@ -213,8 +216,39 @@ def _device(d: dict[str, Any]) -> DeviceReport:
     one_off = [OneOffTime(phase=p, kind=part["kind"], ns=part["ns"], count=part["count"],
                           evidence=part["evidence"])
                for p in PHASES for part in phases[p]["parts"]]
-    return _pick(DeviceReport, d, start_up_ns=phases["start_up"]["ns"],
-                 wind_down_ns=phases["wind_down"]["ns"], one_off=one_off)
+    device = _pick(DeviceReport, d, start_up_ns=phases["start_up"]["ns"],
+                   wind_down_ns=phases["wind_down"]["ns"], one_off=one_off)
+    # The steady state's time, which in a sampled report is not its span: kept off the fields,
+    # so that dataclasses.asdict() and == see the report's figures only.
+    object.__setattr__(device, "_steady_phase_ns", phases["steady"]["ns"])
+    return device
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """Which part of the run a sampled collection (``profile(sample="W/P")``) traced: its
+    report's figures are sums over the windows, not over the whole run."""
+
+    windows: int  #: traced windows
+    traced_ns: int  #: the windows' lengths, summed
+    span_ns: int  #: from the first window's start to the last one's end
+
+    @property
+    def traced_s(self) -> float:
+        return self.traced_ns / 1e9
+
+    @property
+    def span_s(self) -> float:
+        return self.span_ns / 1e9
+
+    @property
+    def traced_share(self) -> float:
+        """traced_ns over span_ns (0..1; 0 for an empty span)."""
+        return _share(self.traced_ns, self.span_ns)
+
+    def __str__(self) -> str:
+        return (f"sampled {self.traced_share:.1%} of {self.span_s:.1f} s in {self.windows} "
+                f"window{'' if self.windows == 1 else 's'}")
 
 
 @dataclass(frozen=True, eq=False)
@@ -249,6 +283,8 @@ class Report:
     dropped_records: Optional[int]  #: None when unknown
     zero_timestamp_records: int
     record_limit_reached: bool  #: a live capture stopped at its record limit
+    #: a sampled collection's windows (its figures sum them); None for any other report
+    coverage: Optional[Coverage]
     options: dict[str, Any] = field(repr=False)  #: the analysis thresholds used
     _native: Any = field(repr=False)
     _data: dict[str, Any] = field(repr=False)
@@ -275,6 +311,7 @@ class Report:
             dropped_records=c["dropped_records"],
             zero_timestamp_records=c["zero_timestamp_records"],
             record_limit_reached=c["record_limit_reached"],
+            coverage=_pick(Coverage, data["coverage"]) if data.get("coverage") else None,
             options=data.get("options", {}),
             _native=native,
             _data=data,
@@ -368,7 +405,8 @@ class Report:
     def __repr__(self) -> str:
         devices = ", ".join(
             f"{d.label} idle {d.idle_share:.1%} ({d.dominant})" for d in self.devices) or "no devices"
-        return f"<gpuidle.Report {self.source}: {devices}>"
+        sampled = f"; {self.coverage}" if self.coverage is not None else ""
+        return f"<gpuidle.Report {self.source}: {devices}{sampled}>"
 
     def _repr_html_(self) -> str:
         return _html(self)
@@ -477,11 +515,13 @@ def _html(r: Report) -> str:
         phases.append(f"wind-down {_ms(r.wind_down_ns)} ms")
     phase_line = (f'<div>{" &middot; ".join(e(p) for p in phases)}</div>' if phases else "")
     warnings = "".join(f"<li>{e(w)}</li>" for w in r.warnings)
+    sampled = (f'<div>{e(str(r.coverage))} (figures sum the windows)</div>'
+               if r.coverage is not None else "")
     return (
         '<div class="gpuidle-report" style="font-family:system-ui,sans-serif;font-size:13px">'
         '<div style="font-weight:600;font-size:14px">gpuidle: why the GPU was idle</div>'
         f'<div style="color:#555">{e(r.source)} &middot; window {_ms(r.window_ns)} ms &middot; '
-        f'records: {e(records)}</div>{unused}{phase_line}'
+        f'records: {e(records)}</div>{sampled}{unused}{phase_line}'
         + (f'<div style="color:#a00">warnings<ul style="margin:2px 0">{warnings}</ul></div>'
            if warnings else "") +
         '<table style="border-collapse:collapse;margin-top:4px"><thead><tr>'
