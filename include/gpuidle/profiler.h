@@ -72,8 +72,11 @@ struct ProfilerOptions {
   // Sampled collection, for long jobs: record sample_window_ns of every sample_period_ns, with
   // CUPTI detached in between; each window is analysed as it closes and the report aggregates
   // them and states its coverage (Report::coverage). 0: record everything.  GPUIDLE_SAMPLE=W/P
+  // The first window may be longer (sample_first_window_ns; 0: as the others). "auto", the
+  // default of gpuidle run and LD_PRELOAD: the first 60 s whole, then 1 s of every 40 s.
   int64_t sample_window_ns = 0;
   int64_t sample_period_ns = 0;
+  int64_t sample_first_window_ns = 0;
   // Every this often while collecting, the report of the windows closed so far: written to
   // summary_path (replaced each time) or, without one, printed on stderr. Without sampling, the
   // collection is then cut into windows of this length (nothing is left out).

@@ -126,6 +126,8 @@ void WindowAggregate::Add(int64_t start_ns, int64_t end_ns, const Report* window
   ++coverage_.windows;
   coverage_.traced_ns += std::max<int64_t>(0, end_ns - start_ns);
   coverage_.span_ns = std::max<int64_t>(0, end_ns - first_start_ns_);
+  if (coverage_.windows == 1 && window != nullptr) first_ = *window;
+  if (coverage_.windows == 2) first_.reset();
   if (window == nullptr) return;
   const Report& w = *window;
   if (!sum_.has_value()) {
@@ -175,12 +177,13 @@ void WindowAggregate::Add(int64_t start_ns, int64_t end_ns, const Report* window
 
 std::optional<Report> WindowAggregate::Result() const {
   if (!sum_.has_value()) return std::nullopt;
-  Report r = *sum_;
+  Report r = first_.has_value() ? *first_ : *sum_;
   r.options = options_;
-  r.coverage = coverage_;
+  if (!first_.has_value()) r.coverage = coverage_;
   if (r.offenders.size() > static_cast<size_t>(std::max(options_.max_offenders, 0))) {
     r.offenders.resize(static_cast<size_t>(std::max(options_.max_offenders, 0)));
   }
+  if (first_.has_value()) return r;
   // Unused overall: visible, and idle in every window.
   for (int u : unused_) {
     const bool used = std::any_of(r.devices.begin(), r.devices.end(),

@@ -29,7 +29,8 @@ class WindowAggregate {
   void Add(int64_t start_ns, int64_t end_ns, const Report* window);
 
   int64_t windows() const { return coverage_.windows; }
-  // The aggregate of the windows so far; nullopt while none had activity.
+  // The aggregate of the windows so far; nullopt while none had activity. After one window, that
+  // window's report (no coverage: nothing was left out).
   std::optional<Report> Result() const;
 
  private:
@@ -39,7 +40,10 @@ class WindowAggregate {
   Coverage coverage_;
   int64_t first_start_ns_ = 0;
   std::optional<Report> sum_;  // advice, unused devices and the cut of the lists: in Result()
-  std::vector<int> unused_;    // visible devices unused in some window
+  // The first window's report as it was: a run that ended within its first window is reported
+  // exactly as an unsampled collection would be.
+  std::optional<Report> first_;
+  std::vector<int> unused_;  // visible devices unused in some window
 };
 
 }  // namespace gpuidle::internal

@@ -24,6 +24,7 @@
 #include "collect/nvtx_capture.h"
 #include "gpuidle/export.h"
 #include "gpuidle/profiler.h"
+#include "session/option_table.h"
 #include "session/profiler_options.h"
 #include "session/python_site.h"
 #include "session/session.h"
@@ -86,6 +87,11 @@ void StartFromInjection(absl::string_view how) {
   if (!options.ok()) {
     Warn(absl::StrCat(options.status().message(), "; gpuidle is off, the program runs as usual"));
     return;
+  }
+  // Long jobs: unless GPUIDLE_SAMPLE says otherwise, a run longer than a minute is sampled from
+  // then on (session/option_table.h, kAutoSample*); a shorter one is recorded whole.
+  if (const char* sample = std::getenv("GPUIDLE_SAMPLE"); sample == nullptr || *sample == '\0') {
+    option_rules::Sample("auto", &*options).IgnoreError();
   }
   // Session::Start warns on failure.
   Session::Get().Start(*options, kInjectionOwner, how).IgnoreError();

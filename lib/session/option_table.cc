@@ -148,6 +148,17 @@ absl::Status SkipSteps(absl::string_view value, ProfilerOptions* options) {
 
 absl::Status Sample(absl::string_view value, ProfilerOptions* options) {
   constexpr int64_t kSecond = 1'000'000'000;
+  const std::string word = absl::AsciiStrToLower(absl::StripAsciiWhitespace(value));
+  if (word == "all") {
+    options->sample_window_ns = options->sample_period_ns = options->sample_first_window_ns = 0;
+    return absl::OkStatus();
+  }
+  if (word == "auto") {
+    options->sample_first_window_ns = kAutoSampleFirstWindowNs;
+    options->sample_window_ns = kAutoSampleWindowNs;
+    options->sample_period_ns = kAutoSamplePeriodNs;
+    return absl::OkStatus();
+  }
   const std::vector<absl::string_view> parts = absl::StrSplit(value, '/');
   std::optional<int64_t> window, period;
   if (parts.size() == 2) {
@@ -162,6 +173,7 @@ absl::Status Sample(absl::string_view value, ProfilerOptions* options) {
   }
   options->sample_window_ns = *window;
   options->sample_period_ns = *period;
+  options->sample_first_window_ns = 0;
   return absl::OkStatus();
 }
 

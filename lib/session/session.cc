@@ -429,6 +429,8 @@ void Session::StartWindowsLocked() {
   auto w = std::make_unique<Windows>(o.analysis);
   const int64_t back_to_back = o.summary_every_ns > 0 ? o.summary_every_ns : kDefaultWindowNs;
   w->window = Ns(sampled ? o.sample_window_ns : back_to_back);
+  w->first_window =
+      sampled && o.sample_first_window_ns > 0 ? Ns(o.sample_first_window_ns) : w->window;
   w->period = Ns(sampled ? o.sample_period_ns : back_to_back);
   w->summary_every = Ns(o.summary_every_ns);
   w->opened_at = Windows::Clock::now();
@@ -469,15 +471,18 @@ void Session::RunWindows() {
   Windows& w = *windows_;  // windows_ lives until this thread is joined
   while (!w.stop) {
     const bool open = recording_.load(std::memory_order_relaxed);
-    Windows::Clock::time_point next = open ? w.opened_at + w.window : w.opened_at + w.period;
+    const Windows::Clock::duration window = w.aggregate.windows() == 0 ? w.first_window : w.window;
+    Windows::Clock::time_point next = open ? w.opened_at + window : w.opened_at + w.period;
     if (w.failed) next = Windows::Clock::time_point::max();
     if (w.summary_every.count() > 0) next = std::min(next, w.next_summary);
     w.wake.wait_until(lock, next, [&] { return w.stop; });
     if (w.stop) break;
     const Windows::Clock::time_point now = Windows::Clock::now();
     bool closed = false;
-    if (open && now >= w.opened_at + w.window) {
+    if (open && now >= w.opened_at + window) {
       const bool back_to_back = w.window == w.period;
+      // After a longer first window, the next opens a pause (period - window) later.
+      if (window != w.window) w.opened_at = now - w.window;
       // Back to back, CUPTI stays attached: the next window opens at once.
       CloseWindowLocked(back_to_back ? CuptiAfterStop::kStayAttached : CuptiAfterStop::kDetach);
       closed = true;

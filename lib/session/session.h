@@ -134,7 +134,7 @@ class Session {
     using Clock = std::chrono::steady_clock;
     explicit Windows(const AnalysisOptions& analysis) : aggregate(analysis) {}
     WindowAggregate aggregate;
-    Clock::duration window{}, period{}, summary_every{};
+    Clock::duration first_window{}, window{}, period{}, summary_every{};
     Clock::time_point opened_at, next_summary;
     int64_t opened_at_ns = 0;  // on the timeline's clock
     // The last window with a report: its timeline and own report make the trace output.

@@ -101,6 +101,18 @@ TEST(WindowAggregate, SharesMatchTheWholeRunsTrace) {
   }
 }
 
+TEST(WindowAggregate, ARunThatEndsInItsFirstWindowIsReportedAsIfUnsampled) {
+  AnalysisOptions options;
+  options.max_offenders = 2;
+  WindowAggregate aggregate(options);
+  AddWindow(aggregate, 0, 30);
+  const std::optional<Report> r = aggregate.Result();
+  ASSERT_TRUE(r.has_value());
+  EXPECT_FALSE(r->coverage.has_value());
+  EXPECT_EQ(*FormatReport(*r, "json"), *FormatReport(MustAnalyze(Steps(0, 30), options), "json"));
+  EXPECT_EQ(*FormatReport(*r, "text"), *FormatReport(MustAnalyze(Steps(0, 30), options), "text"));
+}
+
 TEST(WindowAggregate, KeepsTheLongestGapsAndMergesOffendersAcrossWindows) {
   AnalysisOptions options;
   options.max_gap_records = 5;
@@ -140,10 +152,11 @@ TEST(WindowAggregate, AWindowWithoutActivityCountsAsTracedTime) {
   aggregate.Add(0, 1'000'000'000, nullptr);
   EXPECT_FALSE(aggregate.Result().has_value());
   AddWindow(aggregate, 1000, 10);
+  AddWindow(aggregate, 2000, 10);
   const std::optional<Report> r = aggregate.Result();
   ASSERT_TRUE(r.has_value());
-  EXPECT_EQ(r->coverage->windows, 2);
-  EXPECT_EQ(r->coverage->traced_ns, 1'000'000'000 + 10 * 10'000'000LL);
+  EXPECT_EQ(r->coverage->windows, 3);
+  EXPECT_EQ(r->coverage->traced_ns, 1'000'000'000 + 2 * 10 * 10'000'000LL);
 }
 
 TEST(WindowAggregate, WritersShowTheCoverageAndThePhaseSums) {
