@@ -6,7 +6,7 @@
 // bounded lists (steps, gaps, offenders, warnings) are full.
 //
 //   build/bin/window_memory_benchmark [--trace PATH] [--windows 2000] [--every 100]
-//                                     [--distinct 1] [--max-growth-mb 5]
+//                                     [--distinct 1] [--max-growth-mb 5] [--metrics-out PATH]
 //
 // Each window's timestamps are moved on by a period (10 s windows of every 100 s), and with
 // --distinct 1 (the default) its offenders and a warning are named apart from every other
@@ -57,6 +57,7 @@ struct Flags {
   int64_t every = 100;
   bool distinct = true;
   double max_growth_mb = 5;
+  std::string metrics_out;  // where to leave the last metrics text ("": nowhere)
 };
 
 bool ParseFlags(int argc, char** argv, Flags* flags) {
@@ -67,6 +68,8 @@ bool ParseFlags(int argc, char** argv, Flags* flags) {
     int64_t n = 0;
     if (name == "--trace") {
       flags->trace = value;
+    } else if (name == "--metrics-out") {
+      flags->metrics_out = value;
     } else if (name == "--windows" && absl::SimpleAtoi(value, &n) && n >= 10) {
       flags->windows = n;
     } else if (name == "--every" && absl::SimpleAtoi(value, &n) && n >= 1) {
@@ -115,6 +118,7 @@ int Run(const Flags& flags) {
   const double rss_first = ResidentMb();
   int64_t replayed_ns = 0, kernels = 0;
   size_t metrics_bytes = 0, summary_bytes = 0;
+  std::string metrics;
   std::printf("trace %s\n", flags.trace.c_str());
   std::printf("%8s %9s %8s %10s %6s %9s %8s %13s\n", "window", "rss_mb", "steps", "unlisted",
               "gaps", "offenders", "warnings", "metrics_bytes");
@@ -141,7 +145,8 @@ int Run(const Flags& flags) {
     const std::optional<Report> result = aggregate.Result();
     if (!result) continue;
     if (steps_full_at == 0 && result->steps.size() >= Report::kMaxStepRows) steps_full_at = i + 1;
-    metrics_bytes = FormatPrometheusMetrics(*result, labels).size();
+    metrics = FormatPrometheusMetrics(*result, labels);
+    metrics_bytes = metrics.size();
     const bool report_now = (i + 1) % flags.every == 0 || i + 1 == flags.windows;
     if (!report_now) continue;
     absl::StatusOr<std::string> summary = FormatReport(*result, "json");
@@ -161,6 +166,7 @@ int Run(const Flags& flags) {
                 metrics_bytes);
   }
   const std::optional<Report> result = aggregate.Result();
+  if (!flags.metrics_out.empty()) std::ofstream(flags.metrics_out) << metrics;
   const double hours = static_cast<double>(flags.windows * kPeriodNs) / (3600.0 * kSecondNs);
   std::printf(
       "windows=%lld replayed_ms_per_window=%.1f kernels_per_window=%lld "
@@ -203,7 +209,7 @@ int main(int argc, char** argv) {
   if (!gpuidle::internal::ParseFlags(argc, argv, &flags)) {
     std::fprintf(stderr,
                  "usage: window_memory_benchmark [--trace PATH] [--windows N>=10] [--every K] "
-                 "[--distinct 0|1] [--max-growth-mb MB]\n");
+                 "[--distinct 0|1] [--max-growth-mb MB] [--metrics-out PATH]\n");
     return 2;
   }
   return gpuidle::internal::Run(flags);

@@ -8,7 +8,7 @@
 #   here:   tests/gpu/make_device_bundle.sh
 #   device: run(carry [".devbundle", ".devdeps"],
 #               "tests/gpu/run_on_device.sh [scenarios] [overhead] [python] [python-overhead] [probe]
-#                [unchanged] [faults] [package] [profile-overhead]")
+#                [unchanged] [faults] [package] [profile-overhead] [sampled]")
 #
 # With no argument it runs scenarios and overhead; one call may last 10 minutes at most, so a
 # round runs the parts as separate calls on the same warm machine. `python` builds the Python
@@ -21,6 +21,8 @@
 # `unchanged` builds the same package (if `python` has not) and profiles the real-client
 # programs of examples/python/unchanged/ (transformers Trainer, Lightning, JAX, CuPy,
 # torch.compile) with no change to their code, then tests/gpu/python/check_unchanged.py.
+# `sampled` builds the same package and proves sampled collection (tests/gpu/python/
+# sampled_collection.py: windows, summaries, metrics file and port, shares against a full trace).
 # `faults` runs the fault matrix's GPU rows (docs/RELIABILITY.md; it builds the same package for
 # its gpuidle.profile() rows) and prints one PASS/FAIL/SKIP line per row.
 set -uo pipefail
@@ -179,6 +181,18 @@ if [[ $parts == *" python "* ]]; then
   # needs a probe build: GPUIDLE_BENCH_LEAVE_OUT=detach, lib/collect/collector_probes.h).
   timeout 180 python3 tests/gpu/python/repeated_profiles.py 2>&1 | grep -v '^gpuidle: ' |
     tail -2 | tee -a "$log"
+fi
+
+# Sampled collection (issue 15): a tiny MLP trains ~20 s under gpuidle.profile(sample="1/4") with
+# summaries, a metrics file and a scrape port, then in full; PASS/FAIL lines and the table in
+# $out/sampled.md, the summaries and metrics files in python/sampled/ of results.tar.gz.
+if [[ $parts == *" sampled "* ]]; then
+  build_python_package
+  mkdir -p "$out/python/sampled"
+  PYTHONPATH=$pybuild/python timeout 300 python3 tests/gpu/python/sampled_collection.py \
+    --out "$out/python/sampled" >"$out/sampled.md" 2>"$out/logs/sampled.stderr.log"
+  echo "sampled collection: exit $?" | tee -a "$log"
+  grep -E '^(FAIL|sampled collection:)' "$out/sampled.md" | tee -a "$log"
 fi
 
 # The Python package's overhead (needs the package that `python` built on this machine).
