@@ -305,9 +305,11 @@ class NativeProfiler {
     const ProfileCost c = profiler_ != nullptr ? profiler_->cost() : ProfileCost{};
     py::dict parts;
     for (const auto& [name, ns] :
-         {std::pair{"start", c.start_ns}, std::pair{"flush", c.flush_ns},
-          std::pair{"build", c.build_ns}, std::pair{"detach", c.detach_ns},
-          std::pair{"analysis", c.analysis_ns}, std::pair{"output", c.output_ns}}) {
+         {std::pair{"start", c.start_ns}, std::pair{"attach", c.attach_ns},
+          std::pair{"kinds", c.kinds_ns}, std::pair{"calls", c.calls_ns},
+          std::pair{"flush", c.flush_ns}, std::pair{"build", c.build_ns},
+          std::pair{"detach", c.detach_ns}, std::pair{"analysis", c.analysis_ns},
+          std::pair{"output", c.output_ns}}) {
       parts[name] = static_cast<double>(ns) / 1e6;
     }
     return parts;

@@ -96,7 +96,10 @@ GPUIDLE_EXPORT absl::StatusOr<ProfilerOptions> ProfilerOptionsFromEnvironment();
 // What the last profile cost the program, part by part (monotonic clock). Start and stop are
 // paid however short the profile, so gpuidle says what they took.
 struct ProfileCost {
-  int64_t start_ns = 0;     // CUPTI loaded, checked, subscribed and recording
+  int64_t start_ns = 0;     // CUPTI loaded, checked, subscribed and recording; of which:
+  int64_t attach_ns = 0;    //   CUPTI claimed (subscriber, buffer callbacks, decode thread)
+  int64_t kinds_ns = 0;     //   its activity kinds enabled
+  int64_t calls_ns = 0;     //   the callbacks of the timed calls enabled
   int64_t flush_ns = 0;     // recording stopped: CUPTI's buffers flushed and decoded
   int64_t build_ns = 0;     // the timeline built from the records
   int64_t detach_ns = 0;    // CUPTI detached (0 when it stays attached)

@@ -15,14 +15,14 @@ absl::Status PrepareCollection() {
   return CollectorProbesFromEnvironment().status();
 }
 
-absl::Status StartCollection(const CollectionSettings& settings) {
+absl::Status StartCollection(const CollectionSettings& settings, StartCost* cost) {
   GPUIDLE_ASSIGN_OR_RETURN(const CuptiApi* api, LoadCupti());
   CollectorOptions options;
   options.buffer_bytes = settings.buffer_bytes;
   options.buffer_count = settings.buffer_count;
   options.max_records = settings.max_records;
   GPUIDLE_ASSIGN_OR_RETURN(options.probes, CollectorProbesFromEnvironment());
-  return Collector::Get().Start(*api, options);
+  return Collector::Get().Start(*api, options, cost);
 }
 
 absl::StatusOr<Timeline> StopCollection(CuptiAfterStop after, StopCost* cost) {

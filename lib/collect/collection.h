@@ -35,9 +35,16 @@ bool CollectionSupported();
 // own, so that an unusable CUPTI or setting is said before the GPU check.
 absl::Status PrepareCollection();
 
+// How long the parts of a start took (steady clock).
+struct StartCost {
+  int64_t attach_ns = 0;  // subscribing (claiming CUPTI), the buffer callbacks, the decode thread
+  int64_t kinds_ns = 0;   // enabling the activity kinds
+  int64_t calls_ns = 0;   // enabling the callbacks of the timed calls
+};
 // After PrepareCollection: takes CUPTI and starts recording. Unavailable with CUPTI's reason when
-// it refuses (no driver or GPU, another tool subscribed, ...); nothing stays enabled then.
-absl::Status StartCollection(const CollectionSettings& settings);
+// it refuses (no driver or GPU, another tool subscribed, ...); nothing stays enabled then. Fills
+// *cost when given.
+absl::Status StartCollection(const CollectionSettings& settings, StartCost* cost = nullptr);
 // How long the parts of a stop took (steady clock), so that gpuidle can say what a profile cost.
 struct StopCost {
   int64_t flush_ns = 0;   // disabling the kinds, CUPTI's forced flush, the last decode

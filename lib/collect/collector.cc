@@ -396,9 +396,12 @@ void Collector::ThreadsAwayFromCuda(int64_t now_ns, int64_t min_away_ns,
   state_->timer.ThreadsAwayFromCuda(now_ns, min_away_ns, threads);
 }
 
-absl::Status Collector::Start(const CuptiApi& api, const CollectorOptions& options) {
+absl::Status Collector::Start(const CuptiApi& api, const CollectorOptions& options,
+                              StartCost* cost) {
   CollectorState& s = *state_;
   if (s.collecting.load()) return absl::FailedPreconditionError("already collecting");
+  StartCost spent;
+  int64_t part_start = SteadyNowNs();
   s.probes = options.probes;
   s.driver = options.driver;
   s.api = &api;
@@ -436,12 +439,17 @@ absl::Status Collector::Start(const CuptiApi& api, const CollectorOptions& optio
     return give_up(w);
   }
   s.disabled = false;
+  spent.attach_ns = SteadyNowNs() - part_start;
+  part_start = SteadyNowNs();
   if (absl::Status kinds = s.EnableActivityKinds(api); !kinds.ok()) {
     s.DisableRecording();
     s.worker.Stop();
     return give_up(kinds);
   }
+  spent.kinds_ns = SteadyNowNs() - part_start;
+  part_start = SteadyNowNs();
   s.EnableApiCalls(api);
+  spent.calls_ns = SteadyNowNs() - part_start;
   // Hand buffers over at least every second so long runs are decoded as they go.
   if (!s.probes.LeavesOut(kPartFlushPeriod)) {
     s.NoteFailure(CuptiStatus(api, api.ActivityFlushPeriod(1000), "setting the flush period"));
@@ -450,6 +458,7 @@ absl::Status Collector::Start(const CuptiApi& api, const CollectorOptions& optio
   HostRangeRecorder::Get().SetLimit(std::min(
       HostRangeRecorder::kDefaultLimit, static_cast<size_t>(std::max<int64_t>(s.max_records, 1))));
   HostRangeRecorder::Get().SetRecording(true);
+  if (cost != nullptr) *cost = spent;
   return absl::OkStatus();
 }
 

@@ -59,7 +59,8 @@ class Collector {
   // driver or GPU, another tool subscribed, ...) or ResourceExhausted when no decode thread can
   // be created; nothing stays enabled then. A CUPTI call that fails without stopping the
   // collection (an optional record kind, a callback id) becomes a warning of the timeline.
-  absl::Status Start(const CuptiApi& api, const CollectorOptions& options);
+  absl::Status Start(const CuptiApi& api, const CollectorOptions& options,
+                     StartCost* cost = nullptr);
   // Disables recording, flushes CUPTI, waits until every buffer is decoded, releases CUPTI and
   // returns the timeline (host ranges included). With kDetach, CUPTI is then detached from the
   // process when that is safe (every buffer back, the driver's callback came).

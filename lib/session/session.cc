@@ -114,10 +114,15 @@ absl::Status Session::Start(const ProfilerOptions& options, const void* owner,
   // Then the GPU, checked as every way in checks it, before CUPTI would fail with
   // CUPTI_ERROR_UNKNOWN and say nothing of why.
   if (absl::Status gpu = CheckForNvidiaGpu(); !gpu.ok()) return refuse(gpu);
-  if (absl::Status s = StartCollection(CollectionSettingsFrom(options)); !s.ok()) {
+  StartCost start_cost;
+  if (absl::Status s = StartCollection(CollectionSettingsFrom(options), &start_cost); !s.ok()) {
     return refuse(s);
   }
-  start_cost_ns_ = SteadyNowNs() - start_began;
+  start_cost_ = ProfileCost{};
+  start_cost_.start_ns = SteadyNowNs() - start_began;
+  start_cost_.attach_ns = start_cost.attach_ns;
+  start_cost_.kinds_ns = start_cost.kinds_ns;
+  start_cost_.calls_ns = start_cost.calls_ns;
   recording_.store(true, std::memory_order_relaxed);
   owner_ = owner;
   started_by_ = std::string(how);
@@ -185,7 +190,7 @@ absl::StatusOr<std::shared_ptr<CollectionResult>> Session::CloseCollectionLocked
     accepting_samples_ = false;
     samples = samples_.Take();
   }
-  result->cost.start_ns = start_cost_ns_;
+  result->cost = start_cost_;
   StopCost stop_cost;
   absl::StatusOr<Timeline> timeline = StopCollection(after, &stop_cost);
   result->cost.flush_ns = stop_cost.flush_ns;

@@ -181,7 +181,7 @@ class Session {
   std::string started_by_;       // "the C++ API", "LD_PRELOAD", ...
   ProfilerOptions options_;
   int64_t wall_clock_offset_ns_ = 0;
-  int64_t start_cost_ns_ = 0;
+  ProfileCost start_cost_;            // the start's part of the cost
   std::unique_ptr<Windows> windows_;  // a sampled collection only
   bool forked_child_ = false;
   std::set<std::string> warned_;  // refusals already printed

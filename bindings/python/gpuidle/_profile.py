@@ -102,8 +102,9 @@ class Profile:
 
     @property
     def cost(self) -> dict[str, float]:
-        """What the last collection's start and stop cost, in milliseconds: ``start``, ``flush``,
-        ``build``, ``detach``, ``analysis``, ``output`` (zeros before the first stop)."""
+        """What the last collection's start and stop cost, in milliseconds: ``start`` (of which
+        ``attach``, ``kinds``, ``calls``), ``flush``, ``build``, ``detach``, ``analysis``,
+        ``output`` (zeros before the first stop)."""
         return dict(self._native.cost)
 
     # --- start / stop ---------------------------------------------------------------------------
