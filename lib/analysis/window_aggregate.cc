@@ -147,8 +147,8 @@ void WindowAggregate::Add(int64_t start_ns, int64_t end_ns, const Report* window
   for (const DeviceReport& d : w.devices) AddDevice(d);
   s.window_end_ns = w.window_end_ns;
   for (const StepReport& step : w.steps) {
-    if (s.steps.size() < Report::kMaxStepRows) {
-      s.steps.push_back(step);
+    if (steps_.size() < Report::kMaxStepRows) {
+      steps_.push_back(step);
     } else {
       ++s.steps_not_listed;
     }
@@ -175,9 +175,11 @@ void WindowAggregate::Add(int64_t start_ns, int64_t end_ns, const Report* window
   s.record_limit_reached = s.record_limit_reached || w.record_limit_reached;
 }
 
-std::optional<Report> WindowAggregate::Result() const {
+std::optional<Report> WindowAggregate::Result(bool with_steps) const {
   if (!sum_.has_value()) return std::nullopt;
   Report r = first_.has_value() ? *first_ : *sum_;
+  if (!first_.has_value() && with_steps) r.steps = steps_;
+  if (!with_steps) r.steps.clear();
   r.options = options_;
   if (!first_.has_value()) r.coverage = coverage_;
   if (r.offenders.size() > static_cast<size_t>(std::max(options_.max_offenders, 0))) {

@@ -30,8 +30,9 @@ class WindowAggregate {
 
   int64_t windows() const { return coverage_.windows; }
   // The aggregate of the windows so far; nullopt while none had activity. After one window, that
-  // window's report (no coverage: nothing was left out).
-  std::optional<Report> Result() const;
+  // window's report (no coverage: nothing was left out). Without steps (the metrics' view, as
+  // each window closes), the step rows are not copied.
+  std::optional<Report> Result(bool with_steps = true) const;
 
  private:
   void AddDevice(const DeviceReport& w);
@@ -43,7 +44,8 @@ class WindowAggregate {
   // The first window's report as it was: a run that ended within its first window is reported
   // exactly as an unsampled collection would be.
   std::optional<Report> first_;
-  std::vector<int> unused_;  // visible devices unused in some window
+  std::vector<StepReport> steps_;  // the aggregate's step rows (at most Report::kMaxStepRows)
+  std::vector<int> unused_;        // visible devices unused in some window
 };
 
 }  // namespace gpuidle::internal

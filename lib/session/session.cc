@@ -248,7 +248,8 @@ absl::StatusOr<std::shared_ptr<const CollectionResult>> Session::StopLocked(Cupt
     result = *std::move(closed);
   } else {
     if (recording_.load(std::memory_order_relaxed)) CloseWindowLocked(after);
-    PublishWindowsLocked(/*summary=*/false);
+    // The summary file ends with the whole collection's report (stderr gets it below anyway).
+    PublishWindowsLocked(/*summary=*/!windows_->summary_path.empty());
     std::unique_ptr<Windows> windows = std::move(windows_);
     // The timeline (for the trace output) is the last window's with activity.
     result =
@@ -544,7 +545,8 @@ void Session::OpenWindowLocked() {
 void Session::PublishWindowsLocked(bool summary) {
   Windows& w = *windows_;
   if (!summary && w.metrics == nullptr && w.metrics_path.empty()) return;
-  const std::optional<Report> report = w.aggregate.Result();
+  // Metrics need no step rows: only a summary copies them.
+  const std::optional<Report> report = w.aggregate.Result(/*with_steps=*/summary);
   if (!report) return;
   if (w.metrics != nullptr || !w.metrics_path.empty()) {
     const ProcessIdentity id = CurrentProcessIdentity();

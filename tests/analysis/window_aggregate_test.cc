@@ -200,6 +200,10 @@ TEST(WindowAggregate, StaysBoundedOverThousandsOfWindows) {
   EXPECT_LE(r.warnings.size(), 100u);
   EXPECT_EQ(r.devices.size(), 1u);
   EXPECT_EQ(r.devices[0].step_count, 2'000 * window.devices[0].step_count);
+  // The metrics' view: the same figures without the step rows.
+  const Report metrics = *aggregate.Result(/*with_steps=*/false);
+  EXPECT_TRUE(metrics.steps.empty());
+  EXPECT_EQ(metrics.devices[0].idle_ns, r.devices[0].idle_ns);
 }
 
 }  // namespace
