@@ -64,8 +64,13 @@ build_python_package() {
           -DZLIB_LIBRARY="$(ls /usr/lib/x86_64-linux-gnu/libz.so.1 /lib/x86_64-linux-gnu/libz.so.1 2>/dev/null | head -1)")
   fi
   export CMAKE_PREFIX_PATH=$root/.devdeps/usr
+  # PY_PROBES=1: the package with the collector's probes (a product build otherwise; without
+  # GPUIDLE_BENCH_* variables a probe build collects as the product does), one build for a round
+  # that also prices collector parts.
+  local probes=()
+  [[ ${PY_PROBES:-} == 1 ]] && probes=(-DGPUIDLE_COLLECTOR_PROBES=ON)
   { cmake -S . -B "$pybuild" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUIDLE_BUILD_TESTS=OFF \
-      -DGPUIDLE_BUILD_EXAMPLES=OFF -DPython3_EXECUTABLE="$py" "${zlib[@]}" &&
+      -DGPUIDLE_BUILD_EXAMPLES=OFF -DPython3_EXECUTABLE="$py" "${zlib[@]}" "${probes[@]}" &&
     cmake --build "$pybuild" -j "$(nproc)"; } >>"$out/logs/python_build.log" 2>&1
   echo "python package build: exit $? ($(python3 --version))" | tee -a "$log"
   python_package_built=1
@@ -220,7 +225,9 @@ fi
 if [[ $parts == *" profile-overhead "* ]]; then
   build_python_package
   probe_path=
-  if [[ -n ${LEAVE_OUTS:-} ]]; then
+  if [[ -n ${LEAVE_OUTS:-} && ${PY_PROBES:-} == 1 ]]; then
+    probe_path=$pybuild/python
+  elif [[ -n ${LEAVE_OUTS:-} ]]; then
     { cmake -S . -B /tmp/gpuidle-pybuild-probes -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
         -DGPUIDLE_BUILD_TESTS=OFF -DGPUIDLE_BUILD_EXAMPLES=OFF -DGPUIDLE_COLLECTOR_PROBES=ON \
         -DPython3_EXECUTABLE="$py" "${zlib[@]}" &&
