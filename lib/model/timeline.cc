@@ -2,16 +2,17 @@
 
 #include <algorithm>
 #include <limits>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "model/stable_sort.h"
 
 namespace gpuidle::internal {
 namespace {
 
 template <typename T>
 void SortByStart(std::vector<T>& v) {
-  std::stable_sort(v.begin(), v.end(),
-                   [](const T& a, const T& b) { return a.start_ns < b.start_ns; });
+  StableSortByKey(v, [](const T& x) { return x.start_ns; });
 }
 
 bool WithinTimeLimits(int64_t start, int64_t end) {
@@ -66,19 +67,21 @@ uint64_t EraseEventsUnless(Timeline& t, const Keep& keep) {
 // The time invariants of timeline.h. One pass over the events when they hold, as they do for
 // every sound trace; the median only where the events spread too far.
 void EnforceTimeInvariants(Timeline& t) {
-  const uint64_t out_of_range = EraseEventsUnless(t, WithinTimeLimits);
+  // The span of the events kept, found in the same pass.
+  int64_t lo = std::numeric_limits<int64_t>::max();
+  int64_t hi = std::numeric_limits<int64_t>::min();
+  const uint64_t out_of_range = EraseEventsUnless(t, [&](int64_t start, int64_t end) {
+    if (!WithinTimeLimits(start, end)) return false;
+    lo = std::min(lo, start);
+    hi = std::max(hi, end);
+    return true;
+  });
   if (out_of_range != 0) {
     t.info.warnings.push_back(absl::StrCat(
         "skipped ", out_of_range,
         " events whose times are out of range (a time stamp before -2^60 ns or from 2^63 - 2^60 "
         "ns on, an end before the start, or a duration over 2^52 ns)"));
   }
-  int64_t lo = std::numeric_limits<int64_t>::max();
-  int64_t hi = std::numeric_limits<int64_t>::min();
-  ForEachEvent(t, [&](int64_t start, int64_t end) {
-    lo = std::min(lo, start);
-    hi = std::max(hi, end);
-  });
   // Both in [kMinTimeNs, kMaxTimeNs): the difference fits.
   if (lo > hi || hi - lo <= kMaxTimelineSpanNs) {
     return;
@@ -107,8 +110,7 @@ void Timeline::Finalize() {
   for (DeviceTimeline& d : devices) SortByStart(d.ops);
   SortByStart(calls);
   SortByStart(ranges);
-  std::stable_sort(samples.begin(), samples.end(),
-                   [](const HostSample& a, const HostSample& b) { return a.time_ns < b.time_ns; });
+  StableSortByKey(samples, [](const HostSample& x) { return x.time_ns; });
 }
 
 bool Timeline::HasActivity() const {
