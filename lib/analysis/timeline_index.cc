@@ -5,6 +5,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "model/correlation_index.h"
 
 namespace gpuidle::internal {
 namespace {
@@ -38,16 +39,17 @@ TimelineIndex::TimelineIndex(const Timeline& timeline, const AnalysisOptions& op
     : timeline_(timeline),
       framework_ops_(timeline, [](const Range& r) { return r.kind == RangeKind::kFrameworkOp; }),
       python_frames_(timeline, [](const Range& r) { return r.kind == RangeKind::kPython; }) {
-  absl::flat_hash_map<uint64_t, int32_t> call_by_correlation;
-  call_by_correlation.reserve(timeline.calls.size());
-  for (size_t i = 0; i < timeline.calls.size(); ++i) {
-    const HostCall& c = timeline.calls[i];
-    if (c.correlation_id != kNoCorrelation) {
-      call_by_correlation.emplace(c.correlation_id, static_cast<int32_t>(i));
+  const CorrelationIndex call_by_correlation(timeline.calls);
+  // Consecutive launches mostly come from one thread: look its list up once per run of them.
+  std::vector<int64_t>* launch_starts = nullptr;
+  uint64_t launch_thread = 0;
+  for (const HostCall& c : timeline.calls) {
+    if (c.category != CallCategory::kLaunch) continue;
+    if (launch_starts == nullptr || c.thread != launch_thread) {
+      launch_starts = &launch_starts_by_thread_[c.thread];  // rehashes only here
+      launch_thread = c.thread;
     }
-    if (c.category == CallCategory::kLaunch) {
-      launch_starts_by_thread_[c.thread].push_back(c.start_ns);  // sorted: calls are
-    }
+    launch_starts->push_back(c.start_ns);  // sorted: calls are
   }
   call_copy_kind_.assign(timeline.calls.size(), CopyKind::kUnknown);
   issuing_call_.resize(timeline.devices.size());
@@ -56,11 +58,10 @@ TimelineIndex::TimelineIndex(const Timeline& timeline, const AnalysisOptions& op
     std::vector<int32_t>& calls = issuing_call_[d];
     calls.assign(ops.size(), -1);
     for (size_t i = 0; i < ops.size(); ++i) {
-      if (ops[i].correlation_id == kNoCorrelation) continue;
-      auto it = call_by_correlation.find(ops[i].correlation_id);
-      if (it == call_by_correlation.end()) continue;
-      calls[i] = it->second;
-      if (ops[i].kind == OpKind::kMemcpy) call_copy_kind_[it->second] = ops[i].copy_kind;
+      const int32_t call = call_by_correlation.Find(ops[i].correlation_id);
+      if (call == CorrelationIndex::kNone) continue;
+      calls[i] = call;
+      if (ops[i].kind == OpKind::kMemcpy) call_copy_kind_[call] = ops[i].copy_kind;
     }
   }
   // Name matching once per distinct name, not per range.

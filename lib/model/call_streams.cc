@@ -1,6 +1,7 @@
 #include "model/call_streams.h"
 
 #include "absl/container/flat_hash_map.h"
+#include "model/correlation_index.h"
 
 namespace gpuidle::internal {
 namespace {
@@ -14,12 +15,7 @@ bool Known(const std::optional<int64_t>& stream) {
 void AttachCallStreams(const std::vector<CallStreams>& records, Timeline* timeline,
                        const std::vector<EventRecordStream>& event_records) {
   if (records.empty()) return;
-  absl::flat_hash_map<uint64_t, size_t> by_correlation;
-  for (size_t i = 0; i < timeline->calls.size(); ++i) {
-    if (timeline->calls[i].correlation_id != kNoCorrelation) {
-      by_correlation.emplace(timeline->calls[i].correlation_id, i);
-    }
-  }
+  const CorrelationIndex by_correlation(timeline->calls);
   // cudaEventRecord correlation -> the stream the event was recorded on.
   absl::flat_hash_map<uint64_t, int64_t> recorded_on;
   for (const EventRecordStream& e : event_records) {
@@ -33,9 +29,9 @@ void AttachCallStreams(const std::vector<CallStreams>& records, Timeline* timeli
     }
   }
   for (const CallStreams& s : records) {
-    auto it = by_correlation.find(s.correlation);
-    if (it == by_correlation.end()) continue;
-    HostCall& c = timeline->calls[it->second];
+    const int32_t call = by_correlation.Find(s.correlation);
+    if (call == CorrelationIndex::kNone) continue;
+    HostCall& c = timeline->calls[call];
     if (Known(s.stream)) c.stream = static_cast<uint32_t>(*s.stream);
     if (Known(s.wait_on_stream)) {
       c.peer_stream = static_cast<uint32_t>(*s.wait_on_stream);
@@ -43,10 +39,9 @@ void AttachCallStreams(const std::vector<CallStreams>& records, Timeline* timeli
       auto recorded = recorded_on.find(s.event_record_correlation);
       if (recorded != recorded_on.end()) {
         c.peer_stream = static_cast<uint32_t>(recorded->second);
-      } else if (auto record = by_correlation.find(s.event_record_correlation);
-                 record != by_correlation.end() &&
-                 timeline->calls[record->second].stream != kNoStream) {
-        c.peer_stream = timeline->calls[record->second].stream;
+      } else if (const int32_t record = by_correlation.Find(s.event_record_correlation);
+                 record != CorrelationIndex::kNone && timeline->calls[record].stream != kNoStream) {
+        c.peer_stream = timeline->calls[record].stream;
       }
     }
   }
