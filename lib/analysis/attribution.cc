@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <array>
 #include <limits>
+#include <optional>
 #include <tuple>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "model/stable_sort.h"
 
 namespace gpuidle::internal {
 namespace {
@@ -22,6 +24,24 @@ enum Evidence : uint8_t {
   kInLaunchingOp,      // a framework op that issues GPU work
   kInOtherThreadSync,  // another thread of the process blocked in a sync (JAX/XLA, futures)
   kEvidenceKinds,
+};
+
+// Inserts into a set the values that differ from the previous one.
+template <typename V>
+class InsertOnChange {
+ public:
+  explicit InsertOnChange(absl::flat_hash_set<V>& set) : set_(set) {}
+  void Insert(V v) {
+    if (any_ && last_ == v) return;
+    set_.insert(v);
+    last_ = v;
+    any_ = true;
+  }
+
+ private:
+  absl::flat_hash_set<V>& set_;
+  V last_{};
+  bool any_ = false;
 };
 
 struct HostItem {
@@ -136,7 +156,13 @@ class DeviceAttributor {
   // Per stream: its other copies and memsets, by start (work queued behind them waits).
   absl::flat_hash_map<uint32_t, std::vector<int32_t>> stream_copies_;
   absl::flat_hash_map<uint32_t, std::vector<int32_t>> wait_calls_by_stream_;
-  absl::flat_hash_map<uint32_t, int32_t> last_op_on_stream_;  // while sweeping ops
+  // While sweeping ops: per stream, the launch start of its latest op and that op (-1 before
+  // the first op of the stream has been swept).
+  struct StreamState {
+    int64_t last_launch_ns = 0;
+    int32_t last_op = -1;
+  };
+  absl::flat_hash_map<uint32_t, StreamState> stream_state_;
   std::vector<int64_t> prev_launch_on_stream_;  // per op: launch start of the previous op on
                                                 // its stream (INT64_MIN if none)
   HostSweep* sweep_ = nullptr;
@@ -149,13 +175,15 @@ class DeviceAttributor {
 };
 
 void DeviceAttributor::IndexHost() {
+  // Consecutive ops mostly share their thread and stream: one set insert per run of them.
+  InsertOnChange<uint64_t> launching(launching_threads_), kernel(kernel_threads_);
+  InsertOnChange<uint32_t> streams(streams_);
   for (size_t i = 0; i < device_.ops.size(); ++i) {
     const int32_t call = index_.IssuingCall(device_, static_cast<int32_t>(i));
     if (call < 0) continue;
-    launching_threads_.insert(timeline_.calls[call].thread);
-    if (device_.ops[i].kind == OpKind::kKernel)
-      kernel_threads_.insert(timeline_.calls[call].thread);
-    if (device_.ops[i].stream != kNoStream) streams_.insert(device_.ops[i].stream);
+    launching.Insert(timeline_.calls[call].thread);
+    if (device_.ops[i].kind == OpKind::kKernel) kernel.Insert(timeline_.calls[call].thread);
+    if (device_.ops[i].stream != kNoStream) streams.Insert(device_.ops[i].stream);
   }
   for (size_t i = 0; i < device_.ops.size(); ++i) {
     const DeviceOp& op = device_.ops[i];
@@ -165,10 +193,18 @@ void DeviceAttributor::IndexHost() {
       reads_by_other_threads_.push_back(static_cast<int32_t>(i));
     }
   }
+  // The thread of the previous call, and what it is here (calls of one thread come in runs).
+  std::optional<uint64_t> previous_thread;
+  bool launching_thread = false, kernel_thread = false;
   for (size_t i = 0; i < timeline_.calls.size(); ++i) {
     const HostCall& c = timeline_.calls[i];
     const auto ci = static_cast<int32_t>(i);
-    if (!launching_threads_.contains(c.thread)) {
+    if (previous_thread != c.thread) {
+      previous_thread = c.thread;
+      launching_thread = launching_threads_.contains(c.thread);
+      kernel_thread = kernel_threads_.contains(c.thread);
+    }
+    if (!launching_thread) {
       // A thread that launches nothing here but waits for the device: while it is blocked,
       // the launching threads may be waiting for the value it reads.
       const bool blocking =
@@ -182,7 +218,7 @@ void DeviceAttributor::IndexHost() {
       continue;
     }
     host_calls_.Add(ci);
-    if (kernel_threads_.contains(c.thread)) kernel_thread_calls_.Add(ci);
+    if (kernel_thread) kernel_thread_calls_.Add(ci);
     Evidence ev = kInOtherCudaCall;
     if (c.category == CallCategory::kSync) {
       ev = kInSyncCall;
@@ -207,8 +243,8 @@ void DeviceAttributor::IndexHost() {
       }
     }
   }
-  std::stable_sort(host_items_.begin(), host_items_.end(),
-                   [](const HostItem& a, const HostItem& b) { return a.start_ns < b.start_ns; });
+  // Runs sorted already: the calls, the data ranges, each thread's launching ops.
+  StableSortByKey(host_items_, [](const HostItem& item) { return item.start_ns; });
   for (size_t i = 0; i < device_.ops.size(); ++i) {
     const DeviceOp& op = device_.ops[i];
     if (op.kind == OpKind::kMemcpy && op.copy_kind == CopyKind::kHtoD) {
@@ -439,9 +475,9 @@ void DeviceAttributor::AttributeQueued(int64_t q, int64_t t1, int32_t next_op, i
     if (after_previous_op) {
       rest = Subcause::kDeviceWait;
       rest_call = wait;
-      auto peer = last_op_on_stream_.find(w.peer_stream);
-      if (w.peer_stream != kNoStream && peer != last_op_on_stream_.end() &&
-          device_.ops[peer->second].communication) {
+      auto peer = stream_state_.find(w.peer_stream);
+      if (w.peer_stream != kNoStream && peer != stream_state_.end() && peer->second.last_op >= 0 &&
+          device_.ops[peer->second.last_op].communication) {
         rest = Subcause::kCommWait;
       }
     }
@@ -482,16 +518,21 @@ DeviceAttribution DeviceAttributor::Run() {
   HostSweep sweep(host_items_);
   sweep_ = &sweep;
   int64_t busy_end = window_.start_ns;  // end of the busy time seen so far
-  absl::flat_hash_map<uint32_t, int64_t> last_launch_on_stream;
   prev_launch_on_stream_.assign(device_.ops.size(), std::numeric_limits<int64_t>::min());
+  // The state of the current op's stream: looked up once per run of ops on one stream. Only
+  // this lookup inserts, so the pointer stays valid until the next one.
+  StreamState* stream = nullptr;
+  uint32_t stream_id = kNoStream;
   for (size_t i = 0; i < device_.ops.size(); ++i) {
     const DeviceOp& op = device_.ops[i];
     const auto oi = static_cast<int32_t>(i);
-    if (auto prev = last_launch_on_stream.find(op.stream); prev != last_launch_on_stream.end()) {
-      prev_launch_on_stream_[oi] = prev->second;
+    if (stream == nullptr || op.stream != stream_id) {
+      stream = &stream_state_.try_emplace(op.stream).first->second;
+      stream_id = op.stream;
     }
+    if (stream->last_op >= 0) prev_launch_on_stream_[oi] = stream->last_launch_ns;
     const int32_t call = index_.IssuingCall(device_, oi);
-    last_launch_on_stream[op.stream] = call >= 0 ? timeline_.calls[call].start_ns : op.start_ns;
+    stream->last_launch_ns = call >= 0 ? timeline_.calls[call].start_ns : op.start_ns;
     if (op.kind == OpKind::kKernel) {
       const int64_t start = std::max(op.start_ns, window_.start_ns);
       const int64_t end = std::min(op.end_ns, window_.end_ns);
@@ -510,7 +551,7 @@ DeviceAttribution DeviceAttributor::Run() {
         }
       }
     }
-    last_op_on_stream_[op.stream] = oi;
+    stream->last_op = oi;
   }
   if (busy_end < window_.end_ns) AttributeGap(busy_end, window_.end_ns, -1);
   for (const Interval& b : result_.busy) result_.busy_ns += b.end_ns - b.start_ns;
