@@ -160,9 +160,13 @@ absl::flat_hash_set<uint64_t> LaunchingThreads(const TimelineIndex& index,
                                                const DeviceTimeline& device) {
   const Timeline& t = index.timeline();
   absl::flat_hash_set<uint64_t> threads;
+  uint64_t previous = 0;  // consecutive ops mostly share a thread: one insert per run
   for (size_t i = 0; i < device.ops.size(); ++i) {
     const int32_t call = index.IssuingCall(device, static_cast<int32_t>(i));
-    if (call >= 0) threads.insert(t.calls[call].thread);
+    if (call < 0) continue;
+    const uint64_t thread = t.calls[call].thread;
+    if (threads.empty() || thread != previous) threads.insert(thread);
+    previous = thread;
   }
   return threads;
 }

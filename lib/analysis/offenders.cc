@@ -85,6 +85,7 @@ std::vector<Offender> OffenderTable::Top(int n) const {
 }
 
 int32_t OffenderTable::SiteId(uint64_t thread, int64_t t) {
+  if (last_site_ >= 0 && thread == last_site_thread_ && t == last_site_time_) return last_site_;
   const int32_t op = index_.framework_ops().Outermost(thread, t);
   const int32_t frame = index_.python_frames().Innermost(thread, t);
   const Timeline& tl = index_.timeline();
@@ -92,6 +93,9 @@ int32_t OffenderTable::SiteId(uint64_t thread, int64_t t) {
                                             frame >= 0 ? tl.ranges[frame].name : 0};
   auto [it, inserted] = site_ids_.try_emplace(names, static_cast<int32_t>(sites_.size()));
   if (inserted) sites_.push_back(index_.CallSite(thread, t));
+  last_site_thread_ = thread;
+  last_site_time_ = t;
+  last_site_ = it->second;
   return it->second;
 }
 

@@ -57,6 +57,10 @@ class OffenderTable {
   absl::flat_hash_map<Key, Entry> entries_;
   absl::flat_hash_map<std::pair<StringId, StringId>, int32_t> site_ids_;
   std::vector<std::string> sites_;
+  // The last SiteId query and its answer: the pieces of one gap ask about the same call.
+  uint64_t last_site_thread_ = 0;
+  int64_t last_site_time_ = 0;
+  int32_t last_site_ = -1;
 };
 
 // The offenders of several ranks as one list, most idle first, at most max_offenders.

@@ -335,16 +335,19 @@ PhasedDevice SplitPhases(const DeviceAttribution& attribution, Interval steady, 
     table.Add(Phase::kStartUp, OneOffKind::kGpuBusy, before, -2, before, "");
     table.Add(Phase::kWindDown, OneOffKind::kGpuBusy, after, -3, after, "");
   }
+  std::vector<int64_t> cuts;  // reused from piece to piece
   for (const IdlePiece& piece : attribution.pieces) {
     // Cut the piece at the phase boundaries and at the one-off segments.
-    std::vector<int64_t> cuts = {piece.start_ns, piece.end_ns};
+    cuts.assign({piece.start_ns, piece.end_ns});
     for (int64_t b : {steady.start_ns, steady.end_ns, warm_up.start_ns}) {
       if (b > piece.start_ns && b < piece.end_ns) cuts.push_back(b);
     }
     any.Cuts(piece.start_ns, piece.end_ns, &cuts);
     own.Cuts(piece.start_ns, piece.end_ns, &cuts);
-    std::sort(cuts.begin(), cuts.end());
-    cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+    if (cuts.size() > 2 || cuts[0] >= cuts[1]) {  // most pieces lie in one phase and segment
+      std::sort(cuts.begin(), cuts.end());
+      cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+    }
     const bool compiling =
         piece.stack >= 0 && stacks.evidence(piece.stack).activity == HostActivity::kCompilation;
     for (size_t c = 0; c + 1 < cuts.size(); ++c) {
