@@ -519,6 +519,9 @@ DeviceAttribution DeviceAttributor::Run() {
   sweep_ = &sweep;
   int64_t busy_end = window_.start_ns;  // end of the busy time seen so far
   prev_launch_on_stream_.assign(device_.ops.size(), std::numeric_limits<int64_t>::min());
+  // Launch-bound work idles the GPU before about every op; pages reserved and not filled cost
+  // nothing.
+  result_.pieces.reserve(device_.ops.size() + 1);
   // The state of the current op's stream: looked up once per run of ops on one stream. Only
   // this lookup inserts, so the pointer stays valid until the next one.
   StreamState* stream = nullptr;

@@ -336,6 +336,8 @@ PhasedDevice SplitPhases(const DeviceAttribution& attribution, Interval steady, 
     table.Add(Phase::kWindDown, OneOffKind::kGpuBusy, after, -3, after, "");
   }
   std::vector<int64_t> cuts;  // reused from piece to piece
+  // About one steady piece per piece: growing a vector of a million would copy it ~20 times.
+  out.steady.reserve(attribution.pieces.size());
   for (const IdlePiece& piece : attribution.pieces) {
     // Cut the piece at the phase boundaries and at the one-off segments.
     cuts.assign({piece.start_ns, piece.end_ns});
