@@ -106,7 +106,6 @@ TEST_F(CollectorTest, EnablesConcurrentKernelAndNeverKernel) {
       Locked<std::set<CUpti_ActivityKind>>([](fake::State& s) { return s.enabled_kinds; });
   EXPECT_THAT(enabled, Contains(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
   EXPECT_THAT(enabled, Not(Contains(CUPTI_ACTIVITY_KIND_KERNEL)));
-  EXPECT_THAT(enabled, Contains(CUPTI_ACTIVITY_KIND_MEMCPY));
   EXPECT_THAT(enabled, Contains(CUPTI_ACTIVITY_KIND_MEMSET));
   EXPECT_THAT(enabled, Contains(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION));
   EXPECT_THAT(enabled, Contains(CUPTI_ACTIVITY_KIND_CUDA_EVENT));
@@ -114,6 +113,30 @@ TEST_F(CollectorTest, EnablesConcurrentKernelAndNeverKernel) {
   // Whole-kind API tracing would record every call (cudaGetDevice included).
   EXPECT_THAT(enabled, Not(Contains(CUPTI_ACTIVITY_KIND_RUNTIME)));
   EXPECT_THAT(enabled, Not(Contains(CUPTI_ACTIVITY_KIND_DRIVER)));
+}
+
+// Copy records cost every launch while enabled (collect/copy_records.h): the first copy call
+// enables them, at its entry, so that its own record is kept.
+TEST_F(CollectorTest, EnablesCopyRecordsAtTheFirstCopyCallOnly) {
+  ASSERT_TRUE(collector().Start(fake::FakeApi(), Options()).ok());
+  const auto enabled = [this] {
+    return Locked<std::set<CUpti_ActivityKind>>([](fake::State& s) { return s.enabled_kinds; });
+  };
+  EXPECT_THAT(enabled(), Not(Contains(CUPTI_ACTIVITY_KIND_MEMCPY)));
+  EXPECT_TRUE(fake::CallApi(CUPTI_CB_DOMAIN_RUNTIME_API, kStreamSync, 1, [] {}));
+  EXPECT_THAT(enabled(), Not(Contains(CUPTI_ACTIVITY_KIND_MEMCPY))) << "a sync is no copy";
+  bool enabled_inside = false;
+  EXPECT_TRUE(
+      fake::CallApi(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, 2,
+                    [&] { enabled_inside = enabled().contains(CUPTI_ACTIVITY_KIND_MEMCPY); }));
+  EXPECT_TRUE(enabled_inside) << "enabled before the copy itself runs";
+  EXPECT_THAT(enabled(), Contains(CUPTI_ACTIVITY_KIND_MEMCPY2));
+  ASSERT_TRUE(collector().Stop().ok());
+  EXPECT_THAT(enabled(), Not(Contains(CUPTI_ACTIVITY_KIND_MEMCPY)));
+  // The next collection waits for its own first copy again.
+  ASSERT_TRUE(collector().Start(fake::FakeApi(), Options()).ok());
+  EXPECT_THAT(enabled(), Not(Contains(CUPTI_ACTIVITY_KIND_MEMCPY)));
+  ASSERT_TRUE(collector().Stop().ok());
 }
 
 TEST_F(CollectorTest, TracesOnlyLaunchSyncCopyAndWaitEventCalls) {
