@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "model/correlation_index.h"
 
 namespace gpuidle::internal {
 namespace {
@@ -152,15 +153,11 @@ void CallSiteLog::MoveInto(Timeline* timeline) {
     timeline->ranges.push_back(Range{s.at_ns, end, s.thread, name, RangeKind::kPython});
   }
   if (sites.empty()) return;
-  absl::flat_hash_map<uint64_t, size_t> call_by_correlation;
-  call_by_correlation.reserve(timeline->calls.size());
-  for (size_t i = 0; i < timeline->calls.size(); ++i) {
-    call_by_correlation.emplace(timeline->calls[i].correlation_id, i);
-  }
+  const CorrelationIndex call_by_correlation(timeline->calls);
   for (const auto& [correlation, site] : sites) {
-    const auto call = call_by_correlation.find(correlation);
-    if (call == call_by_correlation.end()) continue;  // record lost, or outside the window
-    const HostCall& c = timeline->calls[call->second];
+    const int32_t call = call_by_correlation.Find(correlation);
+    if (call == CorrelationIndex::kNone) continue;  // record lost, or outside the window
+    const HostCall& c = timeline->calls[call];
     timeline->ranges.push_back(
         Range{c.start_ns, c.end_ns, c.thread, name_of(site), RangeKind::kPython});
   }
