@@ -92,6 +92,26 @@ inline std::string Gzip(absl::string_view bytes) {
   return out;
 }
 
+// The bytes of one gzip member (what Gzip or `gzip` wrote).
+inline std::string Gunzip(absl::string_view gz) {
+  z_stream z{};
+  EXPECT_EQ(inflateInit2(&z, 16 + MAX_WBITS), Z_OK);
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(gz.data()));
+  z.avail_in = static_cast<uInt>(gz.size());
+  std::string out;
+  char chunk[1 << 16];
+  int r = Z_OK;
+  while (r == Z_OK) {
+    z.next_out = reinterpret_cast<Bytef*>(chunk);
+    z.avail_out = sizeof(chunk);
+    r = inflate(&z, Z_NO_FLUSH);
+    out.append(chunk, sizeof(chunk) - z.avail_out);
+  }
+  EXPECT_EQ(r, Z_STREAM_END);
+  inflateEnd(&z);
+  return out;
+}
+
 }  // namespace gpuidle::testing
 
 #endif  // GPUIDLE_TESTS_TESTING_TEMP_DIR_H_
