@@ -315,6 +315,43 @@ The first round found two faults that CPU tests could not: the wheel held no Abs
 the native module, which exported it, and the process's libstdc++ bound its locale facets to it.
 The module now exports `PyInit__gpuidle` only (`test_native_module_exports_only_its_init_function`).
 
+## Overhead changes of issue 15 (2026-12-01, H200)
+
+Outputs kept in `tests/data/gpu_runs/2026-12-01_overhead/`, replayed in CI by
+`tests/replay/overhead_round_test.cc`; the timings are in docs/PERFORMANCE.md.
+
+**Copy records on demand.** CUPTI's memcpy records are now enabled at a collection's first copy
+call (`collect/copy_records.h`). Two ground-truth programs that copy, profiled with
+`gpuidle.profile()` after the change (`examples/python/<program>.py --steps 12`): every copy
+recorded, the cause unchanged.
+
+| program | copies recorded | advice |
+|---|---|---|
+MD
+for s in item_sync pageable_h2d; do
+  python3 - "tests/data/gpu_runs/2026-12-01_overhead/$s.report.json" "$s" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+print(f"| {sys.argv[2]} | {sum(x['memcpy_count'] for x in d['devices'])} | "
+      f"{', '.join(a['subcause'] for a in d['advice'])} |")
+PY
+done
+cat <<'MD'
+
+**Sampled collection** (`GPUIDLE_SAMPLE`), `tests/gpu/python/sampled_collection.py`: a tiny-MLP
+training loop for 20 s under `gpuidle.profile(sample="1/4", summary_every_s=5, summary_file=...,
+metrics_file=..., metrics_port=...)`, the metrics port scraped while it ran, then the same loop
+traced in full; and again with a 3 ms data wait per step. The script's output:
+
+MD
+echo '```'
+sed -n '/^--- /,/^| loop/p' tests/data/gpu_runs/2026-12-01_overhead/sampled.md | sed '$d' | sed '/^$/d'
+echo '```'
+echo
+sed -n '/^| loop/,/^$/p' tests/data/gpu_runs/2026-12-01_overhead/sampled.md
+grep '^sampled collection:' tests/data/gpu_runs/2026-12-01_overhead/sampled.md
+cat <<'MD'
+
 ## Notes from reading the reports
 
 - item_sync: the top offender is `cudaStreamSynchronize` in `aten::item` at
