@@ -25,10 +25,13 @@ constexpr int64_t kMaxBufferMb = 4096;
 
 absl::Status Bad(absl::string_view why) { return absl::InvalidArgumentError(why); }
 
-// Checks the placeholders now, so that a typo shows at start-up, not when the report is due.
-absl::Status CheckOutputPattern(absl::string_view value) {
+// An output path with placeholders: checked now, so that a typo shows at start-up, not when the
+// file is due.
+absl::Status OutputPattern(absl::string_view value, std::string* path) {
   absl::StatusOr<std::string> expanded = ExpandOutputPath(value, ProcessIdentity{});
-  return expanded.ok() ? absl::OkStatus() : expanded.status();
+  if (!expanded.ok()) return expanded.status();
+  *path = std::string(value);
+  return absl::OkStatus();
 }
 
 std::optional<int64_t> Integer(absl::string_view value) {
@@ -65,15 +68,11 @@ std::optional<bool> ParseSwitchWord(absl::string_view value) {
 namespace option_rules {
 
 absl::Status Out(absl::string_view value, ProfilerOptions* options) {
-  if (absl::Status s = CheckOutputPattern(value); !s.ok()) return s;
-  options->report_path = std::string(value);
-  return absl::OkStatus();
+  return OutputPattern(value, &options->report_path);
 }
 
 absl::Status Trace(absl::string_view value, ProfilerOptions* options) {
-  if (absl::Status s = CheckOutputPattern(value); !s.ok()) return s;
-  options->trace_path = std::string(value);
-  return absl::OkStatus();
+  return OutputPattern(value, &options->trace_path);
 }
 
 absl::Status Format(absl::string_view value, ProfilerOptions* options) {
@@ -188,15 +187,11 @@ absl::Status SummaryEveryS(absl::string_view value, ProfilerOptions* options) {
 }
 
 absl::Status SummaryFile(absl::string_view value, ProfilerOptions* options) {
-  if (absl::Status s = CheckOutputPattern(value); !s.ok()) return s;
-  options->summary_path = std::string(value);
-  return absl::OkStatus();
+  return OutputPattern(value, &options->summary_path);
 }
 
 absl::Status MetricsFile(absl::string_view value, ProfilerOptions* options) {
-  if (absl::Status s = CheckOutputPattern(value); !s.ok()) return s;
-  options->metrics_path = std::string(value);
-  return absl::OkStatus();
+  return OutputPattern(value, &options->metrics_path);
 }
 
 absl::Status MetricsPort(absl::string_view value, ProfilerOptions* options) {
