@@ -38,8 +38,10 @@ TEST(CollectorPartsTest, ParsesTheBenchmarksNamesAndNamesAnUnknownOne) {
   absl::StatusOr<uint32_t> bad = ParseCollectorParts("runtime,kernels");
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(bad.status().message(), HasSubstr("'kernels'"));
-  EXPECT_THAT(bad.status().message(), HasSubstr("call-timing, cupti-clock)"))
+  EXPECT_THAT(bad.status().message(),
+              HasSubstr("call-timing, cupti-clock, +latency-timestamps, +large-device-buffers)"))
       << "every name listed";
+  EXPECT_EQ(*ParseCollectorParts("+latency-timestamps"), kAddLatencyTimestamps);
 }
 
 TEST_F(CollectorTest, LeavesOutWhatTheBenchmarkAsksAndKeepsKernels) {
@@ -69,11 +71,25 @@ TEST_F(CollectorTest, LeavesOutOneActivityKindAtATime) {
   {
     fake::State& s = fake::GetState();
     std::lock_guard<std::mutex> lock(s.mu);
-    EXPECT_THAT(
-        s.enabled_kinds,
-        UnorderedElementsAre(CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
-                             CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2,
-                             CUPTI_ACTIVITY_KIND_MEMSET));
+    // The copy kinds wait for the first copy call (collect/copy_records.h).
+    EXPECT_THAT(s.enabled_kinds, UnorderedElementsAre(CUPTI_ACTIVITY_KIND_DEVICE,
+                                                      CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+                                                      CUPTI_ACTIVITY_KIND_MEMSET));
+  }
+  ASSERT_TRUE(collector().Stop().ok());
+}
+
+// Without CUPTI's API callbacks (activity records of the calls instead) no copy call would
+// enable the copy kinds: they are enabled at the start.
+TEST_F(CollectorTest, EnablesCopyRecordsAtTheStartWhenNoCallbackCouldDoIt) {
+  CollectorOptions options = Options();
+  options.probes.api_records = ApiRecords::kWholeKinds;
+  ASSERT_TRUE(collector().Start(fake::FakeApi(), options).ok());
+  {
+    fake::State& s = fake::GetState();
+    std::lock_guard<std::mutex> lock(s.mu);
+    EXPECT_THAT(s.enabled_kinds,
+                ::testing::IsSupersetOf({CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2}));
   }
   ASSERT_TRUE(collector().Stop().ok());
 }

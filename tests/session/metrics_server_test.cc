@@ -403,6 +403,9 @@ TEST(MetricsServerTest, StartAndStopManyTimes) {
 // The child of a fork has no server thread: it abandons the parent's server without waiting
 // for that thread, and may start its own; the parent serves on.
 TEST(MetricsServerTest, AForkedChildAbandonsTheServerAndTheParentServesOn) {
+#if defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "ThreadSanitizer cannot start threads in a forked child";
+#endif
   std::unique_ptr<MetricsServer> server = StartServer();
   ASSERT_NE(server, nullptr);
   server->Publish("parent 1\n");
