@@ -178,21 +178,30 @@ void DeviceAttributor::IndexHost() {
   // Consecutive ops mostly share their thread and stream: one set insert per run of them.
   InsertOnChange<uint64_t> launching(launching_threads_), kernel(kernel_threads_);
   InsertOnChange<uint32_t> streams(streams_);
+  // One pass over the ops for what needs no other pass first: a million ops are read from
+  // memory, not cache, each time.
   for (size_t i = 0; i < device_.ops.size(); ++i) {
+    const DeviceOp& op = device_.ops[i];
+    if (op.kind == OpKind::kMemcpy && op.copy_kind == CopyKind::kHtoD) {
+      h2d_copies_.push_back(static_cast<int32_t>(i));
+      h2d_copy_max_end_.push_back(
+          std::max(h2d_copy_max_end_.empty() ? op.end_ns : h2d_copy_max_end_.back(), op.end_ns));
+    } else if (op.kind != OpKind::kKernel && op.stream != kNoStream) {
+      stream_copies_[op.stream].push_back(static_cast<int32_t>(i));
+    }
     const int32_t call = index_.IssuingCall(device_, static_cast<int32_t>(i));
     if (call < 0) continue;
     launching.Insert(timeline_.calls[call].thread);
-    if (device_.ops[i].kind == OpKind::kKernel) kernel.Insert(timeline_.calls[call].thread);
-    if (device_.ops[i].stream != kNoStream) streams.Insert(device_.ops[i].stream);
-  }
-  for (size_t i = 0; i < device_.ops.size(); ++i) {
-    const DeviceOp& op = device_.ops[i];
-    const int32_t call = index_.IssuingCall(device_, static_cast<int32_t>(i));
-    if (call >= 0 && op.kind == OpKind::kMemcpy && op.copy_kind == CopyKind::kDtoH &&
-        !kernel_threads_.contains(timeline_.calls[call].thread)) {
-      reads_by_other_threads_.push_back(static_cast<int32_t>(i));
+    if (op.kind == OpKind::kKernel) kernel.Insert(timeline_.calls[call].thread);
+    if (op.stream != kNoStream) streams.Insert(op.stream);
+    if (op.kind == OpKind::kMemcpy && op.copy_kind == CopyKind::kDtoH) {
+      reads_by_other_threads_.push_back(static_cast<int32_t>(i));  // filtered below
     }
   }
+  // Which threads launched kernels is known only now.
+  std::erase_if(reads_by_other_threads_, [&](int32_t o) {
+    return kernel_threads_.contains(timeline_.calls[index_.IssuingCall(device_, o)].thread);
+  });
   // The thread of the previous call, and what it is here (calls of one thread come in runs).
   std::optional<uint64_t> previous_thread;
   bool launching_thread = false, kernel_thread = false;
@@ -245,16 +254,6 @@ void DeviceAttributor::IndexHost() {
   }
   // Runs sorted already: the calls, the data ranges, each thread's launching ops.
   StableSortByKey(host_items_, [](const HostItem& item) { return item.start_ns; });
-  for (size_t i = 0; i < device_.ops.size(); ++i) {
-    const DeviceOp& op = device_.ops[i];
-    if (op.kind == OpKind::kMemcpy && op.copy_kind == CopyKind::kHtoD) {
-      h2d_copies_.push_back(static_cast<int32_t>(i));
-      h2d_copy_max_end_.push_back(
-          std::max(h2d_copy_max_end_.empty() ? op.end_ns : h2d_copy_max_end_.back(), op.end_ns));
-    } else if (op.kind != OpKind::kKernel && op.stream != kNoStream) {
-      stream_copies_[op.stream].push_back(static_cast<int32_t>(i));
-    }
-  }
 }
 
 void DeviceAttributor::Emit(int64_t start, int64_t end, Subcause s, int32_t next_op, int32_t call,
