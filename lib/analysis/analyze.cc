@@ -217,7 +217,9 @@ DeviceReport AnalyzeDevice(const RankAnalysis& r, const DeviceTimeline& device,
   d.idle_ns = d.idle.TotalNs();
   const std::vector<Interval> comm = KernelUnion(device, steady, true);
   d.comm_ns = TotalLength(comm);
-  d.exposed_comm_ns = LengthNotCovered(comm, KernelUnion(device, steady, false));
+  // Without communication nothing is exposed: the union of all other kernels (as many
+  // intervals as kernels, when launch-bound) is built only when there is some.
+  d.exposed_comm_ns = comm.empty() ? 0 : LengthNotCovered(comm, KernelUnion(device, steady, false));
   d.step_count = static_cast<int64_t>(r.steady_steps.count());
   FillSteps(t, r.steps, step_spans, first_step, end_step, a.busy, phased.steady, d,
             r.step_rows_per_device, &report->steps);
