@@ -155,22 +155,6 @@ void CountOps(const DeviceTimeline& device, DeviceReport* d) {
   }
 }
 
-// The threads that launched the device's work.
-absl::flat_hash_set<uint64_t> LaunchingThreads(const TimelineIndex& index,
-                                               const DeviceTimeline& device) {
-  const Timeline& t = index.timeline();
-  absl::flat_hash_set<uint64_t> threads;
-  uint64_t previous = 0;  // consecutive ops mostly share a thread: one insert per run
-  for (size_t i = 0; i < device.ops.size(); ++i) {
-    const int32_t call = index.IssuingCall(device, static_cast<int32_t>(i));
-    if (call < 0) continue;
-    const uint64_t thread = t.calls[call].thread;
-    if (threads.empty() || thread != previous) threads.insert(thread);
-    previous = thread;
-  }
-  return threads;
-}
-
 // One device of a rank: its attribution and phases, idle totals, offenders and gap records of
 // its steady state, communication, and its steps (appended to report->steps).
 DeviceReport AnalyzeDevice(const RankAnalysis& r, const DeviceTimeline& device,
@@ -202,7 +186,7 @@ DeviceReport AnalyzeDevice(const RankAnalysis& r, const DeviceTimeline& device,
     steady = SteadyWithoutSteps(a, r.one_off_spans, r.stacks, r.window);
   }
   const PhasedDevice phased =
-      SplitPhases(a, steady, warm_up, r.one_off_spans, LaunchingThreads(r.index, device), r.stacks);
+      SplitPhases(a, steady, warm_up, r.one_off_spans, a.launching_threads, r.stacks);
   d.steady_start_ns = steady.start_ns;
   d.steady_end_ns = steady.end_ns;
   d.busy_ns = phased.steady_busy_ns;

@@ -557,6 +557,7 @@ DeviceAttribution DeviceAttributor::Run() {
   }
   if (busy_end < window_.end_ns) AttributeGap(busy_end, window_.end_ns, -1);
   for (const Interval& b : result_.busy) result_.busy_ns += b.end_ns - b.start_ns;
+  result_.launching_threads = std::move(launching_threads_);
   return std::move(result_);
 }
 

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "analysis/host_stacks.h"
 #include "analysis/timeline_index.h"
 #include "gpuidle/options.h"
@@ -34,6 +35,7 @@ struct DeviceAttribution {
   std::vector<Interval> busy;     // merged kernel intervals inside the window
   std::vector<IdlePiece> pieces;  // tile the window minus busy exactly, in time order
   int64_t busy_ns = 0;
+  absl::flat_hash_set<uint64_t> launching_threads;  // the threads that issued the ops
 };
 
 // `last_step_end_ns`: where the host range of the last step ends (INT64_MIN without steps).
