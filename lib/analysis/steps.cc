@@ -71,15 +71,23 @@ std::vector<Interval> CutSteps(const TimelineIndex& index, const DeviceTimeline&
                                const std::vector<int32_t>& steps, Interval window) {
   const Timeline& t = index.timeline();
   std::vector<int64_t> gpu_end(steps.size(), std::numeric_limits<int64_t>::min());
+  // The number of steps begun by the previous op's launch: consecutive ops are mostly launched
+  // in one step, which two comparisons confirm without a binary search of all steps.
+  size_t begun = 0;
   for (size_t i = 0; i < device.ops.size(); ++i) {
     const DeviceOp& op = device.ops[i];
     const int32_t call = index.IssuingCall(device, static_cast<int32_t>(i));
     if (call < 0) continue;
     const int64_t launched = t.calls[call].start_ns;
-    auto it = std::upper_bound(steps.begin(), steps.end(), launched,
-                               [&](int64_t v, int32_t s) { return v < t.ranges[s].start_ns; });
-    if (it == steps.begin()) continue;
-    const size_t k = it - steps.begin() - 1;
+    const bool same_step = begun > 0 && t.ranges[steps[begun - 1]].start_ns <= launched &&
+                           (begun == steps.size() || launched < t.ranges[steps[begun]].start_ns);
+    if (!same_step) {
+      begun = std::upper_bound(steps.begin(), steps.end(), launched,
+                               [&](int64_t v, int32_t s) { return v < t.ranges[s].start_ns; }) -
+              steps.begin();
+    }
+    if (begun == 0) continue;
+    const size_t k = begun - 1;
     if (launched < t.ranges[steps[k]].end_ns) gpu_end[k] = std::max(gpu_end[k], op.end_ns);
   }
   std::vector<Interval> spans(steps.size());
