@@ -139,22 +139,6 @@ struct RankAnalysis {
   size_t step_rows_per_device;
 };
 
-void CountOps(const DeviceTimeline& device, DeviceReport* d) {
-  for (const DeviceOp& op : device.ops) {
-    switch (op.kind) {
-      case OpKind::kKernel:
-        ++d->kernel_count;
-        break;
-      case OpKind::kMemcpy:
-        ++d->memcpy_count;
-        break;
-      case OpKind::kMemset:
-        ++d->memset_count;
-        break;
-    }
-  }
-}
-
 // One device of a rank: its attribution and phases, idle totals, offenders and gap records of
 // its steady state, communication, and its steps (appended to report->steps).
 DeviceReport AnalyzeDevice(const RankAnalysis& r, const DeviceTimeline& device,
@@ -169,11 +153,13 @@ DeviceReport AnalyzeDevice(const RankAnalysis& r, const DeviceTimeline& device,
   d.window_start_ns = r.window.start_ns;
   d.window_end_ns = r.window.end_ns;
   d.window_ns = r.window.end_ns - r.window.start_ns;
-  CountOps(device, &d);
   const int64_t last_step_end = end_step > first_step ? t.ranges[r.steps[end_step - 1]].end_ns
                                                       : std::numeric_limits<int64_t>::min();
   const DeviceAttribution a =
       AttributeDevice(r.index, r.stacks, device, r.window, last_step_end, r.options);
+  d.kernel_count = a.op_counts[static_cast<size_t>(OpKind::kKernel)];
+  d.memcpy_count = a.op_counts[static_cast<size_t>(OpKind::kMemcpy)];
+  d.memset_count = a.op_counts[static_cast<size_t>(OpKind::kMemset)];
   // Phases: the steady state runs from the first steady step (the first kernel) to the
   // end of the last step (the last kernel); the rest, and one-off work, is reported apart.
   const std::vector<Interval> step_spans = CutSteps(r.index, device, r.steps, r.window);

@@ -2,6 +2,7 @@
 #ifndef GPUIDLE_LIB_ANALYSIS_ATTRIBUTION_H_
 #define GPUIDLE_LIB_ANALYSIS_ATTRIBUTION_H_
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -36,6 +37,7 @@ struct DeviceAttribution {
   std::vector<IdlePiece> pieces;  // tile the window minus busy exactly, in time order
   int64_t busy_ns = 0;
   absl::flat_hash_set<uint64_t> launching_threads;  // the threads that issued the ops
+  std::array<int64_t, 3> op_counts{};               // the ops, by OpKind
 };
 
 // `last_step_end_ns`: where the host range of the last step ends (INT64_MIN without steps).
