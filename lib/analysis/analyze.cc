@@ -185,7 +185,9 @@ DeviceReport AnalyzeDevice(const RankAnalysis& r, const DeviceTimeline& device,
     }
   }
   d.idle_ns = d.idle.TotalNs();
-  const std::vector<Interval> comm = KernelUnion(device, steady, true);
+  const std::vector<Interval> comm = a.communication_kernels > 0
+                                         ? KernelUnion(device, steady, true)
+                                         : std::vector<Interval>();  // no pass over the ops
   d.comm_ns = TotalLength(comm);
   // Without communication nothing is exposed: the union of all other kernels (as many
   // intervals as kernels, when launch-bound) is built only when there is some.

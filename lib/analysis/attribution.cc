@@ -529,6 +529,7 @@ DeviceAttribution DeviceAttributor::Run() {
     const DeviceOp& op = device_.ops[i];
     const auto oi = static_cast<int32_t>(i);
     ++result_.op_counts[static_cast<size_t>(op.kind)];
+    if (op.kind == OpKind::kKernel && op.communication) ++result_.communication_kernels;
     if (stream == nullptr || op.stream != stream_id) {
       stream = &stream_state_.try_emplace(op.stream).first->second;
       stream_id = op.stream;

@@ -38,6 +38,7 @@ struct DeviceAttribution {
   int64_t busy_ns = 0;
   absl::flat_hash_set<uint64_t> launching_threads;  // the threads that issued the ops
   std::array<int64_t, 3> op_counts{};               // the ops, by OpKind
+  int64_t communication_kernels = 0;                // of the kernels, NCCL's (or alike)
 };
 
 // `last_step_end_ns`: where the host range of the last step ends (INT64_MIN without steps).
