@@ -207,7 +207,9 @@ EXIT_PROGRAM = textwrap.dedent("""
         print("stop_at_exit:", _autoload.stop_at_exit(), flush=True)
     print("main ends", flush=True)
     if mode == "ctrl_c":
-        os.kill(os.getpid(), signal.SIGINT)
+        # Delivered to this (the main) thread: a signal sent to the process may land on another
+        # thread, and a loaded machine then let the sleep run out before Python saw it.
+        signal.raise_signal(signal.SIGINT)
         time.sleep(30)
     if mode == "sys_exit":
         sys.exit(3)
