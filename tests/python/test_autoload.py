@@ -185,6 +185,9 @@ def test_gpuidle_run_refuses_a_bad_python_switch(tmp_path):
 
 EXIT_PROGRAM = textwrap.dedent("""
     import atexit, os, signal, sys, time
+    # Ctrl-C as a terminal's program gets it, also where the tests were started in the
+    # background (which leaves SIGINT ignored, and Python then keeps it so).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     atexit.register(lambda: print("the program's own exit handler", flush=True))
     import torch
     from gpuidle import _autoload
@@ -207,9 +210,7 @@ EXIT_PROGRAM = textwrap.dedent("""
         print("stop_at_exit:", _autoload.stop_at_exit(), flush=True)
     print("main ends", flush=True)
     if mode == "ctrl_c":
-        # Delivered to this (the main) thread: a signal sent to the process may land on another
-        # thread, and a loaded machine then let the sleep run out before Python saw it.
-        signal.raise_signal(signal.SIGINT)
+        os.kill(os.getpid(), signal.SIGINT)
         time.sleep(30)
     if mode == "sys_exit":
         sys.exit(3)
