@@ -100,6 +100,28 @@ struct OneOffTime {
   std::string evidence;  // the longest stretch's call, op or frame ("cuModuleLoadData")
 };
 
+// One kind of collective on one device: a process group's operation ("allreduce" on group "0").
+// Steady state only, like the rest of DeviceReport.
+struct CollectiveStats {
+  std::string group;       // process group name where the trace says ("0"), else ""
+  std::string op;          // "allreduce", "allgather", ... (the trace's name, else the kernel's)
+  int64_t count = 0;       // kernels
+  int64_t ns = 0;          // kernels executing
+  int64_t exposed_ns = 0;  // ... while no other kernel executes
+  std::optional<int64_t> bytes;    // message bytes summed, where the trace says
+  std::optional<int64_t> wait_ns;  // part of ns spent waiting for peers; set by a merge of ranks
+};
+
+// One collective kernel of a device, as the merge of ranks needs it (docs/ANALYSIS.md, "Many
+// ranks"). Rows of the whole window, start-up included, sorted by start.
+struct CollectiveTiming {
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  int64_t seq = -1;    // the trace's sequence number within the group; -1: the trace has none
+  int64_t bytes = -1;  // message bytes; -1: unknown
+  int32_t kind = 0;    // index into DeviceReport::collectives
+};
+
 struct DeviceReport {
   std::optional<int> rank;  // distributed rank of the process, where known
   int device = 0;
@@ -130,6 +152,17 @@ struct DeviceReport {
   int64_t comm_ns = 0;                  // NCCL kernels executing
   int64_t exposed_comm_ns = 0;          // ... while no other kernel executes
   std::optional<int64_t> comm_wait_ns;  // part of comm_ns spent waiting for peers; needs all ranks
+  std::vector<CollectiveStats> collectives;  // per kind, most time first
+  // The collectives, for a later merge with the other ranks: at most kMaxCollectiveRows; beyond
+  // that every collective_stride-th one (by its order on the device), so that the ranks of a job
+  // keep the same ones.
+  static constexpr size_t kMaxCollectiveRows = 4096;
+  std::vector<CollectiveTiming> collective_timings;
+  int64_t collective_stride = 1;
+
+  // Lost time in the steady state: idle, plus collectives waiting for peers (busy by the
+  // definition of utilisation, yet no work done).
+  int64_t LostNs() const { return idle_ns + comm_wait_ns.value_or(0); }
 };
 
 // One step (ProfilerStep#N, gpuidle step marker) on one device. A step's host range is cut
@@ -143,6 +176,7 @@ struct StepReport {
   int64_t busy_ns = 0;
   IdleBreakdown idle;
   int64_t one_off_ns = 0;  // idle time of one-off work inside the step (a re-compilation)
+  std::optional<int64_t> comm_wait_ns;  // collectives waiting for peers in it; set by a merge
 };
 
 // A contiguous idle interval of one device with one cause.
@@ -184,6 +218,48 @@ struct Coverage {
   int64_t span_ns = 0;    // from the first window's start to the end of the last one
 };
 
+// A device the process could see, used or not.
+struct VisibleDevice {
+  std::optional<int> rank;
+  int device = 0;                     // the CUDA device ordinal the process saw
+  std::optional<int> physical_index;  // nvidia-smi's index, where CUDA_VISIBLE_DEVICES says
+  std::string uuid;                   // "GPU-5e3c...", where known
+  std::string name;
+  bool used = false;
+};
+
+// One process of a job, and (after a merge of ranks) how it fared against the others.
+struct RankReport {
+  int rank = 0;
+  std::string host;  // "" where the input does not say
+  std::optional<int64_t> pid;
+  std::optional<int> world_size;
+  // Live captures: timestamps + this = Unix time in ns (a prior for aligning hosts' clocks).
+  std::optional<int64_t> wall_clock_offset_ns;
+  // Set by a merge of ranks (docs/ANALYSIS.md, "Many ranks"):
+  int64_t clock_offset_ns = 0;  // added to this rank's timestamps to put it on the job's clock
+  int64_t collectives = 0;      // its collectives in the steady state
+  int64_t matched = 0;          // ... matched with those of every other rank
+  int64_t arrived_last = 0;     // ... that it started last
+  // How long the others waited for this rank alone, summed: at each collective it started last,
+  // its start minus the second latest start.
+  int64_t late_ns = 0;
+  int64_t wait_ns = 0;  // its own collectives' wait for peers
+  // Its own dominant cause: the subcause with most of its lost time, and that share (0..1).
+  std::optional<Subcause> own_cause;
+  double own_cause_share = 0;
+};
+
+// How the ranks' clocks were put on one (docs/ANALYSIS.md, "Clocks").
+struct ClockAlignment {
+  // "one clock" (ranks of one host, or ends that already agree), "aligned" (offsets estimated
+  // from the collective ends), "" when there was nothing to align.
+  std::string method;
+  int64_t hosts = 0;              // clock domains
+  int64_t residual_ns = 0;        // median |end difference| of matched collectives, after it
+  double matched_share = 0;       // collectives matched across all ranks / collectives
+};
+
 struct GPUIDLE_EXPORT Report {
   std::string source;  // "pytorch-profiler", "gpuidle"
   std::vector<std::string> inputs;
@@ -192,6 +268,13 @@ struct GPUIDLE_EXPORT Report {
   std::vector<DeviceReport> devices;  // devices that ran work
   int visible_device_count = 0;       // per process, where known (0: unknown)
   std::vector<int> unused_devices;    // visible but never used
+  std::vector<VisibleDevice> visible_devices;  // where the input lists them
+  std::vector<RankReport> ranks;               // the processes, where known; by rank
+  // After a merge of ranks: the rank that made the others wait most, if it made them wait
+  // significantly (docs/ANALYSIS.md, "The straggler"); nullopt when the ranks arrive together.
+  std::optional<int> straggler_rank;
+  std::vector<int> stragglers;  // every rank that did, most late first
+  ClockAlignment clock;
   // Steady-state steps, at most kMaxStepRows in all (the first of each device); the figures of
   // the devices cover every step.
   static constexpr size_t kMaxStepRows = 10'000;

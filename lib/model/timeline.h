@@ -36,6 +36,7 @@ inline constexpr int64_t kMaxTimelineSpanNs = int64_t{1} << 53;
 
 inline constexpr uint32_t kNoStream = 0xffffffffu;
 inline constexpr uint64_t kNoCorrelation = 0;
+inline constexpr uint32_t kNoCollective = 0xffffffffu;
 
 enum class OpKind : uint8_t { kKernel, kMemcpy, kMemset };
 
@@ -53,6 +54,15 @@ struct DeviceOp {
   CopyKind copy_kind = CopyKind::kUnknown;
   bool pageable = false;       // memcpy from/to pageable host memory (staged by the driver)
   bool communication = false;  // NCCL (or other collective library) kernel
+  uint32_t collective = kNoCollective;  // communication kernels: index into Timeline::collectives
+};
+
+// What the trace says about a collective kernel (PyTorch's record_param_comms arguments).
+struct CollectiveArgs {
+  StringId group = StringTable::kEmpty;  // process group name ("0")
+  StringId op = StringTable::kEmpty;     // "allreduce"
+  int64_t seq = -1;                      // sequence number within the group; -1: none
+  int64_t bytes = -1;                    // message bytes; -1: unknown
 };
 
 // What a host CUDA API call does, for the analysis.
@@ -126,6 +136,10 @@ struct TimelineInfo {
   std::optional<int> world_size;
   std::vector<int> visible_devices;  // devices the process could see (used or not)
   std::vector<std::string> visible_device_names;
+  // Parallel to visible_devices where known (empty otherwise): "GPU-..." ("" unknown), and
+  // nvidia-smi's index (-1 unknown; from CUDA_VISIBLE_DEVICES).
+  std::vector<std::string> visible_device_uuids;
+  std::vector<int> visible_device_physical;
   std::optional<uint64_t> dropped_records;  // nullopt: the source does not say
   uint64_t zero_timestamp_records = 0;      // discarded, never counted as idle
   // A live capture that reached its record limit stopped collecting there: the timeline ends
@@ -151,6 +165,7 @@ struct Timeline {
   std::vector<HostCall> calls;          // sorted by start_ns
   std::vector<Range> ranges;            // sorted by start_ns
   std::vector<HostSample> samples;      // sorted by time_ns; never widen the window
+  std::vector<CollectiveArgs> collectives;  // DeviceOp::collective points here
   TimelineInfo info;
 
   // Drops the events that break the time invariants above (with one warning in info.warnings
