@@ -153,12 +153,13 @@ struct DeviceReport {
   int64_t exposed_comm_ns = 0;          // ... while no other kernel executes
   std::optional<int64_t> comm_wait_ns;  // part of comm_ns spent waiting for peers; needs all ranks
   std::vector<CollectiveStats> collectives;  // per kind, most time first
-  // The collectives, for a later merge with the other ranks: at most kMaxCollectiveRows; beyond
-  // that every collective_stride-th one (by its order on the device), so that the ranks of a job
-  // keep the same ones.
+  // The collectives, for a later merge with the other ranks: at most kMaxCollectiveRows, a
+  // contiguous stretch (the steady state's first ones, then start-up's last ones if there is
+  // room), so that the ranks of a job keep the same stretch of time; collectives_not_listed
+  // counts the rest (the merge then scales the waits of the rows to the steady state's).
   static constexpr size_t kMaxCollectiveRows = 4096;
   std::vector<CollectiveTiming> collective_timings;
-  int64_t collective_stride = 1;
+  int64_t collectives_not_listed = 0;
 
   // Lost time in the steady state: idle, plus collectives waiting for peers (busy by the
   // definition of utilisation, yet no work done).
