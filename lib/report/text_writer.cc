@@ -22,6 +22,11 @@ constexpr size_t kMaxOffendersShown = 8;
 constexpr size_t kSiteWidth = 78;
 constexpr size_t kEvidenceWidth = 48;
 constexpr size_t kMaxWarningsShown = 5;
+constexpr size_t kMaxCollectiveKindsShown = 8;
+constexpr size_t kMaxRanksShown = 16;
+constexpr size_t kMaxStragglersShown = 3;
+constexpr size_t kMaxDevicesNamed = 4;
+constexpr size_t kMaxWidth = 100;  // columns of the lines this writer composes
 
 std::string Ms(int64_t ns) { return absl::StrFormat("%.1f", static_cast<double>(ns) / 1e6); }
 
@@ -204,12 +209,91 @@ void SteadyHeadline(const Report& r, std::string* out) {
   absl::StrAppend(out, "steady state ", span, steps, "\n");
 }
 
+// The headline of a device with communication (docs/ANALYSIS.md, "Communication"): compute
+// (some other kernel runs), communication (only collectives run; the part of all collective
+// time that waited for peers in parentheses), idle; then the lost time, idle plus waiting.
+void CommHeadline(const DeviceReport& d, const std::string& label, std::string* out) {
+  const int64_t steady = d.PhaseNs(Phase::kSteady);
+  std::string figures = absl::StrCat("compute ", Pct(d.busy_ns - d.exposed_comm_ns, steady),
+                                     "  communication ", Pct(d.exposed_comm_ns, steady));
+  if (d.comm_wait_ns) {
+    // A wait that overlapped compute is no part of the exposed communication.
+    const bool inside = *d.comm_wait_ns <= d.exposed_comm_ns;
+    absl::StrAppend(&figures, inside ? " (" : "  ", "waiting for peers ",
+                    Pct(*d.comm_wait_ns, steady), inside ? ")" : "");
+  }
+  absl::StrAppend(&figures, "  idle ", Pct(d.idle_ns, steady));
+  if (label.size() + 2 + figures.size() <= kMaxWidth) {
+    absl::StrAppend(out, label, "  ", figures, "\n");
+  } else {
+    absl::StrAppend(out, label, "\n  ", figures, "\n");
+  }
+  absl::StrAppend(out, "  lost ", Pct(d.LostNs(), steady), " of the steady state (",
+                  Duration(d.LostNs()), " of ", Duration(steady), ")",
+                  d.comm_wait_ns ? absl::StrCat(": waiting for peers ", Duration(*d.comm_wait_ns),
+                                                ", idle ", Duration(d.idle_ns))
+                                 : ": idle",
+                  "\n");
+}
+
+// Bytes in binary units, three significant digits: "512 B", "1.50 KiB", "20.0 MiB", "1.20 GiB".
+std::string Bytes(int64_t b) {
+  if (b < 1024) return absl::StrCat(b, " B");
+  constexpr const char* kUnits[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
+  double v = static_cast<double>(b) / 1024;
+  size_t i = 0;
+  while (i + 1 < 5 && v >= 1023.5) {
+    v /= 1024;
+    ++i;
+  }
+  const int decimals = v >= 99.95 ? 0 : v >= 9.995 ? 1 : 2;
+  return absl::StrFormat("%.*f %s", decimals, v, kUnits[i]);
+}
+
+// The collectives of a device by kind: "0/allreduce  40  326.1  324.0  321.0  1.20 GiB".
+void Collectives(const DeviceReport& d, std::string* out) {
+  std::vector<const CollectiveStats*> kinds;
+  bool waits = false, bytes = false;
+  for (const CollectiveStats& c : d.collectives) {
+    if (c.count == 0) continue;
+    kinds.push_back(&c);
+    waits = waits || c.wait_ns.has_value();
+    bytes = bytes || c.bytes.has_value();
+  }
+  if (kinds.empty()) return;
+  const auto row = [&](const std::string& kind, const std::string& count, const std::string& ms,
+                       const std::string& exposed, const std::string& wait,
+                       const std::string& size) {
+    std::string line = absl::StrFormat("    %-26s %7s %10s %11s", kind, count, ms, exposed);
+    if (waits) absl::StrAppendFormat(&line, " %11s", wait);
+    if (bytes) absl::StrAppendFormat(&line, " %10s", size);
+    absl::StrAppend(out, line, "\n");
+  };
+  row("collective", "count", "ms", "exposed ms", "waiting ms", "bytes");
+  for (size_t i = 0; i < kinds.size() && i < kMaxCollectiveKindsShown; ++i) {
+    const CollectiveStats& c = *kinds[i];
+    std::string kind = c.op.empty() ? "(unnamed)" : c.op;
+    if (!c.group.empty()) kind = absl::StrCat(c.group, "/", kind);
+    row(Shorten(Printable(kind), 26), absl::StrCat(c.count), Ms(c.ns), Ms(c.exposed_ns),
+        c.wait_ns ? Ms(*c.wait_ns) : "-", c.bytes ? Bytes(*c.bytes) : "-");
+  }
+  if (kinds.size() > kMaxCollectiveKindsShown) {
+    absl::StrAppend(out, "    and ", kinds.size() - kMaxCollectiveKindsShown,
+                    " more kinds (all in --format json)\n");
+  }
+}
+
 void Device(const Report& r, const DeviceReport& d, std::string* out) {
   const int64_t steady = d.PhaseNs(Phase::kSteady);
-  absl::StrAppendFormat(out, "%s%s  busy %s  idle %s of the steady state (%s of %s)\n",
-                        DeviceLabel(d.rank, d.device),
-                        d.name.empty() ? "" : "  " + Printable(d.name), Pct(d.busy_ns, steady),
-                        Pct(d.idle_ns, steady), Duration(d.idle_ns), Duration(steady));
+  const std::string label =
+      absl::StrCat(DeviceLabel(d.rank, d.device), d.name.empty() ? "" : "  " + Printable(d.name));
+  if (d.comm_ns > 0) {
+    CommHeadline(d, label, out);
+  } else {
+    absl::StrAppendFormat(out, "%s  busy %s  idle %s of the steady state (%s of %s)\n", label,
+                          Pct(d.busy_ns, steady), Pct(d.idle_ns, steady), Duration(d.idle_ns),
+                          Duration(steady));
+  }
   if (d.idle_ns > 0) {
     absl::StrAppendFormat(out, "  %-14s %10s %8s   %s\n", "idle cause", "ms", "of idle",
                           "subcauses (ms)");
@@ -232,6 +316,7 @@ void Device(const Report& r, const DeviceReport& d, std::string* out) {
     }
   }
   Communication(d, out);
+  Collectives(d, out);
   const std::string steady_parts = PartsLine(d, Phase::kSteady);
   if (!steady_parts.empty()) {
     absl::StrAppend(out, "  one-off in the steady state: ", steady_parts, "\n");
@@ -263,40 +348,282 @@ void Warnings(const Report& r, std::string* out) {
   }
 }
 
+// A step's lost time by subcause: its idle time, plus its collectives' wait for peers under
+// sync_bound.comm_wait.
+IdleBreakdown StepLost(const StepReport& s) {
+  IdleBreakdown lost = s.idle;
+  lost[Subcause::kCommWait] += s.comm_wait_ns.value_or(0);
+  return lost;
+}
+
 void Steps(const Report& r, std::string* out) {
   for (const DeviceReport& d : r.devices) {
     std::vector<const StepReport*> steps;
+    bool waits = false;  // of any step of the device: then the steps that lost most are listed
     for (const StepReport& s : r.steps) {
-      if (s.device == d.device && s.rank == d.rank) steps.push_back(&s);
+      if (s.device != d.device || s.rank != d.rank) continue;
+      steps.push_back(&s);
+      waits = waits || s.comm_wait_ns.has_value();
     }
     if (steps.empty()) continue;
     const size_t total = steps.size();
     if (steps.size() > kMaxStepsShown) {  // the steps that lost the most, in time order
       std::stable_sort(steps.begin(), steps.end(), [](const StepReport* a, const StepReport* b) {
-        return a->idle.TotalNs() > b->idle.TotalNs();
+        return StepLost(*a).TotalNs() > StepLost(*b).TotalNs();
       });
       steps.resize(kMaxStepsShown);
       std::sort(steps.begin(), steps.end(),
                 [](const StepReport* a, const StepReport* b) { return a->start_ns < b->start_ns; });
     }
-    absl::StrAppendFormat(out, "\nsteps on %s%s\n", DeviceLabel(d.rank, d.device),
-                          total > steps.size()
-                              ? absl::StrCat(" (", steps.size(), " of ", total,
-                                             " with the most idle time; all in --format json)")
-                              : "");
-    absl::StrAppendFormat(out, "  %-22s %9s %7s %9s %9s %9s %9s  %s\n", "step", "ms", "busy",
-                          "data ms", "launch ms", "sync ms", "other ms", "dominant");
+    const bool wait_column = std::any_of(steps.begin(), steps.end(), [](const StepReport* s) {
+      return s->comm_wait_ns.has_value();
+    });
+    absl::StrAppendFormat(
+        out, "\nsteps on %s%s\n", DeviceLabel(d.rank, d.device),
+        total > steps.size() ? absl::StrCat(" (", steps.size(), " of ", total, " with the most ",
+                                            waits ? "lost" : "idle", " time; all in --format json)")
+                             : "");
+    // With a column for the wait for peers the columns are narrower (100 columns with
+    // sync_bound.comm_wait).
+    if (wait_column) {
+      absl::StrAppendFormat(out, "  %-18s %7s %6s %7s %9s %7s %8s %7s  %s\n", "step", "ms", "busy",
+                            "data ms", "launch ms", "sync ms", "other ms", "wait ms", "dominant");
+    } else {
+      absl::StrAppendFormat(out, "  %-22s %9s %7s %9s %9s %9s %9s  %s\n", "step", "ms", "busy",
+                            "data ms", "launch ms", "sync ms", "other ms", "dominant");
+    }
     for (const StepReport* s : steps) {
       const int64_t span = s->end_ns - s->start_ns;
-      const int64_t idle = s->idle.TotalNs();
-      absl::StrAppendFormat(
-          out, "  %-22s %9s %7s %9s %9s %9s %9s  %s\n", Shorten(Printable(s->name), 22), Ms(span),
-          Pct(s->busy_ns, span), Ms(s->idle.CauseNs(Cause::kDataStarved)),
-          Ms(s->idle.CauseNs(Cause::kLaunchBound)), Ms(s->idle.CauseNs(Cause::kSyncBound)),
-          Ms(s->idle.CauseNs(Cause::kUnattributed)),
-          idle > 0 ? QualifiedSubcauseName(s->idle.Dominant()) : "-");
+      const IdleBreakdown lost = StepLost(*s);
+      const std::string dominant =
+          lost.TotalNs() > 0 ? QualifiedSubcauseName(lost.Dominant()) : "-";
+      if (wait_column) {
+        absl::StrAppendFormat(
+            out, "  %-18s %7s %6s %7s %9s %7s %8s %7s  %s\n", Shorten(Printable(s->name), 18),
+            Ms(span), Pct(s->busy_ns, span), Ms(s->idle.CauseNs(Cause::kDataStarved)),
+            Ms(s->idle.CauseNs(Cause::kLaunchBound)), Ms(s->idle.CauseNs(Cause::kSyncBound)),
+            Ms(s->idle.CauseNs(Cause::kUnattributed)), s->comm_wait_ns ? Ms(*s->comm_wait_ns) : "-",
+            dominant);
+      } else {
+        absl::StrAppendFormat(
+            out, "  %-22s %9s %7s %9s %9s %9s %9s  %s\n", Shorten(Printable(s->name), 22), Ms(span),
+            Pct(s->busy_ns, span), Ms(s->idle.CauseNs(Cause::kDataStarved)),
+            Ms(s->idle.CauseNs(Cause::kLaunchBound)), Ms(s->idle.CauseNs(Cause::kSyncBound)),
+            Ms(s->idle.CauseNs(Cause::kUnattributed)), dominant);
+      }
     }
   }
+}
+
+const RankReport* FindRank(const Report& r, int rank) {
+  for (const RankReport& k : r.ranks) {
+    if (k.rank == rank) return &k;
+  }
+  return nullptr;
+}
+
+std::string OwnCause(const RankReport& k) {
+  if (!k.own_cause) return "-";
+  return absl::StrFormat("%s %.0f%%", QualifiedSubcauseName(*k.own_cause), 100 * k.own_cause_share);
+}
+
+// "straggler: rank 1 arrived last at 40 of 40 collectives, 20.1 ms late on average; its own lost
+// time is 89% data_starved.host", on two lines where one would be too long.
+void StragglerLine(const Report& r, int rank, std::string* out) {
+  const RankReport* k = FindRank(r, rank);
+  std::string first = absl::StrCat("straggler: rank ", rank);
+  if (k == nullptr) {
+    absl::StrAppend(out, "  ", first, "\n");
+    return;
+  }
+  if (k->arrived_last > 0) {
+    absl::StrAppend(&first, " arrived last at ", k->arrived_last, " of ",
+                    k->matched > 0 ? k->matched : k->collectives, " collectives, ",
+                    Duration(k->late_ns / k->arrived_last), " late on average");
+  } else {
+    absl::StrAppend(&first, ", the others waited ", Duration(k->late_ns), " for it");
+  }
+  if (!k->own_cause) {
+    absl::StrAppend(out, "  ", first, "\n");
+    return;
+  }
+  const std::string cause =
+      absl::StrFormat("its own lost time is %.0f%% %s", 100 * k->own_cause_share,
+                      QualifiedSubcauseName(*k->own_cause));
+  if (2 + first.size() + 2 + cause.size() <= kMaxWidth) {
+    absl::StrAppend(out, "  ", first, "; ", cause, "\n");
+  } else {
+    absl::StrAppend(out, "  ", first, ";\n    ", cause, "\n");
+  }
+}
+
+void ClockLine(const ClockAlignment& c, std::string* out) {
+  if (c.method.empty()) return;
+  const std::string hosts = absl::StrCat(c.hosts, c.hosts == 1 ? " host" : " hosts");
+  if (c.method == "one clock") {
+    absl::StrAppend(out, "  clocks: one clock", c.hosts > 0 ? absl::StrCat(" (", hosts, ")") : "",
+                    "\n");
+  } else if (c.method == "aligned") {
+    absl::StrAppendFormat(out,
+                          "  clocks: aligned across %s from collective ends, residual %s, %.0f%% "
+                          "of collectives matched\n",
+                          hosts, Duration(c.residual_ns), 100 * c.matched_share);
+  } else {
+    absl::StrAppend(out, "  clocks: ", Shorten(Printable(c.method), 60), "\n");
+  }
+}
+
+// The job, where the report has several ranks: the straggler(s) and their own cause, the clocks,
+// a row per rank (docs/ANALYSIS.md, "Many ranks").
+void Job(const Report& r, std::string* out) {
+  if (r.ranks.size() < 2) return;
+  std::vector<std::string> hosts;
+  for (const RankReport& k : r.ranks) {
+    if (!k.host.empty() && std::find(hosts.begin(), hosts.end(), k.host) == hosts.end()) {
+      hosts.push_back(k.host);
+    }
+  }
+  absl::StrAppend(out, "\njob: ", r.ranks.size(), " ranks",
+                  hosts.empty()
+                      ? ""
+                      : absl::StrCat(" on ", hosts.size(), hosts.size() == 1 ? " host" : " hosts"),
+                  "\n");
+  std::vector<int> stragglers = r.stragglers;
+  if (r.straggler_rank &&
+      std::find(stragglers.begin(), stragglers.end(), *r.straggler_rank) == stragglers.end()) {
+    stragglers.insert(stragglers.begin(), *r.straggler_rank);
+  }
+  for (size_t i = 0; i < stragglers.size() && i < kMaxStragglersShown; ++i) {
+    StragglerLine(r, stragglers[i], out);
+  }
+  if (stragglers.size() > kMaxStragglersShown) {
+    absl::StrAppend(out, "  and ", stragglers.size() - kMaxStragglersShown,
+                    " more stragglers (all in --format json)\n");
+  }
+  if (stragglers.empty()) {
+    const bool matched = std::any_of(r.ranks.begin(), r.ranks.end(),
+                                     [](const RankReport& k) { return k.matched > 0; });
+    const bool any = std::any_of(r.ranks.begin(), r.ranks.end(),
+                                 [](const RankReport& k) { return k.collectives > 0; });
+    if (matched) {
+      absl::StrAppend(out, "  ranks arrived together (no straggler)\n");
+    } else if (any) {
+      absl::StrAppend(out, "  no collective matched across the ranks (no straggler named)\n");
+    }
+  }
+  ClockLine(r.clock, out);
+
+  std::vector<const RankReport*> rows;
+  for (const RankReport& k : r.ranks) rows.push_back(&k);
+  if (rows.size() > kMaxRanksShown) {  // the stragglers, then the ranks that waited most
+    const auto place = [&](const RankReport* k) {
+      const auto it = std::find(stragglers.begin(), stragglers.end(), k->rank);
+      return static_cast<size_t>(it - stragglers.begin());
+    };
+    std::stable_sort(rows.begin(), rows.end(), [&](const RankReport* a, const RankReport* b) {
+      if (place(a) != place(b)) return place(a) < place(b);
+      return a->wait_ns > b->wait_ns;
+    });
+    rows.resize(kMaxRanksShown);
+    absl::StrAppend(out, "  ", rows.size(), " of ", r.ranks.size(),
+                    " ranks: the stragglers, then those that waited most (all in --format json)\n");
+  }
+  absl::StrAppendFormat(out, "  %5s  %-14s %8s %12s %9s %9s  %s\n", "rank", "host", "matched",
+                        "arrived last", "late ms", "wait ms", "own cause");
+  for (const RankReport* k : rows) {
+    absl::StrAppendFormat(out, "  %5d  %-14s %8d %12d %9s %9s  %s\n", k->rank,
+                          k->host.empty() ? "-" : Shorten(Printable(k->host), 14), k->matched,
+                          k->arrived_last, Ms(k->late_ns), Ms(k->wait_ns), OwnCause(*k));
+  }
+}
+
+// "GPUs: 2 of 8 visible used (never used: 2, 3, ...)"; where the input lists the visible
+// devices with their physical index or UUID, those of the devices: "GPUs: 1 of 8 visible used:
+// 0 (physical 3); unused: 1 (physical 0, GPU-5e3c...), ..., and 5 more".
+std::string GpusLine(const Report& r) {
+  const auto plain = [](int visible, const std::vector<int>& unused) {
+    return absl::StrFormat(
+        "GPUs: %d of %d visible used%s\n", visible - static_cast<int>(unused.size()), visible,
+        unused.empty() ? "" : absl::StrCat(" (never used: ", absl::StrJoin(unused, ", "), ")"));
+  };
+  // One row per GPU: a UUID listed twice (by two ranks of one host) is one GPU.
+  std::vector<VisibleDevice> gpus;
+  for (const VisibleDevice& v : r.visible_devices) {
+    auto same = std::find_if(gpus.begin(), gpus.end(), [&](const VisibleDevice& g) {
+      return !v.uuid.empty() && g.uuid == v.uuid;
+    });
+    if (same == gpus.end()) {
+      gpus.push_back(v);
+    } else {
+      same->used = same->used || v.used;
+    }
+  }
+  // New: a UUID, or an index that CUDA_VISIBLE_DEVICES remapped.
+  const bool news = std::any_of(gpus.begin(), gpus.end(), [](const VisibleDevice& v) {
+    return !v.uuid.empty() || (v.physical_index && *v.physical_index != v.device);
+  });
+  if (!news) {
+    if (r.visible_device_count > 0) return plain(r.visible_device_count, r.unused_devices);
+    if (gpus.empty()) return "";
+    std::vector<int> unused;
+    for (const VisibleDevice& v : gpus) {
+      if (!v.used) unused.push_back(v.device);
+    }
+    return plain(static_cast<int>(gpus.size()), unused);
+  }
+  std::vector<int> ranks;
+  for (const VisibleDevice& v : gpus) {
+    if (v.rank && std::find(ranks.begin(), ranks.end(), *v.rank) == ranks.end()) {
+      ranks.push_back(*v.rank);
+    }
+  }
+  const auto item = [&](const VisibleDevice& v) {
+    std::string s = ranks.size() > 1 && v.rank ? absl::StrCat("rank ", *v.rank, " GPU ", v.device)
+                                               : absl::StrCat(v.device);
+    std::vector<std::string> notes;
+    if (v.physical_index) notes.push_back(absl::StrCat("physical ", *v.physical_index));
+    if (!v.uuid.empty()) {
+      notes.push_back(Printable(v.uuid.size() > 11 ? v.uuid.substr(0, 8) + "..." : v.uuid));
+    }
+    if (!notes.empty()) absl::StrAppend(&s, " (", absl::StrJoin(notes, ", "), ")");
+    return s;
+  };
+  std::vector<const VisibleDevice*> used, unused;
+  bool remapped = false;  // a used GPU that CUDA_VISIBLE_DEVICES numbers otherwise
+  for (const VisibleDevice& v : gpus) {
+    (v.used ? used : unused).push_back(&v);
+    remapped = remapped || (v.used && v.physical_index && *v.physical_index != v.device);
+  }
+  // Appends the items of a list to line while it stays within kMaxWidth with "and N more";
+  // whether all of them.
+  const auto append = [&](const std::vector<const VisibleDevice*>& list, size_t max_items,
+                          std::string* line) {
+    for (size_t i = 0; i < list.size(); ++i) {
+      const std::string next = absl::StrCat(i == 0 ? "" : ", ", item(*list[i]));
+      const size_t rest =
+          i + 1 == list.size() ? 0 : absl::StrCat(", and ", list.size() - i - 1, " more").size();
+      if (i == max_items || (i > 0 && line->size() + next.size() + rest > kMaxWidth)) {
+        absl::StrAppend(line, ", and ", list.size() - i, " more");
+        return false;
+      }
+      *line += next;
+    }
+    return true;
+  };
+  std::string line = absl::StrFormat("GPUs: %d of %d visible used", used.size(), gpus.size());
+  if (remapped && !used.empty()) {
+    line += ": ";
+    (void)append(used, kMaxDevicesNamed, &line);
+  }
+  if (unused.empty()) return line + "\n";
+  // The unused on the same line where all of them fit, else on a line of their own.
+  std::string one_line = line + "; unused: ";
+  if (append(unused, SIZE_MAX, &one_line) && one_line.size() <= kMaxWidth) {
+    return one_line + "\n";
+  }
+  std::string second = "  unused: ";
+  (void)append(unused, SIZE_MAX, &second);
+  return absl::StrCat(line, "\n", second, "\n");
 }
 
 class TextWriter : public ReportWriter {
@@ -330,15 +657,7 @@ class TextWriter : public ReportWriter {
                             Pct(c.traced_ns, c.span_ns), Duration(c.span_ns), c.windows,
                             c.windows == 1 ? "" : "s");
     }
-    if (r.visible_device_count > 0) {
-      absl::StrAppendFormat(
-          &out, "GPUs: %d of %d visible used%s\n",
-          r.visible_device_count - static_cast<int>(r.unused_devices.size()),
-          r.visible_device_count,
-          r.unused_devices.empty()
-              ? ""
-              : absl::StrCat(" (never used: ", absl::StrJoin(r.unused_devices, ", "), ")"));
-    }
+    out += GpusLine(r);
     out += "\n";
     // Start-up apart, then the steady state that every figure below describes, then wind-down.
     const bool has_steps = !r.steps.empty() || !r.step_source.empty();
@@ -347,6 +666,7 @@ class TextWriter : public ReportWriter {
     SteadyHeadline(r, &out);
     for (const DeviceReport& d : r.devices) Device(r, d, &out);
     PhaseHeadline(r, Phase::kWindDown, has_steps, &out);
+    Job(r, &out);
     Warnings(r, &out);
     Steps(r, &out);
     if (!r.offenders.empty()) {

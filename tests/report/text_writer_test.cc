@@ -1,9 +1,12 @@
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "analysis/analyze.h"
@@ -19,6 +22,7 @@ namespace {
 
 using ::gpuidle::testing::TimelineBuilder;
 using ::testing::ContainsRegex;
+using ::testing::EndsWith;
 using ::testing::HasSubstr;
 using ::testing::Not;
 using ::testing::StartsWith;
@@ -143,8 +147,9 @@ TEST(TextWriter, WritesTheDeviceLine) {
   const std::string text = WriteText(SampleReport());
   EXPECT_THAT(text, HasSubstr("\nrank 0 GPU 0  NVIDIA H200  busy 60.0%  idle 40.0% of the steady "
                               "state (40.0 ms of 100 ms)\n"));
-  EXPECT_THAT(text, HasSubstr("\nrank 1 GPU 1  NVIDIA H200  busy 90.0%  idle 10.0% of the steady "
-                              "state (10.0 ms of 100 ms)\n"));
+  // Rank 1 has communication: its headline splits the busy time (docs/ANALYSIS.md).
+  EXPECT_THAT(text, HasSubstr("\nrank 1 GPU 1  NVIDIA H200  compute 88.0%  communication 2.0%  "
+                              "waiting for peers 3.0%  idle 10.0%\n"));
 }
 
 TEST(TextWriter, LabelsADeviceWithoutRankOrName) {
@@ -200,7 +205,8 @@ TEST(TextWriter, ReportsCommunicationOfADeviceThatWasNeverIdle) {
   d.idle = IdleBreakdown();
   r.devices.push_back(d);
   const std::string text = WriteText(r);
-  EXPECT_THAT(text, HasSubstr("busy 100.0%  idle 0.0%"));
+  EXPECT_THAT(text, HasSubstr("compute 98.0%  communication 2.0%  waiting for peers 3.0%  idle "
+                              "0.0%\n"));
   EXPECT_THAT(text, HasSubstr("communication 8.0 ms, exposed 2.0 ms, waiting for peers 3.0 ms"));
 }
 
@@ -624,6 +630,447 @@ TEST(TextWriter, SummarisesAnAnalysedTimeline) {
   EXPECT_THAT(text, HasSubstr("  ProfilerStep#0 "));
   ASSERT_FALSE(report->advice.empty());
   EXPECT_THAT(text, HasSubstr(report->advice[0].fix));
+}
+
+// Every line of the summary within 100 columns, but the kinds of line that were longer before
+// issue 16 and that it did not change: the window's records, a steady state without steps, the
+// rows of a step table without the wait column (dominant subcauses of up to 28 characters).
+void ExpectWithin100Columns(const std::string& text) {
+  bool old_step_rows = false;
+  for (const std::string& line : Lines(text)) {
+    if (absl::StartsWith(line, "  step ")) {
+      old_step_rows = !absl::StrContains(line, "wait ms");
+      continue;
+    }
+    if (line.empty()) old_step_rows = false;
+    if (old_step_rows || absl::StartsWith(line, "window: ") ||
+        absl::StartsWith(line, "steady state ")) {
+      continue;
+    }
+    EXPECT_LE(line.size(), 100u) << line;
+  }
+}
+
+// Rank 0 of a straggler job: 337 ms of steady state, 329.3 ms of it communication alone, of
+// which 323.6 ms waiting for peers; 7.1 ms compute, 574 us idle.
+DeviceReport PunctualRank() {
+  DeviceReport d;
+  d.rank = 0;
+  d.device = 0;
+  d.name = "NVIDIA H200";
+  d.window_start_ns = d.steady_start_ns = 0;
+  d.window_end_ns = d.steady_end_ns = 337 * kMs;
+  d.window_ns = 337 * kMs;
+  d.idle_ns = 574'000;
+  d.idle[Subcause::kLaunchOverhead] = 574'000;
+  d.busy_ns = d.window_ns - d.idle_ns;
+  d.comm_ns = 330 * kMs;
+  d.exposed_comm_ns = 329'300'000;
+  d.comm_wait_ns = 323'600'000;
+  return d;
+}
+
+TEST(TextWriter, HeadlinesComputeCommunicationWaitingAndIdleWhereThereIsCommunication) {
+  Report r;
+  r.devices = {PunctualRank()};
+  const std::string text = WriteText(r);
+  // compute = busy - exposed = 336.426 - 329.3 = 7.126 ms (2.1%); 329.3 ms (97.7%); 96.0%; 0.2%.
+  EXPECT_THAT(text, HasSubstr("\nrank 0 GPU 0  NVIDIA H200  compute 2.1%  communication 97.7% "
+                              "(waiting for peers 96.0%)  idle 0.2%\n"
+                              "  lost 96.2% of the steady state (324 ms of 337 ms): waiting for "
+                              "peers 324 ms, idle 574 us\n"));
+  // compute + communication + idle: the steady state.
+  EXPECT_THAT(text, Not(HasSubstr("busy ")));
+  EXPECT_THAT(text, HasSubstr("\n  communication 330.0 ms, exposed 329.3 ms, waiting for peers "
+                              "323.6 ms\n"));
+  ExpectWithin100Columns(text);
+}
+
+TEST(TextWriter, HeadlinesAWaitThatOverlappedComputeApartFromTheCommunication) {
+  Report r;
+  DeviceReport d = PunctualRank();
+  d.exposed_comm_ns = 20 * kMs;  // most collectives overlapped compute, and waited there
+  r.devices = {d};
+  const std::string line = LineWith(WriteText(r), "rank 0 GPU 0");
+  EXPECT_EQ(line,
+            "rank 0 GPU 0  NVIDIA H200  compute 93.9%  communication 5.9%  waiting for peers "
+            "96.0%  idle 0.2%");
+}
+
+TEST(TextWriter, HeadlinesOneRanksCommunicationWithoutAWaitingFigure) {
+  Report r;
+  DeviceReport d = Device1();
+  d.comm_wait_ns.reset();
+  r.devices = {d};
+  const std::string text = WriteText(r);
+  // busy 90 ms, 2 ms of it communication alone: compute 88%.
+  EXPECT_THAT(text, HasSubstr("\nrank 1 GPU 1  NVIDIA H200  compute 88.0%  communication 2.0%  "
+                              "idle 10.0%\n  lost 10.0% of the steady state (10.0 ms of 100 ms): "
+                              "idle\n"));
+  EXPECT_THAT(text, Not(HasSubstr("waiting for peers 0")));
+  ExpectWithin100Columns(text);
+}
+
+TEST(TextWriter, WrapsALongDeviceHeadline) {
+  Report r;
+  DeviceReport d = PunctualRank();
+  d.rank = 1023;
+  d.device = 7;
+  d.name = "NVIDIA H100 80GB HBM3";
+  r.devices = {d};
+  const std::string text = WriteText(r);
+  EXPECT_THAT(text, HasSubstr("\nrank 1023 GPU 7  NVIDIA H100 80GB HBM3\n  compute 2.1%  "
+                              "communication 97.7% (waiting for peers 96.0%)  idle 0.2%\n"));
+  ExpectWithin100Columns(text);
+}
+
+TEST(TextWriter, KeepsTheHeadlineOfDevicesWithoutCommunication) {
+  Report r = SampleReport();
+  r.devices[1].comm_ns = 0;
+  r.devices[1].exposed_comm_ns = 0;
+  r.devices[1].comm_wait_ns.reset();
+  const std::string text = WriteText(r);
+  EXPECT_THAT(text, HasSubstr("\nrank 0 GPU 0  NVIDIA H200  busy 60.0%  idle 40.0% of the steady "
+                              "state (40.0 ms of 100 ms)\n"));
+  EXPECT_THAT(text, HasSubstr("\nrank 1 GPU 1  NVIDIA H200  busy 90.0%  idle 10.0% of the steady "
+                              "state (10.0 ms of 100 ms)\n"));
+  EXPECT_THAT(text, Not(HasSubstr("compute ")));
+  EXPECT_THAT(text, Not(HasSubstr("\n  lost ")));
+}
+
+CollectiveStats Kind(std::string group, std::string op, int64_t count, int64_t ns,
+                     int64_t exposed_ns) {
+  CollectiveStats c;
+  c.group = std::move(group);
+  c.op = std::move(op);
+  c.count = count;
+  c.ns = ns;
+  c.exposed_ns = exposed_ns;
+  return c;
+}
+
+TEST(TextWriter, TabulatesTheCollectivesByKind) {
+  Report r;
+  DeviceReport d = PunctualRank();
+  d.collectives = {Kind("0", "allreduce", 40, 326'100'000, 325'600'000),
+                   Kind("", "allgather", 4, 3'900'000, 3'700'000), Kind("1", "broadcast", 0, 0, 0)};
+  d.collectives[0].wait_ns = 321 * kMs;
+  d.collectives[0].bytes = 40LL * 32 * 1024 * 1024;  // 40 x 32 MiB
+  d.collectives[1].wait_ns = 2'500'000;
+  r.devices = {d};
+  const std::string text = WriteText(r);
+  const std::string head = LineWith(text, "  collective ");
+  EXPECT_THAT(head, ContainsRegex("^    collective +count +ms +exposed ms +waiting ms +bytes$"));
+  EXPECT_THAT(LineWith(text, "0/allreduce"),
+              ContainsRegex("^    0/allreduce +40 +326\\.1 +325\\.6 +321\\.0 +1\\.25 GiB$"));
+  EXPECT_THAT(LineWith(text, "allgather"),
+              ContainsRegex("^    allgather +4 +3\\.9 +3\\.7 +2\\.5 +-$"));
+  EXPECT_THAT(text, Not(HasSubstr("broadcast")));  // no collective of that kind ran
+  // Under the device's total.
+  EXPECT_LT(text.find("  communication 330.0 ms"), text.find("0/allreduce"));
+  ExpectWithin100Columns(text);
+
+  // One rank, no sizes in the trace: neither column.
+  for (CollectiveStats& c : r.devices[0].collectives) {
+    c.wait_ns.reset();
+    c.bytes.reset();
+  }
+  const std::string plain = WriteText(r);
+  EXPECT_THAT(LineWith(plain, "  collective "),
+              ContainsRegex("^    collective +count +ms +exposed ms$"));
+  EXPECT_THAT(LineWith(plain, "0/allreduce"),
+              ContainsRegex("^    0/allreduce +40 +326\\.1 +325\\.6$"));
+}
+
+TEST(TextWriter, WritesBytesInBinaryUnits) {
+  Report r;
+  DeviceReport d = PunctualRank();
+  const std::vector<std::pair<int64_t, std::string>> sizes = {
+      {512, "512 B"}, {1536, "1.50 KiB"}, {20LL << 20, "20.0 MiB"}, {300LL << 30, "300 GiB"}};
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    d.collectives.push_back(Kind("0", absl::StrCat("op", i), 1, kMs, kMs));
+    d.collectives.back().bytes = sizes[i].first;
+  }
+  r.devices = {d};
+  const std::string text = WriteText(r);
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    EXPECT_THAT(LineWith(text, absl::StrCat("0/op", i, " ")), EndsWith(" " + sizes[i].second));
+  }
+}
+
+TEST(TextWriter, ShowsTheFirstKindsOfCollectives) {
+  Report r;
+  DeviceReport d = PunctualRank();
+  for (int i = 0; i < 11; ++i) d.collectives.push_back(Kind("0", absl::StrCat("op", i), 1, kMs, 0));
+  r.devices = {d};
+  const std::string text = WriteText(r);
+  EXPECT_THAT(text, HasSubstr("    0/op7 "));
+  EXPECT_THAT(text, Not(HasSubstr("    0/op8 ")));
+  EXPECT_THAT(text, HasSubstr("\n    and 3 more kinds (all in --format json)\n"));
+}
+
+TEST(TextWriter, AddsAWaitColumnToTheStepsAndCountsTheWaitAsLost) {
+  Report r;
+  r.devices = {PunctualRank()};
+  StepReport waited = Step(0, 0, 1, 0, kMs / 2);  // 0.5 ms host_sync, 30 ms waiting for peers
+  waited.comm_wait_ns = 30 * kMs;
+  StepReport idle = Step(0, 0, 2, 50 * kMs, 4 * kMs);  // 4 ms host_sync, 1 ms waiting
+  idle.comm_wait_ns = kMs;
+  r.steps = {waited, idle};
+  const std::string text = WriteText(r);
+  EXPECT_THAT(LineWith(text, "  step "),
+              ContainsRegex("^  step +ms +busy +data ms +launch ms +sync ms +other ms +wait ms +"
+                            "dominant$"));
+  EXPECT_THAT(
+      LineWith(text, "ProfilerStep#1 "),
+      ContainsRegex("^  ProfilerStep#1 +50\\.0 +99\\.0% +0\\.0 +0\\.0 +0\\.5 +0\\.0 +30\\.0 "
+                    " sync_bound\\.comm_wait$"));
+  EXPECT_THAT(
+      LineWith(text, "ProfilerStep#2 "),
+      ContainsRegex("^  ProfilerStep#2 +50\\.0 +92\\.0% +0\\.0 +0\\.0 +4\\.0 +0\\.0 +1\\.0  "
+                    "sync_bound\\.host_sync$"));
+  ExpectWithin100Columns(text);
+
+  // A step without a wait among them: "-"; the column stays.
+  r.steps[1].comm_wait_ns.reset();
+  EXPECT_THAT(LineWith(WriteText(r), "ProfilerStep#2 "),
+              ContainsRegex(" +-  sync_bound\\.host_sync$"));
+  // No step with a wait: the old table.
+  r.steps[0].comm_wait_ns.reset();
+  const std::string old = WriteText(r);
+  EXPECT_THAT(LineWith(old, "  step "),
+              ContainsRegex("^  step +ms +busy +data ms +launch ms +sync ms +other ms +dominant$"));
+  EXPECT_THAT(LineWith(old, "ProfilerStep#1 "), EndsWith("  sync_bound.host_sync"));
+}
+
+TEST(TextWriter, ListsTheStepsThatLostMostWhenStepsWaited) {
+  Report r;
+  r.devices = {PunctualRank()};
+  for (int i = 0; i < 25; ++i) {
+    StepReport s = Step(0, 0, i, i * 50 * kMs, kMs);  // alike in idle time
+    s.comm_wait_ns = i == 3 ? 40 * kMs : i * kMs / 100;
+    r.steps.push_back(s);
+  }
+  const std::string text = WriteText(r);
+  EXPECT_THAT(text, HasSubstr("steps on rank 0 GPU 0 (20 of 25 with the most lost time; all in "
+                              "--format json)\n"));
+  EXPECT_THAT(text, HasSubstr("  ProfilerStep#3 "));  // the one that waited
+  for (int i : {0, 1, 2, 4})
+    EXPECT_THAT(text, Not(HasSubstr(absl::StrCat("  ProfilerStep#", i, " "))));
+  EXPECT_THAT(LineWith(text, "ProfilerStep#3 "), EndsWith("  sync_bound.comm_wait"));
+}
+
+RankReport Rank(int rank, std::string host, int64_t matched, int64_t arrived_last, int64_t late_ns,
+                int64_t wait_ns) {
+  RankReport k;
+  k.rank = rank;
+  k.host = std::move(host);
+  k.collectives = k.matched = matched;
+  k.arrived_last = arrived_last;
+  k.late_ns = late_ns;
+  k.wait_ns = wait_ns;
+  return k;
+}
+
+Report StragglerJob() {
+  Report r = SampleReport();
+  r.ranks = {Rank(0, "node-a", 40, 0, 0, 800 * kMs), Rank(1, "node-a", 40, 40, 804 * kMs, 0)};
+  r.ranks[0].own_cause = Subcause::kCommWait;
+  r.ranks[0].own_cause_share = 0.98;
+  r.ranks[1].own_cause = Subcause::kHost;
+  r.ranks[1].own_cause_share = 0.89;
+  r.straggler_rank = 1;
+  r.stragglers = {1};
+  r.clock.method = "one clock";
+  r.clock.hosts = 1;
+  return r;
+}
+
+TEST(TextWriter, NamesTheStragglerAndItsOwnCause) {
+  const std::string text = WriteText(StragglerJob());
+  EXPECT_THAT(text, HasSubstr("\njob: 2 ranks on 1 host\n"
+                              "  straggler: rank 1 arrived last at 40 of 40 collectives, 20.1 ms "
+                              "late on average;\n    its own lost time is 89% data_starved.host\n"
+                              "  clocks: one clock (1 host)\n"));
+  EXPECT_THAT(LineWith(text, "  rank  "),
+              ContainsRegex("^   rank  host +matched +arrived last +late ms +wait ms  own cause$"));
+  EXPECT_THAT(
+      LineWith(text, "     0  node-a"),
+      ContainsRegex("^      0  node-a +40 +0 +0\\.0 +800\\.0  sync_bound\\.comm_wait 98%$"));
+  EXPECT_THAT(LineWith(text, "     1  node-a"),
+              ContainsRegex("^      1  node-a +40 +40 +804\\.0 +0\\.0  data_starved\\.host 89%$"));
+  // After the devices, before the warnings and the steps.
+  EXPECT_LT(text.find("rank 1 GPU 1"), text.find("\njob: "));
+  EXPECT_LT(text.find("\njob: "), text.find("\nsteps on"));
+  ExpectWithin100Columns(text);
+}
+
+TEST(TextWriter, SaysWhenTheRanksArrivedTogether) {
+  Report r = StragglerJob();
+  r.straggler_rank.reset();
+  r.stragglers.clear();
+  std::string text = WriteText(r);
+  EXPECT_THAT(text, HasSubstr("\njob: 2 ranks on 1 host\n  ranks arrived together (no "
+                              "straggler)\n"));
+  EXPECT_THAT(text, Not(HasSubstr("straggler:")));
+  for (RankReport& k : r.ranks) k.matched = 0;
+  text = WriteText(r);
+  EXPECT_THAT(text, Not(HasSubstr("arrived together")));
+  EXPECT_THAT(text, HasSubstr("\n  no collective matched across the ranks (no straggler named)\n"));
+}
+
+TEST(TextWriter, WritesNoJobSectionForOneRank) {
+  Report r = StragglerJob();
+  r.ranks.resize(1);
+  EXPECT_THAT(WriteText(r), Not(HasSubstr("job:")));
+  EXPECT_THAT(WriteText(SampleReport()), Not(HasSubstr("job:")));
+}
+
+TEST(TextWriter, SaysHowTheClocksWereAligned) {
+  Report r = StragglerJob();
+  r.ranks[1].host = "node-b";
+  r.clock.method = "aligned";
+  r.clock.hosts = 4;
+  r.clock.residual_ns = 12'000;
+  r.clock.matched_share = 0.98;
+  const std::string text = WriteText(r);
+  EXPECT_THAT(text, HasSubstr("\njob: 2 ranks on 2 hosts\n"));
+  EXPECT_THAT(text, HasSubstr("\n  clocks: aligned across 4 hosts from collective ends, residual "
+                              "12.0 us, 98% of collectives matched\n"));
+  r.clock = ClockAlignment();
+  EXPECT_THAT(WriteText(r), Not(HasSubstr("clocks:")));
+}
+
+TEST(TextWriter, ShowsTheStragglersThenTheRanksThatWaitedMostOfAThousand) {
+  Report r = SampleReport();
+  for (int rank = 0; rank < 1024; ++rank) {
+    // Rank 700 and 5 were late; rank 300 waited most, then 301, 302 ...
+    const bool late = rank == 700 || rank == 5;
+    r.ranks.push_back(Rank(rank, absl::StrCat("node-", rank / 8), 100, late ? 50 : 0,
+                           late ? (rank == 700 ? 500 : 100) * kMs : 0,
+                           rank >= 300 && rank < 400 ? (400 - rank) * kMs : 0));
+  }
+  r.straggler_rank = 700;
+  r.stragglers = {700, 5};
+  const std::string text = WriteText(r);
+  EXPECT_THAT(text, HasSubstr("\njob: 1024 ranks on 128 hosts\n"));
+  EXPECT_THAT(text, HasSubstr("\n  straggler: rank 700 arrived last at 50 of 100 collectives, "
+                              "10.0 ms late on average\n  straggler: rank 5 arrived last at 50 "
+                              "of 100 collectives, 2.00 ms late on average\n"));
+  EXPECT_THAT(text, HasSubstr("\n  16 of 1024 ranks: the stragglers, then those that waited most "
+                              "(all in --format json)\n"));
+  std::vector<int> shown;
+  bool in_table = false;
+  for (const std::string& line : Lines(text)) {
+    if (absl::StartsWith(line, "   rank  host")) {
+      in_table = true;
+      continue;
+    }
+    int rank = 0;
+    if (in_table && line.size() > 7 &&
+        absl::SimpleAtoi(absl::StripAsciiWhitespace(line.substr(0, 7)), &rank)) {
+      shown.push_back(rank);
+    } else {
+      in_table = false;
+    }
+  }
+  std::vector<int> expected = {700, 5};
+  for (int rank = 300; rank < 314; ++rank) expected.push_back(rank);
+  EXPECT_EQ(shown, expected);
+  ExpectWithin100Columns(text);
+}
+
+TEST(TextWriter, ShowsAFewStragglersOfMany) {
+  Report r = StragglerJob();
+  for (int rank = 2; rank < 8; ++rank) r.ranks.push_back(Rank(rank, "", 40, 5, 5 * kMs, 0));
+  r.stragglers = {1, 2, 3, 4, 5};
+  const std::string text = WriteText(r);
+  EXPECT_THAT(text, HasSubstr("\n  straggler: rank 3 arrived last at 5 of 40 collectives, 1.00 ms "
+                              "late on average\n  and 2 more stragglers (all in --format json)\n"));
+  EXPECT_THAT(text, Not(HasSubstr("straggler: rank 4")));
+  EXPECT_THAT(LineWith(text, "     7  "), ContainsRegex("^      7  - "));  // no host known
+}
+
+VisibleDevice Visible(int device, std::optional<int> physical, std::string uuid, bool used) {
+  VisibleDevice v;
+  v.device = device;
+  v.physical_index = physical;
+  v.uuid = std::move(uuid);
+  v.used = used;
+  return v;
+}
+
+TEST(TextWriter, NamesTheUnusedGpusByPhysicalIndexAndUuid) {
+  Report r = SampleReport();
+  r.visible_device_count = 8;
+  r.unused_devices = {1, 2, 3, 4, 5, 6, 7};
+  r.devices.resize(1);
+  for (int i = 0; i < 8; ++i) {
+    r.visible_devices.push_back(Visible(
+        i, (i + 3) % 8, absl::StrCat("GPU-", i, "e3c5a2b-1c2d-3e4f-5a6b-7c8d9e0f1a2b"), i == 0));
+  }
+  std::string text = WriteText(r);
+  // CUDA_VISIBLE_DEVICES=3,4,...: the used GPU's physical index too; the unused on a line of
+  // their own, as many as fit.
+  EXPECT_THAT(text, HasSubstr("\nGPUs: 1 of 8 visible used: 0 (physical 3, GPU-0e3c...)\n"
+                              "  unused: 1 (physical 4, GPU-1e3c...), 2 (physical 5, "
+                              "GPU-2e3c...), and 5 more\n"));
+  ExpectWithin100Columns(text);
+
+  // Two unused, not remapped: one line.
+  r.visible_devices.resize(3);
+  for (VisibleDevice& v : r.visible_devices) v.physical_index = v.device;
+  EXPECT_THAT(WriteText(r), HasSubstr("\nGPUs: 1 of 3 visible used; unused: 1 (physical 1, "
+                                      "GPU-1e3c...), 2 (physical 2, GPU-2e3c...)\n"));
+
+  // Remapped, no UUIDs: many short ones on the second line.
+  r.visible_devices.clear();
+  for (int i = 0; i < 16; ++i) r.visible_devices.push_back(Visible(i, 15 - i, "", i == 15));
+  text = WriteText(r);
+  EXPECT_THAT(text, HasSubstr("\nGPUs: 1 of 16 visible used: 15 (physical 0)\n  unused: 0 "
+                              "(physical 15), 1 (physical 14), 2 (physical 13), "));
+  EXPECT_THAT(LineWith(text, "  unused: "), ContainsRegex(", and [0-9]+ more$"));
+  ExpectWithin100Columns(text);
+
+  // Numbered as nvidia-smi numbers them, no UUIDs: nothing new, the line of before.
+  for (VisibleDevice& v : r.visible_devices) v.physical_index = v.device;
+  EXPECT_THAT(WriteText(r),
+              HasSubstr("\nGPUs: 1 of 8 visible used (never used: 1, 2, 3, 4, 5, 6, 7)\n"));
+}
+
+TEST(TextWriter, CountsAGpuListedByTwoRanksOnce) {
+  Report r = SampleReport();
+  r.visible_devices = {Visible(0, 0, "GPU-aaaa", true), Visible(1, 1, "GPU-bbbb", false),
+                       Visible(0, 0, "GPU-aaaa", false), Visible(1, 1, "GPU-bbbb", true),
+                       Visible(2, 2, "GPU-cccc", false)};
+  for (size_t i = 0; i < r.visible_devices.size(); ++i) r.visible_devices[i].rank = i < 2 ? 0 : 1;
+  EXPECT_THAT(WriteText(r), HasSubstr("\nGPUs: 2 of 3 visible used; unused: rank 1 GPU 2 (physical "
+                                      "2, GPU-cccc)\n"));
+}
+
+TEST(TextWriter, KeepsTheGpusLineWhenTheVisibleDevicesSayNothingNew) {
+  Report r = SampleReport();
+  for (int i = 0; i < 8; ++i) r.visible_devices.push_back(Visible(i, std::nullopt, "", i < 2));
+  EXPECT_THAT(WriteText(r), HasSubstr("\nGPUs: 2 of 8 visible used (never used: 2, 3, 4, 5, 6, "
+                                      "7)\n"));
+  r.visible_device_count = 0;
+  r.unused_devices.clear();
+  r.visible_devices.resize(2);
+  EXPECT_THAT(WriteText(r), HasSubstr("\nGPUs: 2 of 2 visible used\n"));
+  r.visible_devices.clear();
+  EXPECT_THAT(WriteText(r), Not(HasSubstr("GPUs:")));
+}
+
+TEST(TextWriter, EscapesControlCharactersInTheJobsStrings) {
+  Report r = StragglerJob();
+  r.ranks[0].host = "node\x1b[31m";
+  r.devices[0].collectives = {Kind("g\x07", "all\x1b[2Jreduce", 1, kMs, kMs)};
+  r.devices[0].comm_ns = kMs;
+  r.visible_devices = {Visible(0, 3, "GPU-\x1b[0m", true)};
+  r.clock.method = "odd\x1b";
+  const std::string text = WriteText(r);
+  EXPECT_FALSE(HasControlBytes(text)) << text;
+  EXPECT_THAT(text, HasSubstr("  clocks: odd\\x1b\n"));
 }
 
 TEST(WriterForFormat, GivesAWriterForEachFormat) {
