@@ -1,6 +1,8 @@
 // The JSON report, schema "gpuidle.report/2" (docs/REPORT_SCHEMA.md).
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <optional>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -142,6 +144,152 @@ void LongestPhaseSummary(Json& w, const Report& r, Phase p) {
   w.EndObject();
 }
 
+void OptionalInt64(Json& w, const std::optional<int64_t>& v) {
+  if (v) {
+    w.Int64(*v);
+  } else {
+    w.Null();
+  }
+}
+
+// One kind of collective of a device; bytes and wait_ns only where known.
+void Collectives(Json& w, const DeviceReport& d) {
+  Str(w, "collectives");
+  w.StartArray();
+  for (const CollectiveStats& c : d.collectives) {
+    w.StartObject();
+    Str(w, "group");
+    Str(w, c.group);
+    Str(w, "op");
+    Str(w, c.op);
+    Str(w, "count");
+    w.Int64(c.count);
+    Str(w, "ns");
+    w.Int64(c.ns);
+    Str(w, "exposed_ns");
+    w.Int64(c.exposed_ns);
+    if (c.bytes) {
+      Str(w, "bytes");
+      w.Int64(*c.bytes);
+    }
+    if (c.wait_ns) {
+      Str(w, "wait_ns");
+      w.Int64(*c.wait_ns);
+    }
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
+// The per-collective timing table, compact (docs/REPORT_SCHEMA.md, "collective_timings"): one
+// array per column, each on one line, so that 4096 rows take a few hundred KB, not 4096 objects.
+void CollectiveTimings(Json& w, const DeviceReport& d) {
+  Str(w, "collectives_not_listed");
+  w.Int64(d.collectives_not_listed);
+  Str(w, "collective_timings");
+  w.StartObject();
+  const auto column = [&](absl::string_view name, auto value) {
+    Str(w, name);
+    w.SetFormatOptions(rapidjson::kFormatSingleLineArray);
+    w.StartArray();
+    for (const CollectiveTiming& t : d.collective_timings) w.Int64(value(t));
+    w.EndArray();
+    w.SetFormatOptions(rapidjson::kFormatDefault);
+  };
+  column("start_ns", [](const CollectiveTiming& t) { return t.start_ns; });
+  column("duration_ns", [](const CollectiveTiming& t) { return t.end_ns - t.start_ns; });
+  column("seq", [](const CollectiveTiming& t) { return t.seq; });
+  column("bytes", [](const CollectiveTiming& t) { return t.bytes; });
+  column("kind", [](const CollectiveTiming& t) { return int64_t{t.kind}; });
+  w.EndObject();
+}
+
+void VisibleDevices(Json& w, const Report& r) {
+  if (r.visible_devices.empty()) return;
+  Str(w, "visible_devices");
+  w.StartArray();
+  for (const VisibleDevice& v : r.visible_devices) {
+    w.StartObject();
+    Str(w, "rank");
+    OptionalInt(w, v.rank);
+    Str(w, "device");
+    w.Int(v.device);
+    Str(w, "physical_index");
+    OptionalInt(w, v.physical_index);
+    Str(w, "uuid");
+    Str(w, v.uuid);
+    Str(w, "name");
+    Str(w, v.name);
+    Str(w, "used");
+    w.Bool(v.used);
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
+// The ranks (when known), the straggler (always: a rank or null) and the clock alignment (after a
+// merge of ranks).
+void Ranks(Json& w, const Report& r) {
+  if (!r.ranks.empty()) {
+    Str(w, "ranks");
+    w.StartArray();
+    for (const RankReport& k : r.ranks) {
+      w.StartObject();
+      Str(w, "rank");
+      w.Int(k.rank);
+      Str(w, "host");
+      Str(w, k.host);
+      Str(w, "pid");
+      OptionalInt64(w, k.pid);
+      Str(w, "world_size");
+      OptionalInt(w, k.world_size);
+      Str(w, "wall_clock_offset_ns");
+      OptionalInt64(w, k.wall_clock_offset_ns);
+      Str(w, "clock_offset_ns");
+      w.Int64(k.clock_offset_ns);
+      Str(w, "collectives");
+      w.Int64(k.collectives);
+      Str(w, "matched");
+      w.Int64(k.matched);
+      Str(w, "arrived_last");
+      w.Int64(k.arrived_last);
+      Str(w, "late_ns");
+      w.Int64(k.late_ns);
+      Str(w, "wait_ns");
+      w.Int64(k.wait_ns);
+      Str(w, "own_cause");
+      if (k.own_cause) {
+        Str(w, QualifiedSubcauseName(*k.own_cause));
+      } else {
+        w.Null();
+      }
+      Str(w, "own_cause_share");
+      Number(w, k.own_cause_share);
+      w.EndObject();
+    }
+    w.EndArray();
+  }
+  Str(w, "straggler_rank");
+  OptionalInt(w, r.straggler_rank);
+  Str(w, "stragglers");
+  w.StartArray();
+  for (int s : r.stragglers) w.Int(s);
+  w.EndArray();
+  if (!r.clock.method.empty()) {
+    Str(w, "clock");
+    w.StartObject();
+    Str(w, "method");
+    Str(w, r.clock.method);
+    Str(w, "hosts");
+    w.Int64(r.clock.hosts);
+    Str(w, "residual_ns");
+    w.Int64(r.clock.residual_ns);
+    Str(w, "matched_share");
+    Number(w, r.clock.matched_share);
+    w.EndObject();
+  }
+}
+
 class JsonWriter : public ReportWriter {
  public:
   std::string Write(const Report& r) const override {
@@ -209,12 +357,14 @@ class JsonWriter : public ReportWriter {
     w.StartArray();
     for (int d : r.unused_devices) w.Int(d);
     w.EndArray();
+    VisibleDevices(w, r);
     Str(w, "step_source");
     Str(w, r.step_source);
     Str(w, "warnings");
     w.StartArray();
     for (const std::string& warning : r.warnings) Str(w, warning);
     w.EndArray();
+    Ranks(w, r);
     LongestPhaseSummary(w, r, Phase::kStartUp);
     LongestPhaseSummary(w, r, Phase::kWindDown);
 
@@ -258,6 +408,10 @@ class JsonWriter : public ReportWriter {
       } else {
         w.Null();
       }
+      Str(w, "lost_ns");
+      w.Int64(d.LostNs());
+      Collectives(w, d);
+      CollectiveTimings(w, d);
       w.EndObject();
     }
     w.EndArray();
@@ -285,6 +439,10 @@ class JsonWriter : public ReportWriter {
       Breakdown(w, s.idle);
       Str(w, "one_off_ns");
       w.Int64(s.one_off_ns);
+      if (s.comm_wait_ns) {
+        Str(w, "comm_wait_ns");
+        w.Int64(*s.comm_wait_ns);
+      }
       w.EndObject();
     }
     w.EndArray();

@@ -523,5 +523,75 @@ TEST(JsonWriter, WritesAnAnalysedTimelineWhoseIdleTimeAddsUp) {
   for (const auto& a : doc["advice"].GetArray()) EXPECT_GT(a["fix"].GetStringLength(), 0u);
 }
 
+// Issue 16's fields: collectives, the timing table, lost time, ranks, the straggler, the clock.
+TEST(JsonWriter, WritesCollectivesRanksAndTheStraggler) {
+  Report r = SampleReport();
+  DeviceReport& d = r.devices[1];
+  d.collectives = {{"0", "allreduce", 2, 5 * kMs, 1 * kMs, 4096, 3 * kMs},
+                   {"", "broadcast", 1, 1 * kMs, 0, std::nullopt, std::nullopt}};
+  d.collective_timings = {{10, 25, 0, 4096, 0}, {40, 41, -1, -1, 1}};
+  d.collectives_not_listed = 3;
+  r.steps.push_back(r.steps[0]);  // the second without a wait
+  r.steps[0].comm_wait_ns = 2 * kMs;
+  r.visible_devices = {{0, 0, 3, "GPU-1234", "NVIDIA H200", true}};
+  RankReport k;
+  k.rank = 1;
+  k.arrived_last = 40;
+  k.own_cause = Subcause::kDataLoader;
+  k.own_cause_share = 0.75;
+  r.ranks = {k};
+  r.straggler_rank = 1;
+  r.stragglers = {1};
+  r.clock = {"one clock", 1, 0, 1.0};
+  const std::string json = WriteJson(r);
+  const rapidjson::Document doc = Parse(json);
+
+  const rapidjson::Value& j1 = doc["devices"][1];
+  EXPECT_EQ(j1["lost_ns"].GetInt64(), 13 * kMs);  // idle 10 ms + 3 ms waiting for peers
+  EXPECT_EQ(doc["devices"][0]["lost_ns"].GetInt64(), 40 * kMs);
+  ASSERT_EQ(j1["collectives"].Size(), 2u);
+  EXPECT_EQ(Str(j1["collectives"][0]["op"]), "allreduce");
+  EXPECT_EQ(j1["collectives"][0]["bytes"].GetInt64(), 4096);
+  EXPECT_EQ(j1["collectives"][0]["wait_ns"].GetInt64(), 3 * kMs);
+  EXPECT_FALSE(j1["collectives"][1].HasMember("bytes"));
+  EXPECT_FALSE(j1["collectives"][1].HasMember("wait_ns"));
+  EXPECT_EQ(j1["collectives_not_listed"].GetInt64(), 3);
+  const rapidjson::Value& t = j1["collective_timings"];
+  ASSERT_EQ(t["start_ns"].Size(), 2u);
+  EXPECT_EQ(t["start_ns"][1].GetInt64(), 40);
+  EXPECT_EQ(t["duration_ns"][0].GetInt64(), 15);
+  EXPECT_EQ(t["seq"][1].GetInt64(), -1);
+  EXPECT_EQ(t["bytes"][0].GetInt64(), 4096);
+  EXPECT_EQ(t["kind"][1].GetInt64(), 1);
+  // Each column on one line.
+  EXPECT_NE(json.find("\"start_ns\": [10, 40]"), std::string::npos) << json;
+  EXPECT_EQ(doc["devices"][0]["collective_timings"]["kind"].Size(), 0u);
+
+  EXPECT_EQ(doc["steps"][0]["comm_wait_ns"].GetInt64(), 2 * kMs);
+  EXPECT_FALSE(doc["steps"][1].HasMember("comm_wait_ns"));
+  ASSERT_EQ(doc["visible_devices"].Size(), 1u);
+  EXPECT_EQ(doc["visible_devices"][0]["physical_index"].GetInt(), 3);
+  EXPECT_EQ(Str(doc["visible_devices"][0]["uuid"]), "GPU-1234");
+  ASSERT_EQ(doc["ranks"].Size(), 1u);
+  EXPECT_EQ(doc["ranks"][0]["arrived_last"].GetInt64(), 40);
+  EXPECT_EQ(Str(doc["ranks"][0]["own_cause"]), "data_starved.dataloader");
+  EXPECT_TRUE(doc["ranks"][0]["pid"].IsNull());
+  EXPECT_EQ(doc["straggler_rank"].GetInt(), 1);
+  ASSERT_EQ(doc["stragglers"].Size(), 1u);
+  EXPECT_EQ(Str(doc["clock"]["method"]), "one clock");
+  EXPECT_EQ(Str(doc["schema"]), "gpuidle.report/2");
+}
+
+TEST(JsonWriter, StragglerRankIsAlwaysThereAndNullWithoutOne) {
+  const rapidjson::Document doc = Parse(WriteJson(SampleReport()));
+  ASSERT_TRUE(doc.HasMember("straggler_rank"));
+  EXPECT_TRUE(doc["straggler_rank"].IsNull());
+  EXPECT_EQ(doc["stragglers"].Size(), 0u);
+  // Written only where there is something to say.
+  EXPECT_FALSE(doc.HasMember("visible_devices"));
+  EXPECT_FALSE(doc.HasMember("ranks"));
+  EXPECT_FALSE(doc.HasMember("clock"));
+}
+
 }  // namespace
 }  // namespace gpuidle::internal
