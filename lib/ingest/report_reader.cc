@@ -1,0 +1,818 @@
+#include "ingest/report_reader.h"
+
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <new>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
+#include "core/text_safety.h"
+#include "ingest/byte_source.h"
+#include "rapidjson/document.h"
+#include "rapidjson/error/en.h"
+#include "rapidjson/memorystream.h"
+#include "rapidjson/reader.h"
+
+namespace gpuidle::internal {
+namespace {
+
+using Value = rapidjson::Value;
+
+// Where a value is in the report ("devices[1].collective_timings.kind[7]"), built on the stack as
+// the reader descends and spelt out only for an error. The root has no parent.
+struct Path {
+  const Path* parent = nullptr;
+  absl::string_view key;  // a member; empty for an index
+  size_t index = 0;
+};
+
+std::string PathString(const Path* p) {
+  if (p == nullptr || p->parent == nullptr) return "";  // the root
+  std::string s = PathString(p->parent);
+  if (p->key.empty()) {
+    absl::StrAppend(&s, "[", p->index, "]");
+  } else {
+    absl::StrAppend(&s, s.empty() ? "" : ".", p->key);
+  }
+  return s;
+}
+
+// RapidJSON's document, filled through this: nesting, values and strings are bounded before they
+// cost memory (the limits of report_reader.h).
+class LimitedHandler {
+ public:
+  explicit LimitedHandler(rapidjson::Document& d) : d_(d) {}
+
+  bool Null() { return Count() && d_.Null(); }
+  bool Bool(bool b) { return Count() && d_.Bool(b); }
+  bool Int(int i) { return Count() && d_.Int(i); }
+  bool Uint(unsigned u) { return Count() && d_.Uint(u); }
+  bool Int64(int64_t i) { return Count() && d_.Int64(i); }
+  bool Uint64(uint64_t u) { return Count() && d_.Uint64(u); }
+  bool Double(double v) { return Count() && d_.Double(v); }
+  bool RawNumber(const char* s, rapidjson::SizeType n, bool copy) {
+    return Count() && d_.RawNumber(s, n, copy);
+  }
+  bool String(const char* s, rapidjson::SizeType n, bool copy) {
+    return Count() && Short(n) && d_.String(s, n, copy);
+  }
+  bool Key(const char* s, rapidjson::SizeType n, bool copy) {
+    return Count() && Short(n) && d_.Key(s, n, copy);
+  }
+  bool StartObject() { return Count() && Deeper() && d_.StartObject(); }
+  bool EndObject(rapidjson::SizeType n) {
+    --depth_;
+    return d_.EndObject(n);
+  }
+  bool StartArray() { return Count() && Deeper() && d_.StartArray(); }
+  bool EndArray(rapidjson::SizeType n) {
+    --depth_;
+    return d_.EndArray(n);
+  }
+
+  // Why the handler stopped the parse; "" if it did not.
+  const std::string& limit() const { return limit_; }
+
+ private:
+  bool Count() {
+    if (++values_ <= kMaxReportValues) return true;
+    limit_ = absl::StrCat("more than ", kMaxReportValues, " JSON values");
+    return false;
+  }
+  bool Short(rapidjson::SizeType n) {
+    if (n <= kMaxReportStringBytes) return true;
+    limit_ = absl::StrCat("a string longer than ", kMaxReportStringBytes, " bytes");
+    return false;
+  }
+  bool Deeper() {
+    if (++depth_ <= kMaxJsonDepth) return true;
+    limit_ = absl::StrCat("nested deeper than ", kMaxJsonDepth, " levels");
+    return false;
+  }
+
+  rapidjson::Document& d_;
+  size_t values_ = 0;
+  int depth_ = 0;
+  std::string limit_;
+};
+
+std::optional<OneOffKind> ParseOneOffKind(absl::string_view name) {
+  for (int k = 0; k < kNumOneOffKinds; ++k) {
+    if (OneOffKindName(static_cast<OneOffKind>(k)) == name) return static_cast<OneOffKind>(k);
+  }
+  return std::nullopt;
+}
+
+enum class Need { kRequired, kOptional };
+
+// Reads one report out of its parsed JSON, checking every value it takes.
+class ReportParser {
+ public:
+  explicit ReportParser(absl::string_view name) : name_(name) {}
+
+  absl::Status Error(const Path& at, absl::string_view what) const {
+    return absl::InvalidArgumentError(absl::StrCat(name_, ": ", PathString(&at), ": ", what));
+  }
+
+  absl::StatusOr<Report> Parse(const Value& doc) const {
+    if (!doc.IsObject()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(name_, ": not a gpuidle report (not a JSON object)"));
+    }
+    Report r;
+    const Path root;
+    std::string schema;
+    GPUIDLE_RETURN_IF_ERROR(String(doc, root, "schema", &schema));
+    if (!absl::StartsWith(schema, kReportSchemaPrefix)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(name_, ": not a gpuidle report (schema ", QuoteForMessage(schema), ")"));
+    }
+    if (schema != kReportSchema) {
+      return absl::InvalidArgumentError(absl::StrCat(name_, ": schema ", QuoteForMessage(schema),
+                                                     ": this gpuidle reads ", kReportSchema,
+                                                     " reports (analyse the trace again)"));
+    }
+    GPUIDLE_RETURN_IF_ERROR(String(doc, root, "source", &r.source));
+    GPUIDLE_RETURN_IF_ERROR(Strings(doc, root, "inputs", &r.inputs));
+    GPUIDLE_ASSIGN_OR_RETURN(const Value* window, Object(doc, root, "window"));
+    const Path at_window{&root, "window"};
+    GPUIDLE_RETURN_IF_ERROR(Int64(*window, at_window, "start_ns", &r.window_start_ns));
+    GPUIDLE_RETURN_IF_ERROR(Int64(*window, at_window, "end_ns", &r.window_end_ns));
+
+    GPUIDLE_ASSIGN_OR_RETURN(const Value* completeness, Object(doc, root, "completeness"));
+    const Path at_completeness{&root, "completeness"};
+    GPUIDLE_ASSIGN_OR_RETURN(const Value* dropped,
+                             Get(*completeness, at_completeness, "dropped_records"));
+    if (!dropped->IsNull()) {
+      if (!dropped->IsUint64()) {
+        return Error({&at_completeness, "dropped_records"}, "not a count (nor null)");
+      }
+      r.dropped_records = dropped->GetUint64();
+    }
+    GPUIDLE_RETURN_IF_ERROR(Uint64(*completeness, at_completeness, "zero_timestamp_records",
+                                   &r.zero_timestamp_records));
+    GPUIDLE_RETURN_IF_ERROR(
+        Bool(*completeness, at_completeness, "record_limit_reached", &r.record_limit_reached));
+
+    GPUIDLE_ASSIGN_OR_RETURN(const Value* coverage, Object(doc, root, "coverage", Need::kOptional));
+    if (coverage != nullptr) {
+      const Path at{&root, "coverage"};
+      Coverage& c = r.coverage.emplace();
+      GPUIDLE_RETURN_IF_ERROR(Int64(*coverage, at, "windows", &c.windows));
+      GPUIDLE_RETURN_IF_ERROR(Int64(*coverage, at, "traced_ns", &c.traced_ns));
+      GPUIDLE_RETURN_IF_ERROR(Int64(*coverage, at, "span_ns", &c.span_ns));
+    }
+    GPUIDLE_RETURN_IF_ERROR(Int(doc, root, "visible_device_count", &r.visible_device_count));
+    GPUIDLE_RETURN_IF_ERROR(Ints(doc, root, "unused_devices", &r.unused_devices));
+    GPUIDLE_RETURN_IF_ERROR(VisibleDevices(doc, root, &r));
+    GPUIDLE_RETURN_IF_ERROR(String(doc, root, "step_source", &r.step_source));
+    GPUIDLE_RETURN_IF_ERROR(Strings(doc, root, "warnings", &r.warnings));
+    GPUIDLE_RETURN_IF_ERROR(Ranks(doc, root, &r));
+    GPUIDLE_RETURN_IF_ERROR(
+        OptionalInt(doc, root, "straggler_rank", &r.straggler_rank, Need::kOptional));
+    GPUIDLE_RETURN_IF_ERROR(Ints(doc, root, "stragglers", &r.stragglers, Need::kOptional));
+    GPUIDLE_RETURN_IF_ERROR(Clock(doc, root, &r.clock));
+
+    GPUIDLE_ASSIGN_OR_RETURN(const Value* devices, Array(doc, root, "devices", kMaxReportDevices));
+    const Path at_devices{&root, "devices"};
+    r.devices.resize(devices->Size());
+    for (rapidjson::SizeType i = 0; i < devices->Size(); ++i) {
+      GPUIDLE_RETURN_IF_ERROR(Device((*devices)[i], {&at_devices, "", i}, &r.devices[i]));
+    }
+
+    GPUIDLE_RETURN_IF_ERROR(
+        Uint64(doc, root, "steps_not_listed", &r.steps_not_listed, Need::kOptional));
+    GPUIDLE_ASSIGN_OR_RETURN(const Value* steps, Array(doc, root, "steps", Report::kMaxStepRows));
+    const Path at_steps{&root, "steps"};
+    r.steps.resize(steps->Size());
+    for (rapidjson::SizeType i = 0; i < steps->Size(); ++i) {
+      GPUIDLE_RETURN_IF_ERROR(Step((*steps)[i], {&at_steps, "", i}, &r.steps[i]));
+    }
+    GPUIDLE_ASSIGN_OR_RETURN(const Value* gaps, Array(doc, root, "longest_gaps"));
+    const Path at_gaps{&root, "longest_gaps"};
+    r.longest_gaps.resize(gaps->Size());
+    for (rapidjson::SizeType i = 0; i < gaps->Size(); ++i) {
+      GPUIDLE_RETURN_IF_ERROR(Gap((*gaps)[i], {&at_gaps, "", i}, &r.longest_gaps[i]));
+    }
+    GPUIDLE_ASSIGN_OR_RETURN(const Value* offenders, Array(doc, root, "offenders"));
+    const Path at_offenders{&root, "offenders"};
+    r.offenders.resize(offenders->Size());
+    for (rapidjson::SizeType i = 0; i < offenders->Size(); ++i) {
+      GPUIDLE_RETURN_IF_ERROR(OffenderAt((*offenders)[i], {&at_offenders, "", i}, &r.offenders[i]));
+    }
+    GPUIDLE_ASSIGN_OR_RETURN(const Value* advice, Array(doc, root, "advice"));
+    const Path at_advice{&root, "advice"};
+    r.advice.resize(advice->Size());
+    for (rapidjson::SizeType i = 0; i < advice->Size(); ++i) {
+      GPUIDLE_RETURN_IF_ERROR(AdviceAt((*advice)[i], {&at_advice, "", i}, &r.advice[i]));
+    }
+    GPUIDLE_RETURN_IF_ERROR(Options(doc, root, &r.options));
+    return r;
+  }
+
+ private:
+  // The member `key` of `obj`: nullptr when it is missing and optional.
+  absl::StatusOr<const Value*> Get(const Value& obj, const Path& at, absl::string_view key,
+                                   Need need = Need::kRequired) const {
+    const Value name(
+        rapidjson::StringRef(key.data(), static_cast<rapidjson::SizeType>(key.size())));
+    const auto it = obj.FindMember(name);
+    if (it != obj.MemberEnd()) return &it->value;
+    if (need == Need::kOptional) return nullptr;
+    return Error({&at, key}, "missing");
+  }
+
+  // An object (the report's own objects are checked to be objects before their members are read).
+  absl::StatusOr<const Value*> Object(const Value& obj, const Path& at, absl::string_view key,
+                                      Need need = Need::kRequired) const {
+    GPUIDLE_ASSIGN_OR_RETURN(const Value* v, Get(obj, at, key, need));
+    if (v != nullptr && !v->IsObject()) return Error({&at, key}, "not an object");
+    return v;
+  }
+
+  absl::StatusOr<const Value*> Array(const Value& obj, const Path& at, absl::string_view key,
+                                     size_t max_rows = kMaxReportListRows,
+                                     Need need = Need::kRequired) const {
+    GPUIDLE_ASSIGN_OR_RETURN(const Value* v, Get(obj, at, key, need));
+    if (v == nullptr) return v;
+    if (!v->IsArray()) return Error({&at, key}, "not an array");
+    if (v->Size() > max_rows) {
+      const Path here{&at, key};
+      return absl::ResourceExhaustedError(
+          absl::StrCat(name_, ": ", PathString(&here), ": more than ", max_rows, " rows"));
+    }
+    return v;
+  }
+
+  absl::Status CheckObject(const Value& v, const Path& at) const {
+    return v.IsObject() ? absl::OkStatus() : Error(at, "not an object");
+  }
+
+  absl::Status Int64(const Value& obj, const Path& at, absl::string_view key, int64_t* out,
+                     Need need = Need::kRequired) const {
+    GPUIDLE_ASSIGN_OR_RETURN(const Value* v, Get(obj, at, key, need));
+    if (v == nullptr) return absl::OkStatus();
+    if (!v->IsInt64()) return Error({&at, key}, "not a 64-bit integer");
+    *out = v->GetInt64();
+    return absl::OkStatus();
+  }
+
+  absl::Status Uint64(const Value& obj, const Path& at, absl::string_view key, uint64_t* out,
+                      Need need = Need::kRequired) const {
+    GPUIDLE_ASSIGN_OR_RETURN(const Value* v, Get(obj, at, key, need));
+    if (v == nullptr) return absl::OkStatus();
+    if (!v->IsUint64()) return Error({&at, key}, "not an unsigned 64-bit integer");
+    *out = v->GetUint64();
+    return absl::OkStatus();
+  }
+
+  absl::Status Int(const Value& obj, const Path& at, absl::string_view key, int* out,
+                   Need need = Need::kRequired) const {
+    GPUIDLE_ASSIGN_OR_RETURN(const Value* v, Get(obj, at, key, need));
+    if (v == nullptr) return absl::OkStatus();
+    if (!v->IsInt()) return Error({&at, key}, "not a 32-bit integer");
+    *out = v->GetInt();
+    return absl::OkStatus();
+  }
+
+  absl::Status OptionalInt(const Value& obj, const Path& at, absl::string_view key,
+                           std::optional<int>* out, Need need = Need::kRequired) const {
+    GPUIDLE_ASSIGN_OR_RETURN(const Value* v, Get(obj, at, key, need));
+    if (v == nullptr || v->IsNull()) return absl::OkStatus();
+    if (!v->IsInt()) return Error({&at, key}, "not a 32-bit integer (nor null)");
+    *out = v->GetInt();
+    return absl::OkStatus();
+  }
+
+  absl::Status OptionalInt64(const Value& obj, const Path& at, absl::string_view key,
+                             std::optional<int64_t>* out, Need need = Need::kRequired) const {
+    GPUIDLE_ASSIGN_OR_RETURN(const Value* v, Get(obj, at, key, need));
+    if (v == nullptr || v->IsNull()) return absl::OkStatus();
+    if (!v->IsInt64()) return Error({&at, key}, "not a 64-bit integer (nor null)");
+    *out = v->GetInt64();
+    return absl::OkStatus();
+  }
+
+  absl::Status Bool(const Value& obj, const Path& at, absl::string_view key, bool* out) const {
+    GPUIDLE_ASSIGN_OR_RETURN(const Value* v, Get(obj, at, key));
+    if (!v->IsBool()) return Error({&at, key}, "not true or false");
+    *out = v->GetBool();
+    return absl::OkStatus();
+  }
+
+  // A number; null (the writer's NaN or infinity) reads as NaN.
+  absl::Status Double(const Value& obj, const Path& at, absl::string_view key, double* out) const {
+    GPUIDLE_ASSIGN_OR_RETURN(const Value* v, Get(obj, at, key));
+    if (v->IsNull()) {
+      *out = std::numeric_limits<double>::quiet_NaN();
+      return absl::OkStatus();
+    }
+    if (!v->IsNumber()) return Error({&at, key}, "not a number (nor null)");
+    *out = v->GetDouble();
+    return absl::OkStatus();
+  }
+
+  absl::Status String(const Value& obj, const Path& at, absl::string_view key, std::string* out,
+                      Need need = Need::kRequired) const {
+    GPUIDLE_ASSIGN_OR_RETURN(const Value* v, Get(obj, at, key, need));
+    if (v == nullptr) return absl::OkStatus();
+    if (!v->IsString()) return Error({&at, key}, "not a string");
+    out->assign(v->GetString(), v->GetStringLength());
+    return absl::OkStatus();
+  }
+
+  absl::Status Strings(const Value& obj, const Path& at, absl::string_view key,
+                       std::vector<std::string>* out) const {
+    GPUIDLE_ASSIGN_OR_RETURN(const Value* a, Array(obj, at, key));
+    const Path here{&at, key};
+    out->reserve(a->Size());
+    for (rapidjson::SizeType i = 0; i < a->Size(); ++i) {
+      const Value& v = (*a)[i];
+      if (!v.IsString()) return Error({&here, "", i}, "not a string");
+      out->emplace_back(v.GetString(), v.GetStringLength());
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Ints(const Value& obj, const Path& at, absl::string_view key, std::vector<int>* out,
+                    Need need = Need::kRequired) const {
+    GPUIDLE_ASSIGN_OR_RETURN(const Value* a, Array(obj, at, key, kMaxReportListRows, need));
+    if (a == nullptr) return absl::OkStatus();
+    const Path here{&at, key};
+    out->reserve(a->Size());
+    for (rapidjson::SizeType i = 0; i < a->Size(); ++i) {
+      const Value& v = (*a)[i];
+      if (!v.IsInt()) return Error({&here, "", i}, "not a 32-bit integer");
+      out->push_back(v.GetInt());
+    }
+    return absl::OkStatus();
+  }
+
+  // "cause" and "subcause" (qualified); the cause must be the subcause's.
+  absl::Status CauseFields(const Value& obj, const Path& at, Subcause* out) const {
+    std::string cause, subcause;
+    GPUIDLE_RETURN_IF_ERROR(String(obj, at, "subcause", &subcause));
+    const std::optional<Subcause> s = ParseSubcause(subcause);
+    if (!s) return Error({&at, "subcause"}, absl::StrCat("unknown ", QuoteForMessage(subcause)));
+    GPUIDLE_RETURN_IF_ERROR(String(obj, at, "cause", &cause));
+    if (cause != CauseName(CauseOf(*s))) {
+      return Error({&at, "cause"}, absl::StrCat(QuoteForMessage(cause), " is not the cause of ",
+                                                QuoteForMessage(subcause)));
+    }
+    *out = *s;
+    return absl::OkStatus();
+  }
+
+  // idle_by_subcause: every subcause's ns (idle_by_cause is their sum, not read).
+  absl::Status Subcauses(const Value& obj, const Path& at, IdleBreakdown* idle) const {
+    GPUIDLE_ASSIGN_OR_RETURN(const Value* by, Object(obj, at, "idle_by_subcause"));
+    const Path here{&at, "idle_by_subcause"};
+    for (int s = 0; s < kNumSubcauses; ++s) {
+      const std::string name = QualifiedSubcauseName(static_cast<Subcause>(s));
+      GPUIDLE_RETURN_IF_ERROR(Int64(*by, here, name, &idle->ns[s]));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Parts(const Value& phase, const Path& at, Phase p, DeviceReport* d) const {
+    GPUIDLE_ASSIGN_OR_RETURN(const Value* parts, Array(phase, at, "parts"));
+    const Path here{&at, "parts"};
+    for (rapidjson::SizeType i = 0; i < parts->Size(); ++i) {
+      const Value& v = (*parts)[i];
+      const Path at_part{&here, "", i};
+      GPUIDLE_RETURN_IF_ERROR(CheckObject(v, at_part));
+      OneOffTime o;
+      o.phase = p;
+      std::string kind;
+      GPUIDLE_RETURN_IF_ERROR(String(v, at_part, "kind", &kind));
+      const std::optional<OneOffKind> k = ParseOneOffKind(kind);
+      if (!k) return Error({&at_part, "kind"}, absl::StrCat("unknown ", QuoteForMessage(kind)));
+      o.kind = *k;
+      GPUIDLE_RETURN_IF_ERROR(Int64(v, at_part, "ns", &o.ns));
+      GPUIDLE_RETURN_IF_ERROR(Int64(v, at_part, "count", &o.count));
+      GPUIDLE_RETURN_IF_ERROR(String(v, at_part, "evidence", &o.evidence));
+      d->one_off.push_back(std::move(o));
+    }
+    return absl::OkStatus();
+  }
+
+  // phases: the window's ends, each phase's time and its one-off parts. The spans must agree with
+  // the device's steady_start_ns and steady_end_ns.
+  absl::Status Phases(const Value& obj, const Path& at, DeviceReport* d) const {
+    GPUIDLE_ASSIGN_OR_RETURN(const Value* phases, Object(obj, at, "phases"));
+    const Path here{&at, "phases"};
+    std::array<int64_t, kNumPhases> ns{};
+    std::array<int64_t, kNumPhases> start{};
+    std::array<int64_t, kNumPhases> end{};
+    for (int i = 0; i < kNumPhases; ++i) {
+      const Phase p = static_cast<Phase>(i);
+      const absl::string_view key = PhaseName(p);
+      GPUIDLE_ASSIGN_OR_RETURN(const Value* phase, Object(*phases, here, key));
+      const Path at_phase{&here, key};
+      GPUIDLE_RETURN_IF_ERROR(Int64(*phase, at_phase, "start_ns", &start[i]));
+      GPUIDLE_RETURN_IF_ERROR(Int64(*phase, at_phase, "end_ns", &end[i]));
+      GPUIDLE_RETURN_IF_ERROR(Int64(*phase, at_phase, "ns", &ns[i]));
+      GPUIDLE_RETURN_IF_ERROR(Parts(*phase, at_phase, p, d));
+    }
+    constexpr int kStart = static_cast<int>(Phase::kStartUp);
+    constexpr int kSteady = static_cast<int>(Phase::kSteady);
+    constexpr int kWind = static_cast<int>(Phase::kWindDown);
+    const auto must_be = [&](int phase, absl::string_view key, int64_t got, int64_t want,
+                             absl::string_view what) -> absl::Status {
+      if (got == want) return absl::OkStatus();
+      const Path at_phase{&here, PhaseName(static_cast<Phase>(phase))};
+      return Error({&at_phase, key}, absl::StrCat(got, " is not ", what, " (", want, ")"));
+    };
+    GPUIDLE_RETURN_IF_ERROR(
+        must_be(kStart, "end_ns", end[kStart], d->steady_start_ns, "steady_start_ns"));
+    GPUIDLE_RETURN_IF_ERROR(
+        must_be(kSteady, "start_ns", start[kSteady], d->steady_start_ns, "steady_start_ns"));
+    GPUIDLE_RETURN_IF_ERROR(
+        must_be(kSteady, "end_ns", end[kSteady], d->steady_end_ns, "steady_end_ns"));
+    GPUIDLE_RETURN_IF_ERROR(
+        must_be(kWind, "start_ns", start[kWind], d->steady_end_ns, "steady_end_ns"));
+    d->window_start_ns = start[kStart];
+    d->window_end_ns = end[kWind];
+    // A report aggregated over the windows of a sampled collection has phase times that are not
+    // the spans' lengths (DeviceReport::phase_ns).
+    for (int i = 0; i < kNumPhases; ++i) {
+      if (d->PhaseNs(static_cast<Phase>(i)) != ns[i]) d->phase_ns = ns;
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Collectives(const Value& obj, const Path& at, DeviceReport* d) const {
+    GPUIDLE_ASSIGN_OR_RETURN(const Value* list,
+                             Array(obj, at, "collectives", kMaxReportListRows, Need::kOptional));
+    if (list == nullptr) return absl::OkStatus();
+    const Path here{&at, "collectives"};
+    d->collectives.resize(list->Size());
+    for (rapidjson::SizeType i = 0; i < list->Size(); ++i) {
+      const Value& v = (*list)[i];
+      const Path at_kind{&here, "", i};
+      GPUIDLE_RETURN_IF_ERROR(CheckObject(v, at_kind));
+      CollectiveStats& c = d->collectives[i];
+      GPUIDLE_RETURN_IF_ERROR(String(v, at_kind, "group", &c.group));
+      GPUIDLE_RETURN_IF_ERROR(String(v, at_kind, "op", &c.op));
+      GPUIDLE_RETURN_IF_ERROR(Int64(v, at_kind, "count", &c.count));
+      GPUIDLE_RETURN_IF_ERROR(Int64(v, at_kind, "ns", &c.ns));
+      GPUIDLE_RETURN_IF_ERROR(Int64(v, at_kind, "exposed_ns", &c.exposed_ns));
+      GPUIDLE_RETURN_IF_ERROR(OptionalInt64(v, at_kind, "bytes", &c.bytes, Need::kOptional));
+      GPUIDLE_RETURN_IF_ERROR(OptionalInt64(v, at_kind, "wait_ns", &c.wait_ns, Need::kOptional));
+    }
+    return absl::OkStatus();
+  }
+
+  // collective_timings: five columns of one length (docs/REPORT_SCHEMA.md).
+  absl::Status CollectiveTimings(const Value& obj, const Path& at, DeviceReport* d) const {
+    GPUIDLE_RETURN_IF_ERROR(
+        Int64(obj, at, "collectives_not_listed", &d->collectives_not_listed, Need::kOptional));
+    if (d->collectives_not_listed < 0) return Error({&at, "collectives_not_listed"}, "negative");
+    GPUIDLE_ASSIGN_OR_RETURN(const Value* table,
+                             Object(obj, at, "collective_timings", Need::kOptional));
+    if (table == nullptr) return absl::OkStatus();
+    const Path here{&at, "collective_timings"};
+    constexpr std::array<absl::string_view, 5> kColumns = {"start_ns", "duration_ns", "seq",
+                                                           "bytes", "kind"};
+    std::array<const Value*, 5> columns{};
+    for (size_t c = 0; c < kColumns.size(); ++c) {
+      GPUIDLE_ASSIGN_OR_RETURN(columns[c],
+                               Array(*table, here, kColumns[c], DeviceReport::kMaxCollectiveRows));
+      if (columns[c]->Size() != columns[0]->Size()) {
+        return Error({&here, kColumns[c]},
+                     absl::StrCat(columns[c]->Size(), " rows, start_ns has ", columns[0]->Size()));
+      }
+    }
+    const rapidjson::SizeType rows = columns[0]->Size();
+    d->collective_timings.resize(rows);
+    for (rapidjson::SizeType i = 0; i < rows; ++i) {
+      std::array<int64_t, 5> v{};
+      for (size_t c = 0; c < kColumns.size(); ++c) {
+        const Value& cell = (*columns[c])[i];
+        if (!cell.IsInt64()) {
+          const Path at_column{&here, kColumns[c]};
+          return Error({&at_column, "", i}, "not a 64-bit integer");
+        }
+        v[c] = cell.GetInt64();
+      }
+      const auto cell_error = [&](size_t c, absl::string_view what) {
+        const Path at_column{&here, kColumns[c]};
+        return Error({&at_column, "", i}, what);
+      };
+      CollectiveTiming& t = d->collective_timings[i];
+      t.start_ns = v[0];
+      if (v[1] < 0) return cell_error(1, "negative");
+      if (__builtin_add_overflow(v[0], v[1], &t.end_ns)) return cell_error(1, "ends past 2^63 ns");
+      t.seq = v[2];
+      t.bytes = v[3];
+      if (v[4] < 0 || static_cast<uint64_t>(v[4]) >= d->collectives.size()) {
+        return cell_error(4, absl::StrCat(v[4], " is not an index into collectives (",
+                                          d->collectives.size(), " kinds)"));
+      }
+      t.kind = static_cast<int32_t>(v[4]);
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Device(const Value& v, const Path& at, DeviceReport* d) const {
+    GPUIDLE_RETURN_IF_ERROR(CheckObject(v, at));
+    GPUIDLE_RETURN_IF_ERROR(OptionalInt(v, at, "rank", &d->rank));
+    GPUIDLE_RETURN_IF_ERROR(Int(v, at, "device", &d->device));
+    GPUIDLE_RETURN_IF_ERROR(String(v, at, "name", &d->name));
+    GPUIDLE_RETURN_IF_ERROR(Int64(v, at, "window_ns", &d->window_ns));
+    GPUIDLE_RETURN_IF_ERROR(Int64(v, at, "steady_start_ns", &d->steady_start_ns));
+    GPUIDLE_RETURN_IF_ERROR(Int64(v, at, "steady_end_ns", &d->steady_end_ns));
+    GPUIDLE_RETURN_IF_ERROR(Int64(v, at, "busy_ns", &d->busy_ns));
+    GPUIDLE_RETURN_IF_ERROR(Int64(v, at, "idle_ns", &d->idle_ns));
+    GPUIDLE_RETURN_IF_ERROR(Subcauses(v, at, &d->idle));
+    GPUIDLE_RETURN_IF_ERROR(Phases(v, at, d));
+    GPUIDLE_RETURN_IF_ERROR(Int64(v, at, "step_count", &d->step_count, Need::kOptional));
+    GPUIDLE_RETURN_IF_ERROR(Int64(v, at, "kernel_count", &d->kernel_count));
+    GPUIDLE_RETURN_IF_ERROR(Int64(v, at, "memcpy_count", &d->memcpy_count));
+    GPUIDLE_RETURN_IF_ERROR(Int64(v, at, "memset_count", &d->memset_count));
+    GPUIDLE_RETURN_IF_ERROR(Int64(v, at, "comm_ns", &d->comm_ns));
+    GPUIDLE_RETURN_IF_ERROR(Int64(v, at, "exposed_comm_ns", &d->exposed_comm_ns));
+    GPUIDLE_RETURN_IF_ERROR(OptionalInt64(v, at, "comm_wait_ns", &d->comm_wait_ns));
+    GPUIDLE_RETURN_IF_ERROR(Collectives(v, at, d));
+    return CollectiveTimings(v, at, d);
+  }
+
+  absl::Status Step(const Value& v, const Path& at, StepReport* s) const {
+    GPUIDLE_RETURN_IF_ERROR(CheckObject(v, at));
+    GPUIDLE_RETURN_IF_ERROR(OptionalInt(v, at, "rank", &s->rank));
+    GPUIDLE_RETURN_IF_ERROR(Int(v, at, "device", &s->device));
+    GPUIDLE_RETURN_IF_ERROR(String(v, at, "name", &s->name));
+    GPUIDLE_RETURN_IF_ERROR(Int64(v, at, "start_ns", &s->start_ns));
+    GPUIDLE_RETURN_IF_ERROR(Int64(v, at, "end_ns", &s->end_ns));
+    GPUIDLE_RETURN_IF_ERROR(Int64(v, at, "busy_ns", &s->busy_ns));
+    GPUIDLE_RETURN_IF_ERROR(Subcauses(v, at, &s->idle));
+    GPUIDLE_RETURN_IF_ERROR(Int64(v, at, "one_off_ns", &s->one_off_ns, Need::kOptional));
+    return OptionalInt64(v, at, "comm_wait_ns", &s->comm_wait_ns, Need::kOptional);
+  }
+
+  absl::Status Gap(const Value& v, const Path& at, GapRecord* g) const {
+    GPUIDLE_RETURN_IF_ERROR(CheckObject(v, at));
+    GPUIDLE_RETURN_IF_ERROR(OptionalInt(v, at, "rank", &g->rank));
+    GPUIDLE_RETURN_IF_ERROR(Int(v, at, "device", &g->device));
+    GPUIDLE_RETURN_IF_ERROR(Int64(v, at, "start_ns", &g->start_ns));
+    GPUIDLE_RETURN_IF_ERROR(Int64(v, at, "end_ns", &g->end_ns));
+    GPUIDLE_RETURN_IF_ERROR(CauseFields(v, at, &g->subcause));
+    GPUIDLE_RETURN_IF_ERROR(String(v, at, "next_op", &g->next_op));
+    GPUIDLE_RETURN_IF_ERROR(Uint64(v, at, "thread", &g->thread));
+    GPUIDLE_RETURN_IF_ERROR(String(v, at, "evidence", &g->evidence));
+    return String(v, at, "call_site", &g->call_site);
+  }
+
+  absl::Status OffenderAt(const Value& v, const Path& at, Offender* o) const {
+    GPUIDLE_RETURN_IF_ERROR(CheckObject(v, at));
+    GPUIDLE_RETURN_IF_ERROR(CauseFields(v, at, &o->subcause));
+    GPUIDLE_RETURN_IF_ERROR(String(v, at, "what", &o->what));
+    GPUIDLE_RETURN_IF_ERROR(String(v, at, "site", &o->site));
+    GPUIDLE_RETURN_IF_ERROR(Int64(v, at, "idle_ns", &o->idle_ns));
+    return Int64(v, at, "count", &o->count);
+  }
+
+  absl::Status AdviceAt(const Value& v, const Path& at, Advice* a) const {
+    GPUIDLE_RETURN_IF_ERROR(CheckObject(v, at));
+    GPUIDLE_RETURN_IF_ERROR(CauseFields(v, at, &a->subcause));
+    GPUIDLE_RETURN_IF_ERROR(Double(v, at, "share_of_lost_time", &a->share_of_lost_time));
+    return String(v, at, "fix", &a->fix);
+  }
+
+  absl::Status VisibleDevices(const Value& doc, const Path& root, Report* r) const {
+    GPUIDLE_ASSIGN_OR_RETURN(const Value* list, Array(doc, root, "visible_devices",
+                                                      kMaxReportListRows, Need::kOptional));
+    if (list == nullptr) return absl::OkStatus();
+    const Path here{&root, "visible_devices"};
+    r->visible_devices.resize(list->Size());
+    for (rapidjson::SizeType i = 0; i < list->Size(); ++i) {
+      const Value& v = (*list)[i];
+      const Path at{&here, "", i};
+      GPUIDLE_RETURN_IF_ERROR(CheckObject(v, at));
+      VisibleDevice& d = r->visible_devices[i];
+      GPUIDLE_RETURN_IF_ERROR(OptionalInt(v, at, "rank", &d.rank));
+      GPUIDLE_RETURN_IF_ERROR(Int(v, at, "device", &d.device));
+      GPUIDLE_RETURN_IF_ERROR(OptionalInt(v, at, "physical_index", &d.physical_index));
+      GPUIDLE_RETURN_IF_ERROR(String(v, at, "uuid", &d.uuid));
+      GPUIDLE_RETURN_IF_ERROR(String(v, at, "name", &d.name));
+      GPUIDLE_RETURN_IF_ERROR(Bool(v, at, "used", &d.used));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Ranks(const Value& doc, const Path& root, Report* r) const {
+    GPUIDLE_ASSIGN_OR_RETURN(const Value* list,
+                             Array(doc, root, "ranks", kMaxReportListRows, Need::kOptional));
+    if (list == nullptr) return absl::OkStatus();
+    const Path here{&root, "ranks"};
+    r->ranks.resize(list->Size());
+    for (rapidjson::SizeType i = 0; i < list->Size(); ++i) {
+      const Value& v = (*list)[i];
+      const Path at{&here, "", i};
+      GPUIDLE_RETURN_IF_ERROR(CheckObject(v, at));
+      RankReport& k = r->ranks[i];
+      GPUIDLE_RETURN_IF_ERROR(Int(v, at, "rank", &k.rank));
+      GPUIDLE_RETURN_IF_ERROR(String(v, at, "host", &k.host));
+      GPUIDLE_RETURN_IF_ERROR(OptionalInt64(v, at, "pid", &k.pid));
+      GPUIDLE_RETURN_IF_ERROR(OptionalInt(v, at, "world_size", &k.world_size));
+      GPUIDLE_RETURN_IF_ERROR(
+          OptionalInt64(v, at, "wall_clock_offset_ns", &k.wall_clock_offset_ns));
+      GPUIDLE_RETURN_IF_ERROR(Int64(v, at, "clock_offset_ns", &k.clock_offset_ns));
+      GPUIDLE_RETURN_IF_ERROR(Int64(v, at, "collectives", &k.collectives));
+      GPUIDLE_RETURN_IF_ERROR(Int64(v, at, "matched", &k.matched));
+      GPUIDLE_RETURN_IF_ERROR(Int64(v, at, "arrived_last", &k.arrived_last));
+      GPUIDLE_RETURN_IF_ERROR(Int64(v, at, "late_ns", &k.late_ns));
+      GPUIDLE_RETURN_IF_ERROR(Int64(v, at, "wait_ns", &k.wait_ns));
+      GPUIDLE_ASSIGN_OR_RETURN(const Value* cause, Get(v, at, "own_cause"));
+      if (!cause->IsNull()) {
+        const std::optional<Subcause> s =
+            cause->IsString()
+                ? ParseSubcause(absl::string_view(cause->GetString(), cause->GetStringLength()))
+                : std::nullopt;
+        if (!s) return Error({&at, "own_cause"}, "not a qualified subcause (nor null)");
+        k.own_cause = *s;
+      }
+      GPUIDLE_RETURN_IF_ERROR(Double(v, at, "own_cause_share", &k.own_cause_share));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Clock(const Value& doc, const Path& root, ClockAlignment* c) const {
+    GPUIDLE_ASSIGN_OR_RETURN(const Value* clock, Object(doc, root, "clock", Need::kOptional));
+    if (clock == nullptr) return absl::OkStatus();
+    const Path at{&root, "clock"};
+    GPUIDLE_RETURN_IF_ERROR(String(*clock, at, "method", &c->method));
+    GPUIDLE_RETURN_IF_ERROR(Int64(*clock, at, "hosts", &c->hosts));
+    GPUIDLE_RETURN_IF_ERROR(Int64(*clock, at, "residual_ns", &c->residual_ns));
+    return Double(*clock, at, "matched_share", &c->matched_share);
+  }
+
+  absl::Status Options(const Value& doc, const Path& root, AnalysisOptions* o) const {
+    GPUIDLE_ASSIGN_OR_RETURN(const Value* options, Object(doc, root, "options"));
+    const Path at{&root, "options"};
+    GPUIDLE_RETURN_IF_ERROR(Int64(*options, at, "launch_gap_max_ns", &o->launch_gap_max_ns));
+    GPUIDLE_RETURN_IF_ERROR(
+        Int64(*options, at, "dispatch_latency_max_ns", &o->dispatch_latency_max_ns));
+    o->data_range_patterns.clear();
+    GPUIDLE_RETURN_IF_ERROR(Strings(*options, at, "data_range_patterns", &o->data_range_patterns));
+    return Int(*options, at, "skip_steps", &o->skip_steps, Need::kOptional);
+  }
+
+  std::string name_;
+};
+
+// The bytes of a ByteSource after `head`, given first.
+class PrefixedSource : public ByteSource {
+ public:
+  PrefixedSource(std::string head, std::unique_ptr<ByteSource> rest)
+      : head_(std::move(head)), rest_(std::move(rest)) {}
+  absl::StatusOr<size_t> Read(char* buffer, size_t n) override {
+    if (at_ < head_.size()) {
+      const size_t k = std::min(n, head_.size() - at_);
+      head_.copy(buffer, k, at_);
+      at_ += k;
+      return k;
+    }
+    return rest_->Read(buffer, n);
+  }
+  uint64_t file_bytes_read() const override { return rest_->file_bytes_read(); }
+  bool compressed() const override { return rest_->compressed(); }
+
+ private:
+  std::string head_;
+  size_t at_ = 0;
+  std::unique_ptr<ByteSource> rest_;
+};
+
+// Appends the source's bytes to `out` until it holds `limit` bytes or the source ends; `path`
+// starts the error messages.
+absl::Status ReadUpTo(ByteSource& source, size_t limit, const std::string& path, std::string* out) {
+  while (out->size() < limit) {
+    const size_t old = out->size();
+    const size_t want = std::min<size_t>(limit - old, size_t{1} << 20);
+    out->resize(old + want);
+    absl::StatusOr<size_t> n = source.Read(out->data() + old, want);
+    if (!n.ok()) {
+      return absl::Status(n.status().code(), absl::StrCat(path, ": ", n.status().message()));
+    }
+    out->resize(old + *n);
+    if (*n == 0) break;
+  }
+  return absl::OkStatus();
+}
+
+// The rest of a report after its head: at most kMaxReportBytes in all.
+absl::StatusOr<Report> ReadRestOfReport(ByteSource& source, std::string bytes,
+                                        const std::string& path) {
+  GPUIDLE_RETURN_IF_ERROR(ReadUpTo(source, kMaxReportBytes + 1, path, &bytes));
+  if (bytes.size() > kMaxReportBytes) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        path, ": a report longer than ", kMaxReportBytes, " bytes: gpuidle reads no longer one"));
+  }
+  return ParseReportJson(bytes, path);
+}
+
+absl::StatusOr<InputFile> ReadInputFileOrThrow(const std::string& path) {
+  GPUIDLE_ASSIGN_OR_RETURN(std::unique_ptr<ByteSource> source, OpenByteSource(path));
+  constexpr size_t kHeadBytes = 4096;
+  std::string head;
+  GPUIDLE_RETURN_IF_ERROR(ReadUpTo(*source, kHeadBytes, path, &head));
+  InputFile in;
+  if (LooksLikeReportJson(head)) {
+    GPUIDLE_ASSIGN_OR_RETURN(in.report, ReadRestOfReport(*source, std::move(head), path));
+    return in;
+  }
+  // A trace, read as ReadTraceFile reads it (ingest/read_trace.cc).
+  absl::StatusOr<Timeline> timeline = ReadKinetoTrace(
+      *ReadAhead(std::make_unique<PrefixedSource>(std::move(head), std::move(source))));
+  if (!timeline.ok()) {
+    return absl::Status(timeline.status().code(),
+                        absl::StrCat(path, ": ", timeline.status().message()));
+  }
+  in.trace = *std::move(timeline);
+  return in;
+}
+
+}  // namespace
+
+absl::StatusOr<Report> ParseReportJson(absl::string_view json, absl::string_view name) {
+  if (json.size() > kMaxReportBytes) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        name, ": a report longer than ", kMaxReportBytes, " bytes: gpuidle reads no longer one"));
+  }
+  try {
+    rapidjson::Document doc;
+    rapidjson::ParseResult result;
+    std::string limit;
+    // Without recursion (a deep input cannot overflow the stack), UTF-8 checked, doubles exactly
+    // as written (the writer's shortest form reads back to the same double).
+    constexpr unsigned kFlags = rapidjson::kParseIterativeFlag |
+                                rapidjson::kParseValidateEncodingFlag |
+                                rapidjson::kParseFullPrecisionFlag;
+    const auto parse = [&](rapidjson::Document& d) {
+      LimitedHandler handler(d);
+      rapidjson::MemoryStream stream(json.data(), json.size());
+      rapidjson::Reader reader;
+      result = reader.Parse<kFlags>(stream, handler);
+      limit = handler.limit();
+      return !result.IsError();
+    };
+    doc.Populate(parse);
+    if (!limit.empty()) {
+      return absl::ResourceExhaustedError(absl::StrCat(name, ": ", limit, " (at byte ",
+                                                       result.Offset(), "): not a gpuidle report"));
+    }
+    if (result.IsError()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(name, ": not JSON: ", rapidjson::GetParseError_En(result.Code()),
+                       " (at byte ", result.Offset(), ")"));
+    }
+    return ReportParser(name).Parse(doc);
+  } catch (const std::bad_alloc&) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat(name, ": out of memory while reading the report"));
+  }
+}
+
+absl::StatusOr<Report> ReadReportFile(const std::string& path) {
+  try {
+    GPUIDLE_ASSIGN_OR_RETURN(std::unique_ptr<ByteSource> source, OpenByteSource(path));
+    return ReadRestOfReport(*source, "", path);
+  } catch (const std::bad_alloc&) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat(path, ": out of memory while reading the report"));
+  }
+}
+
+bool LooksLikeReportJson(absl::string_view head) {
+  size_t i = 0;
+  const auto skip_space = [&] {
+    while (i < head.size() &&
+           (head[i] == ' ' || head[i] == '\n' || head[i] == '\r' || head[i] == '\t')) {
+      ++i;
+    }
+  };
+  const auto expect = [&](absl::string_view s) {
+    skip_space();
+    if (head.substr(i, s.size()) != s) return false;
+    i += s.size();
+    return true;
+  };
+  return expect("{") && expect("\"schema\"") && expect(":") &&
+         expect(absl::StrCat("\"", kReportSchemaPrefix));
+}
+
+absl::StatusOr<InputFile> ReadInputFile(const std::string& path) {
+  try {
+    return ReadInputFileOrThrow(path);
+  } catch (const std::bad_alloc&) {
+    return absl::ResourceExhaustedError(absl::StrCat(path, ": out of memory while reading it"));
+  }
+}
+
+}  // namespace gpuidle::internal
