@@ -1,6 +1,9 @@
 #include "ingest/event_mapper.h"
 
+#include <algorithm>
 #include <limits>
+#include <optional>
+#include <string>
 
 #include "core/text_safety.h"
 #include "ingest/json_scanners.h"
@@ -25,18 +28,20 @@ uint32_t EventMapper::StreamId(int64_t raw) {
 
 // Adds device work to its device's timeline, unless the device would be one more than
 // kMaxDevicesPerTrace (counted). A hash lookup: traces may name many devices.
-void EventMapper::AddOp(int device, const DeviceOp& op) {
+bool EventMapper::AddOp(int device, const DeviceOp& op, size_t* slot_out) {
   auto slot = device_slots_.find(device);
   if (slot == device_slots_.end()) {
     if (device_slots_.size() >= kMaxDevicesPerTrace) {
       ++w_.ops_beyond_device_limit;
-      return;
+      return false;
     }
     // An index, not a pointer: adding a device may reallocate t_.devices.
     slot = device_slots_.emplace(device, t_.devices.size()).first;
     t_.devices.emplace_back().device = device;
   }
   t_.devices[slot->second].ops.push_back(op);
+  if (slot_out != nullptr) *slot_out = slot->second;
+  return true;
 }
 
 void EventMapper::AddZeroTimestampRecords(uint64_t n) {
@@ -65,8 +70,115 @@ void EventMapper::ResolveProfilerRanges() {
   pending_ranges_.clear();
 }
 
+namespace {
+
+bool Known(const CollectiveArgs& a) {
+  return a.group != StringTable::kEmpty || a.op != StringTable::kEmpty || a.seq >= 0 ||
+         a.bytes >= 0;
+}
+
+bool Complete(const CollectiveArgs& a) {
+  return a.group != StringTable::kEmpty && a.op != StringTable::kEmpty && a.seq >= 0 &&
+         a.bytes >= 0;
+}
+
+// Fills what `a` does not know from `from`.
+void Merge(CollectiveArgs* a, const CollectiveArgs& from) {
+  if (a->group == StringTable::kEmpty) a->group = from.group;
+  if (a->op == StringTable::kEmpty) a->op = from.op;
+  if (a->seq < 0) a->seq = from.seq;
+  if (a->bytes < 0) a->bytes = from.bytes;
+}
+
+// The empty vector where no entry is known: TimelineInfo's "empty otherwise".
+template <typename T>
+void EmptyUnlessKnown(std::vector<T>* v, const T& unknown) {
+  if (std::all_of(v->begin(), v->end(), [&](const T& x) { return x == unknown; })) v->clear();
+}
+
+}  // namespace
+
+CollectiveArgs EventMapper::CollectiveOf(const Event& e) {
+  CollectiveArgs a;
+  if (!e.group_name.empty()) a.group = InternText(e.group_name);
+  if (!e.collective_name.empty()) a.op = InternText(e.collective_name);
+  a.seq = e.seq.value_or(-1);
+  // The larger buffer: the whole of an all-gather's output and a reduce-scatter's input, as
+  // nccl-tests counts a collective's size; both alike for all-reduce and broadcast.
+  const std::optional<int64_t> nelems = e.in_nelems && e.out_nelems
+                                            ? std::max(*e.in_nelems, *e.out_nelems)
+                                            : (e.in_nelems ? e.in_nelems : e.out_nelems);
+  const int64_t element = e.dtype.empty() ? -1 : DtypeBytes(e.dtype);
+  int64_t bytes = 0;
+  if (nelems && element > 0 && !__builtin_mul_overflow(*nelems, element, &bytes)) {
+    a.bytes = bytes;
+  }
+  return a;
+}
+
+void EventMapper::ResolveCollectives() {
+  // The launching calls of the kernels that the External id leaves without a CPU op.
+  absl::flat_hash_map<uint64_t, const HostCall*> launches;
+  for (const PendingCollective& p : pending_collectives_) {
+    if (!Complete(p.own) && !param_comms_by_external_id_.contains(p.external_id) &&
+        p.correlation != kNoCorrelation) {
+      launches.emplace(p.correlation, nullptr);
+    }
+  }
+  std::vector<size_t> order;  // param_comms_ by (thread, start)
+  if (!launches.empty() && !param_comms_.empty()) {
+    for (const HostCall& c : t_.calls) {
+      if (auto it = launches.find(c.correlation_id); it != launches.end()) it->second = &c;
+    }
+    order.resize(param_comms_.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      const ParamComms& x = param_comms_[a];
+      const ParamComms& y = param_comms_[b];
+      return x.thread != y.thread ? x.thread < y.thread : x.start_ns < y.start_ns;
+    });
+  }
+  // The innermost record_param_comms around a call: the latest to start before it on its
+  // thread that has not ended (a few back at most: they nest shallowly).
+  const auto enclosing = [&](const HostCall& call) -> const ParamComms* {
+    auto it = std::upper_bound(order.begin(), order.end(), call, [&](const HostCall& c, size_t i) {
+      const ParamComms& x = param_comms_[i];
+      return c.thread != x.thread ? c.thread < x.thread : c.start_ns < x.start_ns;
+    });
+    for (int back = 0; back < 8 && it != order.begin(); ++back) {
+      const ParamComms& x = param_comms_[*--it];
+      if (x.thread != call.thread) break;
+      if (x.end_ns >= call.start_ns) return &x;
+    }
+    return nullptr;
+  };
+  for (const PendingCollective& p : pending_collectives_) {
+    CollectiveArgs a = p.own;
+    if (!Complete(a)) {
+      const ParamComms* from = nullptr;
+      if (auto it = param_comms_by_external_id_.find(p.external_id);
+          it != param_comms_by_external_id_.end()) {
+        from = &param_comms_[it->second];
+      } else if (auto call = launches.find(p.correlation);
+                 call != launches.end() && call->second != nullptr) {
+        from = enclosing(*call->second);
+      }
+      if (from != nullptr) Merge(&a, from->args);
+    }
+    if (!Known(a) || t_.collectives.size() >= kNoCollective) continue;
+    t_.devices[p.slot].ops[p.index].collective = static_cast<uint32_t>(t_.collectives.size());
+    t_.collectives.push_back(a);
+  }
+  pending_collectives_.clear();
+  param_comms_.clear();
+  param_comms_by_external_id_.clear();
+}
+
 void EventMapper::Finish() {
   ResolveProfilerRanges();
+  ResolveCollectives();
+  EmptyUnlessKnown(&t_.info.visible_device_uuids, std::string());
+  EmptyUnlessKnown(&t_.info.visible_device_physical, -1);
   // Device names from deviceProperties (the last entry for an id wins).
   for (size_t i = 0; i < t_.info.visible_devices.size(); ++i) {
     if (auto slot = device_slots_.find(t_.info.visible_devices[i]); slot != device_slots_.end()) {
@@ -166,8 +278,10 @@ void EventMapper::Map(const Event& e) {
       // traces number their devices otherwise). Kineto puts device work on a pid per device.
       // A pid beyond the range of device ids (negative, or 2^32) is no device: such work is
       // skipped, never merged into device 0.
+      size_t slot = 0;
+      bool added = false;
       if (e.device) {
-        AddOp(static_cast<int>(*e.device), op);
+        added = AddOp(static_cast<int>(*e.device), op, &slot);
       } else if (category == EventCategory::kProfilerRange) {
         if (e.has_pid) {
           pending_ranges_.emplace_back(e.pid, op);
@@ -175,11 +289,16 @@ void EventMapper::Map(const Event& e) {
           ++w_.unplaced_ranges;
         }
       } else if (!e.has_pid) {
-        AddOp(0, op);
+        added = AddOp(0, op, &slot);
       } else if (e.pid <= INT32_MAX) {
-        AddOp(static_cast<int>(e.pid), op);
+        added = AddOp(static_cast<int>(e.pid), op, &slot);
       } else {
         w_.Warn(category, Field::kPid, Problem::kOutOfRange, true);
+      }
+      if (added && category == EventCategory::kKernel && op.communication) {
+        pending_collectives_.push_back(PendingCollective{slot, t_.devices[slot].ops.size() - 1,
+                                                         e.external_id.value_or(0), correlation,
+                                                         CollectiveOf(e)});
       }
       return;
     }
@@ -232,6 +351,15 @@ void EventMapper::Map(const Event& e) {
                                           : RangeKind::kUser;
       r.kind = e.range_kind ? *e.range_kind : HostRangeKind(category_kind, e.name);
       t_.ranges.push_back(r);
+      if (category == EventCategory::kCpuOp && e.name == kParamCommsName) {
+        const CollectiveArgs args = CollectiveOf(e);
+        if (Known(args)) {
+          if (e.external_id.value_or(0) > 0) {
+            param_comms_by_external_id_[*e.external_id] = param_comms_.size();
+          }
+          param_comms_.push_back(ParamComms{r.thread, start, end, args});
+        }
+      }
       return;
     }
     case EventCategory::kHostSample: {

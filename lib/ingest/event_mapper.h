@@ -44,8 +44,31 @@ class EventMapper {
   uint32_t StreamId(int64_t raw);
   // A stream for CallStreams (int64, negative = none), folded as StreamId folds op streams.
   int64_t StreamSlot(int64_t raw);
-  void AddOp(int device, const DeviceOp& op);
+  // False where the op was dropped (beyond kMaxDevicesPerTrace).
+  bool AddOp(int device, const DeviceOp& op, size_t* slot = nullptr);
   void ResolveProfilerRanges();
+  // What the event's own collective args say (the unknown fields left unknown).
+  CollectiveArgs CollectiveOf(const Event& e);
+  // Communication kernels get their args: their own, else (field by field) those of the
+  // record_param_comms that launched them, found by "External id", else by the launching call
+  // (correlation) lying inside one on the same thread.
+  void ResolveCollectives();
+
+  // A communication kernel waiting for ResolveCollectives.
+  struct PendingCollective {
+    size_t slot = 0;  // t_.devices[slot].ops[index]: stable until Finalize sorts
+    size_t index = 0;
+    int64_t external_id = 0;  // 0: none (Kineto numbers them from 1)
+    uint64_t correlation = kNoCorrelation;
+    CollectiveArgs own;
+  };
+  // A record_param_comms CPU op.
+  struct ParamComms {
+    uint64_t thread = 0;
+    int64_t start_ns = 0;
+    int64_t end_ns = 0;
+    CollectiveArgs args;
+  };
 
   Timeline& t_;
   ReaderWarnings& w_;
@@ -54,6 +77,9 @@ class EventMapper {
   absl::flat_hash_map<int, size_t> device_slots_;  // device -> index in t_.devices
   absl::flat_hash_map<int64_t, uint32_t> folded_streams_;
   std::vector<std::pair<uint64_t, DeviceOp>> pending_ranges_;  // (pid, op)
+  std::vector<PendingCollective> pending_collectives_;
+  std::vector<ParamComms> param_comms_;
+  absl::flat_hash_map<int64_t, size_t> param_comms_by_external_id_;  // -> index in param_comms_
 };
 
 }  // namespace gpuidle::internal::kineto

@@ -52,7 +52,11 @@ class KinetoHandler {
     } else if (in_events_ && rel == 2 && in_args_) {
       field_ = ArgField(k);
     } else if (top_ == Top::kDeviceProperties && depth_ == 3) {
-      prop_key_ = k == kDeviceIdKey ? 1 : k == kDeviceNameKey ? 2 : 0;
+      prop_key_ = k == kDeviceIdKey              ? 1
+                  : k == kDeviceNameKey          ? 2
+                  : k == kDeviceUuidKey          ? 3
+                  : k == kDevicePhysicalIndexKey ? 4
+                                                 : 0;
     } else if (top_ == Top::kDistributedInfo && depth_ == 2) {
       prop_key_ = k == kRankKey ? 1 : k == kWorldSizeKey ? 2 : 0;
     } else if (top_ == Top::kGpuidle && depth_ == 2) {
@@ -91,6 +95,8 @@ class KinetoHandler {
       prop_id_.reset();
       prop_id_bad_ = false;
       prop_name_.clear();
+      prop_uuid_.clear();
+      prop_physical_ = -1;
     }
     return Deeper();
   }
@@ -106,6 +112,9 @@ class KinetoHandler {
       } else if (prop_id_) {
         t_.info.visible_devices.push_back(static_cast<int>(*prop_id_));
         t_.info.visible_device_names.push_back(prop_name_);
+        // Parallel to the devices; EventMapper::Finish empties them where nothing is known.
+        t_.info.visible_device_uuids.push_back(prop_uuid_);
+        t_.info.visible_device_physical.push_back(prop_physical_);
       } else if (prop_id_bad_) {
         ++warnings_.bad_device_properties;
       }
@@ -241,6 +250,8 @@ class KinetoHandler {
   std::optional<int64_t> prop_id_;
   bool prop_id_bad_ = false;
   std::string prop_name_;
+  std::string prop_uuid_;   // "" unknown
+  int prop_physical_ = -1;  // -1 unknown
   Event event_;
   uint64_t event_index_ = 0;
   std::optional<int64_t> base_time_ns_;
@@ -295,9 +306,15 @@ inline bool KinetoHandler::Scalar(ScalarKind kind, absl::string_view text) {
         prop_id_bad_ = true;
       }
     }
-    if (prop_key_ == 2 && kind == kString) {
-      KeepText(&prop_name_, text, &warnings_);
-      prop_name_ = ValidText(prop_name_, &warnings_);
+    if ((prop_key_ == 2 || prop_key_ == 3) && kind == kString) {
+      std::string& kept = prop_key_ == 2 ? prop_name_ : prop_uuid_;
+      KeepText(&kept, text, &warnings_);
+      kept = ValidText(kept, &warnings_);
+    }
+    if (prop_key_ == 4 && kind == kNumber) {
+      // Anything but an index is no index: unknown, as in traces without the key.
+      const std::optional<int64_t> index = ParseIntegerText(text, false);
+      if (index && *index >= 0 && *index <= INT32_MAX) prop_physical_ = static_cast<int>(*index);
     }
   } else if (top_ == Top::kDistributedInfo && depth_ == 2 && prop_key_ != 0 && kind != kNull) {
     const std::optional<int64_t> v =
@@ -396,6 +413,18 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool KinetoHandler::ArgValue(ScalarKind kind
                                                                  absl::string_view text) {
   if (field_ == Field::kIgnored || kind == kNull) return true;
   if (field_ >= Field::kGpuidleKind) return GpuidleArgValue(kind, text);
+  if (field_ == Field::kCollectiveName || field_ == Field::kDtype || field_ == Field::kGroupName) {
+    // Text; a process group may be named by a number.
+    if (kind == kString || (kind == kNumber && field_ == Field::kGroupName)) {
+      KeepText(field_ == Field::kCollectiveName ? &event_.collective_name
+               : field_ == Field::kDtype        ? &event_.dtype
+                                                : &event_.group_name,
+               text, &warnings_);
+    } else {
+      Bad(field_, Problem::kWrongType, text);
+    }
+    return true;
+  }
   if (field_ == Field::kStack) {
     if (kind == kString) {
       KeepText(&event_.stack, text, &warnings_);
@@ -443,6 +472,20 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool KinetoHandler::ArgValue(ScalarKind kind
       break;
     case Field::kWaitOnRecordCorrelation:
       event_.wait_on_record_correlation = v;
+      break;
+    case Field::kExternalId:
+      event_.external_id = v;
+      break;
+    case Field::kInNelems:
+    case Field::kOutNelems:
+    case Field::kSeq:
+      if (*v < 0) {
+        Bad(field_, Problem::kNegative, text);
+      } else {
+        (field_ == Field::kInNelems    ? event_.in_nelems
+         : field_ == Field::kOutNelems ? event_.out_nelems
+                                       : event_.seq) = v;
+      }
       break;
     default:
       break;

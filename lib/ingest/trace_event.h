@@ -37,6 +37,9 @@ struct Event {
   std::optional<CopyKind> copy_kind;
   std::optional<bool> pageable, communication;
   std::optional<uint64_t> thread;  // where "tid" stands in for an id beyond 32 bits
+  // PyTorch's collective args (record_param_comms, NCCL kernels); "" / nullopt: not given.
+  std::optional<int64_t> external_id, in_nelems, out_nelems, seq;
+  std::string collective_name, dtype, group_name;
   // Fields whose value could not be used (left unset above), and why.
   uint32_t bad = 0;
   std::array<Problem, kFieldCount> problem{};
@@ -64,6 +67,13 @@ struct Event {
     pageable.reset();
     communication.reset();
     thread.reset();
+    external_id.reset();
+    in_nelems.reset();
+    out_nelems.reset();
+    seq.reset();
+    collective_name.clear();
+    dtype.clear();
+    group_name.clear();
     bad = 0;
     example_field = Field::kIgnored;
     example.clear();

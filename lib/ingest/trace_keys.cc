@@ -21,6 +21,20 @@ absl::string_view ArgName(Field f) {
       return kWaitOnRecordCorrelationArg;
     case Field::kStack:
       return kStackArg;
+    case Field::kExternalId:
+      return kExternalIdArg;
+    case Field::kCollectiveName:
+      return kCollectiveNameArg;
+    case Field::kInNelems:
+      return kInNelemsArg;
+    case Field::kOutNelems:
+      return kOutNelemsArg;
+    case Field::kDtype:
+      return kDtypeArg;
+    case Field::kGroupName:
+      return kGroupNameArg;
+    case Field::kSeq:
+      return kSeqArg;
     case Field::kGpuidleKind:
       return kGpuidleKindArg;
     case Field::kGpuidleCategory:
@@ -71,12 +85,15 @@ absl::string_view ExpectedType(Field f) {
     case Field::kCat:
     case Field::kName:
     case Field::kStack:
+    case Field::kCollectiveName:
+    case Field::kDtype:
     case Field::kGpuidleKind:
     case Field::kGpuidleCategory:
     case Field::kGpuidleCopyKind:
       return "a string";
     case Field::kPid:
     case Field::kTid:
+    case Field::kGroupName:
       return "a number or a string";
     case Field::kArgs:
       return "an object";

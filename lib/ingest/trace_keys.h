@@ -31,6 +31,14 @@ enum class Field : uint8_t {
   kWaitOnStream,
   kWaitOnRecordCorrelation,  // wait_on_cuda_event_record_corr_id
   kStack,                    // gpuidle host samples
+  // PyTorch's collective args (trace_names.h), on record_param_comms and NCCL kernels.
+  kExternalId,
+  kCollectiveName,
+  kInNelems,
+  kOutNelems,
+  kDtype,
+  kGroupName,
+  kSeq,
   // gpuidle traces: the model's values where the Kineto name rules would give another.
   kGpuidleKind,
   kGpuidleCategory,
@@ -50,9 +58,11 @@ static_assert(kPhField.size() == 2 && kTsField.size() == 2);
 static_assert(kCatField.size() == 3 && kPidField.size() == 3 && kTidField.size() == 3 &&
               kDurField.size() == 3);
 static_assert(kNameField.size() == 4 && kArgsField.size() == 4);
-static_assert(kBytesArg.size() == kStackArg.size());
+static_assert(kBytesArg.size() == kStackArg.size() && kBytesArg.size() == kDtypeArg.size());
 static_assert(kDeviceArg.size() == kStreamArg.size());
-static_assert(kWaitOnStreamArg.size() == kGpuidleThreadArg.size());
+static_assert(kWaitOnStreamArg.size() == kGpuidleThreadArg.size() &&
+              kWaitOnStreamArg.size() == kOutNelemsArg.size());
+static_assert(kCorrelationArg.size() == kExternalIdArg.size());
 static_assert(kGpuidleCategoryArg.size() == kGpuidlePageableArg.size());
 
 inline Field EventField(absl::string_view k) {
@@ -81,6 +91,7 @@ inline Field ArgField(absl::string_view k) {
     case kBytesArg.size():
       if (k == kBytesArg) return Field::kBytes;
       if (k == kStackArg) return Field::kStack;
+      if (k == kDtypeArg) return Field::kDtype;
       break;
     case kDeviceArg.size():
       if (k == kDeviceArg) return Field::kDevice;
@@ -88,6 +99,7 @@ inline Field ArgField(absl::string_view k) {
       break;
     case kCorrelationArg.size():
       if (k == kCorrelationArg) return Field::kCorrelation;
+      if (k == kExternalIdArg) return Field::kExternalId;
       break;
     case kGpuidleKindArg.size():
       if (k == kGpuidleKindArg) return Field::kGpuidleKind;
@@ -95,6 +107,19 @@ inline Field ArgField(absl::string_view k) {
     case kWaitOnStreamArg.size():
       if (k == kWaitOnStreamArg) return Field::kWaitOnStream;
       if (k == kGpuidleThreadArg) return Field::kGpuidleThread;
+      if (k == kOutNelemsArg) return Field::kOutNelems;
+      break;
+    case kCollectiveNameArg.size():
+      if (k == kCollectiveNameArg) return Field::kCollectiveName;
+      break;
+    case kInNelemsArg.size():
+      if (k == kInNelemsArg) return Field::kInNelems;
+      break;
+    case kGroupNameArg.size():
+      if (k == kGroupNameArg) return Field::kGroupName;
+      break;
+    case kSeqArg.size():
+      if (k == kSeqArg) return Field::kSeq;
       break;
     case kGpuidleCategoryArg.size():
       if (k == kGpuidleCategoryArg) return Field::kGpuidleCategory;
@@ -198,8 +223,14 @@ inline uint32_t FieldsUsed(EventCategory c) {
   const uint32_t common = Bit(Field::kPh) | Bit(Field::kCat) | Bit(Field::kArgs);
   const uint32_t timed = common | Bit(Field::kName) | Bit(Field::kTs) | Bit(Field::kDur);
   const uint32_t thread = Bit(Field::kTid) | Bit(Field::kGpuidleThread);
+  const uint32_t collective = Bit(Field::kExternalId) | Bit(Field::kCollectiveName) |
+                              Bit(Field::kInNelems) | Bit(Field::kOutNelems) | Bit(Field::kDtype) |
+                              Bit(Field::kGroupName) | Bit(Field::kSeq);
   switch (c) {
     case EventCategory::kKernel:
+      return timed | Bit(Field::kPid) | Bit(Field::kDevice) | Bit(Field::kStream) |
+             Bit(Field::kCorrelation) | Bit(Field::kBytes) | Bit(Field::kGpuidleCopyKind) |
+             Bit(Field::kGpuidlePageable) | Bit(Field::kGpuidleCommunication) | collective;
     case EventCategory::kMemcpy:
     case EventCategory::kMemset:
     case EventCategory::kProfilerRange:
@@ -215,6 +246,7 @@ inline uint32_t FieldsUsed(EventCategory c) {
     case EventCategory::kCudaEvent:
       return common | Bit(Field::kCorrelation) | Bit(Field::kStream);
     case EventCategory::kCpuOp:
+      return timed | thread | Bit(Field::kGpuidleKind) | collective;
     case EventCategory::kUserAnnotation:
     case EventCategory::kPythonFunction:
       return timed | thread | Bit(Field::kGpuidleKind);

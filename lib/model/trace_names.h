@@ -5,6 +5,7 @@
 #ifndef GPUIDLE_LIB_MODEL_TRACE_NAMES_H_
 #define GPUIDLE_LIB_MODEL_TRACE_NAMES_H_
 
+#include <cstdint>
 #include <optional>
 
 #include "absl/strings/match.h"
@@ -33,6 +34,10 @@ inline constexpr absl::string_view kDeviceIdKey = "id";
 inline constexpr absl::string_view kDeviceNameKey = "name";
 inline constexpr absl::string_view kRankKey = "rank";
 inline constexpr absl::string_view kWorldSizeKey = "world_size";
+// deviceProperties keys of gpuidle traces (Kineto writes neither): the device's UUID as
+// nvidia-smi prints it ("GPU-..."), and its nvidia-smi index (TimelineInfo).
+inline constexpr absl::string_view kDeviceUuidKey = "uuid";
+inline constexpr absl::string_view kDevicePhysicalIndexKey = "gpuidle_physical_index";
 
 // Keys of the "gpuidle" object (besides kRankKey and kWorldSizeKey).
 inline constexpr absl::string_view kFormatKey = "format";
@@ -63,12 +68,27 @@ inline constexpr absl::string_view kWaitOnStreamArg = "wait_on_stream";
 inline constexpr absl::string_view kWaitOnRecordCorrelationArg =
     "wait_on_cuda_event_record_corr_id";
 inline constexpr absl::string_view kStackArg = "stack";  // gpuidle host samples
+// PyTorch's collective args (ParamCommsUtils, libkineto): on the CPU op record_param_comms, and
+// copied by recent releases onto the NCCL kernels it launched, which share its "External id".
+// Not "Sequence number": that is autograd's, on every cpu_op.
+inline constexpr absl::string_view kExternalIdArg = "External id";
+inline constexpr absl::string_view kCollectiveNameArg = "Collective name";  // "allreduce"
+inline constexpr absl::string_view kInNelemsArg = "In msg nelems";
+inline constexpr absl::string_view kOutNelemsArg = "Out msg nelems";
+inline constexpr absl::string_view kDtypeArg = "dtype";                   // "Float": see DtypeBytes
+inline constexpr absl::string_view kGroupNameArg = "Process Group Name";  // "0"
+inline constexpr absl::string_view kSeqArg = "Seq";  // the collective's number in its group
 inline constexpr absl::string_view kGpuidleKindArg = "gpuidle_kind";
 inline constexpr absl::string_view kGpuidleCategoryArg = "gpuidle_category";
 inline constexpr absl::string_view kGpuidleCopyKindArg = "gpuidle_copy_kind";
 inline constexpr absl::string_view kGpuidlePageableArg = "gpuidle_pageable";
 inline constexpr absl::string_view kGpuidleCommunicationArg = "gpuidle_communication";
 inline constexpr absl::string_view kGpuidleThreadArg = "gpuidle_thread";
+
+// The CPU op whose args describe the collective it launches.
+inline constexpr absl::string_view kParamCommsName = "record_param_comms";
+// The dtype gpuidle traces write with message sizes in bytes ("In msg nelems" = bytes).
+inline constexpr absl::string_view kByteDtype = "Byte";
 
 // Event categories, as Kineto writes them today.
 inline constexpr absl::string_view kKernelCategory = "kernel";
@@ -177,6 +197,54 @@ inline std::optional<CopyKind> ParseCopyKind(absl::string_view s) {
     if (s == CopyKindName(k)) return k;
   }
   return std::nullopt;
+}
+
+// The bytes of one element of a PyTorch dtype as traces spell it (c10::toString(ScalarType):
+// "Float", "BFloat16", "Long", ...), or -1 for one this table does not know (sub-byte types
+// such as "UInt4", names of releases to come). The one dtype table of gpuidle.
+inline int64_t DtypeBytes(absl::string_view dtype) {
+  struct Size {
+    absl::string_view name;
+    int64_t bytes;
+  };
+  static constexpr Size kSizes[] = {
+      {"Float", 4},
+      {"BFloat16", 2},
+      {"Half", 2},
+      {"Double", 8},
+      {"Long", 8},
+      {"Int", 4},
+      {"Short", 2},
+      {"Char", 1},
+      {"Byte", 1},
+      {"Bool", 1},
+      {"ComplexHalf", 4},
+      {"ComplexFloat", 8},
+      {"ComplexDouble", 16},
+      {"UInt16", 2},
+      {"UInt32", 4},
+      {"UInt64", 8},
+      {"QInt8", 1},
+      {"QUInt8", 1},
+      {"QInt32", 4},
+      {"QUInt4x2", 1},
+      {"QUInt2x4", 1},
+      {"Bits1x8", 1},
+      {"Bits2x4", 1},
+      {"Bits4x2", 1},
+      {"Bits8", 1},
+      {"Bits16", 2},
+      {"Float8_e5m2", 1},
+      {"Float8_e4m3fn", 1},
+      {"Float8_e5m2fnuz", 1},
+      {"Float8_e4m3fnuz", 1},
+      {"Float8_e8m0fnu", 1},
+      {"Float4_e2m1fn_x2", 1},
+  };
+  for (const Size& s : kSizes) {
+    if (s.name == dtype) return s.bytes;
+  }
+  return -1;
 }
 
 // The one rule that turns a host range's name into a step or a data wait, for every host
