@@ -239,6 +239,14 @@ class TraceFormatter {
                       "\": ", info.visible_devices[i], ", \"", kDeviceNameKey, "\": ");
       AppendString(&out_, i < info.visible_device_names.size() ? info.visible_device_names[i]
                                                                : absl::string_view());
+      if (i < info.visible_device_uuids.size() && !info.visible_device_uuids[i].empty()) {
+        absl::StrAppend(&out_, ", \"", kDeviceUuidKey, "\": ");
+        AppendString(&out_, info.visible_device_uuids[i]);
+      }
+      if (i < info.visible_device_physical.size() && info.visible_device_physical[i] >= 0) {
+        absl::StrAppend(&out_, ", \"", kDevicePhysicalIndexKey,
+                        "\": ", info.visible_device_physical[i]);
+      }
       out_.push_back('}');
     }
     out_.push_back(']');
@@ -450,8 +458,27 @@ class TraceFormatter {
     if (op.communication != implied.communication) {
       args.Key(kGpuidleCommunicationArg)->append(op.communication ? "true" : "false");
     }
+    if (op.collective < t_.collectives.size()) AppendCollective(args, op.collective);
     args.End();
     out_.push_back('}');
+  }
+
+  // A collective kernel's args under PyTorch's names, as recent releases put them on NCCL
+  // kernels; the size in bytes as elements of dtype "Byte".
+  void AppendCollective(ArgsWriter& args, uint32_t index) {
+    const CollectiveArgs& c = t_.collectives[index];
+    if (c.op != StringTable::kEmpty) {
+      AppendString(args.Key(kCollectiveNameArg), t_.strings.Get(c.op));
+    }
+    if (c.group != StringTable::kEmpty) {
+      AppendString(args.Key(kGroupNameArg), t_.strings.Get(c.group));
+    }
+    if (c.seq >= 0) absl::StrAppend(args.Key(kSeqArg), c.seq);
+    if (c.bytes >= 0) {
+      absl::StrAppend(args.Key(kInNelemsArg), c.bytes);
+      absl::StrAppend(args.Key(kOutNelemsArg), c.bytes);
+      AppendString(args.Key(kDtypeArg), kByteDtype);
+    }
   }
 
   void AppendCall(const HostCall& c) {

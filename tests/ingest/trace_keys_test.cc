@@ -34,7 +34,10 @@ TEST(TraceKeys, EventFieldsAreTheChromeTraceKeys) {
 TEST(TraceKeys, ArgsOutsideTheVocabularyAreIgnored) {
   EXPECT_EQ(ArgField("correlation"), Field::kCorrelation);
   EXPECT_EQ(ArgField("wait_on_cuda_event_record_corr_id"), Field::kWaitOnRecordCorrelation);
-  EXPECT_EQ(ArgField("External id"), Field::kIgnored);
+  EXPECT_EQ(ArgField("External id"), Field::kExternalId);
+  EXPECT_EQ(ArgField("Collective name"), Field::kCollectiveName);
+  EXPECT_EQ(ArgField("Sequence number"), Field::kIgnored);  // autograd's, not the collective's
+  EXPECT_EQ(ArgField("Process Group Description"), Field::kIgnored);
   EXPECT_EQ(ArgField("grid"), Field::kIgnored);
   EXPECT_EQ(ArgField("streams"), Field::kIgnored);  // a known key's length plus one
   EXPECT_EQ(ArgField("device "), Field::kIgnored);
@@ -123,6 +126,12 @@ TEST(TraceKeys, EverythingTheTraceWriterEmitsIsKeptByTheReader) {
   // clang-format on
   Timeline t = b.Build();
   t.calls.back().category = CallCategory::kInit;  // a category that its name does not imply
+  for (DeviceOp& op : t.devices[0].ops) {         // the NCCL kernel's collective args
+    if (!op.communication) continue;
+    op.collective = static_cast<uint32_t>(t.collectives.size());
+    t.collectives.push_back(
+        CollectiveArgs{t.strings.Intern("0"), t.strings.Intern("allreduce"), 3, 1024});
+  }
   const std::string json = FormatGpuidleTrace(t);
   rapidjson::Document doc;
   doc.Parse(json.c_str(), json.size());
@@ -165,7 +174,8 @@ TEST(TraceKeys, EverythingTheTraceWriterEmitsIsKeptByTheReader) {
                                      EventCategory::kPythonFunction, EventCategory::kHostSample}));
   for (Field f :
        {Field::kDevice, Field::kStream, Field::kCorrelation, Field::kBytes, Field::kWaitOnStream,
-        Field::kStack, Field::kGpuidleThread, Field::kGpuidleCategory}) {
+        Field::kStack, Field::kGpuidleThread, Field::kGpuidleCategory, Field::kCollectiveName,
+        Field::kGroupName, Field::kSeq, Field::kInNelems, Field::kOutNelems, Field::kDtype}) {
     EXPECT_TRUE(args.contains(f)) << FieldName(f);
   }
 }

@@ -43,6 +43,16 @@ std::string Show(const std::optional<T>& v) {
   return v ? absl::StrCat(*v) : "nullopt";
 }
 
+// An op's collective args as text ("" for none): indices into Timeline::collectives need not
+// match, what they point at must.
+std::string CollectiveText(const Timeline& t, const DeviceOp& op) {
+  if (op.collective == kNoCollective) return "";
+  if (op.collective >= t.collectives.size()) return "(index out of range)";
+  const CollectiveArgs& c = t.collectives[op.collective];
+  return absl::StrCat("group ", t.strings.Get(c.group), " op ", t.strings.Get(c.op), " seq ", c.seq,
+                      " bytes ", c.bytes);
+}
+
 // The first field in which two timelines differ, "" if none. Names are compared as text: the
 // string ids of a timeline read back need not match. The source is not compared (a gpuidle
 // trace always reads back as "gpuidle").
@@ -58,6 +68,10 @@ std::string FirstDifference(const Timeline& a, const Timeline& b) {
   }
   if (ia.visible_devices != ib.visible_devices) return "visible_devices differ";
   if (ia.visible_device_names != ib.visible_device_names) return "visible_device_names differ";
+  if (ia.visible_device_uuids != ib.visible_device_uuids) return "visible_device_uuids differ";
+  if (ia.visible_device_physical != ib.visible_device_physical) {
+    return "visible_device_physical differs";
+  }
   if (ia.dropped_records != ib.dropped_records) {
     return differ("dropped_records", Show(ia.dropped_records), Show(ib.dropped_records));
   }
@@ -107,6 +121,9 @@ std::string FirstDifference(const Timeline& a, const Timeline& b) {
       if (x.pageable != y.pageable) return differ(op + "pageable", x.pageable, y.pageable);
       if (x.communication != y.communication) {
         return differ(op + "communication", x.communication, y.communication);
+      }
+      if (const std::string cx = CollectiveText(a, x), cy = CollectiveText(b, y); cx != cy) {
+        return differ(op + "collective", cx, cy);
       }
     }
   }
@@ -253,12 +270,34 @@ Timeline EveryKindTimeline() {
     t.samples.push_back(sample);
   }
 
+  // Collective args: all of them on the NCCL kernel; only some on a second one, which the
+  // name does not call communication.
+  for (DeviceOp& op : t.devices[0].ops) {
+    if (!op.communication) continue;
+    op.collective = static_cast<uint32_t>(t.collectives.size());
+    t.collectives.push_back(CollectiveArgs{t.strings.Intern("0"), t.strings.Intern("allreduce"),
+                                           /*seq=*/41, /*bytes=*/int64_t{16777216} * 4});
+  }
+  DeviceOp partial;
+  partial.start_ns = 67000;
+  partial.end_ns = 67500;
+  partial.name = t.strings.Intern("myAllGatherKernel");
+  partial.communication = true;
+  partial.stream = 7;
+  partial.collective = static_cast<uint32_t>(t.collectives.size());
+  t.collectives.push_back(CollectiveArgs{StringTable::kEmpty, t.strings.Intern("all_gather"),
+                                         /*seq=*/-1, /*bytes=*/-1});
+  t.devices[0].ops.push_back(partial);
+
   TimelineInfo& info = t.info;
   info.source = "gpuidle";
   info.rank = 3;
   info.world_size = 8;
   info.visible_devices = {0, 1, 2};
   info.visible_device_names = {"NVIDIA H200", "NVIDIA H200", "NVIDIA H100 80GB HBM3"};
+  info.visible_device_uuids = {"GPU-2f9c1a7e-0b3d-4c55-9e61-7a8b9c0d1e2f", "",
+                               "GPU-00000000-1111-2222-3333-444444444444"};
+  info.visible_device_physical = {4, -1, 6};
   t.devices[0].name = t.devices[1].name = "NVIDIA H200";
   info.dropped_records = 17;
   info.zero_timestamp_records = 2;
@@ -301,6 +340,27 @@ TEST_F(TraceRoundTripTest, HandBuiltTimelineComesBackFieldByField) {
   ASSERT_EQ(back.devices.size(), 2u);
   EXPECT_EQ(back.devices[1].ops.size(), 7u);
   EXPECT_EQ(back.samples.size(), 3u);
+  EXPECT_EQ(t.collectives.size(), 2u);
+  EXPECT_EQ(back.collectives.size(), 2u);
+}
+
+TEST_F(TraceRoundTripTest, CollectiveArgsAreWrittenUnderPyTorchsNames) {
+  const std::string json = FormatGpuidleTrace(EveryKindTimeline());
+  EXPECT_THAT(json, HasSubstr("\"Collective name\":\"allreduce\",\"Process Group Name\":\"0\","
+                              "\"Seq\":41,\"In msg nelems\":67108864,\"Out msg nelems\":67108864,"
+                              "\"dtype\":\"Byte\""));
+  EXPECT_THAT(json, HasSubstr("\"uuid\": \"GPU-2f9c1a7e-0b3d-4c55-9e61-7a8b9c0d1e2f\", "
+                              "\"gpuidle_physical_index\": 4}"));
+}
+
+TEST_F(TraceRoundTripTest, DevicesWithoutUuidOrPhysicalIndexReadBackWithoutThem) {
+  Timeline t = EveryKindTimeline();
+  t.info.visible_device_uuids = {"", "", ""};
+  t.info.visible_device_physical = {-1, -1, -1};
+  const Timeline back = RoundTrip(t);
+  EXPECT_TRUE(back.info.visible_device_uuids.empty());
+  EXPECT_TRUE(back.info.visible_device_physical.empty());
+  EXPECT_EQ(back.info.visible_devices, t.info.visible_devices);
 }
 
 TEST_F(TraceRoundTripTest, TimelineWithoutOptionalInfoComesBackWithoutIt) {
