@@ -6,7 +6,11 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "core/text_safety.h"
 
 namespace gpuidle::internal {
@@ -16,6 +20,10 @@ namespace {
 using CuDeviceGetCount = int (*)(int* count);
 using CuDeviceGet = int (*)(int* device, int ordinal);
 using CuDeviceGetName = int (*)(char* name, int length, int device);
+struct CuUuid {
+  unsigned char bytes[16];  // CUuuid: char bytes[16]
+};
+using CuDeviceGetUuid = int (*)(CuUuid* uuid, int device);
 
 // The driver the program loaded, if it did (RTLD_NOLOAD: never loads it). Looked up at each
 // use, not cached: the program may load it after gpuidle first looked.
@@ -104,6 +112,63 @@ std::string CudaDriverDeviceName(int device) {
   return name;
 }
 
+std::string GpuUuidText(const uint8_t (&bytes)[16]) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out = "GPU-";
+  for (int i = 0; i < 16; ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) out.push_back('-');
+    out.push_back(kHex[bytes[i] >> 4]);
+    out.push_back(kHex[bytes[i] & 15]);
+  }
+  return out;
+}
+
+std::string CudaDriverDeviceUuid(int device) {
+  const LoadedDriver driver;
+  const auto get = driver.Find<CuDeviceGet>("cuDeviceGet");
+  auto get_uuid = driver.Find<CuDeviceGetUuid>("cuDeviceGetUuid");
+  if (get_uuid == nullptr) get_uuid = driver.Find<CuDeviceGetUuid>("cuDeviceGetUuid_v2");
+  if (get == nullptr || get_uuid == nullptr) return {};
+  int handle = 0;
+  CuUuid uuid{};
+  if (get(&handle, device) != kCudaSuccess || get_uuid(&uuid, handle) != kCudaSuccess) return {};
+  uint8_t bytes[16];
+  for (int i = 0; i < 16; ++i) bytes[i] = uuid.bytes[i];
+  return GpuUuidText(bytes);
+}
+
+std::optional<std::string> CudaVisibleDevicesVariable() {
+  const char* v = std::getenv("CUDA_VISIBLE_DEVICES");
+  if (v == nullptr) return std::nullopt;
+  return std::string(v);
+}
+
+std::vector<int> PhysicalDeviceIndices(const std::optional<std::string>& cuda_visible_devices,
+                                       int count) {
+  std::vector<int> out(static_cast<size_t>(std::max(count, 0)), -1);
+  if (!cuda_visible_devices) {
+    for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<int>(i);
+    return out;
+  }
+  size_t i = 0;
+  for (absl::string_view entry : absl::StrSplit(*cuda_visible_devices, ',')) {
+    if (i == out.size()) break;
+    entry = absl::StripAsciiWhitespace(entry);
+    int index = -1;
+    const bool digits = !entry.empty() && std::all_of(entry.begin(), entry.end(), [](char c) {
+      return absl::ascii_isdigit(static_cast<unsigned char>(c));
+    });
+    if (digits && absl::SimpleAtoi(entry, &index)) {
+      out[i++] = index;
+    } else if (absl::StartsWith(entry, "GPU-") || absl::StartsWith(entry, "MIG-")) {
+      out[i++] = -1;  // a UUID: only NVML could tell its index
+    } else {
+      break;  // CUDA sees no device from here on
+    }
+  }
+  return out;
+}
+
 void CompleteDevicesFromDriver(Timeline* timeline, const CudaDriverQueries& driver) {
   TimelineInfo& info = timeline->info;
   info.visible_device_names.resize(info.visible_devices.size());
@@ -129,6 +194,27 @@ void CompleteDevicesFromDriver(Timeline* timeline, const CudaDriverQueries& driv
       d.name = driver.device_name(d.device);
     }
     list(d.device, d.name);
+  }
+  // UUIDs and nvidia-smi indices, parallel to the devices, where any is known. A driver without
+  // the calls leaves them empty.
+  std::vector<std::string> uuids;
+  for (int device : info.visible_devices) uuids.push_back(driver.device_uuid(device));
+  if (std::any_of(uuids.begin(), uuids.end(), [](const std::string& u) { return !u.empty(); })) {
+    info.visible_device_uuids = std::move(uuids);
+  }
+  constexpr int kMaxOrdinals = 1 << 16;  // CUDA ordinals are small; a larger id is unknown
+  int ordinals = 0;
+  for (int device : info.visible_devices) {
+    if (device >= 0 && device < kMaxOrdinals) ordinals = std::max(ordinals, device + 1);
+  }
+  const std::vector<int> indices = PhysicalDeviceIndices(driver.cuda_visible_devices(), ordinals);
+  std::vector<int> physical;
+  for (int device : info.visible_devices) {
+    physical.push_back(device >= 0 && device < ordinals ? indices[static_cast<size_t>(device)]
+                                                        : -1);
+  }
+  if (std::any_of(physical.begin(), physical.end(), [](int p) { return p >= 0; })) {
+    info.visible_device_physical = std::move(physical);
   }
 }
 
