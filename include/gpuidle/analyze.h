@@ -21,6 +21,8 @@
 namespace gpuidle {
 
 // Reads and analyses the traces of one job: one file per process (rank). Plain or gzip JSON.
+// A file may also be a gpuidle JSON report (a rank's report, docs/REPORT_SCHEMA.md): reports, and
+// traces given with them, are merged as the ranks of one job.
 // Errors name the file and the problem (missing, not a trace, truncated, wrong field type).
 GPUIDLE_EXPORT absl::StatusOr<Report> AnalyzeTraceFiles(const std::vector<std::string>& paths,
                                                         const AnalysisOptions& options = {});

@@ -25,7 +25,8 @@ sync-bound, with the evidence and the fix.
 
 commands:
   analyze TRACE...   analyse PyTorch profiler traces (torch.profiler export_chrome_trace,
-                     .json or .json.gz); several files are the ranks of one job
+                     .json or .json.gz); several files are the ranks of one job, and
+                     gpuidle's JSON reports merge like traces (analyze report.*.json)
   run [options] -- COMMAND [ARGS...]
                      run a program with gpuidle loaded into it (CUDA_INJECTION64_PATH); it
                      reports why its GPUs were idle when it exits (docs/INJECTION.md)

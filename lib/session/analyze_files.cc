@@ -1,6 +1,7 @@
-// The public offline API: files -> timelines -> report -> formats.
+// The public offline API: files -> timelines (or reports read back) -> report -> formats.
 #include <memory>
 #include <new>
+#include <optional>
 #include <stdexcept>
 
 #include "absl/strings/str_cat.h"
@@ -10,7 +11,9 @@
 #include "core/text_safety.h"
 #include "gpuidle/analyze.h"
 #include "ingest/job_checks.h"
+#include "analysis/rank_merge.h"
 #include "ingest/read_trace.h"
+#include "ingest/report_reader.h"
 #include "report/writer.h"
 
 namespace gpuidle {
@@ -30,19 +33,50 @@ auto OutOfMemoryIsAnError(absl::string_view what, F&& f) -> decltype(f()) {
   }
 }
 
+// Inputs that hold gpuidle reports (a rank's report read back) and perhaps traces too: each trace
+// analysed as one process, then all merged as ranks of one job, in input order (MergeRanks).
+absl::StatusOr<Report> MergeReportsAndTraces(const std::vector<std::string>& paths,
+                                             std::vector<std::optional<Report>> reports,
+                                             std::vector<internal::Timeline> timelines,
+                                             const AnalysisOptions& options) {
+  std::vector<Report> ranks;
+  ranks.reserve(paths.size());
+  size_t next_trace = 0;
+  for (std::optional<Report>& r : reports) {
+    if (r.has_value()) {
+      ranks.push_back(*std::move(r));
+      continue;
+    }
+    internal::Timeline t = std::move(timelines[next_trace++]);
+    GPUIDLE_ASSIGN_OR_RETURN(Report one, internal::Analyze(t, options));
+    ranks.push_back(std::move(one));
+  }
+  GPUIDLE_ASSIGN_OR_RETURN(Report report, internal::MergeRanks(std::move(ranks), paths, options));
+  report.inputs = paths;
+  return report;
+}
+
 absl::StatusOr<Report> AnalyzeFiles(const std::vector<std::string>& paths,
                                     const AnalysisOptions& options) {
   GPUIDLE_RETURN_IF_ERROR(internal::ValidateOptions(options));
   if (paths.empty()) return absl::InvalidArgumentError("no trace file given");
   std::vector<internal::Timeline> timelines;
   timelines.reserve(paths.size());
+  // Per input: the report, for a gpuidle JSON report (docs/REPORT_SCHEMA.md, "Reading reports
+  // back"); nullopt for a trace.
+  std::vector<std::optional<Report>> reports;
+  bool any_report = false;
   for (const std::string& path : paths) {
     // The file system would see only the part before a NUL: another file than the one named.
     if (path.find('\0') != std::string::npos) {
       return absl::InvalidArgumentError(
           absl::StrCat("trace path ", internal::QuoteForMessage(path), " holds a NUL byte"));
     }
-    GPUIDLE_ASSIGN_OR_RETURN(internal::Timeline t, internal::ReadTraceFile(path));
+    GPUIDLE_ASSIGN_OR_RETURN(internal::InputFile in, internal::ReadInputFile(path));
+    any_report |= in.report.has_value();
+    reports.push_back(std::move(in.report));
+    if (reports.back().has_value()) continue;
+    internal::Timeline t = std::move(in.trace);
     if (!t.HasActivity()) {
       // Everything may have been skipped as unusable: then the warnings say why.
       std::string why;
@@ -54,6 +88,9 @@ absl::StatusOr<Report> AnalyzeFiles(const std::vector<std::string>& paths,
                        why));
     }
     timelines.push_back(std::move(t));
+  }
+  if (any_report) {
+    return MergeReportsAndTraces(paths, std::move(reports), std::move(timelines), options);
   }
   // Job-level warnings (duplicate or missing ranks, traces that do not overlap) go with the
   // first input's.

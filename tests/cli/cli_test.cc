@@ -334,6 +334,85 @@ TEST(Cli, AnalysesTheRanksOfOneJobTogether) {
   EXPECT_THAT(r.out, HasSubstr("waiting for peers"));
 }
 
+// A job merged from its ranks' JSON reports (each written by analysing one rank's trace), and
+// from a report and a trace together.
+TEST(Cli, MergesTheRanksOfOneJobFromTheirReports) {
+  TempDir dir;
+  const std::string rank0 = dir.Path("report.0.json");
+  const std::string rank1 = dir.Path("report.1.json");
+  ASSERT_EQ(Cli({"analyze", "-q", "--format", "json", "--out", rank0,
+                 kTraces + "/nccl_straggler.rank0.json.gz"})
+                .code,
+            kExitOk);
+  ASSERT_EQ(Cli({"analyze", "-q", "--format", "json", "--out", rank1,
+                 kTraces + "/nccl_straggler.rank1.json.gz"})
+                .code,
+            kExitOk);
+  const auto ranks_of_devices = [](const rapidjson::Value& doc) {
+    std::vector<int> ranks;
+    for (const auto& d : doc["devices"].GetArray()) {
+      ranks.push_back(d["rank"].IsInt() ? d["rank"].GetInt() : -1);
+    }
+    return ranks;
+  };
+  for (const std::vector<std::string>& inputs : std::vector<std::vector<std::string>>{
+           {rank0, rank1}, {rank0, kTraces + "/nccl_straggler.rank1.json.gz"}}) {
+    SCOPED_TRACE(inputs[1]);
+    const CliResult r = Cli({"analyze", "--format", "json", inputs[0], inputs[1]});
+    ASSERT_EQ(r.code, kExitOk) << r.err;
+    ASSERT_TRUE(IsJson(r.out)) << r.out.substr(0, 200);
+    rapidjson::Document doc;
+    doc.Parse(r.out.c_str(), r.out.size());
+    EXPECT_THAT(ranks_of_devices(doc), ElementsAre(0, 1));
+    ASSERT_EQ(doc["inputs"].Size(), 2u);
+    EXPECT_EQ(std::string(doc["inputs"][0].GetString()), inputs[0]);
+    EXPECT_TRUE(doc.HasMember("straggler_rank"));
+  }
+  const CliResult text = Cli({"analyze", rank0, rank1});
+  EXPECT_EQ(text.code, kExitOk) << text.err;
+  EXPECT_THAT(text.out, HasSubstr("rank 0 GPU 0"));
+  EXPECT_THAT(text.out, HasSubstr("rank 1 GPU 1"));
+
+  // One report alone is formatted again as it was.
+  const CliResult again = Cli({"analyze", "--format", "json", rank0});
+  ASSERT_EQ(again.code, kExitOk) << again.err;
+  rapidjson::Document doc;
+  doc.Parse(again.out.c_str(), again.out.size());
+  EXPECT_THAT(ranks_of_devices(doc), ElementsAre(0));
+
+  // A broken report is unreadable input, named.
+  const std::string bad =
+      dir.Write("bad.json", "{\"schema\": \"gpuidle.report/2\", \"source\": []}");
+  const CliResult broken = Cli({"analyze", rank0, bad});
+  EXPECT_EQ(broken.code, kExitBadInput);
+  EXPECT_THAT(broken.err, HasSubstr(bad + ": source: not a string"));
+}
+
+// A job merges the same from its ranks' reports as from their traces (issue 16): the same report
+// but for its inputs.
+TEST(Cli, MergingReportsGivesWhatMergingTracesGives) {
+  TempDir dir;
+  std::vector<std::string> traces, reports;
+  for (int rank = 0; rank < 2; ++rank) {
+    traces.push_back(absl::StrCat(kTraces, "/nccl_straggler.rank", rank, ".json.gz"));
+    reports.push_back(dir.Path(absl::StrCat("report.", rank, ".json")));
+    ASSERT_EQ(Cli({"analyze", "-q", "--out", reports.back(), traces.back()}).code, kExitOk);
+  }
+  const CliResult from_traces = Cli({"analyze", "--format", "json", traces[0], traces[1]});
+  const CliResult from_reports = Cli({"analyze", "--format", "json", reports[0], reports[1]});
+  ASSERT_EQ(from_traces.code, kExitOk) << from_traces.err;
+  ASSERT_EQ(from_reports.code, kExitOk) << from_reports.err;
+  rapidjson::Document a, b;
+  a.Parse(from_traces.out.c_str(), from_traces.out.size());
+  b.Parse(from_reports.out.c_str(), from_reports.out.size());
+  ASSERT_TRUE(a.IsObject() && b.IsObject());
+  a.RemoveMember("inputs");
+  b.RemoveMember("inputs");
+  EXPECT_TRUE(a == b) << "from traces:\n"
+                      << from_traces.out << "\nfrom reports:\n"
+                      << from_reports.out;
+}
+
 TEST(Cli, LeavesAnExistingReportUntouchedWhenAnalysisFails) {
   TempDir dir;
   const std::string old_report = "{\"schema\": \"an older report\"}\n";
