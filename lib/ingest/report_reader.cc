@@ -666,11 +666,12 @@ class ReportParser {
   std::string name_;
 };
 
-// The bytes of a ByteSource after `head`, given first.
+// `head` first, then the rest of the source it came from; if reading the head failed, that error
+// in its place (the trace reader words it, as it would have without the look at the head).
 class PrefixedSource : public ByteSource {
  public:
-  PrefixedSource(std::string head, std::unique_ptr<ByteSource> rest)
-      : head_(std::move(head)), rest_(std::move(rest)) {}
+  PrefixedSource(std::string head, absl::Status head_error, std::unique_ptr<ByteSource> rest)
+      : head_(std::move(head)), head_error_(std::move(head_error)), rest_(std::move(rest)) {}
   absl::StatusOr<size_t> Read(char* buffer, size_t n) override {
     if (at_ < head_.size()) {
       const size_t k = std::min(n, head_.size() - at_);
@@ -678,6 +679,7 @@ class PrefixedSource : public ByteSource {
       at_ += k;
       return k;
     }
+    if (!head_error_.ok()) return head_error_;
     return rest_->Read(buffer, n);
   }
   uint64_t file_bytes_read() const override { return rest_->file_bytes_read(); }
@@ -686,19 +688,21 @@ class PrefixedSource : public ByteSource {
  private:
   std::string head_;
   size_t at_ = 0;
+  absl::Status head_error_;
   std::unique_ptr<ByteSource> rest_;
 };
 
-// Appends the source's bytes to `out` until it holds `limit` bytes or the source ends; `path`
-// starts the error messages.
-absl::Status ReadUpTo(ByteSource& source, size_t limit, const std::string& path, std::string* out) {
+// Appends the source's bytes to `out` until it holds `limit` bytes or the source ends. The
+// source's error as it is (it does not name the file).
+absl::Status ReadUpTo(ByteSource& source, size_t limit, std::string* out) {
   while (out->size() < limit) {
     const size_t old = out->size();
     const size_t want = std::min<size_t>(limit - old, size_t{1} << 20);
     out->resize(old + want);
     absl::StatusOr<size_t> n = source.Read(out->data() + old, want);
     if (!n.ok()) {
-      return absl::Status(n.status().code(), absl::StrCat(path, ": ", n.status().message()));
+      out->resize(old);
+      return n.status();
     }
     out->resize(old + *n);
     if (*n == 0) break;
@@ -709,7 +713,9 @@ absl::Status ReadUpTo(ByteSource& source, size_t limit, const std::string& path,
 // The rest of a report after its head: at most kMaxReportBytes in all.
 absl::StatusOr<Report> ReadRestOfReport(ByteSource& source, std::string bytes,
                                         const std::string& path) {
-  GPUIDLE_RETURN_IF_ERROR(ReadUpTo(source, kMaxReportBytes + 1, path, &bytes));
+  if (absl::Status read = ReadUpTo(source, kMaxReportBytes + 1, &bytes); !read.ok()) {
+    return absl::Status(read.code(), absl::StrCat(path, ": ", read.message()));
+  }
   if (bytes.size() > kMaxReportBytes) {
     return absl::ResourceExhaustedError(absl::StrCat(
         path, ": a report longer than ", kMaxReportBytes, " bytes: gpuidle reads no longer one"));
@@ -721,15 +727,15 @@ absl::StatusOr<InputFile> ReadInputFileOrThrow(const std::string& path) {
   GPUIDLE_ASSIGN_OR_RETURN(std::unique_ptr<ByteSource> source, OpenByteSource(path));
   constexpr size_t kHeadBytes = 4096;
   std::string head;
-  GPUIDLE_RETURN_IF_ERROR(ReadUpTo(*source, kHeadBytes, path, &head));
+  absl::Status head_error = ReadUpTo(*source, kHeadBytes, &head);
   InputFile in;
-  if (LooksLikeReportJson(head)) {
+  if (head_error.ok() && LooksLikeReportJson(head)) {
     GPUIDLE_ASSIGN_OR_RETURN(in.report, ReadRestOfReport(*source, std::move(head), path));
     return in;
   }
   // A trace, read as ReadTraceFile reads it (ingest/read_trace.cc).
-  absl::StatusOr<Timeline> timeline = ReadKinetoTrace(
-      *ReadAhead(std::make_unique<PrefixedSource>(std::move(head), std::move(source))));
+  absl::StatusOr<Timeline> timeline = ReadKinetoTrace(*ReadAhead(
+      std::make_unique<PrefixedSource>(std::move(head), std::move(head_error), std::move(source))));
   if (!timeline.ok()) {
     return absl::Status(timeline.status().code(),
                         absl::StrCat(path, ": ", timeline.status().message()));

@@ -14,6 +14,7 @@
 #include "gpuidle/analyze.h"
 #include "gpuidle/report.h"
 #include "gtest/gtest.h"
+#include "ingest/read_trace.h"
 #include "report/writer.h"
 #include "testing/report_json.h"
 #include "testing/temp_dir.h"
@@ -277,6 +278,17 @@ TEST(ReportReader, ReadsGzipFilesAndRoutesInputs) {
   EXPECT_FALSE(trace->report.has_value());
   EXPECT_TRUE(trace->trace.HasActivity());
 
+  // A broken trace gives the trace reader's error, as ReadTraceFile does.
+  const std::string trace_bytes =
+      ReadFileOrDie(DataPath("traces/torch/nccl_straggler.rank0.json.gz"));
+  for (size_t cut : {size_t{30}, size_t{1000}, trace_bytes.size() / 2}) {
+    SCOPED_TRACE(cut);
+    const std::string p = dir.Write("cut.json.gz", trace_bytes.substr(0, cut));
+    const absl::Status as_trace = ReadTraceFile(p).status();
+    EXPECT_FALSE(as_trace.ok());
+    EXPECT_EQ(ReadInputFile(p).status(), as_trace);
+  }
+
   // A report's errors name the file.
   const std::string bad = dir.Write("bad.json", R"({"schema": "gpuidle.report/2", "source": 3})");
   absl::StatusOr<InputFile> bad_input = ReadInputFile(bad);
@@ -312,7 +324,8 @@ TEST(ReportReader, ErrorsNameTheFileAndTheField) {
       {"\"busy_ns\": 60000000", "\"busy_ns\": 6.5", "r.json: devices[0].busy_ns: not a 64-bit"},
       {"\"busy_ns\": 60000000", "\"busy_ns\": 99999999999999999999", "devices[0].busy_ns"},
       {"\"busy_ns\": 60000000", "\"xbusy_ns\": 1", "r.json: devices[0].busy_ns: missing"},
-      {"\"device\": 1,", "\"device\": 4294967296,", "r.json: visible_devices[1].device: not a 32-bit"},
+      {"\"device\": 1,", "\"device\": 4294967296,",
+       "r.json: visible_devices[1].device: not a 32-bit"},
       {"\"kind\": [1, 0, 0]", "\"kind\": [1, 0, 2]",
        "r.json: devices[0].collective_timings.kind[2]: 2 is not an index into collectives"},
       {"\"kind\": [1, 0, 0]", "\"kind\": [1, 0]",
