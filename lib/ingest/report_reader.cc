@@ -141,8 +141,8 @@ class ReportParser {
     GPUIDLE_RETURN_IF_ERROR(Strings(doc, root, "inputs", &r.inputs));
     GPUIDLE_ASSIGN_OR_RETURN(const Value* window, Object(doc, root, "window"));
     const Path at_window{&root, "window"};
-    GPUIDLE_RETURN_IF_ERROR(Int64(*window, at_window, "start_ns", &r.window_start_ns));
-    GPUIDLE_RETURN_IF_ERROR(Int64(*window, at_window, "end_ns", &r.window_end_ns));
+    GPUIDLE_RETURN_IF_ERROR(Time(*window, at_window, "start_ns", &r.window_start_ns));
+    GPUIDLE_RETURN_IF_ERROR(Time(*window, at_window, "end_ns", &r.window_end_ns));
 
     GPUIDLE_ASSIGN_OR_RETURN(const Value* completeness, Object(doc, root, "completeness"));
     const Path at_completeness{&root, "completeness"};
@@ -262,6 +262,18 @@ class ReportParser {
     return absl::OkStatus();
   }
 
+  // A time stamp: in [kMinTimeNs, kMaxTimeNs) as in the timelines the reports come from, so that
+  // the difference of two never overflows.
+  absl::Status Time(const Value& obj, const Path& at, absl::string_view key, int64_t* out) const {
+    GPUIDLE_RETURN_IF_ERROR(Int64(obj, at, key, out));
+    if (*out < kMinTimeNs || *out >= kMaxTimeNs) {
+      return Error({&at, key}, absl::StrCat(*out,
+                                            " is not a time stamp gpuidle writes (-2^60 to "
+                                            "2^63 - 2^60 ns)"));
+    }
+    return absl::OkStatus();
+  }
+
   absl::Status Uint64(const Value& obj, const Path& at, absl::string_view key, uint64_t* out,
                       Need need = Need::kRequired) const {
     GPUIDLE_ASSIGN_OR_RETURN(const Value* v, Get(obj, at, key, need));
@@ -368,18 +380,26 @@ class ReportParser {
     return absl::OkStatus();
   }
 
-  // idle_by_subcause: every subcause's ns (idle_by_cause is their sum, not read).
+  // idle_by_subcause: every subcause's ns (idle_by_cause is their sum, not read). Not negative,
+  // and their sum fits (the writers add them up).
   absl::Status Subcauses(const Value& obj, const Path& at, IdleBreakdown* idle) const {
     GPUIDLE_ASSIGN_OR_RETURN(const Value* by, Object(obj, at, "idle_by_subcause"));
     const Path here{&at, "idle_by_subcause"};
+    int64_t total = 0;
     for (int s = 0; s < kNumSubcauses; ++s) {
       const std::string name = QualifiedSubcauseName(static_cast<Subcause>(s));
       GPUIDLE_RETURN_IF_ERROR(Int64(*by, here, name, &idle->ns[s]));
+      if (idle->ns[s] < 0) return Error({&here, name}, "negative");
+      if (__builtin_add_overflow(total, idle->ns[s], &total)) {
+        return Error(here, "the sum of the subcauses overflows");
+      }
     }
     return absl::OkStatus();
   }
 
+  // The parts of one phase: not negative, and their sum fits (the writers add them up).
   absl::Status Parts(const Value& phase, const Path& at, Phase p, DeviceReport* d) const {
+    int64_t sum = 0;
     GPUIDLE_ASSIGN_OR_RETURN(const Value* parts, Array(phase, at, "parts"));
     const Path here{&at, "parts"};
     for (rapidjson::SizeType i = 0; i < parts->Size(); ++i) {
@@ -394,6 +414,9 @@ class ReportParser {
       if (!k) return Error({&at_part, "kind"}, absl::StrCat("unknown ", QuoteForMessage(kind)));
       o.kind = *k;
       GPUIDLE_RETURN_IF_ERROR(Int64(v, at_part, "ns", &o.ns));
+      if (o.ns < 0) return Error({&at_part, "ns"}, "negative");
+      if (__builtin_add_overflow(sum, o.ns, &sum))
+        return Error({&at_part, "ns"}, "the sum overflows");
       GPUIDLE_RETURN_IF_ERROR(Int64(v, at_part, "count", &o.count));
       GPUIDLE_RETURN_IF_ERROR(String(v, at_part, "evidence", &o.evidence));
       d->one_off.push_back(std::move(o));
@@ -414,8 +437,8 @@ class ReportParser {
       const absl::string_view key = PhaseName(p);
       GPUIDLE_ASSIGN_OR_RETURN(const Value* phase, Object(*phases, here, key));
       const Path at_phase{&here, key};
-      GPUIDLE_RETURN_IF_ERROR(Int64(*phase, at_phase, "start_ns", &start[i]));
-      GPUIDLE_RETURN_IF_ERROR(Int64(*phase, at_phase, "end_ns", &end[i]));
+      GPUIDLE_RETURN_IF_ERROR(Time(*phase, at_phase, "start_ns", &start[i]));
+      GPUIDLE_RETURN_IF_ERROR(Time(*phase, at_phase, "end_ns", &end[i]));
       GPUIDLE_RETURN_IF_ERROR(Int64(*phase, at_phase, "ns", &ns[i]));
       GPUIDLE_RETURN_IF_ERROR(Parts(*phase, at_phase, p, d));
     }
@@ -506,8 +529,10 @@ class ReportParser {
       };
       CollectiveTiming& t = d->collective_timings[i];
       t.start_ns = v[0];
-      if (v[1] < 0) return cell_error(1, "negative");
-      if (__builtin_add_overflow(v[0], v[1], &t.end_ns)) return cell_error(1, "ends past 2^63 ns");
+      if (v[0] < kMinTimeNs || v[0] >= kMaxTimeNs) return cell_error(0, "not a time stamp");
+      if (v[1] < 0 || v[1] > kMaxDurationNs) return cell_error(1, "negative or beyond 2^52 ns");
+      t.end_ns = v[0] + v[1];
+      if (t.end_ns >= kMaxTimeNs) return cell_error(1, "ends past the last time stamp");
       t.seq = v[2];
       t.bytes = v[3];
       if (v[4] < 0 || static_cast<uint64_t>(v[4]) >= d->collectives.size()) {
@@ -525,8 +550,8 @@ class ReportParser {
     GPUIDLE_RETURN_IF_ERROR(Int(v, at, "device", &d->device));
     GPUIDLE_RETURN_IF_ERROR(String(v, at, "name", &d->name));
     GPUIDLE_RETURN_IF_ERROR(Int64(v, at, "window_ns", &d->window_ns));
-    GPUIDLE_RETURN_IF_ERROR(Int64(v, at, "steady_start_ns", &d->steady_start_ns));
-    GPUIDLE_RETURN_IF_ERROR(Int64(v, at, "steady_end_ns", &d->steady_end_ns));
+    GPUIDLE_RETURN_IF_ERROR(Time(v, at, "steady_start_ns", &d->steady_start_ns));
+    GPUIDLE_RETURN_IF_ERROR(Time(v, at, "steady_end_ns", &d->steady_end_ns));
     GPUIDLE_RETURN_IF_ERROR(Int64(v, at, "busy_ns", &d->busy_ns));
     GPUIDLE_RETURN_IF_ERROR(Int64(v, at, "idle_ns", &d->idle_ns));
     GPUIDLE_RETURN_IF_ERROR(Subcauses(v, at, &d->idle));
@@ -538,6 +563,13 @@ class ReportParser {
     GPUIDLE_RETURN_IF_ERROR(Int64(v, at, "comm_ns", &d->comm_ns));
     GPUIDLE_RETURN_IF_ERROR(Int64(v, at, "exposed_comm_ns", &d->exposed_comm_ns));
     GPUIDLE_RETURN_IF_ERROR(OptionalInt64(v, at, "comm_wait_ns", &d->comm_wait_ns));
+    // Lost time (LostNs) is their sum.
+    int64_t lost = 0;
+    if (d->idle_ns < 0) return Error({&at, "idle_ns"}, "negative");
+    if (d->comm_wait_ns.value_or(0) < 0) return Error({&at, "comm_wait_ns"}, "negative");
+    if (__builtin_add_overflow(d->idle_ns, d->comm_wait_ns.value_or(0), &lost)) {
+      return Error({&at, "comm_wait_ns"}, "idle_ns + comm_wait_ns overflows");
+    }
     GPUIDLE_RETURN_IF_ERROR(Collectives(v, at, d));
     return CollectiveTimings(v, at, d);
   }
@@ -547,8 +579,8 @@ class ReportParser {
     GPUIDLE_RETURN_IF_ERROR(OptionalInt(v, at, "rank", &s->rank));
     GPUIDLE_RETURN_IF_ERROR(Int(v, at, "device", &s->device));
     GPUIDLE_RETURN_IF_ERROR(String(v, at, "name", &s->name));
-    GPUIDLE_RETURN_IF_ERROR(Int64(v, at, "start_ns", &s->start_ns));
-    GPUIDLE_RETURN_IF_ERROR(Int64(v, at, "end_ns", &s->end_ns));
+    GPUIDLE_RETURN_IF_ERROR(Time(v, at, "start_ns", &s->start_ns));
+    GPUIDLE_RETURN_IF_ERROR(Time(v, at, "end_ns", &s->end_ns));
     GPUIDLE_RETURN_IF_ERROR(Int64(v, at, "busy_ns", &s->busy_ns));
     GPUIDLE_RETURN_IF_ERROR(Subcauses(v, at, &s->idle));
     GPUIDLE_RETURN_IF_ERROR(Int64(v, at, "one_off_ns", &s->one_off_ns, Need::kOptional));
@@ -559,8 +591,8 @@ class ReportParser {
     GPUIDLE_RETURN_IF_ERROR(CheckObject(v, at));
     GPUIDLE_RETURN_IF_ERROR(OptionalInt(v, at, "rank", &g->rank));
     GPUIDLE_RETURN_IF_ERROR(Int(v, at, "device", &g->device));
-    GPUIDLE_RETURN_IF_ERROR(Int64(v, at, "start_ns", &g->start_ns));
-    GPUIDLE_RETURN_IF_ERROR(Int64(v, at, "end_ns", &g->end_ns));
+    GPUIDLE_RETURN_IF_ERROR(Time(v, at, "start_ns", &g->start_ns));
+    GPUIDLE_RETURN_IF_ERROR(Time(v, at, "end_ns", &g->end_ns));
     GPUIDLE_RETURN_IF_ERROR(CauseFields(v, at, &g->subcause));
     GPUIDLE_RETURN_IF_ERROR(String(v, at, "next_op", &g->next_op));
     GPUIDLE_RETURN_IF_ERROR(Uint64(v, at, "thread", &g->thread));

@@ -12,6 +12,8 @@
 //
 // Hostile input: a wrong type, a value out of range or a missing field is an error that names
 // the file and the field ("r.json: devices[1].collective_timings.kind[7]: ..."); never a crash.
+// Time stamps must lie in the timelines' range (model/timeline.h), idle times and one-off parts
+// must not be negative, and what the writers add up must fit in 64 bits.
 // Memory and time are bounded by the limits below; the JSON is parsed without recursion.
 #ifndef GPUIDLE_LIB_INGEST_REPORT_READER_H_
 #define GPUIDLE_LIB_INGEST_REPORT_READER_H_
