@@ -15,7 +15,7 @@ cd "$(dirname "$0")/.."
 root=$PWD
 seconds=${GPUIDLE_FUZZ_SECONDS:-40}
 fuzzers=(${GPUIDLE_FUZZ_ONLY:-kineto_json_fuzzer gzip_fuzzer gpuidle_trace_fuzzer options_fuzzer
-          analyze_fuzzer})
+          analyze_fuzzer report_json_fuzzer})
 
 packages=(clang cmake ninja-build pkg-config zlib1g-dev libabsl-dev rapidjson-dev
           libgtest-dev libgmock-dev)

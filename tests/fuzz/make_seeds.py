@@ -53,7 +53,42 @@ def trace(*events, top=b""):
     return b"{" + top + b'"traceEvents": [' + b",".join(events) + b"]}"
 
 
+def report_seeds():
+    """report_json_fuzzer: recorded gpuidle JSON reports, one with issue 16's fields added."""
+    for folder, name in [("live", "torch_nccl.rank0"), ("live", "healthy"),
+                         ("live_python", "item_sync")]:
+        with open(os.path.join(DATA, folder, name + ".report.json"), "rb") as f:
+            write("report_json_fuzzer", folder + "_" + name + ".json", f.read())
+    with open(os.path.join(DATA, "live", "torch_nccl.rank1.report.json")) as f:
+        report = json.load(f)
+    for d in report["devices"]:
+        d["lost_ns"] = d["idle_ns"] + (d["comm_wait_ns"] or 0)
+        d["collectives"] = [{"group": "0", "op": "allreduce", "count": 3, "ns": 3000,
+                             "exposed_ns": 2000, "bytes": 12288, "wait_ns": 900},
+                            {"group": "", "op": "broadcast", "count": 1, "ns": 10,
+                             "exposed_ns": 10}]
+        d["collectives_not_listed"] = 2
+        start = d["steady_start_ns"]
+        d["collective_timings"] = {"start_ns": [start, start + 5000, start + 9000],
+                                   "duration_ns": [1000, 1000, 10], "seq": [0, 1, -1],
+                                   "bytes": [4096, 4096, -1], "kind": [0, 0, 1]}
+    for s in report["steps"][:1]:
+        s["comm_wait_ns"] = 5
+    report["visible_devices"] = [{"rank": 1, "device": 0, "physical_index": 1,
+                                  "uuid": "GPU-5e3c", "name": "NVIDIA H200", "used": True}]
+    report["ranks"] = [{"rank": r, "host": "node", "pid": 7, "world_size": 2,
+                        "wall_clock_offset_ns": None, "clock_offset_ns": -5, "collectives": 3,
+                        "matched": 3, "arrived_last": 2 * r, "late_ns": 100 * r, "wait_ns": 900,
+                        "own_cause": "data_starved.host", "own_cause_share": 0.75}
+                       for r in range(2)]
+    report["straggler_rank"] = 1
+    report["stragglers"] = [1]
+    report["clock"] = {"method": "aligned", "hosts": 2, "residual_ns": 40, "matched_share": 1.0}
+    write("report_json_fuzzer", "issue16_fields.json", json.dumps(report, indent=1).encode())
+
+
 def main():
+    report_seeds()
     kineto = {}
     for name in sorted(os.listdir(os.path.join(DATA, "formats"))):
         with open(os.path.join(DATA, "formats", name), "rb") as f:
