@@ -17,15 +17,16 @@
 #include "analysis/host_stacks.h"
 #include "analysis/offenders.h"
 #include "analysis/phases.h"
+#include "analysis/rank_merge.h"
 #include "analysis/steps.h"
 #include "analysis/timeline_index.h"
 #include "core/status_macros.h"
 
-// AnalyzeRanks runs these stages per rank, then across ranks:
+// AnalyzeRanks runs these stages per rank (process):
 //   window and steps (steps.h)  ->  per device: attribution (attribution.h), phases
 //   (phases.h), idle totals, offenders (offenders.h), gap records (gap_records.h),
-//   communication (communication.h), step rows  ->  unused devices, communication wait
-//   across ranks, the merged offenders, advice.
+//   communication (communication.h), step rows  ->  unused devices, advice;
+// then merges the ranks' reports (rank_merge.h), as a merge of live ranks' reports does.
 namespace gpuidle::internal {
 namespace {
 
@@ -106,23 +107,16 @@ absl::StatusOr<std::vector<int32_t>> StepsAfterWarmUp(const Timeline& t, const s
   return steps;
 }
 
-// What a rank adds to the report as a whole: the window, the source, the completeness of its
-// records, its warnings (named by input when there are several).
-void AddRankInfo(const Timeline& t, const std::string& input, bool several_ranks, Interval window,
-                 bool first_rank, Report* report) {
-  report->window_start_ns =
-      first_rank ? window.start_ns : std::min(report->window_start_ns, window.start_ns);
-  report->window_end_ns =
-      first_rank ? window.end_ns : std::max(report->window_end_ns, window.end_ns);
-  if (report->source.empty()) report->source = t.info.source;
-  if (t.info.dropped_records) {
-    report->dropped_records = report->dropped_records.value_or(0) + *t.info.dropped_records;
-  }
-  report->zero_timestamp_records += t.info.zero_timestamp_records;
-  report->record_limit_reached |= t.info.record_limit_reached;
-  for (const std::string& w : t.info.warnings) {
-    report->warnings.push_back(several_ranks ? absl::StrCat(input, ": ", w) : w);
-  }
+// What a process adds to its report: the window, the source, the completeness of its records,
+// its warnings.
+void AddRankInfo(const Timeline& t, Interval window, Report* report) {
+  report->window_start_ns = window.start_ns;
+  report->window_end_ns = window.end_ns;
+  report->source = t.info.source;
+  report->dropped_records = t.info.dropped_records;
+  report->zero_timestamp_records = t.info.zero_timestamp_records;
+  report->record_limit_reached = t.info.record_limit_reached;
+  report->warnings = t.info.warnings;
 }
 
 // What the devices of one rank share.
@@ -191,7 +185,11 @@ DeviceReport AnalyzeDevice(const RankAnalysis& r, const DeviceTimeline& device,
   d.comm_ns = TotalLength(comm);
   // Without communication nothing is exposed: the union of all other kernels (as many
   // intervals as kernels, when launch-bound) is built only when there is some.
-  d.exposed_comm_ns = comm.empty() ? 0 : LengthNotCovered(comm, KernelUnion(device, steady, false));
+  if (a.communication_kernels > 0) {
+    const std::vector<Interval> compute = KernelUnion(device, steady, false);
+    d.exposed_comm_ns = LengthNotCovered(comm, compute);
+    AddCollectives(t, device, r.window, compute, &d);
+  }
   d.step_count = static_cast<int64_t>(r.steady_steps.count());
   FillSteps(t, r.steps, step_spans, first_step, end_step, a.busy, phased.steady, d,
             r.step_rows_per_device, &report->steps);
@@ -200,14 +198,27 @@ DeviceReport AnalyzeDevice(const RankAnalysis& r, const DeviceTimeline& device,
   return d;
 }
 
-// Ranks of one job see one host's devices (or each its own host's, numbered alike): a device
-// is unused when no rank ran work on it. A device that ran work was visible, listed or not
-// (ROCm traces put kernels on device ids that their deviceProperties do not list).
-void ListUnusedDevices(std::set<int> visible, const std::set<int>& used, Report* report) {
+// The devices the process could see: unused when it ran no work there. A device that ran work
+// was visible, listed or not (ROCm traces put kernels on device ids that their deviceProperties
+// do not list).
+void ListDevices(const TimelineInfo& info, std::optional<int> rank, const std::set<int>& used,
+                 Report* report) {
+  std::set<int> visible(info.visible_devices.begin(), info.visible_devices.end());
   if (!visible.empty()) visible.insert(used.begin(), used.end());
   report->visible_device_count = static_cast<int>(visible.size());
   for (int v : visible) {
     if (!used.contains(v)) report->unused_devices.push_back(v);
+  }
+  for (size_t i = 0; i < info.visible_devices.size(); ++i) {
+    VisibleDevice& v = report->visible_devices.emplace_back();
+    v.rank = rank;
+    v.device = info.visible_devices[i];
+    if (i < info.visible_device_names.size()) v.name = info.visible_device_names[i];
+    if (i < info.visible_device_uuids.size()) v.uuid = info.visible_device_uuids[i];
+    if (i < info.visible_device_physical.size() && info.visible_device_physical[i] >= 0) {
+      v.physical_index = info.visible_device_physical[i];
+    }
+    v.used = used.contains(v.device);
   }
 }
 
@@ -234,58 +245,79 @@ absl::Status ValidateOptions(const AnalysisOptions& options) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<Report> AnalyzeRanks(std::span<const Timeline* const> ranks,
-                                    const AnalysisOptions& options) {
-  GPUIDLE_RETURN_IF_ERROR(ValidateOptions(options));
-  if (ranks.empty()) return absl::InvalidArgumentError("nothing to analyse");
+namespace {
+
+// One process: its devices, steps, gaps, offenders and advice. `input` names it in errors.
+absl::StatusOr<Report> AnalyzeProcess(const Timeline& t, const std::string& input,
+                                      std::optional<int> rank, size_t step_rows_per_device,
+                                      const AnalysisOptions& options) {
+  std::optional<Interval> window = WindowOf(t);
+  if (!window) {
+    return absl::FailedPreconditionError(absl::StrCat(input, " holds no host or GPU activity"));
+  }
+  GPUIDLE_ASSIGN_OR_RETURN(const std::vector<int32_t> steps,
+                           StepsAfterWarmUp(t, input, options, &*window));
   Report report;
   report.options = options;
+  AddRankInfo(t, *window, &report);
+  if (rank) {
+    RankReport& r = report.ranks.emplace_back();
+    r.rank = *rank;
+    r.host = t.info.host;
+    r.pid = t.info.pid;
+    r.world_size = t.info.world_size;
+    r.wall_clock_offset_ns = t.info.wall_clock_offset_ns;
+  }
+  report.step_source = StepSource(t, steps);
+  const TimelineIndex index(t, options);
+  HostStacks stacks(t, index.python_frames());
+  const std::vector<OneOffSpan> one_off_spans = FindOneOffSpans(index, stacks, options);
+  const RankAnalysis rank_analysis{
+      t,       index, stacks,  one_off_spans,       steps, FindSteadySteps(t, steps, options),
+      *window, rank,  options, step_rows_per_device};
+  OffenderTable table(index, stacks);
   LongestGaps longest(options.max_gap_records);
-  std::vector<Offender> offenders;
-  std::set<int> visible, used;
+  std::set<int> used;
+  for (const DeviceTimeline& device : t.devices) {
+    report.devices.push_back(AnalyzeDevice(rank_analysis, device, &table, &longest, &report));
+    used.insert(device.device);
+  }
+  ListDevices(t.info, rank, used, &report);
+  report.offenders = table.Top(options.max_offenders);
+  report.longest_gaps = longest.Take();
+  AddAdvice(options, &report);
+  return report;
+}
+
+}  // namespace
+
+absl::StatusOr<Report> AnalyzeRanks(std::span<const Timeline* const> ranks,
+                                    const AnalysisOptions& options,
+                                    const std::vector<std::string>& names) {
+  GPUIDLE_RETURN_IF_ERROR(ValidateOptions(options));
+  if (ranks.empty()) return absl::InvalidArgumentError("nothing to analyse");
   const size_t step_rows_per_device = StepRowsPerDevice(ranks);
   const bool several_ranks = ranks.size() > 1;
+  std::vector<Report> reports;
   for (size_t r = 0; r < ranks.size(); ++r) {
     const Timeline& t = *ranks[r];
-    std::optional<Interval> window = WindowOf(t);
-    const std::string input = several_ranks ? absl::StrCat("input ", r + 1) : "the trace";
-    if (!window) {
-      return absl::FailedPreconditionError(absl::StrCat(input, " holds no host or GPU activity"));
-    }
-    GPUIDLE_ASSIGN_OR_RETURN(const std::vector<int32_t> steps,
-                             StepsAfterWarmUp(t, input, options, &*window));
-    AddRankInfo(t, input, several_ranks, *window, r == 0, &report);
-    visible.insert(t.info.visible_devices.begin(), t.info.visible_devices.end());
-    if (report.step_source.empty()) report.step_source = StepSource(t, steps);
-
-    const TimelineIndex index(t, options);
-    HostStacks stacks(t, index.python_frames());
-    const std::vector<OneOffSpan> one_off_spans = FindOneOffSpans(index, stacks, options);
     std::optional<int> rank = t.info.rank;
     if (!rank && several_ranks) rank = static_cast<int>(r);
-    const RankAnalysis rank_analysis{
-        t,       index, stacks,  one_off_spans,       steps, FindSteadySteps(t, steps, options),
-        *window, rank,  options, step_rows_per_device};
-    OffenderTable table(index, stacks);
-    for (const DeviceTimeline& device : t.devices) {
-      report.devices.push_back(AnalyzeDevice(rank_analysis, device, &table, &longest, &report));
-      used.insert(device.device);
-    }
-    std::vector<Offender> top = table.Top(options.max_offenders);
-    offenders.insert(offenders.end(), top.begin(), top.end());
+    GPUIDLE_ASSIGN_OR_RETURN(
+        Report report,
+        AnalyzeProcess(t, several_ranks ? absl::StrCat("input ", r + 1) : "the trace", rank,
+                       step_rows_per_device, options));
+    reports.push_back(std::move(report));
   }
-  ListUnusedDevices(std::move(visible), used, &report);
-  AddCommWait(ranks, &report);
-  report.offenders = MergeOffenders(std::move(offenders), options.max_offenders);
-  report.longest_gaps = longest.Take();
+  if (several_ranks) return MergeRanks(std::move(reports), names, options);
+  Report& report = reports.front();
   if (report.steps_not_listed > 0) {
     report.warnings.push_back(absl::StrCat(
         "the report lists ", report.steps.size(), " of ",
         report.steps.size() + report.steps_not_listed, " steps (the first ", step_rows_per_device,
         " of each device); the figures of each device cover every step"));
   }
-  AddAdvice(options, &report);
-  return report;
+  return std::move(report);
 }
 
 absl::StatusOr<Report> Analyze(const Timeline& timeline, const AnalysisOptions& options) {

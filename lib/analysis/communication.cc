@@ -2,6 +2,11 @@
 
 #include <algorithm>
 #include <limits>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/strip.h"
 
 namespace gpuidle::internal {
 
@@ -42,52 +47,92 @@ int64_t LengthNotCovered(const std::vector<Interval>& a, const std::vector<Inter
   return total;
 }
 
-void AddCommWait(std::span<const Timeline* const> ranks, Report* report) {
-  if (ranks.size() < 2) return;
-  struct Comm {
-    int64_t start, end;
-  };
-  // Device position d of each rank: the i-th used device of each rank is matched.
-  size_t used = std::numeric_limits<size_t>::max();
-  for (const Timeline* t : ranks) used = std::min(used, t->devices.size());
-  for (size_t d = 0; d < used; ++d) {
-    std::vector<std::vector<Comm>> per_rank;
-    size_t count = std::numeric_limits<size_t>::max();
-    for (const Timeline* t : ranks) {
-      std::vector<Comm>& comms = per_rank.emplace_back();
-      for (const DeviceOp& op : t->devices[d].ops) {
-        if (op.kind == OpKind::kKernel && op.communication)
-          comms.push_back({op.start_ns, op.end_ns});
-      }
-      count = std::min(count, comms.size());
-    }
-    // Each rank's device report, for its steady state: waits in start-up (the first
-    // collectives, while ranks initialise at different speeds) are not the headline's.
-    std::vector<DeviceReport*> reports(ranks.size(), nullptr);
-    for (size_t r = 0; r < ranks.size(); ++r) {
-      const int device = ranks[r]->devices[d].device;
-      const int rank = ranks[r]->info.rank.value_or(static_cast<int>(r));
-      for (DeviceReport& dr : report->devices) {
-        if (dr.device == device && dr.rank.value_or(-1) == rank) reports[r] = &dr;
-      }
-    }
-    std::vector<int64_t> wait(ranks.size(), 0);
-    for (size_t k = 0; k < count; ++k) {
-      int64_t latest = std::numeric_limits<int64_t>::min();
-      for (const auto& comms : per_rank) latest = std::max(latest, comms[k].start);
-      for (size_t r = 0; r < ranks.size(); ++r) {
-        const Comm& c = per_rank[r][k];
-        if (reports[r] == nullptr || c.start < reports[r]->steady_start_ns ||
-            c.start >= reports[r]->steady_end_ns) {
-          continue;
-        }
-        wait[r] += std::clamp<int64_t>(latest - c.start, 0, c.end - c.start);
-      }
-    }
-    for (size_t r = 0; r < ranks.size(); ++r) {
-      if (reports[r] != nullptr) reports[r]->comm_wait_ns = wait[r];
+std::string CollectiveOpOfKernel(absl::string_view name) {
+  name = name.substr(0, name.find('('));
+  for (absl::string_view prefix : {"ncclDevKernel_", "ncclKernel_"}) {
+    if (absl::ConsumePrefix(&name, prefix)) {
+      return absl::AsciiStrToLower(name.substr(0, name.find('_')));
     }
   }
+  return std::string(name);
+}
+
+namespace {
+
+// Length of [s, e) not covered by `covered` (sorted, disjoint).
+int64_t Uncovered(int64_t s, int64_t e, const std::vector<Interval>& covered) {
+  auto it = std::lower_bound(covered.begin(), covered.end(), s,
+                             [](const Interval& c, int64_t v) { return c.end_ns <= v; });
+  int64_t total = 0;
+  for (int64_t cursor = s; cursor < e; ++it) {
+    if (it == covered.end() || it->start_ns >= e) {
+      total += e - cursor;
+      break;
+    }
+    if (it->start_ns > cursor) total += it->start_ns - cursor;
+    cursor = std::max(cursor, it->end_ns);
+  }
+  return total;
+}
+
+}  // namespace
+
+void AddCollectives(const Timeline& t, const DeviceTimeline& d, Interval window,
+                    const std::vector<Interval>& compute, DeviceReport* report) {
+  const Interval steady{report->steady_start_ns, report->steady_end_ns};
+  absl::flat_hash_map<std::pair<std::string, std::string>, int32_t> kinds;
+  std::vector<CollectiveTiming> start_up, rest;  // rows before the steady state, and from it
+  for (const DeviceOp& op : d.ops) {
+    if (op.kind != OpKind::kKernel || !op.communication) continue;
+    if (op.end_ns <= window.start_ns || op.start_ns >= window.end_ns) continue;
+    const CollectiveArgs* args =
+        op.collective < t.collectives.size() ? &t.collectives[op.collective] : nullptr;
+    std::string group = args ? std::string(t.strings.Get(args->group)) : "";
+    std::string name = args && args->op != StringTable::kEmpty
+                           ? std::string(t.strings.Get(args->op))
+                           : CollectiveOpOfKernel(t.strings.Get(op.name));
+    auto [it, added] = kinds.try_emplace(std::pair(std::move(group), std::move(name)),
+                                         static_cast<int32_t>(report->collectives.size()));
+    if (added) {
+      CollectiveStats& k = report->collectives.emplace_back();
+      k.group = it->first.first;
+      k.op = it->first.second;
+    }
+    const CollectiveTiming row{op.start_ns, op.end_ns, args ? args->seq : -1,
+                               args ? args->bytes : -1, it->second};
+    (op.start_ns < steady.start_ns ? start_up : rest).push_back(row);
+    if (op.start_ns < steady.start_ns || op.start_ns >= steady.end_ns) continue;
+    CollectiveStats& k = report->collectives[it->second];
+    const int64_t s = std::max(op.start_ns, steady.start_ns);
+    const int64_t e = std::min(op.end_ns, steady.end_ns);
+    ++k.count;
+    k.ns += e - s;
+    k.exposed_ns += Uncovered(s, e, compute);
+    if (row.bytes >= 0) k.bytes = k.bytes.value_or(0) + row.bytes;
+  }
+  // A contiguous stretch of at most kMaxCollectiveRows: the steady state's first, then as many
+  // of the start-up's last as fit.
+  const size_t keep = std::min(rest.size(), DeviceReport::kMaxCollectiveRows);
+  const size_t before = std::min(start_up.size(), DeviceReport::kMaxCollectiveRows - keep);
+  std::vector<CollectiveTiming>& rows = report->collective_timings;
+  rows.assign(start_up.end() - static_cast<ptrdiff_t>(before), start_up.end());
+  rows.insert(rows.end(), rest.begin(), rest.begin() + static_cast<ptrdiff_t>(keep));
+  report->collectives_not_listed =
+      static_cast<int64_t>(start_up.size() + rest.size() - rows.size());
+  // Most time first; the rows follow their kinds.
+  std::vector<int32_t> order(report->collectives.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int32_t>(i);
+  std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
+    return report->collectives[a].ns > report->collectives[b].ns;
+  });
+  std::vector<int32_t> position(order.size());
+  std::vector<CollectiveStats> sorted;
+  for (size_t i = 0; i < order.size(); ++i) {
+    position[order[i]] = static_cast<int32_t>(i);
+    sorted.push_back(std::move(report->collectives[order[i]]));
+  }
+  report->collectives = std::move(sorted);
+  for (CollectiveTiming& row : rows) row.kind = position[row.kind];
 }
 
 }  // namespace gpuidle::internal

@@ -5,9 +5,10 @@
 #define GPUIDLE_LIB_ANALYSIS_COMMUNICATION_H_
 
 #include <cstdint>
-#include <span>
+#include <string>
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "analysis/attribution.h"
 #include "gpuidle/report.h"
 #include "model/timeline.h"
@@ -22,11 +23,16 @@ int64_t TotalLength(const std::vector<Interval>& v);
 // Length of (a minus b); both sorted and disjoint.
 int64_t LengthNotCovered(const std::vector<Interval>& a, const std::vector<Interval>& b);
 
-// Sets DeviceReport::comm_wait_ns of every device of `report` that the ranks share, inside its
-// steady state: rank r's wait in collective k = latest start of k across ranks - r's start, at
-// most the kernel's duration. Collectives are matched by their order on each rank and device.
-// Nothing for a single rank.
-void AddCommWait(std::span<const Timeline* const> ranks, Report* report);
+// The collective a communication kernel runs, from its name: "allreduce" for
+// ncclDevKernel_AllReduce_Sum_f32_RING_LL (NCCL 2.19 and later) and ncclKernel_AllReduce_RING_LL_
+// Sum_float (earlier), "sendrecv", "allgather", ...; other names up to their argument list.
+std::string CollectiveOpOfKernel(absl::string_view kernel_name);
+
+// Fills DeviceReport::collectives (per kind: the trace's process group and collective, else the
+// kernel's; steady state only) and collective_timings (docs/ANALYSIS.md, "Many ranks").
+// `compute` is the union of the other kernels in the steady state.
+void AddCollectives(const Timeline& t, const DeviceTimeline& d, Interval window,
+                    const std::vector<Interval>& compute, DeviceReport* report);
 
 }  // namespace gpuidle::internal
 

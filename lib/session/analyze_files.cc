@@ -6,12 +6,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "analysis/analyze.h"
+#include "analysis/rank_merge.h"
 #include "core/output_file.h"
 #include "core/status_macros.h"
 #include "core/text_safety.h"
 #include "gpuidle/analyze.h"
-#include "ingest/job_checks.h"
-#include "analysis/rank_merge.h"
 #include "ingest/read_trace.h"
 #include "ingest/report_reader.h"
 #include "report/writer.h"
@@ -92,12 +91,9 @@ absl::StatusOr<Report> AnalyzeFiles(const std::vector<std::string>& paths,
   if (any_report) {
     return MergeReportsAndTraces(paths, std::move(reports), std::move(timelines), options);
   }
-  // Job-level warnings (duplicate or missing ranks, traces that do not overlap) go with the
-  // first input's.
-  internal::AddJobWarnings(timelines, paths);
   std::vector<const internal::Timeline*> ranks;
   for (const internal::Timeline& t : timelines) ranks.push_back(&t);
-  GPUIDLE_ASSIGN_OR_RETURN(Report report, internal::AnalyzeRanks(ranks, options));
+  GPUIDLE_ASSIGN_OR_RETURN(Report report, internal::AnalyzeRanks(ranks, options, paths));
   report.inputs = paths;
   return report;
 }

@@ -39,49 +39,74 @@ TEST(Communication, KernelUnionMergesOneKindClippedToTheWindow) {
   EXPECT_EQ(LengthNotCovered({}, compute), 0);
 }
 
-Report TwoRankReport(int64_t steady_start_us) {
-  Report report;
-  for (int rank : {0, 1}) {
-    DeviceReport& d = report.devices.emplace_back();
-    d.rank = rank;
-    d.device = 0;
-    d.steady_start_ns = rank == 0 ? steady_start_us * kUs : 0;
-    d.steady_end_ns = 1000 * kUs;
+TEST(Communication, NamesTheCollectiveOfNcclKernelsOfEveryGeneration) {
+  EXPECT_EQ(CollectiveOpOfKernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgs)"),
+            "allreduce");
+  EXPECT_EQ(CollectiveOpOfKernel("ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)"),
+            "allreduce");
+  EXPECT_EQ(CollectiveOpOfKernel("ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)"),
+            "sendrecv");
+  EXPECT_EQ(CollectiveOpOfKernel("ncclDevKernel_ReduceScatter_Sum_bf16_RING_LL"), "reducescatter");
+  EXPECT_EQ(CollectiveOpOfKernel("rcclGenericKernel(int)"), "rcclGenericKernel");
+}
+
+// The device report AnalyzeDevice would start from: its steady state.
+DeviceReport Steady(int64_t start_us, int64_t end_us) {
+  DeviceReport d;
+  d.steady_start_ns = start_us * kUs;
+  d.steady_end_ns = end_us * kUs;
+  return d;
+}
+
+TEST(Communication, CountsEachKindOfCollectiveInTheSteadyStateAndListsEveryOne) {
+  Timeline t = TimelineBuilder()
+                   .NcclKernel(0, 10)   // start-up
+                   .NcclKernel(20, 40)  // exposed 10 us: [30, 40)
+                   .Kernel(10, 30)
+                   .NcclKernel(50, 60)
+                   .Build();
+  // The second and third collectives carry the trace's arguments: one kind of their own.
+  const StringId group = t.strings.Intern("0");
+  const StringId op = t.strings.Intern("allgather");
+  t.collectives.push_back(CollectiveArgs{group, op, 7, 4096});
+  for (DeviceOp& o : t.devices[0].ops) {
+    if (o.communication && o.start_ns >= 20 * kUs) o.collective = 0;
   }
-  return report;
+  DeviceReport d = Steady(10, 100);
+  const std::vector<Interval> compute =
+      KernelUnion(t.devices[0], Interval{10 * kUs, 100 * kUs}, false);
+  AddCollectives(t, t.devices[0], Interval{0, 100 * kUs}, compute, &d);
+  ASSERT_EQ(d.collectives.size(), 2u);
+  const CollectiveStats& k = d.collectives[0];  // most time first
+  EXPECT_EQ(k.group, "0");
+  EXPECT_EQ(k.op, "allgather");
+  EXPECT_EQ(k.count, 2);
+  EXPECT_EQ(k.ns, 30 * kUs);
+  EXPECT_EQ(k.exposed_ns, 20 * kUs);
+  EXPECT_EQ(k.bytes, 8192);
+  EXPECT_EQ(d.collectives[1].count, 0) << "the start-up collective is listed, not counted";
+  ASSERT_EQ(d.collective_timings.size(), 3u);
+  EXPECT_EQ(d.collective_timings[0].kind, 1);
+  EXPECT_EQ(d.collective_timings[1].kind, 0);
+  EXPECT_EQ(d.collective_timings[1].seq, 7);
+  EXPECT_EQ(d.collective_timings[2].start_ns, 50 * kUs);
+  EXPECT_EQ(d.collectives_not_listed, 0);
 }
 
-TEST(Communication, EachRanksCollectivesWaitForTheLatestPeer) {
-  const Timeline early = TimelineBuilder().Rank(0).NcclKernel(10, 50).NcclKernel(100, 150).Build();
-  const Timeline late = TimelineBuilder().Rank(1).NcclKernel(30, 50).NcclKernel(120, 150).Build();
-  const Timeline* ranks[] = {&early, &late};
-  Report report = TwoRankReport(0);
-  AddCommWait(ranks, &report);
-  ASSERT_TRUE(report.devices[0].comm_wait_ns.has_value());
-  EXPECT_EQ(*report.devices[0].comm_wait_ns, 40 * kUs);  // 20 us in each collective
-  EXPECT_EQ(report.devices[1].comm_wait_ns, 0);
-  // Waits before the steady state (while ranks start up) are not counted.
-  Report steady_later = TwoRankReport(50);
-  AddCommWait(ranks, &steady_later);
-  EXPECT_EQ(steady_later.devices[0].comm_wait_ns, 20 * kUs);
-}
-
-TEST(Communication, AWaitIsAtMostTheCollectivesDuration) {
-  const Timeline early = TimelineBuilder().Rank(0).NcclKernel(0, 5).Build();
-  const Timeline late = TimelineBuilder().Rank(1).NcclKernel(100, 110).Build();
-  const Timeline* ranks[] = {&early, &late};
-  Report report = TwoRankReport(0);
-  AddCommWait(ranks, &report);
-  EXPECT_EQ(report.devices[0].comm_wait_ns, 5 * kUs);
-}
-
-TEST(Communication, OneRankHasNoPeersToWaitFor) {
-  const Timeline only = TimelineBuilder().NcclKernel(0, 5).Build();
-  const Timeline* ranks[] = {&only};
-  Report report;
-  report.devices.emplace_back();
-  AddCommWait(ranks, &report);
-  EXPECT_FALSE(report.devices[0].comm_wait_ns.has_value());
+TEST(Communication, ListsAContiguousStretchOfCollectivesFromTheSteadyState) {
+  TimelineBuilder b;
+  const size_t n = DeviceReport::kMaxCollectiveRows + 10;
+  for (size_t i = 0; i < n; ++i) {
+    const double at = 10.0 * static_cast<double>(i);
+    b.NcclKernel(at, at + 5);
+  }
+  const Timeline t = b.Build();
+  DeviceReport d = Steady(50, 10 * n);  // five collectives of start-up
+  AddCollectives(t, t.devices[0], Interval{0, 10 * static_cast<int64_t>(n) * kUs}, {}, &d);
+  ASSERT_EQ(d.collective_timings.size(), DeviceReport::kMaxCollectiveRows);
+  EXPECT_EQ(d.collective_timings.front().start_ns, 50 * kUs) << "the steady state's first";
+  EXPECT_EQ(d.collectives_not_listed, 10);
+  EXPECT_EQ(d.collectives[0].count, static_cast<int64_t>(n) - 5);
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-#include "ingest/job_checks.h"
+#include "analysis/job_checks.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -11,30 +11,6 @@
 
 namespace gpuidle::internal {
 namespace {
-
-struct Window {
-  int64_t start = 0;
-  int64_t end = 0;
-};
-
-// What the analysis window is made of: device work, host calls and ranges (not samples).
-std::optional<Window> ActivityWindow(const Timeline& t) {
-  std::optional<Window> w;
-  const auto see = [&w](int64_t start, int64_t end) {
-    if (!w) {
-      w = Window{start, end};
-    } else {
-      w->start = std::min(w->start, start);
-      w->end = std::max(w->end, end);
-    }
-  };
-  for (const DeviceTimeline& d : t.devices) {
-    for (const DeviceOp& op : d.ops) see(op.start_ns, op.end_ns);
-  }
-  for (const HostCall& c : t.calls) see(c.start_ns, c.end_ns);
-  for (const Range& r : t.ranges) see(r.start_ns, r.end_ns);
-  return w;
-}
 
 constexpr size_t kMaxRuns = 20;
 
@@ -89,18 +65,18 @@ std::string Milliseconds(int64_t ns) {
 
 }  // namespace
 
-std::vector<std::string> CheckJob(const std::vector<const Timeline*>& timelines,
+std::vector<std::string> CheckJob(const std::vector<JobMember>& members,
                                   const std::vector<std::string>& names) {
   std::vector<std::string> warnings;
-  if (timelines.size() < 2) return warnings;
+  if (members.size() < 2) return warnings;
   const auto name = [&](size_t i) {
     return i < names.size() ? names[i] : absl::StrCat("input #", i + 1);
   };
 
   // Duplicate ranks.
   std::map<int, std::vector<size_t>> by_rank;
-  for (size_t i = 0; i < timelines.size(); ++i) {
-    if (timelines[i]->info.rank) by_rank[*timelines[i]->info.rank].push_back(i);
+  for (size_t i = 0; i < members.size(); ++i) {
+    if (members[i].rank) by_rank[*members[i].rank].push_back(i);
   }
   for (const auto& [rank, inputs] : by_rank) {
     if (inputs.size() < 2) continue;
@@ -113,16 +89,14 @@ std::vector<std::string> CheckJob(const std::vector<const Timeline*>& timelines,
 
   // Windows that do not overlap: the latest start against the earliest end.
   std::optional<size_t> latest_start, earliest_end;
-  std::vector<std::optional<Window>> windows;
-  for (size_t i = 0; i < timelines.size(); ++i) {
-    windows.push_back(ActivityWindow(*timelines[i]));
-    if (!windows[i]) continue;
-    if (!latest_start || windows[i]->start > windows[*latest_start]->start) latest_start = i;
-    if (!earliest_end || windows[i]->end < windows[*earliest_end]->end) earliest_end = i;
+  for (size_t i = 0; i < members.size(); ++i) {
+    if (!members[i].start_ns || !members[i].end_ns) continue;
+    if (!latest_start || *members[i].start_ns > *members[*latest_start].start_ns) latest_start = i;
+    if (!earliest_end || *members[i].end_ns < *members[*earliest_end].end_ns) earliest_end = i;
   }
   if (latest_start && earliest_end && *latest_start != *earliest_end &&
-      windows[*latest_start]->start >= windows[*earliest_end]->end) {
-    const int64_t gap_ns = windows[*latest_start]->start - windows[*earliest_end]->end;
+      *members[*latest_start].start_ns >= *members[*earliest_end].end_ns) {
+    const int64_t gap_ns = *members[*latest_start].start_ns - *members[*earliest_end].end_ns;
     warnings.push_back(absl::StrCat(
         "the traces do not overlap in time: ", name(*earliest_end), " ends ", Milliseconds(gap_ns),
         " ms before ", name(*latest_start),
@@ -132,8 +106,8 @@ std::vector<std::string> CheckJob(const std::vector<const Timeline*>& timelines,
 
   // World size, and the ranks missing from it.
   std::set<int> world_sizes;
-  for (const Timeline* t : timelines) {
-    if (t->info.world_size) world_sizes.insert(*t->info.world_size);
+  for (const JobMember& m : members) {
+    if (m.world_size) world_sizes.insert(*m.world_size);
   }
   if (world_sizes.size() > 1) {
     std::vector<int> sizes(world_sizes.begin(), world_sizes.end());
@@ -152,10 +126,11 @@ std::vector<std::string> CheckJob(const std::vector<const Timeline*>& timelines,
     }
     const int64_t missing = int64_t{world} - static_cast<int64_t>(given.size());
     if (missing > 0) {
-      warnings.push_back(absl::StrCat("world_size is ", world, " but ", given.size(),
-                                      " of its ranks are given; missing: rank",
-                                      missing == 1 ? " " : "s ", MissingRankList(given, world),
-                                      " (cross-rank results cover the ranks given)"));
+      warnings.push_back(absl::StrCat(
+          "world_size is ", world, " but ", given.size(), " of its ranks are given; missing: rank",
+          missing == 1 ? " " : "s ", MissingRankList(given, world),
+          " (waits for peers are then underestimated: a missing rank may be the one the others "
+          "waited for)"));
     }
     if (!outside.empty()) {
       warnings.push_back(absl::StrCat("rank", outside.size() == 1 ? " " : "s ", RankList(outside),
@@ -164,15 +139,6 @@ std::vector<std::string> CheckJob(const std::vector<const Timeline*>& timelines,
     }
   }
   return warnings;
-}
-
-void AddJobWarnings(std::vector<Timeline>& timelines, const std::vector<std::string>& names) {
-  if (timelines.empty()) return;
-  std::vector<const Timeline*> all;
-  for (const Timeline& t : timelines) all.push_back(&t);
-  std::vector<std::string> warnings = CheckJob(all, names);
-  std::vector<std::string>& out = timelines.front().info.warnings;
-  out.insert(out.end(), warnings.begin(), warnings.end());
 }
 
 }  // namespace gpuidle::internal

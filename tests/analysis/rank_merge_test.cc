@@ -1,0 +1,206 @@
+// The merge of ranks: collectives matched across ranks, clocks aligned, waits for peers, the
+// straggler and its own cause, on generated jobs with a known answer.
+#include "analysis/rank_merge.h"
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "testing/rank_reports.h"
+
+namespace gpuidle::internal {
+namespace {
+
+using ::gpuidle::testing::HostClock;
+using ::gpuidle::testing::JobReports;
+using ::gpuidle::testing::JobSpec;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+Report Merge(const JobSpec& spec) {
+  absl::StatusOr<Report> r = MergeRanks(JobReports(spec), {}, AnalysisOptions{});
+  EXPECT_TRUE(r.ok()) << r.status();
+  return r.ok() ? *std::move(r) : Report{};
+}
+
+const RankReport& RankOf(const Report& r, int rank) {
+  for (const RankReport& rr : r.ranks) {
+    if (rr.rank == rank) return rr;
+  }
+  ADD_FAILURE() << "no rank " << rank;
+  return r.ranks.front();
+}
+
+const DeviceReport& DeviceOf(const Report& r, int rank) {
+  for (const DeviceReport& d : r.devices) {
+    if (d.rank == rank) return d;
+  }
+  ADD_FAILURE() << "no device of rank " << rank;
+  return r.devices.front();
+}
+
+TEST(RankMergeTest, NamesTheStragglerAndItsOwnCause) {
+  JobSpec spec;
+  spec.straggler = 5;
+  const Report r = Merge(spec);
+  ASSERT_EQ(r.ranks.size(), 8u);
+  EXPECT_EQ(r.straggler_rank, 5);
+  EXPECT_THAT(r.stragglers, ElementsAre(5));
+  const RankReport& s = RankOf(r, 5);
+  // Late at each step's first collective (50 steps, less its ragged edges), by about 20 ms.
+  EXPECT_GE(s.arrived_last, 49);
+  EXPECT_NEAR(static_cast<double>(s.late_ns) / static_cast<double>(s.arrived_last), 20e6, 0.01e6);
+  ASSERT_TRUE(s.own_cause.has_value());
+  EXPECT_EQ(*s.own_cause, Subcause::kHost);
+  EXPECT_GT(s.own_cause_share, 0.8);
+  // A punctual rank's collectives mostly waited: 20 ms of every step's first one.
+  const DeviceReport& punctual = DeviceOf(r, 0);
+  ASSERT_TRUE(punctual.comm_wait_ns.has_value());
+  // (less the first step's first collective, which some ranks' windows lack).
+  EXPECT_NEAR(static_cast<double>(*punctual.comm_wait_ns), 49 * 20e6, 0.5e6);
+  ASSERT_EQ(punctual.collectives.size(), 1u);
+  EXPECT_EQ(punctual.collectives[0].wait_ns, punctual.comm_wait_ns);
+  EXPECT_EQ(RankOf(r, 0).own_cause, Subcause::kCommWait);
+  EXPECT_LT(*DeviceOf(r, 5).comm_wait_ns, 1'000'000) << "the straggler waits for nobody";
+  EXPECT_EQ(r.clock.method, "one clock");
+  EXPECT_LT(r.clock.residual_ns, 5'000);
+  EXPECT_GT(r.clock.matched_share, 0.95);
+}
+
+TEST(RankMergeTest, RanksThatArriveTogetherHaveNoStraggler) {
+  JobSpec spec;
+  spec.jitter_ns = 20'000;
+  const Report r = Merge(spec);
+  EXPECT_FALSE(r.straggler_rank.has_value());
+  EXPECT_TRUE(r.stragglers.empty());
+  for (const RankReport& rr : r.ranks) {
+    EXPECT_GT(rr.matched, 190) << "collectives were matched";
+    EXPECT_EQ(rr.arrived_last, 0) << "nobody was last by 50 us";
+  }
+  for (const DeviceReport& d : r.devices) {
+    ASSERT_TRUE(d.comm_wait_ns.has_value());
+    EXPECT_LT(*d.comm_wait_ns, 200 * 20'000);
+  }
+}
+
+TEST(RankMergeTest, AlignsTheClocksOfHostsFromTheCollectiveEnds) {
+  for (bool prior : {false, true}) {
+    JobSpec spec;
+    spec.world_size = 32;
+    spec.ranks_per_host = 8;
+    spec.straggler = 19;
+    spec.host_offset_ns = 3'600'000'000'123;  // an hour and a bit between hosts' clocks
+    spec.wall_clock_prior = prior;
+    const Report r = Merge(spec);
+    EXPECT_EQ(r.straggler_rank, 19) << "prior " << prior;
+    EXPECT_EQ(r.clock.method, "aligned");
+    EXPECT_EQ(r.clock.hosts, 4);
+    EXPECT_LT(r.clock.residual_ns, 5'000);
+    // Rank 0 (host 0) has the most rows: its clock is the job's.
+    for (const RankReport& rr : r.ranks) {
+      const int host = rr.rank / 8;
+      EXPECT_NEAR(static_cast<double>(rr.clock_offset_ns),
+                  static_cast<double>(HostClock(spec, 0) - HostClock(spec, host)), 5'000)
+          << "rank " << rr.rank << " prior " << prior;
+    }
+    EXPECT_GE(static_cast<double>(*DeviceOf(r, 30).comm_wait_ns), 0.8 * 50 * 20e6);
+  }
+}
+
+TEST(RankMergeTest, SequenceNumbersMatchCollectivesEvenWhereTimesAreAmbiguous) {
+  JobSpec spec;
+  spec.straggler = 2;
+  spec.with_seq = true;
+  spec.host_offset_ns = 50'000'000;  // half a step: nearest ends would pair the wrong ones
+  spec.ranks_per_host = 4;
+  Report r = Merge(spec);
+  EXPECT_EQ(r.straggler_rank, 2);
+  EXPECT_LT(r.clock.residual_ns, 5'000);
+}
+
+TEST(RankMergeTest, WarnsOfMissingRanksAndStillMergesThoseGiven) {
+  JobSpec spec;
+  spec.world_size = 16;
+  spec.straggler = 9;
+  spec.missing = {3, 4, 12};
+  const Report r = Merge(spec);
+  EXPECT_EQ(r.ranks.size(), 13u);
+  EXPECT_EQ(r.straggler_rank, 9);
+  EXPECT_THAT(r.warnings, ::testing::Contains(HasSubstr("missing: ranks 3-4, 12 (waits for peers "
+                                                        "are then underestimated")));
+}
+
+TEST(RankMergeTest, AMissingStragglerLeavesNoStragglerButNoFalseOne) {
+  JobSpec spec;
+  spec.straggler = 6;
+  spec.missing = {6};
+  const Report r = Merge(spec);
+  // The others all waited for a rank that is not there: their arrivals are together.
+  EXPECT_FALSE(r.straggler_rank.has_value());
+}
+
+TEST(RankMergeTest, WarnsOfDuplicateRanks) {
+  JobSpec spec;
+  spec.world_size = 2;
+  std::vector<Report> reports = JobReports(spec);
+  reports.push_back(reports[1]);
+  absl::StatusOr<Report> r = MergeRanks(std::move(reports), {"a", "b", "c"}, AnalysisOptions{});
+  ASSERT_TRUE(r.ok());
+  EXPECT_THAT(r->warnings, ::testing::Contains(HasSubstr("2 inputs claim rank 1: b, c")));
+}
+
+TEST(RankMergeTest, MismatchedCollectiveCountsOnlyLoseTheUnmatchedOnes) {
+  JobSpec spec;
+  spec.straggler = 1;
+  std::vector<Report> reports = JobReports(spec);
+  // Rank 3 traced only the second half of the job; rank 4 has collectives of its own at the end.
+  auto& rows3 = reports[3].devices[0].collective_timings;
+  rows3.erase(rows3.begin(), rows3.begin() + static_cast<ptrdiff_t>(rows3.size() / 2));
+  auto& rows4 = reports[4].devices[0].collective_timings;
+  for (int i = 0; i < 5; ++i) {
+    CollectiveTiming extra = rows4.back();
+    extra.start_ns += 10'000'000 * (i + 1);
+    extra.end_ns += 10'000'000 * (i + 1);
+    rows4.push_back(extra);
+  }
+  absl::StatusOr<Report> r = MergeRanks(std::move(reports), {}, AnalysisOptions{});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->straggler_rank, 1);
+  // Matched in full: the half that rank 3 has.
+  EXPECT_NEAR(static_cast<double>(RankOf(*r, 1).arrived_last), 25, 1);
+  EXPECT_GT(r->clock.matched_share, 0.4);
+}
+
+TEST(RankMergeTest, OneReportIsReturnedAsItIs) {
+  JobSpec spec;
+  spec.world_size = 1;
+  std::vector<Report> one = JobReports(spec);
+  absl::StatusOr<Report> r = MergeRanks(one, {}, AnalysisOptions{});
+  ASSERT_TRUE(r.ok());
+  EXPECT_FALSE(r->devices[0].comm_wait_ns.has_value());
+  EXPECT_FALSE(r->straggler_rank.has_value());
+}
+
+TEST(RankMergeTest, CutsTheStepRowsOfManyRanks) {
+  JobSpec spec;
+  spec.world_size = 1024;
+  spec.steps = 2;
+  std::vector<Report> reports = JobReports(spec);
+  for (Report& r : reports) {
+    for (int i = 0; i < 30; ++i) {
+      StepReport& s = r.steps.emplace_back();
+      s.device = r.devices[0].device;
+      s.start_ns = r.window_start_ns + i;
+      s.end_ns = s.start_ns + 1;
+    }
+  }
+  absl::StatusOr<Report> r = MergeRanks(std::move(reports), {}, AnalysisOptions{});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->steps.size(), 1024u * 20);
+  EXPECT_EQ(r->steps_not_listed, 1024u * 10);
+}
+
+}  // namespace
+}  // namespace gpuidle::internal
