@@ -119,6 +119,10 @@ void AddCollectives(const Timeline& t, const DeviceTimeline& d, Interval window,
   rows.insert(rows.end(), rest.begin(), rest.begin() + static_cast<ptrdiff_t>(keep));
   report->collectives_not_listed =
       static_cast<int64_t>(start_up.size() + rest.size() - rows.size());
+  SortCollectives(report);
+}
+
+void SortCollectives(DeviceReport* report) {
   // Most time first; the rows follow their kinds.
   std::vector<int32_t> order(report->collectives.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int32_t>(i);
@@ -132,7 +136,38 @@ void AddCollectives(const Timeline& t, const DeviceTimeline& d, Interval window,
     sorted.push_back(std::move(report->collectives[order[i]]));
   }
   report->collectives = std::move(sorted);
-  for (CollectiveTiming& row : rows) row.kind = position[row.kind];
+  for (CollectiveTiming& row : report->collective_timings) row.kind = position[row.kind];
+}
+
+void AddCollectivesOf(const DeviceReport& from, DeviceReport* to) {
+  std::vector<int32_t> kind_of(from.collectives.size());
+  for (size_t k = 0; k < from.collectives.size(); ++k) {
+    const CollectiveStats& f = from.collectives[k];
+    auto same =
+        std::find_if(to->collectives.begin(), to->collectives.end(),
+                     [&](const CollectiveStats& c) { return c.group == f.group && c.op == f.op; });
+    if (same == to->collectives.end()) {
+      to->collectives.push_back(f);
+      kind_of[k] = static_cast<int32_t>(to->collectives.size() - 1);
+      continue;
+    }
+    kind_of[k] = static_cast<int32_t>(same - to->collectives.begin());
+    same->count += f.count;
+    same->ns += f.ns;
+    same->exposed_ns += f.exposed_ns;
+    if (f.bytes) same->bytes = same->bytes.value_or(0) + *f.bytes;
+    if (f.wait_ns) same->wait_ns = same->wait_ns.value_or(0) + *f.wait_ns;
+  }
+  for (const CollectiveTiming& row : from.collective_timings) {
+    if (to->collective_timings.size() >= DeviceReport::kMaxCollectiveRows) {
+      ++to->collectives_not_listed;
+      continue;
+    }
+    CollectiveTiming& added = to->collective_timings.emplace_back(row);
+    added.kind = kind_of[static_cast<size_t>(row.kind)];
+  }
+  to->collectives_not_listed += from.collectives_not_listed;
+  SortCollectives(to);
 }
 
 }  // namespace gpuidle::internal

@@ -34,6 +34,13 @@ std::string CollectiveOpOfKernel(absl::string_view kernel_name);
 void AddCollectives(const Timeline& t, const DeviceTimeline& d, Interval window,
                     const std::vector<Interval>& compute, DeviceReport* report);
 
+// Orders DeviceReport::collectives most time first (the rows follow their kinds).
+void SortCollectives(DeviceReport* report);
+
+// Adds the collectives of `from` (a later window of the same device) to `to`: kinds summed, rows
+// appended while there is room (DeviceReport::kMaxCollectiveRows), the rest counted.
+void AddCollectivesOf(const DeviceReport& from, DeviceReport* to);
+
 }  // namespace gpuidle::internal
 
 #endif  // GPUIDLE_LIB_ANALYSIS_COMMUNICATION_H_

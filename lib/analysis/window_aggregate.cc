@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "analysis/advice.h"
+#include "analysis/communication.h"
 
 namespace gpuidle::internal {
 namespace {
@@ -118,6 +119,7 @@ void WindowAggregate::AddDevice(const DeviceReport& w) {
   d.comm_ns += w.comm_ns;
   d.exposed_comm_ns += w.exposed_comm_ns;
   if (w.comm_wait_ns.has_value()) d.comm_wait_ns = d.comm_wait_ns.value_or(0) + *w.comm_wait_ns;
+  AddCollectivesOf(w, &d);
   if (d.name.empty()) d.name = w.name;
 }
 

@@ -16,6 +16,7 @@ namespace gpuidle::internal {
 namespace {
 
 using ::gpuidle::testing::MustAnalyze;
+using ::gpuidle::testing::OnlyDevice;
 using ::gpuidle::testing::TimelineBuilder;
 using ::testing::HasSubstr;
 
@@ -204,6 +205,33 @@ TEST(WindowAggregate, StaysBoundedOverThousandsOfWindows) {
   const Report metrics = *aggregate.Result(/*with_steps=*/false);
   EXPECT_TRUE(metrics.steps.empty());
   EXPECT_EQ(metrics.devices[0].idle_ns, r.devices[0].idle_ns);
+}
+
+TEST(WindowAggregate, SumsTheCollectivesOfItsWindowsByKindAndKeepsTheirRows) {
+  WindowAggregate aggregate(AnalysisOptions{});
+  const auto window = [](int64_t at_us, int collectives) {
+    TimelineBuilder b;
+    for (int i = 0; i < collectives; ++i) {
+      const double at = static_cast<double>(at_us + 100 * i);
+      b.Launch(1, at, at + 1).Kernel(at + 2, at + 40).NcclKernel(at + 40, at + 90);
+    }
+    return b.Build();
+  };
+  const Report first = MustAnalyze(window(0, 10), aggregate.WindowOptions());
+  const Report second = MustAnalyze(window(100'000, 5), aggregate.WindowOptions());
+  aggregate.Add(0, 2'000'000, &first);
+  aggregate.Add(100'000'000, 101'000'000, &second);
+  const std::optional<Report> r = aggregate.Result();
+  ASSERT_TRUE(r.has_value());
+  const DeviceReport& d = OnlyDevice(*r);
+  ASSERT_EQ(d.collectives.size(), 1u);
+  EXPECT_EQ(d.collectives[0].count,
+            first.devices[0].collectives[0].count + second.devices[0].collectives[0].count);
+  EXPECT_EQ(d.collectives[0].ns,
+            first.devices[0].collectives[0].ns + second.devices[0].collectives[0].ns);
+  EXPECT_EQ(d.collective_timings.size(), 15u);
+  EXPECT_EQ(d.collective_timings.back().start_ns,
+            second.devices[0].collective_timings.back().start_ns);
 }
 
 }  // namespace
