@@ -13,11 +13,11 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "analysis/advice.h"
 #include "analysis/gap_records.h"
 #include "analysis/job_checks.h"
 #include "analysis/offenders.h"
-#include "core/time_units.h"
 
 namespace gpuidle::internal {
 namespace {
@@ -492,6 +492,36 @@ void NameStragglers(const std::vector<int64_t>& steady_spans, Report* job) {
   if (!late.empty()) job->straggler_rank = late.front()->rank;
 }
 
+// The waits' advice names the straggler and the fix of its own cause: what made it late.
+void AdviseOnTheStraggler(Report* job) {
+  if (!job->straggler_rank) return;
+  const RankReport* s = nullptr;
+  for (const RankReport& r : job->ranks) {
+    if (r.rank == *job->straggler_rank) s = &r;
+  }
+  if (s == nullptr || s->arrived_last == 0) return;
+  for (Advice& a : job->advice) {
+    if (a.subcause != Subcause::kCommWait) continue;
+    std::string fix = absl::StrCat(
+        "collectives waited for rank ", s->rank, ", the straggler (it arrived last at ",
+        s->arrived_last, " of ", s->matched, " collectives, ",
+        absl::StrFormat("%.1f ms", static_cast<double>(s->late_ns) /
+                                       static_cast<double>(s->arrived_last) / 1e6),
+        " late on average)");
+    if (s->own_cause && *s->own_cause != Subcause::kCommWait) {
+      absl::StrAppend(&fix, ": its own lost time is ",
+                      static_cast<int>(std::lround(100 * s->own_cause_share)), "% ",
+                      QualifiedSubcauseName(*s->own_cause), "; fix that on rank ", s->rank,
+                      " first: ", FixFor(*s->own_cause));
+    } else {
+      absl::StrAppend(&fix,
+                      ": balance work across ranks, check the interconnect (nvidia-smi "
+                      "topo -m: NV# is NVLink, PIX/PHB is PCIe)");
+    }
+    a.fix = std::move(fix);
+  }
+}
+
 // Cuts the step rows to Report::kMaxStepRows shared out among the devices, the first of each.
 void CutSteps(Report* job) {
   const size_t per_device = std::max<size_t>(
@@ -615,6 +645,15 @@ absl::StatusOr<Report> MergeRanks(std::vector<Report> ranks, const std::vector<s
     if (rank) p.wall_clock_offset_ns = rank->wall_clock_offset_ns;
     participants.push_back(std::move(p));
   }
+  const size_t untimed = static_cast<size_t>(std::count_if(
+      job.devices.begin(), job.devices.end(),
+      [](const DeviceReport& d) { return d.comm_ns > 0 && d.collective_timings.empty(); }));
+  if (untimed > 0) {
+    job.warnings.push_back(
+        absl::StrCat(untimed,
+                     " device(s) ran collectives but their reports list none (written by an older "
+                     "gpuidle): their waits for peers are not known; merge their traces instead"));
+  }
   CollectiveMatcher(&job, std::move(participants)).Run();
   for (RankReport& r : job.ranks) {
     for (const DeviceReport& d : job.devices) {
@@ -626,6 +665,7 @@ absl::StatusOr<Report> MergeRanks(std::vector<Report> ranks, const std::vector<s
   }
   NameStragglers(steady_spans, &job);
   AddAdvice(options, &job);
+  AdviseOnTheStraggler(&job);
   return job;
 }
 

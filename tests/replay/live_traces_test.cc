@@ -151,6 +151,46 @@ TEST(LiveNcclTest, MergedRanksShowThePunctualRankWaitingForTheStraggler) {
   EXPECT_LT(*straggler->comm_wait_ns, 50'000'000);
   // The straggler's own idle time is its host work.
   EXPECT_GE(Share(*straggler, Cause::kDataStarved), 0.90);
+  // At least 80% of rank 0's NCCL time waited for peers; rank 1 is named, late at (nearly)
+  // every all-reduce by about its 20 ms of host work, data-starved itself.
+  EXPECT_GE(static_cast<double>(*punctual->comm_wait_ns),
+            0.8 * static_cast<double>(punctual->comm_ns));
+  EXPECT_EQ(r->straggler_rank, 1);
+  EXPECT_THAT(r->stragglers, ::testing::ElementsAre(1));
+  const RankReport& late = r->ranks.at(1);
+  EXPECT_GE(late.arrived_last, 38);
+  EXPECT_NEAR(static_cast<double>(late.late_ns) / static_cast<double>(late.arrived_last), 20e6,
+              2e6);
+  ASSERT_TRUE(late.own_cause.has_value());
+  EXPECT_EQ(CauseOf(*late.own_cause), Cause::kDataStarved);
+  EXPECT_EQ(late.host, r->ranks.at(0).host) << "one host";
+  EXPECT_EQ(r->clock.method, "one clock");
+}
+
+// A job merged from its ranks' reports gives what merging their traces gives: the reports carry
+// the collective timings (each trace analysed alone stands for a live rank's own report).
+TEST(LiveNcclTest, MergingTheRanksReportsGivesTheTracesMerge) {
+  std::vector<std::string> reports;
+  std::vector<std::string> traces;
+  const ::gpuidle::testing::TempDir dir;
+  for (const std::string rank : {"0", "1"}) {
+    const std::string trace = LivePath("torch_nccl.rank" + rank + ".trace.json.gz");
+    traces.push_back(trace);
+    absl::StatusOr<Report> one = AnalyzeTraceFiles({trace});
+    ASSERT_TRUE(one.ok()) << one.status();
+    ASSERT_FALSE(one->devices.at(0).collective_timings.empty());
+    reports.push_back(dir.path() + "/rank" + rank + ".json");
+    ASSERT_TRUE(SaveReport(*one, reports.back(), "json").ok());
+  }
+  absl::StatusOr<Report> from_reports = AnalyzeTraceFiles(reports);
+  absl::StatusOr<Report> from_traces = AnalyzeTraceFiles(traces);
+  ASSERT_TRUE(from_reports.ok()) << from_reports.status();
+  ASSERT_TRUE(from_traces.ok()) << from_traces.status();
+  EXPECT_EQ(from_reports->straggler_rank, 1);
+  absl::StatusOr<std::string> a = FormatReport(*from_reports, "json");
+  absl::StatusOr<std::string> b = FormatReport(*from_traces, "json");
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_TRUE(ReadsBackAs(*a, *b));
 }
 
 // examples/python/*.py --gpuidle on an H200: gpuidle.profile() around 12 steps of each scenario,

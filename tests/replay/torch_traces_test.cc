@@ -112,6 +112,28 @@ TEST(RecordedOnTwoH200s, FindsTheStragglerAndThePeerWaitingForIt) {
   EXPECT_THAT(top, ::testing::UnorderedElementsAre(Subcause::kCommWait, Subcause::kHost));
   EXPECT_EQ(r->visible_device_count, 2);
   EXPECT_TRUE(r->unused_devices.empty());
+  // The straggler is named, with its own cause: the reason it was late.
+  EXPECT_EQ(r->straggler_rank, 1);
+  ASSERT_EQ(r->ranks.size(), 2u);
+  const RankReport& late = r->ranks[1];
+  EXPECT_EQ(late.rank, 1);
+  EXPECT_GE(late.arrived_last, 10);  // of 12 all-reduces (the first step's come together)
+  EXPECT_EQ(late.matched, 12);
+  EXPECT_GT(late.late_ns / late.arrived_last, 20'000'000);
+  ASSERT_TRUE(late.own_cause.has_value());
+  EXPECT_EQ(CauseOf(*late.own_cause), Cause::kDataStarved);
+  EXPECT_EQ(r->clock.method, "one clock");
+  EXPECT_DOUBLE_EQ(r->clock.matched_share, 1.0);
+  // Per collective kind: one, the trace's own name and size of it.
+  ASSERT_EQ(punctual.collectives.size(), 1u);
+  EXPECT_EQ(punctual.collectives[0].op, "allreduce");
+  EXPECT_EQ(punctual.collectives[0].group, "0");
+  EXPECT_EQ(punctual.collectives[0].count, 12);
+  EXPECT_EQ(punctual.collectives[0].bytes, int64_t{12} * 16777216 * 4);
+  EXPECT_EQ(punctual.collectives[0].wait_ns, punctual.comm_wait_ns);
+  // The advice on the waits names the straggler and its own cause.
+  EXPECT_THAT(r->advice[0].subcause == Subcause::kCommWait ? r->advice[0].fix : r->advice[1].fix,
+              ::testing::HasSubstr("rank 1, the straggler"));
 }
 
 TEST(RecordedOnTwoH200s, ReportsTheGpuAJobLeftUnused) {
