@@ -16,6 +16,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <mutex>
@@ -153,11 +154,10 @@ struct AnalysisJob {
   absl::StatusOr<Report> report;
 };
 
-// Starts the analysis of paths on a thread of its own, which owns copies of everything it uses
-// and never touches a Python object, so that the caller may stop waiting for it. Null if no
-// thread could be started.
-std::shared_ptr<AnalysisJob> StartAnalysis(std::vector<std::string> paths,
-                                           AnalysisOptions options) {
+// Starts an analysis (of trace files, or a merge of reports) on a thread of its own, which owns
+// copies of everything it uses and never touches a Python object, so that the caller may stop
+// waiting for it. Null if no thread could be started.
+std::shared_ptr<AnalysisJob> StartAnalysis(std::function<absl::StatusOr<Report>()> analysis) {
   auto job = std::make_shared<AnalysisJob>();
   // Signals sent to the process go to the threads that wait for them (Python handles them on
   // the main thread); taken by the analysis they would only interrupt its reads (EINTR). Its
@@ -170,10 +170,10 @@ std::shared_ptr<AnalysisJob> StartAnalysis(std::vector<std::string> paths,
   }
   pthread_sigmask(SIG_BLOCK, &sent, &previous);
   try {
-    std::thread([job, paths = std::move(paths), options = std::move(options)] {
+    std::thread([job, analysis = std::move(analysis)] {
       absl::StatusOr<Report> report = absl::InternalError("the analysis failed");
       try {
-        report = AnalyzeTraceFiles(paths, options);
+        report = analysis();
       } catch (const std::exception& e) {  // on this thread it would end the process
         report = absl::InternalError(absl::StrCat("the analysis failed: ", e.what()));
       }
@@ -192,18 +192,15 @@ std::shared_ptr<AnalysisJob> StartAnalysis(std::vector<std::string> paths,
 // How long the caller waits, with the GIL released, between two looks at Python's signals.
 constexpr auto kSignalCheckInterval = std::chrono::milliseconds(20);
 
-// The analysis of one job's trace files. It runs on its own thread while this one waits in
-// short slices and runs Python's signal handlers in between, so that Ctrl-C (KeyboardInterrupt)
-// ends the call at once; the abandoned analysis then finishes in the background and is thrown
-// away.
-NativeReport Analyze(const std::vector<std::string>& paths, const std::vector<Setting>& settings) {
-  ProfilerOptions options;  // the analysis part only; the environment is not read (as the CLI)
-  ApplySettings(settings, &options);
-  std::shared_ptr<AnalysisJob> job = StartAnalysis(paths, options.analysis);
+// Runs an analysis on its own thread while this one waits in short slices and runs Python's
+// signal handlers in between, so that Ctrl-C (KeyboardInterrupt) ends the call at once; the
+// abandoned analysis then finishes in the background and is thrown away.
+NativeReport RunInterruptibly(std::function<absl::StatusOr<Report>()> analysis) {
+  std::shared_ptr<AnalysisJob> job = StartAnalysis(analysis);
   absl::StatusOr<Report> report;
   if (job == nullptr) {  // no thread to be had: analyse here, uninterruptibly
     py::gil_scoped_release release;
-    report = AnalyzeTraceFiles(paths, options.analysis);
+    report = analysis();
   } else {
     for (;;) {
       {
@@ -219,6 +216,23 @@ NativeReport Analyze(const std::vector<std::string>& paths, const std::vector<Se
   }
   if (!report.ok()) ThrowStatus(report.status());
   return NativeReport(*std::move(report));
+}
+
+// The analysis of one job's trace files (or reports).
+NativeReport Analyze(const std::vector<std::string>& paths, const std::vector<Setting>& settings) {
+  ProfilerOptions options;  // the analysis part only; the environment is not read (as the CLI)
+  ApplySettings(settings, &options);
+  return RunInterruptibly(
+      [paths, analysis = options.analysis] { return AnalyzeTraceFiles(paths, analysis); });
+}
+
+// The merge of a job's per-rank JSON reports (texts, each named for errors and warnings), with
+// the default analysis options, as `gpuidle analyze report.*.json`.
+NativeReport MergeReports(std::vector<std::string> json_reports, std::vector<std::string> names) {
+  auto shared = std::make_shared<std::pair<std::vector<std::string>, std::vector<std::string>>>(
+      std::move(json_reports), std::move(names));
+  return RunInterruptibly(
+      [shared] { return MergeReportJson(shared->first, shared->second, AnalysisOptions{}); });
 }
 
 // gpuidle::Profiler with the options fixed at construction: the GPUIDLE_* environment first,
@@ -496,6 +510,8 @@ PYBIND11_MODULE(_gpuidle, m) {
 
   m.def("analyze", &Analyze, py::arg("paths"), py::arg("settings"),
         "Analyses the trace files of one job.");
+  m.def("merge_reports", &MergeReports, py::arg("json_reports"), py::arg("names"),
+        "Merges the JSON reports of a job's ranks (names name them in errors and warnings).");
 
   py::class_<NativeProfiler>(m, "Profiler")
       .def(py::init<const std::vector<Setting>&>(), py::arg("settings"))

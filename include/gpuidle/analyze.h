@@ -27,6 +27,15 @@ namespace gpuidle {
 GPUIDLE_EXPORT absl::StatusOr<Report> AnalyzeTraceFiles(const std::vector<std::string>& paths,
                                                         const AnalysisOptions& options = {});
 
+// Merges a job's per-rank reports, each the text of a gpuidle JSON report (docs/REPORT_SCHEMA.md:
+// a rank's `profile(out="r.json")`, `gpuidle analyze --format json`), as `gpuidle analyze
+// report.*.json` merges their files: names[i] names json_reports[i] in errors and warnings and
+// becomes one of Report::inputs. Errors: InvalidArgument (not a report, a field of the wrong
+// type, names of another length, no report), ResourceExhausted (beyond the reader's limits).
+GPUIDLE_EXPORT absl::StatusOr<Report> MergeReportJson(const std::vector<std::string>& json_reports,
+                                                      const std::vector<std::string>& names,
+                                                      const AnalysisOptions& options = {});
+
 // The report as "text" (the terminal summary) or "json" (schema gpuidle.report/1), with the
 // thresholds of the analysis that made it (Report::options).
 GPUIDLE_EXPORT absl::StatusOr<std::string> FormatReport(const Report& report,

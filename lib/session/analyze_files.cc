@@ -106,6 +106,30 @@ absl::StatusOr<Report> AnalyzeTraceFiles(const std::vector<std::string>& paths,
                               [&] { return AnalyzeFiles(paths, options); });
 }
 
+absl::StatusOr<Report> MergeReportJson(const std::vector<std::string>& json_reports,
+                                       const std::vector<std::string>& names,
+                                       const AnalysisOptions& options) {
+  GPUIDLE_RETURN_IF_ERROR(internal::ValidateOptions(options));
+  if (json_reports.empty()) return absl::InvalidArgumentError("no report given");
+  if (names.size() != json_reports.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(json_reports.size(), " reports but ", names.size(), " names"));
+  }
+  return OutOfMemoryIsAnError(
+      "while reading and merging the reports", [&]() -> absl::StatusOr<Report> {
+        std::vector<Report> ranks;
+        ranks.reserve(json_reports.size());
+        for (size_t i = 0; i < json_reports.size(); ++i) {
+          GPUIDLE_ASSIGN_OR_RETURN(Report r, internal::ParseReportJson(json_reports[i], names[i]));
+          ranks.push_back(std::move(r));
+        }
+        GPUIDLE_ASSIGN_OR_RETURN(Report report,
+                                 internal::MergeRanks(std::move(ranks), names, options));
+        report.inputs = names;
+        return report;
+      });
+}
+
 absl::StatusOr<std::string> FormatReport(const Report& report, absl::string_view format) {
   GPUIDLE_ASSIGN_OR_RETURN(std::unique_ptr<internal::ReportWriter> writer,
                            internal::WriterForFormat(format));
