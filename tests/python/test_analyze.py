@@ -50,14 +50,28 @@ def check_against_cli(report: gpuidle.Report, cli: dict) -> None:
         assert got.pop("wind_down_ns") == phases["wind_down"]["ns"]
         assert d.steady_ns == phases["steady"]["ns"]
         assert d.steady_one_off_ns == phases["steady"]["one_off_ns"]
+        # bytes and wait_ns are in the JSON only where known (None in Python otherwise).
+        assert got.pop("collectives") == [
+            {"bytes": None, "wait_ns": None, **c} for c in want["collectives"]]
+        assert d.lost_ns == d.idle_ns + (d.comm_wait_ns or 0)
         assert got == {k: want[k] for k in got}
+    # A step's comm_wait_ns is in the JSON only after a merge of ranks.
+    assert [s.comm_wait_ns for s in report.steps] == [s.get("comm_wait_ns") for s in cli["steps"]]
     for values, expected in ((report.steps, cli["steps"]),
                              (report.longest_gaps, cli["longest_gaps"]),
                              (report.offenders, cli["offenders"]), (report.advice, cli["advice"])):
         assert len(values) == len(expected)
         for value, want in zip(values, expected):
             got = dataclasses.asdict(value)
+            got.pop("comm_wait_ns", None)
             assert got == {k: want[k] for k in got}
+    assert [dataclasses.asdict(v) for v in report.visible_devices] == cli.get("visible_devices", [])
+    assert [dataclasses.asdict(r) for r in report.ranks] == cli.get("ranks", [])
+    assert report.straggler_rank == cli["straggler_rank"]
+    assert report.stragglers == cli["stragglers"]
+    clock = cli.get("clock")
+    assert (dataclasses.asdict(report.clock) if report.clock else None) == (
+        clock if clock and clock["method"] else None)
     assert report.options == cli["options"]
 
 

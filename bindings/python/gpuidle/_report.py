@@ -80,6 +80,25 @@ class OneOffTime:
 
 
 @dataclass(frozen=True)
+class CollectiveStats:
+    """One kind of collective on one device (a process group's operation), steady state."""
+
+    group: str  #: the process group where the trace says ("0"), else ""
+    op: str  #: "allreduce", "allgather", ... (the trace's name, else the kernel's)
+    count: int  #: kernels
+    ns: int  #: kernels executing
+    exposed_ns: int  #: ... while no other kernel executes
+    bytes: Optional[int] = None  #: message bytes summed; None where the trace does not say
+    #: part of ns spent waiting for peers; None unless the ranks were merged
+    wait_ns: Optional[int] = None
+
+    @property
+    def wait_share(self) -> Optional[float]:
+        """wait_ns over ns (0..1), None before a merge of ranks."""
+        return None if self.wait_ns is None else _share(self.wait_ns, self.ns)
+
+
+@dataclass(frozen=True)
 class DeviceReport(_Idle):
     """One device (per rank when several traces are analysed together).
 
@@ -107,6 +126,14 @@ class DeviceReport(_Idle):
     comm_wait_ns: Optional[int]  #: part of comm_ns waiting for peers; None unless all ranks
     #: steady-state steps of the device (Report.steps lists at most 10,000 in all)
     step_count: int = 0
+    #: lost time of the steady state: idle_ns plus comm_wait_ns (collectives waiting for peers
+    #: are busy by the definition of utilisation, yet do no work)
+    lost_ns: int = 0
+    #: per kind of collective, most time first (steady state)
+    collectives: list[CollectiveStats] = field(default_factory=list)
+    #: collectives left out of the report's timing table (JSON ``collective_timings``, which
+    #: the merge of ranks reads; not kept in Python)
+    collectives_not_listed: int = 0
 
     @property
     def steady_ns(self) -> int:
@@ -133,6 +160,23 @@ class DeviceReport(_Idle):
         return _share(self.busy_ns, self.steady_ns)
 
     @property
+    def compute_ns(self) -> int:
+        """Busy time in which some kernel other than a collective runs: busy_ns minus
+        exposed_comm_ns (the headline's "compute", docs/ANALYSIS.md)."""
+        return self.busy_ns - self.exposed_comm_ns
+
+    @property
+    def lost_share(self) -> float:
+        """Lost time (idle plus waiting for peers) over the steady state."""
+        return _share(self.lost_ns, self.steady_ns)
+
+    @property
+    def comm_wait_share(self) -> Optional[float]:
+        """Part of the communication time spent waiting for peers (0..1), None before a merge
+        of ranks."""
+        return None if self.comm_wait_ns is None else _share(self.comm_wait_ns, self.comm_ns)
+
+    @property
     def idle_share(self) -> float:
         """Idle time over the steady state."""
         return _share(self.idle_ns, self.steady_ns)
@@ -157,10 +201,66 @@ class StepReport(_Idle):
     idle_by_cause: dict[str, int]
     idle_by_subcause: dict[str, int]
     one_off_ns: int = 0  #: idle time of one-off work inside the step (a re-compilation)
+    #: collectives of the step waiting for peers; None unless the ranks were merged
+    comm_wait_ns: Optional[int] = None
 
     @property
     def duration_ns(self) -> int:
         return self.end_ns - self.start_ns
+
+
+@dataclass(frozen=True)
+class VisibleDevice:
+    """A device a process could see, used or not (``CUDA_VISIBLE_DEVICES`` remapping)."""
+
+    rank: Optional[int]
+    device: int  #: the CUDA ordinal the process saw
+    physical_index: Optional[int]  #: nvidia-smi's index where CUDA_VISIBLE_DEVICES says
+    uuid: str  #: "GPU-5e3c..."; "" if unknown
+    name: str
+    used: bool  #: it ran work
+
+
+@dataclass(frozen=True)
+class RankReport:
+    """One process of a job and, after a merge of ranks, how it fared against the others
+    (docs/ANALYSIS.md, "Many ranks")."""
+
+    rank: int
+    host: str  #: "" where the input does not say
+    pid: Optional[int]
+    world_size: Optional[int]
+    #: live captures: timestamps plus this are Unix time in ns
+    wall_clock_offset_ns: Optional[int] = None
+    #: set by a merge of ranks (0 before one):
+    clock_offset_ns: int = 0  #: added to this rank's timestamps to put it on the job's clock
+    collectives: int = 0  #: its collectives in the steady state
+    matched: int = 0  #: ... matched with those of every other rank
+    arrived_last: int = 0  #: ... that it started last
+    #: how long the others waited for this rank alone, summed: at each collective it started
+    #: last, its start minus the second latest start
+    late_ns: int = 0
+    wait_ns: int = 0  #: its own collectives' wait for peers
+    #: its own dominant cause: the qualified subcause with most of its lost time, or None
+    own_cause: Optional[str] = None
+    own_cause_share: float = 0.0  #: that subcause's share of its lost time (0..1)
+
+    @property
+    def mean_late_ns(self) -> float:
+        """How late it was on average at the collectives it started last (0 if none)."""
+        return self.late_ns / self.arrived_last if self.arrived_last > 0 else 0.0
+
+
+@dataclass(frozen=True)
+class ClockAlignment:
+    """How a merge of ranks put their clocks on one (docs/ANALYSIS.md, "Clocks")."""
+
+    #: "one clock" (ranks of one host, or ends that already agree) or "aligned" (each host's
+    #: offset estimated from the collective ends)
+    method: str
+    hosts: int  #: clock domains
+    residual_ns: int  #: median |end difference| of matched collectives after the alignment
+    matched_share: float  #: collectives matched across all ranks / collectives (0..1)
 
 
 @dataclass(frozen=True)
@@ -207,7 +307,8 @@ class Advice:
 
 def _pick(cls: type, d: dict[str, Any], **extra: Any) -> Any:
     names = cls.__dataclass_fields__  # type: ignore[attr-defined]
-    return cls(**{k: copy.deepcopy(v) for k, v in d.items() if k in names}, **extra)
+    return cls(**{k: copy.deepcopy(v) for k, v in d.items() if k in names and k not in extra},
+               **extra)
 
 
 def _device(d: dict[str, Any]) -> DeviceReport:
@@ -217,7 +318,8 @@ def _device(d: dict[str, Any]) -> DeviceReport:
                           evidence=part["evidence"])
                for p in PHASES for part in phases[p]["parts"]]
     device = _pick(DeviceReport, d, start_up_ns=phases["start_up"]["ns"],
-                   wind_down_ns=phases["wind_down"]["ns"], one_off=one_off)
+                   wind_down_ns=phases["wind_down"]["ns"], one_off=one_off,
+                   collectives=[_pick(CollectiveStats, c) for c in d.get("collectives", [])])
     # The steady state's time, which in a sampled report is not its span: kept off the fields,
     # so that dataclasses.asdict() and == see the report's figures only.
     object.__setattr__(device, "_steady_phase_ns", phases["steady"]["ns"])
@@ -285,14 +387,24 @@ class Report:
     record_limit_reached: bool  #: a live capture stopped at its record limit
     #: a sampled collection's windows (its figures sum them); None for any other report
     coverage: Optional[Coverage]
+    #: the devices each process could see, used or not, where the input lists them
+    visible_devices: list[VisibleDevice]
+    #: the processes of the job, by rank, where known (one for a rank's own report)
+    ranks: list[RankReport]
+    #: after a merge of ranks: the rank that made the others wait most, if it made them wait
+    #: significantly; None when the ranks arrive together (and for one rank)
+    straggler_rank: Optional[int]
+    stragglers: list[int]  #: every rank that made the others wait, most late first
+    #: how the ranks' clocks were put on one; None without a merge of ranks
+    clock: Optional[ClockAlignment]
     options: dict[str, Any] = field(repr=False)  #: the analysis thresholds used
     _native: Any = field(repr=False)
-    _data: dict[str, Any] = field(repr=False)
 
     @classmethod
     def _from_native(cls, native: Any) -> "Report":
         data = json.loads(native.format("json"))
         c = data["completeness"]
+        clock = data.get("clock")
         return cls(
             source=data["source"],
             inputs=list(data["inputs"]),
@@ -312,9 +424,13 @@ class Report:
             zero_timestamp_records=c["zero_timestamp_records"],
             record_limit_reached=c["record_limit_reached"],
             coverage=_pick(Coverage, data["coverage"]) if data.get("coverage") else None,
+            visible_devices=[_pick(VisibleDevice, v) for v in data.get("visible_devices", [])],
+            ranks=[_pick(RankReport, r) for r in data.get("ranks", [])],
+            straggler_rank=data.get("straggler_rank"),
+            stragglers=list(data.get("stragglers", [])),
+            clock=_pick(ClockAlignment, clock) if clock and clock.get("method") else None,
             options=data.get("options", {}),
             _native=native,
-            _data=data,
         )
 
     # --- figures over all devices -------------------------------------------------------------
@@ -367,6 +483,22 @@ class Report:
         total = self.idle_ns
         return {c: _share(ns, total) for c, ns in self.idle_by_cause.items()}
 
+    @property
+    def lost_ns(self) -> int:
+        """Steady-state lost time (idle plus waiting for peers), summed over devices."""
+        return sum(d.lost_ns for d in self.devices)
+
+    @property
+    def straggler(self) -> Optional[RankReport]:
+        """The straggler's :class:`RankReport` (its lateness and own cause), or None."""
+        if self.straggler_rank is None:
+            return None
+        return next((r for r in self.ranks if r.rank == self.straggler_rank), None)
+
+    def rank(self, rank: int) -> Optional[RankReport]:
+        """The :class:`RankReport` of one rank, or None if the report has none for it."""
+        return next((r for r in self.ranks if r.rank == rank), None)
+
     # --- outputs ------------------------------------------------------------------------------
 
     def format(self, format: str) -> str:
@@ -382,8 +514,8 @@ class Report:
         return self.format("json")
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON report as plain Python values (a copy)."""
-        return copy.deepcopy(self._data)
+        """The JSON report as plain Python values (a copy, made on each call)."""
+        return dict(json.loads(self.to_json()))
 
     def save(self, path: PathLike, format: Optional[str] = None, *, overwrite: bool = False) -> str:
         """Writes the report to path; returns the path.
@@ -406,7 +538,8 @@ class Report:
         devices = ", ".join(
             f"{d.label} idle {d.idle_share:.1%} ({d.dominant})" for d in self.devices) or "no devices"
         sampled = f"; {self.coverage}" if self.coverage is not None else ""
-        return f"<gpuidle.Report {self.source}: {devices}{sampled}>"
+        straggler = f"; straggler rank {self.straggler_rank}" if self.straggler_rank is not None else ""
+        return f"<gpuidle.Report {self.source}: {devices}{sampled}{straggler}>"
 
     def _repr_html_(self) -> str:
         return _html(self)
@@ -497,6 +630,15 @@ def _html(r: Report) -> str:
         f"{e(o.what)}{(' at ' + e(o.site)) if o.site else ''}</li>" for o in r.offenders[:5])
     unused = (f"<div>visible but unused GPUs: {e(', '.join(map(str, r.unused_devices)))}</div>"
               if r.unused_devices else "")
+    straggler = r.straggler
+    if straggler is not None:
+        own = (f"; its own lost time is {straggler.own_cause_share:.0%} {straggler.own_cause}"
+               if straggler.own_cause else "")
+        unused += (f"<div><b>straggler: rank {straggler.rank}</b>, arrived last at "
+                   f"{straggler.arrived_last} of {straggler.matched} matched collectives, "
+                   f"{_ms(int(straggler.mean_late_ns))} ms late on average{e(own)}</div>")
+    elif len(r.ranks) > 1 and r.clock is not None:
+        unused += f"<div>{len(r.ranks)} ranks arrive together: no straggler</div>"
     phases = []
     longest_start = max(r.devices, key=lambda d: d.start_up_ns, default=None)
     if longest_start is not None and longest_start.start_up_ns > 0:
