@@ -134,15 +134,15 @@ int32_t CollectiveMatcher::Nearest(const GroupMember& ref, int32_t ref_kind, int
   auto pos = std::lower_bound(rows.begin(), rows.end(), end,
                               [&](int32_t r, int64_t v) { return Row(p, r).end_ns < v; });
   int32_t best = -1;
+  auto at = rows.end();  // best's place in rows
   int64_t best_distance = std::numeric_limits<int64_t>::max();
   for (auto c : {pos - (pos != rows.begin() ? 1 : 0), pos}) {
     if (c == rows.end()) continue;
     const int64_t distance = std::abs(Row(p, *c).end_ns - end);
-    if (distance < best_distance) best = *c, best_distance = distance;
+    if (distance < best_distance) best = *c, at = c, best_distance = distance;
   }
   if (best < 0 || best_distance > kMatchToleranceNs) return -1;
   // Nearer to this row than to its neighbours' midpoint: one collective, not the next one.
-  const auto at = std::find(rows.begin(), rows.end(), best);
   for (auto n : {at - (at != rows.begin() ? 1 : 0), at + 1}) {
     if (n == rows.end() || *n == best) continue;
     if (2 * best_distance >= std::abs(Row(p, *n).end_ns - Row(p, best).end_ns)) return -1;
@@ -621,8 +621,6 @@ absl::StatusOr<Report> MergeRanks(std::vector<Report> ranks, const std::vector<s
     job.ranks.push_back(rank);
   }
   ListDevices(ranks, &job);
-  std::vector<std::string> checks = CheckJob(members, names);
-  job.warnings.insert(job.warnings.end(), checks.begin(), checks.end());
   CutSteps(&job);
   if (job.steps_not_listed > 0) {
     job.warnings.push_back(absl::StrCat(
@@ -655,6 +653,14 @@ absl::StatusOr<Report> MergeRanks(std::vector<Report> ranks, const std::vector<s
                      "gpuidle): their waits for peers are not known; merge their traces instead"));
   }
   CollectiveMatcher(&job, std::move(participants)).Run();
+  // The checks see the windows on the job's clock: hosts whose clocks differ still overlap.
+  for (size_t i = 0; i < members.size(); ++i) {
+    const int64_t offset = job.ranks[i].clock_offset_ns;
+    if (members[i].start_ns) *members[i].start_ns += offset;
+    if (members[i].end_ns) *members[i].end_ns += offset;
+  }
+  std::vector<std::string> checks = CheckJob(members, names);
+  job.warnings.insert(job.warnings.end(), checks.begin(), checks.end());
   for (RankReport& r : job.ranks) {
     for (const DeviceReport& d : job.devices) {
       if (d.rank != r.rank) continue;
