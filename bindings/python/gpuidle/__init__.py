@@ -24,6 +24,7 @@ python train.py``, ``python -m gpuidle analyze trace.json.gz``. The guide: docs/
 
 from __future__ import annotations
 
+import gzip
 import os
 import sys
 from typing import Iterable, Optional, Sequence, Union
@@ -38,13 +39,17 @@ from ._report import (
     PHASES,
     SUBCAUSES,
     Advice,
+    ClockAlignment,
+    CollectiveStats,
     Coverage,
     DeviceReport,
     Gap,
     Offender,
     OneOffTime,
+    RankReport,
     Report,
     StepReport,
+    VisibleDevice,
 )
 
 __version__: str = _gpuidle.__version__
@@ -62,6 +67,8 @@ __all__ = [
     "PHASES",
     "SUBCAUSES",
     "Advice",
+    "ClockAlignment",
+    "CollectiveStats",
     "Coverage",
     "DeviceReport",
     "Gap",
@@ -69,13 +76,16 @@ __all__ = [
     "Offender",
     "OneOffTime",
     "Profile",
+    "RankReport",
     "Report",
     "StepHandle",
     "StepReport",
+    "VisibleDevice",
     "analyze",
     "cli_main",
     "data",
     "end_step",
+    "merge_reports",
     "profile",
     "range",
     "step",
@@ -115,6 +125,72 @@ def analyze(
         launch_gap_max_us=launch_gap_max_us, dispatch_latency_max_us=dispatch_latency_max_us,
         data_ranges=data_ranges, max_gaps=max_gaps, skip_steps=skip_steps)
     return Report._from_native(_gpuidle.analyze(_paths(paths), settings))
+
+
+ReportLike = Union[Report, str, "os.PathLike[str]"]
+
+
+def merge_reports(reports: Iterable[ReportLike]) -> Report:
+    """Merges the reports of a job's ranks into the job's report: waits for peers, the
+    straggler and its own cause, the clocks (docs/ANALYSIS.md, "Many ranks").
+
+    Each item is a :class:`Report` (a rank's ``profile().report`` or :func:`analyze` of one
+    trace), the text of a JSON report (``Report.to_json()``; a str that begins with ``{``), or
+    the path of a JSON report file (``profile(out="report.%r.json")``, plain or gzip). The
+    figures are those of ``gpuidle analyze report.*.json`` with the default thresholds, and
+    equal those of :func:`analyze` of the ranks' traces together. A report without a rank
+    number counts as the rank of its position. A duplicate or missing rank is a warning of the
+    merged report (:attr:`Report.warnings`), not an error.
+
+    Raises:
+        FileNotFoundError: a file does not exist.
+        ValueError: an item is not a gpuidle JSON report (a trace, a field of the wrong type),
+            or no report is given.
+        MemoryError: a report beyond the reader's limits (256 MiB).
+    """
+    return Report._from_native(_merge_native(list(reports)))
+
+
+# The JSON reader's limit (lib/ingest/report_reader.h kMaxReportBytes), kept here too so that a
+# huge or hostile file is refused before Python holds all of it.
+_MAX_REPORT_BYTES = 256 << 20
+
+
+def _read_report_file(path: str) -> str:
+    with open(path, "rb") as f:
+        compressed = f.read(2) == b"\x1f\x8b"
+    with (gzip.open(path, "rb") if compressed else open(path, "rb")) as f:
+        raw = f.read(_MAX_REPORT_BYTES + 1)
+    if len(raw) > _MAX_REPORT_BYTES:
+        raise MemoryError(f"{path}: a report is at most {_MAX_REPORT_BYTES >> 20} MiB")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{path}: not a gpuidle JSON report (not UTF-8 text: {e})") from None
+
+
+def _report_text(item: ReportLike, position: int) -> tuple[str, bytes]:
+    """(JSON text, name for errors and warnings) of one item of merge_reports."""
+    if isinstance(item, Report):
+        if len(item.inputs) == 1:
+            name = item.inputs[0]
+        else:
+            name = f"rank {item.ranks[0].rank if len(item.ranks) == 1 else position}"
+        return item.to_json(), os.fsencode(name)
+    if isinstance(item, str) and item.lstrip().startswith("{"):
+        return item, f"report {position}".encode()
+    if isinstance(item, (str, os.PathLike)):
+        path = os.fspath(item)
+        if isinstance(path, str):
+            return _read_report_file(path), os.fsencode(path)
+    raise TypeError(f"reports must be Report, str or os.PathLike, not {type(item).__name__}")
+
+
+def _merge_native(items: list[ReportLike]) -> object:
+    if not items:
+        raise ValueError("merge_reports: no report given")
+    texts, names = zip(*(_report_text(item, i) for i, item in enumerate(items)))
+    return _gpuidle.merge_reports(list(texts), list(names))
 
 
 def cli_main(argv: Optional[Sequence[str]] = None) -> int:
