@@ -23,7 +23,10 @@ def _keyword_parameters(function) -> set[str]:
 
 def test_profile_takes_exactly_the_tables_profile_keywords():
     # gpuidle.profile(...) is an overloaded front for Profile(...), which holds the signature.
-    assert _keyword_parameters(gpuidle.Profile.__init__) == set(_options.PROFILE_KEYWORDS)
+    # Besides the table's, only the few Python-only keywords (merge_ranks), none of the table's.
+    assert _keyword_parameters(gpuidle.Profile.__init__) == (
+        set(_options.PROFILE_KEYWORDS) | set(_options.PYTHON_PROFILE_KEYWORDS))
+    assert not set(_options.PYTHON_PROFILE_KEYWORDS) & {s["keyword"] for s in _gpuidle.settings()}
 
 
 def test_analyze_takes_exactly_the_tables_analysis_keywords():

@@ -27,6 +27,9 @@ _VARIABLES: dict[str, tuple[str, str]] = {
 #: The keywords gpuidle.profile() takes (a collection: outputs, limits, thresholds).
 PROFILE_KEYWORDS = tuple(str(s["keyword"]) for s in SETTINGS
                          if "profile" in s["front_ends"])  # type: ignore[operator]
+#: Keywords of gpuidle.profile() that only Python has, outside the option table (what they do
+#: needs the Python side: merge_ranks gathers through torch.distributed).
+PYTHON_PROFILE_KEYWORDS = ("merge_ranks",)
 #: The keywords gpuidle.analyze() takes (the analysis thresholds; no outputs).
 ANALYSIS_KEYWORDS = tuple(str(s["keyword"]) for s in SETTINGS
                           if "py-analyze" in s["front_ends"])  # type: ignore[operator]

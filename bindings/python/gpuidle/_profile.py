@@ -35,7 +35,8 @@ class Profile:
     ``quiet``), writes ``out`` / ``trace`` if given, and leaves the :class:`Report` in
     :attr:`report`. Without a GPU, driver or CUPTI, with CUPTI owned by another tool, or in a
     forked child, gpuidle prints one warning line and the block runs as usual: :attr:`active` is
-    False and :attr:`report` stays None.
+    False and :attr:`report` stays None. With ``merge_ranks=True`` in a torch.distributed job,
+    rank 0 also gets the job's report in :attr:`job_report` (gpuidle/_distributed.py).
     """
 
     def __init__(
@@ -58,7 +59,10 @@ class Profile:
         summary_file: Optional[PathLike] = None,
         metrics_file: Optional[PathLike] = None,
         metrics_port: Optional[int] = None,
+        merge_ranks: bool = False,
     ) -> None:
+        if not isinstance(merge_ranks, bool):
+            raise TypeError(f"merge_ranks must be bool, not {type(merge_ranks).__name__}")
         settings = _options.settings(
             out=out, format=format, trace=trace, quiet=quiet,
             launch_gap_max_us=launch_gap_max_us, dispatch_latency_max_us=dispatch_latency_max_us,
@@ -74,9 +78,15 @@ class Profile:
         self._depth = 0
         self._torch_installed = False
         self._sampling = False
+        self._merge_ranks = merge_ranks
+        self._gather_pending = False
         #: The analysis of the last collection; None before it stops or when nothing was
         #: collected (no GPU, no CUDA work).
         self.report: Optional[Report] = None
+        #: With ``merge_ranks=True``, on rank 0 of an initialised torch.distributed job of
+        #: several ranks: the job's report, every rank's report merged (waits for peers, the
+        #: straggler); None on the other ranks and otherwise.
+        self.job_report: Optional[Report] = None
         #: Why the last start() did not collect (the warning gpuidle printed), else None.
         self.error: Optional[str] = None
         #: Why a configured output was not written at stop (warned already), else None.
@@ -115,13 +125,17 @@ class Profile:
             self._depth += 1
             if self._depth > 1:  # nested use of the same profile: the outer one collects
                 return self.active
+        # Every rank gathers at the end, whether it collects or not (the others wait for it).
+        self._gather_pending = self._merge_ranks
         self.report = None
+        self.job_report = None
         self.error = None
         self.output_error = None
         if "torch" in sys.modules:
             from . import _torch
 
             if _torch.in_worker():  # a DataLoader worker makes batches; it never collects
+                self._gather_pending = False  # nor is it a rank of the job
                 self.error = "not profiling a DataLoader worker process"
                 return False
             conflict = _torch.conflict()
@@ -149,23 +163,28 @@ class Profile:
         return True
 
     def _stop_now(self) -> Optional[Report]:
-        """Stops however deeply nested (torch.profiler is about to take CUPTI)."""
+        """Stops however deeply nested (torch.profiler is about to take CUPTI). The job's report
+        is still gathered where the block ends (every rank reaches that point)."""
         with self._lock:
             self._depth = min(self._depth, 1)
-        return self.stop()
+        return self._stop(at_exit=False, gather=False)
 
     def stop(self) -> Optional[Report]:
         """Stops collecting, analyses, prints the summary and writes the outputs; returns
-        :attr:`report`. Does nothing if this profile is not collecting."""
+        :attr:`report`. With ``merge_ranks=True`` it then gathers the job's report to rank 0
+        (:attr:`job_report`), once per start, even when this rank collected nothing. Does
+        nothing else if this profile is not collecting."""
         return self._stop(at_exit=False)
 
-    def _stop(self, at_exit: bool) -> Optional[Report]:
+    def _stop(self, at_exit: bool, gather: bool = True) -> Optional[Report]:
         with self._lock:
             if self._depth > 1:
                 self._depth -= 1
                 return self.report
             self._depth = 0
         if self not in _running:  # never started (or already stopped): nothing of it to undo
+            if gather:
+                self._gather(at_exit)
             return self.report
         _markers.end_step()
         if self._sampling:  # stopped and joined before the collection ends
@@ -182,7 +201,26 @@ class Profile:
             _running.discard(self)
             _call_sites.disable()
             self._uninstall_torch()
+        if gather:
+            self._gather(at_exit)
         return self.report
+
+    def _gather(self, at_exit: bool) -> None:
+        """merge_ranks: the job's report to rank 0, once per collection."""
+        if not self._gather_pending:
+            return
+        self._gather_pending = False
+        if at_exit:  # the process group may be gone, and the other ranks elsewhere
+            return
+        from . import _distributed
+
+        if _distributed.job_size() <= 1:
+            return
+        self.job_report = _distributed.gather_job_report(self.report)
+        if self.job_report is not None and self._native.print_summary:
+            sys.stderr.write(f"gpuidle: the job's report ({len(self.job_report.ranks)} ranks):\n"
+                             + self.job_report.summary() + "\n")
+            sys.stderr.flush()
 
     def _print_outcome(self) -> None:
         # What the C++ session prints, but through sys.stderr so that notebooks and redirected
@@ -302,6 +340,7 @@ def profile(
     summary_file: Optional[PathLike] = None,
     metrics_file: Optional[PathLike] = None,
     metrics_port: Optional[int] = None,
+    merge_ranks: bool = False,
 ) -> Profile: ...
 
 
@@ -351,6 +390,11 @@ def profile(out: Any = None, *args: Any, **kwargs: Any) -> Any:
         metrics_file: Prometheus text-format metrics, replaced as windows close
             (docs/METRICS.md).
         metrics_port: serve the metrics on 127.0.0.1:N (N plus LOCAL_RANK where set).
+        merge_ranks: in a torch.distributed job (the default process group initialised, more
+            than one rank), gather every rank's report to rank 0 when the profile stops and
+            merge them there into :attr:`Profile.job_report` (waits for peers, the straggler
+            and its own cause). A collective: every rank must leave the block. A failed
+            gather is one warning; :attr:`Profile.report` stays the rank's own report.
 
     Raises:
         ValueError: a keyword has a bad value (TypeError: a wrong type). Nothing is raised when
