@@ -271,6 +271,28 @@ def test_profile_merge_ranks_without_a_job_is_just_a_profile(capsys):
         gpuidle.profile(merge_ranks="yes")  # type: ignore[arg-type]
 
 
+def test_profile_gathers_once_per_start_and_not_at_exit(monkeypatch, rank_reports):
+    calls = []
+    monkeypatch.setattr(_distributed, "job_size", lambda: 2)
+    monkeypatch.setattr(_distributed, "gather_job_report",
+                        lambda report: calls.append(report) or rank_reports[0])
+    p = gpuidle.profile(quiet=True, merge_ranks=True)
+    with p:
+        p.stop()  # stopped inside the block: the block's end gathers no second time
+        assert p.job_report is rank_reports[0]
+    assert calls == [p.report]
+    with p:  # a second collection gathers again
+        pass
+    assert len(calls) == 2
+    p.start()  # a profile the interpreter's exit stops gathers nothing
+    p._stop(at_exit=True)
+    assert len(calls) == 2 and p.job_report is None
+    q = gpuidle.profile(quiet=True)  # merge_ranks off: never
+    with q:
+        pass
+    assert len(calls) == 2 and q.job_report is None
+
+
 # --- a real torch.distributed job (gloo, two processes) -------------------------------------------
 
 _RANK_PROGRAM = textwrap.dedent("""
