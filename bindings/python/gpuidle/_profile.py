@@ -216,11 +216,14 @@ class Profile:
 
         if _distributed.job_size() <= 1:
             return
-        self.job_report = _distributed.gather_job_report(self.report)
+        self.job_report = _distributed.gather_job_report(self.report)  # never raises
         if self.job_report is not None and self._native.print_summary:
-            sys.stderr.write(f"gpuidle: the job's report ({len(self.job_report.ranks)} ranks):\n"
-                             + self.job_report.summary() + "\n")
-            sys.stderr.flush()
+            try:
+                sys.stderr.write(f"gpuidle: the job's report ({len(self.job_report.ranks)} "
+                                 f"ranks):\n{self.job_report.summary()}\n")
+                sys.stderr.flush()
+            except Exception:  # a closed stream: nowhere to say it; the job's report is there
+                pass
 
     def _print_outcome(self) -> None:
         # What the C++ session prints, but through sys.stderr so that notebooks and redirected
