@@ -250,12 +250,14 @@ void CollectiveMatcher::MatchGroup(const std::vector<GroupMember>& members) {
   Participant& rp = p_[ref.participant];
   rp.aligned = true;  // the first reference's clock is the job's
   // Clocks: a host's offset is estimated once, from its first participant.
-  std::map<std::string, int64_t> host_offsets{{rp.clock, 0}};
+  std::map<std::string, int64_t> host_offsets{{rp.clock, rp.offset_ns}};
   for (size_t i = 0; i < members.size(); ++i) {
     if (i == ref_index) continue;
     Participant& mp = p_[members[i].participant];
     auto [it, added] = host_offsets.try_emplace(mp.clock, 0);
-    if (added) it->second = EstimateOffset(ref, members[i]) + rp.offset_ns;
+    if (added) {
+      it->second = mp.aligned ? mp.offset_ns : EstimateOffset(ref, members[i]) + rp.offset_ns;
+    }
     if (!mp.aligned) mp.offset_ns = it->second, mp.aligned = true;
     any_offset_ |= mp.offset_ns != rp.offset_ns;
   }
