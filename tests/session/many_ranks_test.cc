@@ -1,6 +1,6 @@
 // A job of 1024 ranks merged end to end from its ranks' report files (issue 16: "a job of any
 // size is merged from its small per-rank reports"): generated one-process reports with a known
-// straggler and hosts whose clocks are hours apart, written by gpuidle::SaveReport, read back and
+// straggler and hosts whose clocks are hours apart, written by gpuidle::FormatReport, read back and
 // merged by gpuidle::AnalyzeTraceFiles, as `gpuidle analyze rank*.json` does. The timing of the
 // same at full size is tests/benchmarks/merge_benchmark.cc's (docs/PERFORMANCE.md).
 #include <cstdio>
@@ -39,10 +39,11 @@ std::vector<std::string> WriteReports(const JobSpec& s, const TempDir& dir) {
     if (s.missing.contains(r)) continue;
     char name[32];
     std::snprintf(name, sizeof(name), "rank%04d.json", r);
-    paths.push_back(dir.Path(name));
-    const absl::Status saved = SaveReport(RealisticRankReport(s, r), paths.back(), "json");
-    EXPECT_TRUE(saved.ok()) << saved;
-    if (!saved.ok()) return {};
+    // FormatReport, as SaveReport writes it, without SaveReport's fsync of every file.
+    const absl::StatusOr<std::string> json = FormatReport(RealisticRankReport(s, r), "json");
+    EXPECT_TRUE(json.ok()) << json.status();
+    if (!json.ok()) return {};
+    paths.push_back(dir.Write(name, *json));
   }
   return paths;
 }
