@@ -295,8 +295,15 @@ void CollectiveMatcher::MatchGroup(const std::vector<GroupMember>& members) {
       }
     }
   }
-  // Complete instances (every member took part): waits, and who arrived last.
-  for (const auto& [k, matched] : instances) {
+  // Complete instances (every member took part): waits, and who arrived last. In the reference's
+  // row order, so that each member's rows are read in order rather than at random.
+  std::vector<const std::pair<const int64_t, std::vector<int32_t>>*> in_order;
+  in_order.reserve(instances.size());
+  for (const auto& instance : instances) in_order.push_back(&instance);
+  std::sort(in_order.begin(), in_order.end(),
+            [](const auto* a, const auto* b) { return a->first < b->first; });
+  for (const auto* instance : in_order) {
+    const std::vector<int32_t>& matched = instance->second;
     if (std::count(matched.begin(), matched.end(), -1) > 0) continue;
     int64_t latest = std::numeric_limits<int64_t>::min();
     int64_t second = std::numeric_limits<int64_t>::min();
