@@ -103,16 +103,38 @@ void ApplySettings(const std::vector<Setting>& settings, ProfilerOptions* option
   }
 }
 
-// A finished analysis (it carries the options it was made with: the writers print them).
+// A finished analysis (it carries the options it was made with: the writers print them). Copies
+// share the one report, which only SummaryJson changes, briefly and under the lock.
 class NativeReport {
  public:
-  explicit NativeReport(Report report) : report_(std::move(report)) {}
+  explicit NativeReport(Report report) : state_(std::make_shared<State>()) {
+    state_->report = std::move(report);
+  }
 
   std::string Format(const std::string& format) const {
     absl::StatusOr<std::string> text;
     {
       py::gil_scoped_release release;
-      text = FormatReport(report_, format);
+      std::lock_guard<std::mutex> lock(state_->mu);
+      text = FormatReport(state_->report, format);
+    }
+    if (!text.ok()) ThrowStatus(text.status());
+    return *std::move(text);
+  }
+
+  // The JSON report without the devices' collective timing tables (empty; collectives_not_listed
+  // as it is): what the Python Report is built from, so that Python never holds the tables, which
+  // are for a later merge of ranks (a merged job of 1024 ranks holds 4M rows).
+  std::string SummaryJson() const {
+    absl::StatusOr<std::string> text;
+    {
+      py::gil_scoped_release release;
+      std::lock_guard<std::mutex> lock(state_->mu);
+      std::vector<DeviceReport>& devices = state_->report.devices;
+      std::vector<std::vector<CollectiveTiming>> tables(devices.size());
+      for (size_t i = 0; i < devices.size(); ++i) tables[i].swap(devices[i].collective_timings);
+      text = FormatReport(state_->report, "json");
+      for (size_t i = 0; i < devices.size(); ++i) tables[i].swap(devices[i].collective_timings);
     }
     if (!text.ok()) ThrowStatus(text.status());
     return *std::move(text);
@@ -126,23 +148,34 @@ class NativeReport {
     absl::Status status;
     {
       py::gil_scoped_release release;
-      status = SaveReport(report_, path, save);
+      std::lock_guard<std::mutex> lock(state_->mu);
+      status = SaveReport(state_->report, path, save);
     }
     ThrowIfCannotSave(status);
   }
 
   // A sampled collection's windows ({windows, traced_ns, span_ns}); None for any other report.
   std::optional<py::dict> Coverage() const {
-    if (!report_.coverage.has_value()) return std::nullopt;
+    std::optional<gpuidle::Coverage> coverage;
+    {
+      py::gil_scoped_release release;  // SummaryJson may hold the lock meanwhile
+      std::lock_guard<std::mutex> lock(state_->mu);
+      coverage = state_->report.coverage;
+    }
+    if (!coverage.has_value()) return std::nullopt;
     py::dict d;
-    d["windows"] = report_.coverage->windows;
-    d["traced_ns"] = report_.coverage->traced_ns;
-    d["span_ns"] = report_.coverage->span_ns;
+    d["windows"] = coverage->windows;
+    d["traced_ns"] = coverage->traced_ns;
+    d["span_ns"] = coverage->span_ns;
     return d;
   }
 
  private:
-  Report report_;
+  struct State {
+    std::mutex mu;
+    Report report;
+  };
+  std::shared_ptr<State> state_;
 };
 
 // One analysis on its own thread, shared by that thread and the caller, which may give up on it
@@ -505,6 +538,8 @@ PYBIND11_MODULE(_gpuidle, m) {
            "The report as \"text\" or \"json\" (ValueError for another format).")
       .def("save", &NativeReport::Save, py::arg("path"), py::arg("format"), py::arg("overwrite"),
            "Writes the report by gpuidle's output rules; FileExistsError unless overwrite.")
+      .def("summary_json", &NativeReport::SummaryJson,
+           "The JSON report without the collective timing tables (for the Python Report).")
       .def_property_readonly("coverage", &NativeReport::Coverage,
                              "A sampled collection's windows, traced_ns and span_ns; else None.");
 

@@ -111,9 +111,20 @@ def test_visible_devices_are_plain_values(job):
 
 
 def test_the_collective_timing_table_is_not_kept_in_python(job):
-    # It is for the merge: in the JSON, not among the device's fields.
-    assert "collective_timings" in job.to_dict()["devices"][0]
+    # It is for the merge: in the JSON, not among the device's fields...
+    full = job.to_dict()
+    rows = full["devices"][0]["collective_timings"]
+    listed = len(rows["start_ns"]) + job.devices[0].collectives_not_listed
+    assert listed >= sum(c.count for c in job.devices[0].collectives) > 0  # start-up's too
     assert not hasattr(job.devices[0], "collective_timings")
+    # ... and the Python Report is built from the JSON without the tables (the rest the same).
+    summary = json.loads(job._native.summary_json())
+    for d in summary["devices"]:
+        assert all(column == [] for column in d["collective_timings"].values())
+    for d in full["devices"]:
+        d["collective_timings"] = {k: [] for k in d["collective_timings"]}
+    assert summary == full
+    assert job.to_dict()["devices"][0]["collective_timings"] == rows  # the native one keeps them
 
 
 # --- merge_reports --------------------------------------------------------------------------------

@@ -402,7 +402,7 @@ class Report:
 
     @classmethod
     def _from_native(cls, native: Any) -> "Report":
-        data = json.loads(native.format("json"))
+        data = json.loads(native.summary_json())  # without the collective timing tables
         c = data["completeness"]
         clock = data.get("clock")
         return cls(
