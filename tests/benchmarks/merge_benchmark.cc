@@ -14,13 +14,17 @@
 //   parts    the library's round by part: reading the reports back, MergeRanks, the JSON
 //
 //   build-speed/bin/merge_benchmark [--ranks 64,1024] [--rounds 5] [--no-prior] [--seq]
-//                                   [--cli PATH] [--keep DIR]
+//                                   [--host-offset-ns NS] [--steps N] [--cli PATH] [--keep DIR]
 //
 // --no-prior drops the wall-clock priors (traces without them: every host's offset is then
-// found by votes), --seq gives the rows the trace's sequence numbers. Every merged report must
-// name the straggler and align the hosts' clocks (within 5 us of the truth): otherwise the
-// benchmark prints what it got and exits 1. Prints the medians of R rounds, their range, the
-// peak RSS and the reports' sizes; the targets are checked and reported (not an exit status).
+// found by votes), --seq gives the rows the trace's sequence numbers, --host-offset-ns sets how
+// far apart the hosts' clocks are (host h reads h x NS ahead; default an hour and a bit),
+// --steps the run's length (default 600: a row per step in each report, up to
+// Report::kMaxStepRows; the collective table stays at its 4096 rows). Every
+// merged report must name the straggler and align the hosts' clocks (within 5 us of the truth):
+// otherwise the benchmark prints what it got and exits 1. Prints the medians of R rounds, their
+// range, the peak RSS and the reports' sizes; the targets are checked and reported (not an exit
+// status).
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -100,13 +104,16 @@ struct Job {
   std::vector<int64_t> sizes;  // bytes per report file
 };
 
-Job WriteJob(int ranks, bool prior, bool seq, const std::string& base) {
+Job WriteJob(int ranks, bool prior, bool seq, std::optional<int64_t> host_offset_ns,
+             std::optional<int> steps, const std::string& base) {
   Job job;
   // The straggler on a host other than the first (whose clock is the job's).
   job.straggler = ranks * 5 / 8 + 3;
   job.spec = gpuidle::testing::RealisticJob(ranks, job.straggler);
   job.spec.wall_clock_prior = prior;
   job.spec.with_seq = seq;
+  if (host_offset_ns) job.spec.host_offset_ns = *host_offset_ns;
+  if (steps) job.spec.steps = *steps;
   job.dir = absl::StrCat(base, "/ranks", ranks);
   std::filesystem::remove_all(job.dir);
   std::filesystem::create_directories(job.dir);
@@ -261,6 +268,8 @@ int main(int argc, char** argv) {
   bool prior = true, seq = false;
   std::string cli = GPUIDLE_CLI_PATH;
   std::optional<std::string> keep;
+  std::optional<int64_t> host_offset_ns;
+  std::optional<int> steps;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     const bool has_value = i + 1 < argc;
@@ -277,6 +286,14 @@ int main(int argc, char** argv) {
       cli = argv[++i];
     } else if (a == "--keep" && has_value) {
       keep = argv[++i];
+    } else if (a == "--host-offset-ns" && has_value) {
+      int64_t v = 0;
+      if (!absl::SimpleAtoi(argv[++i], &v)) Fail("bad --host-offset-ns");
+      host_offset_ns = v;
+    } else if (a == "--steps" && has_value) {
+      int v = 0;
+      if (!absl::SimpleAtoi(argv[++i], &v) || v < 2) Fail("bad --steps");
+      steps = v;
     } else if (a == "--no-prior") {
       prior = false;
     } else if (a == "--seq") {
@@ -284,7 +301,7 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: merge_benchmark [--ranks 64,1024] [--rounds 5] [--no-prior] [--seq] "
-                   "[--cli PATH] [--keep DIR]\n");
+                   "[--host-offset-ns NS] [--steps N] [--cli PATH] [--keep DIR]\n");
       return 2;
     }
   }
@@ -301,7 +318,7 @@ int main(int argc, char** argv) {
   bool all_met = true;
   for (int n : ranks) {
     const Clock::time_point g0 = Clock::now();
-    const Job job = WriteJob(n, prior, seq, base);
+    const Job job = WriteJob(n, prior, seq, host_offset_ns, steps, base);
     const Clock::time_point g1 = Clock::now();
     int64_t total = 0;
     for (int64_t s : job.sizes) total += s;
