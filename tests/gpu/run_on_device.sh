@@ -8,7 +8,7 @@
 #   here:   tests/gpu/make_device_bundle.sh
 #   device: run(carry [".devbundle", ".devdeps"],
 #               "tests/gpu/run_on_device.sh [scenarios] [overhead] [python] [python-overhead] [probe]
-#                [unchanged] [faults] [package] [profile-overhead] [sampled]")
+#                [unchanged] [faults] [package] [profile-overhead] [sampled] [ranks]")
 #
 # With no argument it runs scenarios and overhead; one call may last 10 minutes at most, so a
 # round runs the parts as separate calls on the same warm machine. `python` builds the Python
@@ -23,6 +23,8 @@
 # torch.compile) with no change to their code, then tests/gpu/python/check_unchanged.py.
 # `sampled` builds the same package and proves sampled collection (tests/gpu/python/
 # sampled_collection.py: windows, summaries, metrics file and port, shares against a full trace).
+# `ranks` runs a torch.distributed NCCL job under `gpuidle run` (one rank per GPU, at most two)
+# and checks each live rank's report for what the merge of ranks needs.
 # `faults` runs the fault matrix's GPU rows (docs/RELIABILITY.md; it builds the same package for
 # its gpuidle.profile() rows) and prints one PASS/FAIL/SKIP line per row.
 set -uo pipefail
@@ -191,6 +193,21 @@ fi
 # Sampled collection (issue 15): a tiny MLP trains ~20 s under gpuidle.profile(sample="1/4") with
 # summaries, a metrics file and a scrape port, then in full; PASS/FAIL lines and the table in
 # $out/sampled.md, the summaries and metrics files in python/sampled/ of results.tar.gz.
+# Many ranks (issue 16): live rank reports carry what the merge needs. On one GPU a one-rank job
+# (NCCL refuses two ranks on one device); with two, the straggler job, merged from its reports.
+if [[ $parts == *" ranks "* ]]; then
+  n=$(( $(nvidia-smi -L | wc -l) >= 2 ? 2 : 1 ))
+  mkdir -p "$out/ranks"
+  run ranks.run env CUDA_VISIBLE_DEVICES="$( ((n == 2)) && echo 0,1 || echo 0)" \
+    "$b/bin/gpuidle" run --out "$out/ranks/report.rank%r.json" --format json \
+    --trace "$out/ranks/trace.rank%r.trace.json" -- \
+    torchrun --standalone --nproc-per-node=$n tests/gpu/nccl_ranks.py
+  python3 tests/gpu/check_rank_report.py "$out/ranks/report.rank0.json" | tee -a "$log"
+  "$b/bin/gpuidle" analyze "$out/ranks/"report.rank*.json >"$out/ranks/merged.txt" 2>&1
+  echo "merged from the reports: exit $?" | tee -a "$log"
+  sed -n '/^rank 0 GPU/,/^$/p; /^job/,/^$/p' "$out/ranks/merged.txt" | tee -a "$log"
+fi
+
 if [[ $parts == *" sampled "* ]]; then
   build_python_package
   mkdir -p "$out/python/sampled"

@@ -193,6 +193,27 @@ TEST(LiveNcclTest, MergingTheRanksReportsGivesTheTracesMerge) {
   EXPECT_TRUE(ReadsBackAs(*a, *b));
 }
 
+// tests/gpu/run_on_device.sh ranks on one H200: a one-rank torchrun job under `gpuidle run`.
+// The live report names the rank's host and pid and the device's UUID and nvidia-smi index; its
+// trace keeps them, and reads back to the report.
+TEST(LiveRanksTest, ALiveRankReportNamesItsHostAndItsGpusUuid) {
+  const std::string dir = std::string(GPUIDLE_TEST_DATA_DIR) + "/gpu_runs/2026-12-01_ranks/";
+  absl::StatusOr<Report> r = AnalyzeTraceFiles({dir + "one_rank.trace.json.gz"});
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->ranks.size(), 1u);
+  EXPECT_EQ(r->ranks[0].rank, 0);
+  EXPECT_FALSE(r->ranks[0].host.empty());
+  EXPECT_TRUE(r->ranks[0].pid.has_value());
+  ASSERT_EQ(r->visible_devices.size(), 1u);
+  EXPECT_EQ(r->visible_devices[0].uuid, "GPU-024775e5-4dde-a0ed-cbba-9c9ad82e3f14");
+  EXPECT_EQ(r->visible_devices[0].physical_index, 0);
+  EXPECT_TRUE(r->visible_devices[0].used);
+  EXPECT_FALSE(r->straggler_rank.has_value());
+  absl::StatusOr<std::string> replayed = FormatReport(*r, "json");
+  ASSERT_TRUE(replayed.ok());
+  EXPECT_TRUE(ReadsBackAs(*replayed, ReadFileOrDie(dir + "one_rank.report.json")));
+}
+
 // examples/python/*.py --gpuidle on an H200: gpuidle.profile() around 12 steps of each scenario,
 // started after PyTorch initialised CUDA (tests/gpu/run_on_device.sh python). What that run
 // proved stays proved; docs/VALIDATION.md says where it fell short of the 90% target.

@@ -76,7 +76,8 @@ tests/data/traces/live/torch_nccl.rank1.trace.json.gz` (per-GPU part):
 ```
 MD
 "$gpuidle" analyze tests/data/traces/live/torch_nccl.rank0.trace.json.gz \
-  tests/data/traces/live/torch_nccl.rank1.trace.json.gz | sed -n '/^rank 0 GPU/,/^$/p' | sed '/^$/d'
+  tests/data/traces/live/torch_nccl.rank1.trace.json.gz | sed -n '/^rank 0 GPU/,/^$/p; /^job/,/^$/p' |
+  sed '/^$/d'
 cat <<'MD'
 ```
 
@@ -351,6 +352,30 @@ echo
 sed -n '/^| loop/,/^$/p' tests/data/gpu_runs/2026-12-01_overhead/sampled.md
 grep '^sampled collection:' tests/data/gpu_runs/2026-12-01_overhead/sampled.md
 cat <<'MD'
+
+## Many ranks (issue 16)
+
+The merge of ranks is CPU work, proven on the recorded two-rank jobs above (replayed in CI:
+`RecordedOnTwoH200s`, `LiveNcclTest`: rank 0's NCCL time is at least 80% waiting for peers,
+rank 1 is named straggler with a data-starved cause of its own, and the job merged from the
+ranks' reports gives the figures of their traces) and on generated jobs (`RankMergeTest`,
+`ManyRanksTest`). Two-GPU machines were not lent in this session, so no new two-rank job ran; the
+live rank report's new parts were checked on one H200 with
+`tests/gpu/run_on_device.sh ranks` (a one-rank `torchrun` job of `tests/gpu/nccl_ranks.py`
+under `gpuidle run`, commit 9b8f8f4 with the part itself). NCCL runs no kernel for a one-rank
+all-reduce (copies and memsets), so the collective table could not be shown on one GPU; the
+device's UUID and nvidia-smi index, read live through `cuDeviceGetUuid` and
+`CUDA_VISIBLE_DEVICES`, and the rank's host and pid were. The script's own output:
+
+```
+MD
+grep -E '^(PASS|FAIL|SKIP|[0-9]+/[0-9]+ checks)' tests/data/gpu_runs/2026-12-01_ranks/device.log
+cat <<'MD'
+```
+
+The two FAIL lines are the checker's first version expecting NCCL kernels of a one-rank job;
+it now reports them as SKIP for one rank. Outputs kept in `tests/data/gpu_runs/2026-12-01_ranks/`
+(the rank's trace and report), replayed in CI by `LiveRanksTest`.
 
 ## Notes from reading the reports
 
