@@ -256,9 +256,9 @@ struct ClockAlignment {
   // "one clock" (ranks of one host, or ends that already agree), "aligned" (offsets estimated
   // from the collective ends), "" when there was nothing to align.
   std::string method;
-  int64_t hosts = 0;              // clock domains
-  int64_t residual_ns = 0;        // median |end difference| of matched collectives, after it
-  double matched_share = 0;       // collectives matched across all ranks / collectives
+  int64_t hosts = 0;         // clock domains
+  int64_t residual_ns = 0;   // median |end difference| of matched collectives, after it
+  double matched_share = 0;  // collectives matched across all ranks / collectives
 };
 
 struct GPUIDLE_EXPORT Report {
@@ -266,9 +266,9 @@ struct GPUIDLE_EXPORT Report {
   std::vector<std::string> inputs;
   int64_t window_start_ns = 0;
   int64_t window_end_ns = 0;
-  std::vector<DeviceReport> devices;  // devices that ran work
-  int visible_device_count = 0;       // per process, where known (0: unknown)
-  std::vector<int> unused_devices;    // visible but never used
+  std::vector<DeviceReport> devices;           // devices that ran work
+  int visible_device_count = 0;                // per process, where known (0: unknown)
+  std::vector<int> unused_devices;             // visible but never used
   std::vector<VisibleDevice> visible_devices;  // where the input lists them
   std::vector<RankReport> ranks;               // the processes, where known; by rank
   // After a merge of ranks: the rank that made the others wait most, if it made them wait

@@ -161,10 +161,10 @@ struct TimelineInfo {
 
 struct Timeline {
   StringTable strings;
-  std::vector<DeviceTimeline> devices;  // sorted by device id
-  std::vector<HostCall> calls;          // sorted by start_ns
-  std::vector<Range> ranges;            // sorted by start_ns
-  std::vector<HostSample> samples;      // sorted by time_ns; never widen the window
+  std::vector<DeviceTimeline> devices;      // sorted by device id
+  std::vector<HostCall> calls;              // sorted by start_ns
+  std::vector<Range> ranges;                // sorted by start_ns
+  std::vector<HostSample> samples;          // sorted by time_ns; never widen the window
   std::vector<CollectiveArgs> collectives;  // DeviceOp::collective points here
   TimelineInfo info;
 
