@@ -579,6 +579,17 @@ void ListDevices(const std::vector<Report>& ranks, Report* job) {
 
 }  // namespace
 
+void KeepStepRowsForMerge(size_t inputs, Report* report) {
+  const size_t per_device =
+      std::max(kMinStepRowsPerDevice, Report::kMaxStepRows / std::max<size_t>(inputs, 1));
+  std::map<std::pair<int, int>, size_t> listed;
+  std::erase_if(report->steps, [&](const StepReport& s) {
+    if (listed[{s.rank.value_or(-1), s.device}]++ < per_device) return false;
+    ++report->steps_not_listed;
+    return true;
+  });
+}
+
 absl::StatusOr<Report> MergeRanks(std::vector<Report> ranks, const std::vector<std::string>& names,
                                   const AnalysisOptions& options) {
   if (ranks.empty()) return absl::InvalidArgumentError("nothing to merge");
@@ -592,6 +603,11 @@ absl::StatusOr<Report> MergeRanks(std::vector<Report> ranks, const std::vector<s
   bool first = true;
   for (size_t i = 0; i < ranks.size(); ++i) {
     Report& r = ranks[i];
+    if (r.ranks.size() > 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          i < names.size() ? names[i] : absl::StrCat("input ", i + 1), " is the merged report of ",
+          r.ranks.size(), " ranks: merge the ranks' own reports (or traces)"));
+    }
     Label(RankNumberOf(r, i), &r);
     const RankReport& rank = r.ranks.front();
     const bool active = !r.devices.empty() || r.window_end_ns > r.window_start_ns;
@@ -681,6 +697,12 @@ absl::StatusOr<Report> MergeRanks(std::vector<Report> ranks, const std::vector<s
   NameStragglers(steady_spans, &job);
   AddAdvice(options, &job);
   AdviseOnTheStraggler(&job);
+  // The tables served the merge: the job's report lists none (its ranks' reports merge again,
+  // and 1024 ranks' tables would make it hundreds of megabytes).
+  for (DeviceReport& d : job.devices) {
+    d.collectives_not_listed += static_cast<int64_t>(d.collective_timings.size());
+    d.collective_timings = {};
+  }
   return job;
 }
 

@@ -21,7 +21,13 @@ namespace gpuidle::internal {
 // `ranks` are one-process reports (Analyze of one timeline, or a live rank's report read back),
 // in input order; a report without a rank number gets its input position. `names` name the
 // inputs in warnings. Warns (Report::warnings, one line each) on duplicate ranks, missing ranks
-// and inputs that do not overlap in time. One report is returned as it is.
+// and inputs that do not overlap in time. One report is returned as it is. A merged report (of
+// several ranks) is no input (InvalidArgument). The job's report lists no collective timings.
+// Drops the step rows of a one-process report that a merge of `inputs` reports could not list
+// (Report::kMaxStepRows shared out among the devices), counting them in steps_not_listed: a
+// reader of many reports keeps only those in memory.
+void KeepStepRowsForMerge(size_t inputs, Report* report);
+
 absl::StatusOr<Report> MergeRanks(std::vector<Report> ranks, const std::vector<std::string>& names,
                                   const AnalysisOptions& options);
 

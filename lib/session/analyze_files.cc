@@ -73,6 +73,9 @@ absl::StatusOr<Report> AnalyzeFiles(const std::vector<std::string>& paths,
     }
     GPUIDLE_ASSIGN_OR_RETURN(internal::InputFile in, internal::ReadInputFile(path));
     any_report |= in.report.has_value();
+    if (in.report.has_value() && paths.size() > 1) {
+      internal::KeepStepRowsForMerge(paths.size(), &*in.report);
+    }
     reports.push_back(std::move(in.report));
     if (reports.back().has_value()) continue;
     internal::Timeline t = std::move(in.trace);
@@ -121,6 +124,7 @@ absl::StatusOr<Report> MergeReportJson(const std::vector<std::string>& json_repo
         ranks.reserve(json_reports.size());
         for (size_t i = 0; i < json_reports.size(); ++i) {
           GPUIDLE_ASSIGN_OR_RETURN(Report r, internal::ParseReportJson(json_reports[i], names[i]));
+          if (json_reports.size() > 1) internal::KeepStepRowsForMerge(json_reports.size(), &r);
           ranks.push_back(std::move(r));
         }
         GPUIDLE_ASSIGN_OR_RETURN(Report report,

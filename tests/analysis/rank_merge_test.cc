@@ -174,6 +174,30 @@ TEST(RankMergeTest, MismatchedCollectiveCountsOnlyLoseTheUnmatchedOnes) {
   EXPECT_GT(r->clock.matched_share, 0.4);
 }
 
+TEST(RankMergeTest, TheJobsReportListsNoTimingsAndIsNoInputToAnotherMerge) {
+  JobSpec spec;
+  spec.world_size = 2;
+  const Report job = Merge(spec);
+  for (const DeviceReport& d : job.devices) {
+    EXPECT_TRUE(d.collective_timings.empty());
+    EXPECT_EQ(d.collectives_not_listed, d.collectives[0].count);
+  }
+  std::vector<Report> again = {job, JobReports(spec)[0]};
+  absl::StatusOr<Report> r = MergeRanks(std::move(again), {"job.json", "r0.json"}, {});
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(r.status().message(), HasSubstr("job.json is the merged report of 2 ranks"));
+}
+
+TEST(RankMergeTest, AReaderKeepsOnlyTheStepRowsAMergeCanList) {
+  Report r = JobReports(JobSpec{})[0];
+  for (int i = 0; i < 3000; ++i) r.steps.emplace_back().device = r.devices[0].device;
+  KeepStepRowsForMerge(8, &r);
+  EXPECT_EQ(r.steps.size(), 1250u);
+  EXPECT_EQ(r.steps_not_listed, 1750u);
+  KeepStepRowsForMerge(1024, &r);
+  EXPECT_EQ(r.steps.size(), 20u);
+}
+
 TEST(RankMergeTest, OneReportIsReturnedAsItIs) {
   JobSpec spec;
   spec.world_size = 1;
