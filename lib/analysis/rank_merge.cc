@@ -30,14 +30,26 @@ constexpr int64_t kMatchToleranceNs = 1'000'000;
 // many of the offsets they suggest (the nearest the prior) are tried.
 constexpr size_t kOffsetSeeds = 16;
 constexpr size_t kOffsetCandidates = 64;
+// Clock offsets closer than this to their prior are the prior.
+constexpr int64_t kClockResolutionNs = 50'000;
 // A rank arrived last at a collective when it started at least this much after every other.
 constexpr int64_t kArrivedLastMinNs = 50'000;
 // A rank is a straggler when the others waited for it alone at least this share of all such
 // waiting, and at least this share of the job's steady state (median over the ranks).
 constexpr double kStragglerMinShareOfLateness = 0.25;
 constexpr double kStragglerMinShareOfSteadyState = 0.02;
-// Every device lists at least its first steps, however many devices share Report::kMaxStepRows.
+// Every device lists at least its first steps while Report::kMaxStepRows allows it.
 constexpr size_t kMinStepRowsPerDevice = 20;
+
+// Step rows per device when `devices` share Report::kMaxStepRows: at least
+// kMinStepRowsPerDevice, but never more than kMaxStepRows in all (a merged report is read back).
+size_t StepRowsPerDevice(size_t devices) {
+  devices = std::max<size_t>(devices, 1);
+  const size_t share = Report::kMaxStepRows / devices;
+  return devices * kMinStepRowsPerDevice <= Report::kMaxStepRows
+             ? std::max(kMinStepRowsPerDevice, share)
+             : share;
+}
 
 // A device with collectives: one participant of the collectives of its groups.
 struct Participant {
@@ -65,10 +77,22 @@ int64_t Median(std::vector<int64_t> v) {
   return *mid;
 }
 
-// The steady state's span of a rank: its longest device's.
+// The steady state's span of a rank (its longest device's) that its collective tables cover:
+// lateness, measured on the listed collectives, is weighed against it.
 int64_t SteadySpan(const Report& r) {
   int64_t span = 0;
-  for (const DeviceReport& d : r.devices) span = std::max(span, d.PhaseNs(Phase::kSteady));
+  for (const DeviceReport& d : r.devices) {
+    int64_t count = 0, listed = 0;
+    for (const CollectiveStats& k : d.collectives) count += k.count;
+    for (const CollectiveTiming& row : d.collective_timings) {
+      listed += row.start_ns >= d.steady_start_ns && row.start_ns < d.steady_end_ns ? 1 : 0;
+    }
+    const double covered = d.collectives_not_listed > 0 && count > 0
+                               ? static_cast<double>(listed) / static_cast<double>(count)
+                               : 1.0;
+    span = std::max(span,
+                    static_cast<int64_t>(static_cast<double>(d.PhaseNs(Phase::kSteady)) * covered));
+  }
   return span;
 }
 
@@ -92,6 +116,8 @@ class CollectiveMatcher {
   void MatchGroup(const std::vector<GroupMember>& members);
   // The offset that puts `m`'s clock on the reference's (docs/ANALYSIS.md, "Clocks").
   int64_t EstimateOffset(const GroupMember& ref, const GroupMember& m) const;
+  // The offset made exact: the median end difference of the rows it matches.
+  int64_t Refine(const GroupMember& ref, const GroupMember& m, int64_t offset) const;
   // How many of m's rows, shifted by `offset`, end within the tolerance of a reference row.
   size_t Fit(const GroupMember& ref, const GroupMember& m, int64_t offset) const;
   // The reference row of kind `ref_kind` whose end is nearest `end` (and unambiguous), or -1.
@@ -190,7 +216,12 @@ int64_t CollectiveMatcher::EstimateOffset(const GroupMember& ref, const GroupMem
   }
   if (!paired.empty()) return Median(std::move(paired));
   const size_t half = std::min(ref.row_count, m.row_count) / 2;
-  if (Fit(ref, m, prior) > half) return prior;
+  if (Fit(ref, m, prior) > half) {
+    // Ends of one collective differ by microseconds across ranks: an offset that close to the
+    // prior is the prior (ranks of one host keep one clock).
+    const int64_t refined = Refine(ref, m, prior);
+    return std::abs(refined - prior) > kClockResolutionNs ? refined : prior;
+  }
   // Votes: the end differences of seed rows of the reference with every row of m of the kind.
   // The true offset gathers one vote per seed; the others scatter, or for a loop of equal steps
   // gather as well, at whole steps from it: of the offsets that gather, the one that matches the
@@ -237,7 +268,22 @@ int64_t CollectiveMatcher::EstimateOffset(const GroupMember& ref, const GroupMem
     const size_t fit = Fit(ref, m, c.offset);
     if (fit > best_fit) best = c.offset, best_fit = fit;
   }
-  return best;
+  return Refine(ref, m, best);
+}
+
+int64_t CollectiveMatcher::Refine(const GroupMember& ref, const GroupMember& m,
+                                  int64_t offset) const {
+  std::vector<int64_t> differences;
+  for (const auto& [kind, rows] : m.rows) {
+    const int32_t ref_kind = SameKind(m.participant, kind, ref.participant);
+    if (ref_kind < 0) continue;
+    for (int32_t r : rows) {
+      const int64_t end = Row(m.participant, r).end_ns;
+      const int32_t match = Nearest(ref, ref_kind, end + offset);
+      if (match >= 0) differences.push_back(Row(ref.participant, match).end_ns - end);
+    }
+  }
+  return differences.empty() ? offset : Median(std::move(differences));
 }
 
 void CollectiveMatcher::MatchGroup(const std::vector<GroupMember>& members) {
@@ -533,8 +579,7 @@ void AdviseOnTheStraggler(Report* job) {
 
 // Cuts the step rows to Report::kMaxStepRows shared out among the devices, the first of each.
 void CutSteps(Report* job) {
-  const size_t per_device = std::max<size_t>(
-      kMinStepRowsPerDevice, Report::kMaxStepRows / std::max<size_t>(job->devices.size(), 1));
+  const size_t per_device = StepRowsPerDevice(job->devices.size());
   std::map<std::pair<int, int>, size_t> listed;
   std::vector<StepReport> kept;
   for (StepReport& s : job->steps) {
@@ -580,8 +625,7 @@ void ListDevices(const std::vector<Report>& ranks, Report* job) {
 }  // namespace
 
 void KeepStepRowsForMerge(size_t inputs, Report* report) {
-  const size_t per_device =
-      std::max(kMinStepRowsPerDevice, Report::kMaxStepRows / std::max<size_t>(inputs, 1));
+  const size_t per_device = StepRowsPerDevice(inputs);
   std::map<std::pair<int, int>, size_t> listed;
   std::erase_if(report->steps, [&](const StepReport& s) {
     if (listed[{s.rank.value_or(-1), s.device}]++ < per_device) return false;
