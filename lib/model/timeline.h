@@ -147,9 +147,9 @@ struct TimelineInfo {
   bool record_limit_reached = false;
   std::vector<LostRecordSpan> lost_record_spans;  // sorted by start, disjoint
 
-  // Live captures (gpuidle traces): the process, and the clock. Timestamps are CLOCK_MONOTONIC
-  // nanoseconds (the clock of Python's time.perf_counter_ns on Linux); adding
-  // wall_clock_offset_ns gives Unix time in nanoseconds.
+  // Live captures (gpuidle traces): the process, and the clock. Timestamps are the collector's
+  // clock (CUPTI's timestamps); adding wall_clock_offset_ns gives Unix time in nanoseconds (on
+  // the H200 machine CUPTI's clock reads Unix time: the offset is about 0).
   std::optional<int64_t> pid;
   std::string host;
   std::optional<int64_t> wall_clock_offset_ns;
