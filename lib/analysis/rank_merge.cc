@@ -577,19 +577,14 @@ void AdviseOnTheStraggler(Report* job) {
   }
 }
 
-// Cuts the step rows to Report::kMaxStepRows shared out among the devices, the first of each.
-void CutSteps(Report* job) {
-  const size_t per_device = StepRowsPerDevice(job->devices.size());
+// Keeps the first `per_device` step rows of each device, counting the rest as not listed.
+void KeepFirstSteps(size_t per_device, Report* report) {
   std::map<std::pair<int, int>, size_t> listed;
-  std::vector<StepReport> kept;
-  for (StepReport& s : job->steps) {
-    if (listed[{s.rank.value_or(-1), s.device}]++ < per_device) {
-      kept.push_back(std::move(s));
-    } else {
-      ++job->steps_not_listed;
-    }
-  }
-  job->steps = std::move(kept);
+  std::erase_if(report->steps, [&](const StepReport& s) {
+    if (listed[{s.rank.value_or(-1), s.device}]++ < per_device) return false;
+    ++report->steps_not_listed;
+    return true;
+  });
 }
 
 // Unused devices: a device of a host is unused when no rank of the host ran work on it (ranks
@@ -625,13 +620,7 @@ void ListDevices(const std::vector<Report>& ranks, Report* job) {
 }  // namespace
 
 void KeepStepRowsForMerge(size_t inputs, Report* report) {
-  const size_t per_device = StepRowsPerDevice(inputs);
-  std::map<std::pair<int, int>, size_t> listed;
-  std::erase_if(report->steps, [&](const StepReport& s) {
-    if (listed[{s.rank.value_or(-1), s.device}]++ < per_device) return false;
-    ++report->steps_not_listed;
-    return true;
-  });
+  KeepFirstSteps(StepRowsPerDevice(inputs), report);
 }
 
 absl::StatusOr<Report> MergeRanks(std::vector<Report> ranks, const std::vector<std::string>& names,
@@ -690,7 +679,7 @@ absl::StatusOr<Report> MergeRanks(std::vector<Report> ranks, const std::vector<s
     job.ranks.push_back(rank);
   }
   ListDevices(ranks, &job);
-  CutSteps(&job);
+  KeepFirstSteps(StepRowsPerDevice(job.devices.size()), &job);
   if (job.steps_not_listed > 0) {
     job.warnings.push_back(absl::StrCat(
         "the report lists ", job.steps.size(), " of ", job.steps.size() + job.steps_not_listed,
