@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "core/text_safety.h"
@@ -55,8 +56,20 @@ class LimitedHandler {
   bool Int64(int64_t i) { return Count() && d_.Int64(i); }
   bool Uint64(uint64_t u) { return Count() && d_.Uint64(u); }
   bool Double(double v) { return Count() && d_.Double(v); }
-  bool RawNumber(const char* s, rapidjson::SizeType n, bool copy) {
-    return Count() && d_.RawNumber(s, n, copy);
+  // Numbers arrive as text (kParseNumbersAsStringsFlag): integers typed as RapidJSON types them,
+  // others through absl::SimpleAtod (exact, and not RapidJSON's full-precision path, which has
+  // undefined behaviour on some inputs). A number beyond a double's range ends the parse.
+  bool RawNumber(const char* s, rapidjson::SizeType n, bool) {
+    if (!Count()) return false;
+    const absl::string_view text(s, n);
+    if (text.find_first_of(".eE") == absl::string_view::npos) {
+      int64_t i = 0;
+      uint64_t u = 0;
+      if (absl::SimpleAtoi(text, &i)) return d_.Int64(i);
+      if (absl::SimpleAtoi(text, &u)) return d_.Uint64(u);
+    }
+    double v = 0;
+    return absl::SimpleAtod(text, &v) && std::isfinite(v) && d_.Double(v);
   }
   bool String(const char* s, rapidjson::SizeType n, bool copy) {
     return Count() && Short(n) && d_.String(s, n, copy);
@@ -788,10 +801,10 @@ absl::StatusOr<Report> ParseReportJson(absl::string_view json, absl::string_view
     rapidjson::ParseResult result;
     std::string limit;
     // Without recursion (a deep input cannot overflow the stack), UTF-8 checked, doubles exactly
-    // as written (the writer's shortest form reads back to the same double).
+    // as written (the writer's shortest form reads back to the same double: RawNumber).
     constexpr unsigned kFlags = rapidjson::kParseIterativeFlag |
                                 rapidjson::kParseValidateEncodingFlag |
-                                rapidjson::kParseFullPrecisionFlag;
+                                rapidjson::kParseNumbersAsStringsFlag;
     const auto parse = [&](rapidjson::Document& d) {
       LimitedHandler handler(d);
       rapidjson::MemoryStream stream(json.data(), json.size());
