@@ -208,7 +208,14 @@ struct Offender {
 struct Advice {
   Subcause subcause = Subcause::kUnattributed;
   double share_of_lost_time = 0;  // 0..1, over all devices
-  std::string fix;
+  std::string fix;                // concrete for the evidence seen
+  // The predicted gain (docs/ANALYSIS.md, "Predicted gains"): the steady-state time the fix can
+  // recover, from the evidence (the host-sync wait that would overlap, the DataLoader wait
+  // beyond the step's GPU time, ...).
+  int64_t gain_ns = 0;                      // summed over the devices' steady states
+  std::optional<int64_t> gain_per_step_ns;  // on the device that gains most per step, with steps
+  std::optional<double> gain_share_of_step;  // that gain over that device's mean step time, 0..1
+  std::string evidence;                      // what the prediction rests on, for a person
 };
 
 // A sampled collection (ProfilerOptions::sample_window_ns) traces windows of the run and
