@@ -1,7 +1,8 @@
 # Installation and the package files that let other projects use gpuidle:
 #   find_package(gpuidle) -> gpuidle::gpuidle   (gpuidleConfig.cmake, ...Version, ...Targets)
 #   pkg-config gpuidle                          (gpuidle.pc)
-# Installed: libgpuidle.so (+ SONAME links), the `gpuidle` CLI, include/gpuidle/*.h.
+# Installed: libgpuidle.so (+ SONAME links), the `gpuidle` CLI, include/gpuidle/*.h, the JSON
+# Schema files (share/gpuidle/schema).
 # The static layers stay inside libgpuidle.so (whole-archive, hidden): they are never installed
 # and never exported, so the export set holds gpuidle_shared alone.
 include(GNUInstallDirs)
@@ -61,6 +62,12 @@ if(NOT _gpuidle_prefix_to_lib STREQUAL "lib")
 endif()
 install(TARGETS gpuidle
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT gpuidle_runtime)
+
+# --- the JSON Schema files of the outputs (docs/REPORT_SCHEMA.md, "Schema files and versions")
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/schema/
+  DESTINATION ${CMAKE_INSTALL_DATADIR}/gpuidle/schema
+  COMPONENT gpuidle_runtime
+  FILES_MATCHING PATTERN "*.schema.json")
 
 # --- find_package(gpuidle) ---------------------------------------------------------------------
 install(EXPORT gpuidleTargets

@@ -68,6 +68,9 @@ done
 for h in "$source_dir"/include/gpuidle/*.h; do
   [ -f "$prefix/include/gpuidle/$(basename "$h")" ] || fail "public header $(basename "$h") not installed"
 done
+for s in "$source_dir"/docs/schema/*.schema.json; do
+  [ -f "$prefix/share/gpuidle/schema/$(basename "$s")" ] || fail "schema $(basename "$s") not installed"
+done
 stray=$(cd "$prefix" && find . \( -name '*.a' -o -name '*.o' \) -print -o -path ./include -prune \
           -o -name '*.h' -print | sed 's|^\./||')
 [ -z "$stray" ] || fail "internal files installed: $stray"
