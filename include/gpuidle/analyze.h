@@ -14,6 +14,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "gpuidle/diff.h"
 #include "gpuidle/export.h"
 #include "gpuidle/options.h"
 #include "gpuidle/report.h"
@@ -53,6 +54,23 @@ GPUIDLE_EXPORT absl::Status SaveReport(const Report& report, const std::string& 
 // The format SaveReport takes from a file name when none is given: "json" for ".json" and
 // ".json.gz", else "text".
 GPUIDLE_EXPORT std::string ReportFormatForPath(absl::string_view path);
+
+// Before and after (gpuidle/diff.h, docs/ANALYSIS.md "Before and after"): what changed between
+// two runs, per cause, per step and in step time, with a verdict. DiffReports never fails:
+// mismatches (other devices, no steps, other step sources, lost records) become caveats.
+GPUIDLE_EXPORT ReportDiff DiffReports(const Report& before, const Report& after);
+// Each side is what AnalyzeTraceFiles accepts (traces or reports; several files are the ranks of
+// one job), analysed with options; errors are AnalyzeTraceFiles', naming the side.
+GPUIDLE_EXPORT absl::StatusOr<ReportDiff> DiffReportFiles(const std::vector<std::string>& before,
+                                                          const std::vector<std::string>& after,
+                                                          const AnalysisOptions& options = {});
+// The diff as "text" (the terminal summary) or "json" (schema gpuidle.diff/1).
+GPUIDLE_EXPORT absl::StatusOr<std::string> FormatDiff(const ReportDiff& diff,
+                                                      absl::string_view format);
+// Writes the diff by SaveReport's rules (never over an input of either run; save.format empty:
+// from the extension).
+GPUIDLE_EXPORT absl::Status SaveDiff(const ReportDiff& diff, const std::string& path,
+                                     const SaveOptions& save = {});
 
 // Whether a SaveReport / Profiler::SaveTrace error is an existing file that
 // SaveOptions::overwrite (overwrite=true) would replace, so that a caller can say how.

@@ -5,6 +5,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "cli/diff_command.h"
 #include "cli/run_command.h"
 #include "core/output_file.h"
 #include "core/text_safety.h"
@@ -27,6 +28,9 @@ commands:
   analyze TRACE...   analyse PyTorch profiler traces (torch.profiler export_chrome_trace,
                      .json or .json.gz); several files are the ranks of one job, and
                      gpuidle's JSON reports merge like traces (analyze report.*.json)
+  diff BEFORE AFTER  what changed between two runs (traces or reports): per cause, per step
+                     and in step time, with a verdict ("the fix worked"); for the ranks of a
+                     job, diff BEFORE... -- AFTER...
   run [options] -- COMMAND [ARGS...]
                      run a program with gpuidle loaded into it (CUDA_INJECTION64_PATH); it
                      reports why its GPUs were idle when it exits (docs/INJECTION.md)
@@ -65,6 +69,7 @@ const std::string& Usage() {
     text += "\nanalyze options:\n";
     for (const CommandFlag& f : kAnalyzeFlags) text += UsageLine(f.flag, f.help);
     text += SettingUsageLines(kSettingAnalyzeFlag);
+    text += DiffUsage();
     text +=
         "\nrun options (each sets a GPUIDLE_* variable for the program, overriding the "
         "environment):\n";
@@ -173,6 +178,7 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
   const std::vector<std::string> rest(args.begin() + 1, args.end());
   if (command == "analyze") return Analyze(rest, out, err);
   if (command == "run") return RunCommand(rest, out, err);
+  if (command == "diff") return DiffCommand(rest, out, err);
   if (command == "version" || command == "--version") {
     out << "gpuidle " << kVersion << "\n";
     return kExitOk;

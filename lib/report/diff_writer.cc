@@ -1,0 +1,588 @@
+#include "report/diff_writer.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "core/text_safety.h"
+#include "core/version.h"
+#include "rapidjson/prettywriter.h"
+#include "rapidjson/stringbuffer.h"
+
+namespace gpuidle::internal {
+namespace {
+
+constexpr size_t kMaxWidth = 100;
+constexpr size_t kMaxDevicesShown = 16;
+constexpr size_t kMaxInputsWidth = 60;
+// Below this lost share of the run after, its advice is listed without the fixes.
+constexpr double kMinLostShareForFixes = 0.05;
+
+// ---------------------------------------------------------------------------------------------
+// Text
+
+// A duration with three significant digits in the unit that suits it ("2.61 s", "120 ms",
+// "15.2 us"), signed when asked ("+1.20 ms", "-20.0 ms", "0 ns").
+std::string Duration(int64_t ns, bool sign = false) {
+  const char* prefix = ns < 0 ? "-" : (sign && ns > 0 ? "+" : "");
+  const uint64_t m = ns < 0 ? 0 - static_cast<uint64_t>(ns) : static_cast<uint64_t>(ns);
+  if (m < 1000) return absl::StrCat(prefix, m, " ns");
+  struct Unit {
+    double ns;
+    const char* name;
+  };
+  constexpr Unit kUnits[] = {{1e3, "us"}, {1e6, "ms"}, {1e9, "s"}};
+  for (size_t i = 0; i < 3; ++i) {
+    const double v = static_cast<double>(m) / kUnits[i].ns;
+    if (i + 1 < 3 && v >= 999.5) continue;  // 999.96 ms is "1.00 s"
+    const int decimals = v >= 99.95 ? 0 : v >= 9.995 ? 1 : 2;
+    return absl::StrFormat("%s%.*f %s", prefix, decimals, v, kUnits[i].name);
+  }
+  return "";
+}
+
+std::string Pct(double share) { return absl::StrFormat("%.1f%%", 100 * share); }
+
+// "-41.6%", or "-" where there is nothing to be relative to.
+std::string Relative(const Change& c) {
+  const std::optional<double> r = c.Relative();
+  if (!r) return c.after == 0 ? "" : "new";
+  return absl::StrFormat("%+.1f%%", 100 * *r);
+}
+
+std::string Label(const DiffDevice& d) {
+  return d.rank ? absl::StrCat("rank ", *d.rank, " GPU ", d.device)
+                : absl::StrCat("GPU ", d.device);
+}
+
+// text on lines of at most kMaxWidth columns where it has spaces to break at, the first line
+// beginning with first_indent, the others with indent; runs of spaces inside a line are kept
+// (the columns of a row).
+std::string Wrap(absl::string_view text, absl::string_view first_indent, absl::string_view indent) {
+  std::string out;
+  absl::string_view lead = first_indent;
+  while (true) {
+    const size_t room = kMaxWidth > lead.size() ? kMaxWidth - lead.size() : 1;
+    if (text.size() <= room) break;
+    // The last space that leaves the line within the width; a word longer than the line is
+    // cut (between UTF-8 sequences), so that nothing is lost and no line is longer.
+    size_t cut = text.rfind(' ', room);
+    size_t skip = 1;
+    if (cut == absl::string_view::npos || cut == 0) {
+      cut = room;
+      while (cut > 1 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+      skip = 0;
+    }
+    absl::StrAppend(&out, lead, text.substr(0, cut), "\n");
+    text.remove_prefix(cut + skip);
+    while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
+    lead = indent;
+  }
+  absl::StrAppend(&out, lead, text, "\n");
+  return out;
+}
+
+// The columns of the tables: a label, before, after, change, relative change.
+void Row(std::string* out, absl::string_view label, absl::string_view before,
+         absl::string_view after, absl::string_view change, absl::string_view relative = "") {
+  std::string line = absl::StrFormat("  %-30s %11s %11s %11s %9s", Shorten(label, 30), before,
+                                     after, change, relative);
+  while (!line.empty() && line.back() == ' ') line.pop_back();
+  absl::StrAppend(out, line, "\n");
+}
+
+void TimeRow(std::string* out, absl::string_view label, const Change& c) {
+  Row(out, label, Duration(c.before), Duration(c.after), Duration(c.Delta(), true), Relative(c));
+}
+
+void ShareRow(std::string* out, absl::string_view label, const ShareChange& s) {
+  Row(out, label, Pct(s.before), Pct(s.after), absl::StrFormat("%+.1f pts", 100 * s.Delta()));
+}
+
+std::string RunLine(const DiffRun& r, const Change& steps, bool is_after) {
+  std::vector<std::string> inputs;
+  for (const std::string& in : r.inputs) inputs.push_back(Printable(in));
+  const int64_t n = is_after ? steps.after : steps.before;
+  std::string step_text =
+      n == 0 ? "no steps"
+             : absl::StrCat(
+                   n, n == 1 ? " step" : " steps",
+                   r.step_source.empty() ? "" : absl::StrCat(" (", Printable(r.step_source), ")"));
+  std::string line = absl::StrCat(
+      is_after ? "after:  " : "before: ", Printable(r.source),
+      inputs.empty()
+          ? ""
+          : absl::StrCat(" (", Shorten(absl::StrJoin(inputs, ", "), kMaxInputsWidth), ")"));
+  absl::StrAppend(&line, "; ", step_text, "; ", r.devices, r.devices == 1 ? " GPU" : " GPUs",
+                  "; records: ", r.completeness == "records_lost" ? "lost" : r.completeness,
+                  r.sampled ? "; sampled" : "");
+  return Wrap(line, "", "        ");
+}
+
+void Steady(const ReportDiff& d, std::string* out) {
+  absl::StrAppend(out, "\n");
+  Row(out, "steady state", "before", "after", "change");
+  TimeRow(out, "time", d.steady_ns);
+  Row(out, "steps", absl::StrCat(d.steps.before), absl::StrCat(d.steps.after),
+      absl::StrFormat("%+d", d.steps.Delta()));
+  if (d.mean_step_ns) TimeRow(out, "mean step", *d.mean_step_ns);
+  if (d.median_step_ns) TimeRow(out, "median step (steps listed)", *d.median_step_ns);
+  ShareRow(out, "busy", d.busy_share);
+  ShareRow(out, "idle", d.idle_share);
+  ShareRow(out, "lost (idle + peer waits)", d.lost_share);
+  TimeRow(out, d.unit == DiffUnit::kPerStep ? "GPU busy per step" : "GPU busy per second",
+          d.busy_per_unit);
+}
+
+void Causes(const ReportDiff& d, std::string* out) {
+  absl::StrAppend(out, "\n");
+  Row(out,
+      d.unit == DiffUnit::kPerStep ? "lost time per step" : "lost time per second of steady state",
+      "before", "after", "change");
+  TimeRow(out, "all causes", d.lost_per_unit);
+  std::vector<Cause> causes;
+  for (int c = 0; c < kNumCauses; ++c) causes.push_back(static_cast<Cause>(c));
+  // Largest first, before or after, so that what disappeared stays on top.
+  const auto size = [&](Cause c) {
+    const Change& x = d.lost_by_cause[static_cast<int>(c)];
+    return std::max(x.before, x.after);
+  };
+  std::stable_sort(causes.begin(), causes.end(),
+                   [&](Cause a, Cause b) { return size(a) > size(b); });
+  for (Cause c : causes) {
+    const Change& x = d.lost_by_cause[static_cast<int>(c)];
+    if (x.before == 0 && x.after == 0) continue;
+    TimeRow(out, CauseName(c), x);
+    if (c == Cause::kUnattributed) continue;
+    for (int s = 0; s < kNumSubcauses; ++s) {
+      const auto sub = static_cast<Subcause>(s);
+      const Change& y = d.lost_by_subcause[s];
+      if (CauseOf(sub) != c || (y.before == 0 && y.after == 0)) continue;
+      TimeRow(out, absl::StrCat("  ", SubcauseName(sub)), y);
+    }
+  }
+}
+
+void Communication(const ReportDiff& d, std::string* out) {
+  if (d.comm_per_unit.before == 0 && d.comm_per_unit.after == 0 && !d.comm_wait_per_unit) return;
+  absl::StrAppend(out, "\n");
+  Row(out, d.unit == DiffUnit::kPerStep ? "communication per step" : "communication per second",
+      "before", "after", "change");
+  TimeRow(out, "collectives", d.comm_per_unit);
+  TimeRow(out, "exposed (no compute)", d.exposed_comm_per_unit);
+  if (d.comm_wait_per_unit) TimeRow(out, "waiting for peers", *d.comm_wait_per_unit);
+}
+
+absl::string_view OneOffLabel(OneOffKind k) {
+  switch (k) {
+    case OneOffKind::kCudaInit:
+      return "CUDA init";
+    case OneOffKind::kCompilation:
+      return "compilation";
+    case OneOffKind::kModuleLoad:
+      return "module load";
+    case OneOffKind::kFirstCall:
+      return "first calls";
+    case OneOffKind::kWarmUpStep:
+      return "warm-up step";
+    case OneOffKind::kSetUp:
+      return "set-up";
+    case OneOffKind::kWindDown:
+      return "teardown";
+    case OneOffKind::kGpuBusy:
+      return "GPU busy";
+    case OneOffKind::kRecordsLost:
+      return "records lost";
+  }
+  return OneOffKindName(k);
+}
+
+void StartUp(const ReportDiff& d, std::string* out) {
+  if (d.start_up_ns.before == 0 && d.start_up_ns.after == 0) return;
+  absl::StrAppend(out, "\n");
+  Row(out, "start-up (apart, longest GPU)", "before", "after", "change");
+  TimeRow(out, "start-up", d.start_up_ns);
+  for (const OneOffChange& p : d.start_up_parts) {
+    TimeRow(out, absl::StrCat("  ", OneOffLabel(p.kind)), p.ns);
+  }
+}
+
+void Devices(const ReportDiff& d, std::string* out) {
+  if (d.devices.size() <= 1 && d.only_before.empty() && d.only_after.empty()) return;
+  absl::StrAppend(out, "\ndevices\n");
+  for (size_t i = 0; i < d.devices.size() && i < kMaxDevicesShown; ++i) {
+    const DeviceDiff& x = d.devices[i];
+    std::string label = Label(x.after);
+    if (Label(x.before) != label) label = absl::StrCat(Label(x.before), " -> ", label);
+    // Parts on one line while they fit, the rest on lines of their own: a part is never split.
+    std::vector<std::string> parts;
+    if (x.mean_step_ns) {
+      parts.push_back(absl::StrCat("step ", Duration(x.mean_step_ns->before), " -> ",
+                                   Duration(x.mean_step_ns->after), " (", Relative(*x.mean_step_ns),
+                                   ")"));
+    }
+    parts.push_back(
+        absl::StrCat("lost ", Pct(x.lost_share.before), " -> ", Pct(x.lost_share.after)));
+    if (x.comm_wait_ns) {
+      parts.push_back(absl::StrCat("waiting for peers ", Duration(x.comm_wait_ns->before), " -> ",
+                                   Duration(x.comm_wait_ns->after),
+                                   x.unit == DiffUnit::kPerStep ? "/step" : "/s"));
+    }
+    const auto dominant = [](const std::optional<Subcause>& s) {
+      return s ? QualifiedSubcauseName(*s) : std::string("-");
+    };
+    parts.push_back(
+        absl::StrCat("dominant ", dominant(x.dominant_before), " -> ", dominant(x.dominant_after)));
+    std::string line = absl::StrCat("  ", label, ":");
+    for (size_t k = 0; k < parts.size(); ++k) {
+      const std::string sep = k == 0 ? " " : ", ";
+      if (line.size() + sep.size() + parts[k].size() > kMaxWidth) {
+        absl::StrAppend(out, line, k == 0 ? "" : ",", "\n");
+        line = absl::StrCat("    ", parts[k]);
+      } else {
+        absl::StrAppend(&line, sep, parts[k]);
+      }
+    }
+    absl::StrAppend(out, line, "\n");
+  }
+  if (d.devices.size() > kMaxDevicesShown) {
+    absl::StrAppend(out, "  and ", d.devices.size() - kMaxDevicesShown,
+                    " more devices (all in --format json)\n");
+  }
+  const auto names = [](const std::vector<DiffDevice>& v) {
+    std::vector<std::string> labels;
+    for (const DiffDevice& x : v) labels.push_back(Label(x));
+    return absl::StrJoin(labels, ", ");
+  };
+  if (!d.only_before.empty())
+    absl::StrAppend(out, Wrap(absl::StrCat("before only: ", names(d.only_before)), "  ", "    "));
+  if (!d.only_after.empty())
+    absl::StrAppend(out, Wrap(absl::StrCat("after only: ", names(d.only_after)), "  ", "    "));
+}
+
+void AdviceSection(const ReportDiff& d, std::string* out) {
+  if (d.advice.empty()) return;
+  absl::StrAppend(out, "\nadvice: share of lost time before -> after, change of its lost time\n");
+  const char* per = d.unit == DiffUnit::kPerStep ? "/step" : "/s";
+  // The fixes of what is left, unless so little is left that they would be noise.
+  const bool show_fixes = d.lost_share.after >= kMinLostShareForFixes;
+  for (const AdviceChange& a : d.advice) {
+    const auto share = [](const std::optional<double>& s) {
+      return s ? absl::StrFormat("%.0f%%", 100 * *s) : std::string("-");
+    };
+    std::string line = absl::StrFormat("  %-9s %-30s %4s -> %-4s", AdviceStatusName(a.status),
+                                       QualifiedSubcauseName(a.subcause), share(a.share_before),
+                                       share(a.share_after));
+    const Change& lost = d.lost_by_subcause[static_cast<int>(a.subcause)];
+    absl::StrAppend(&line, "  ", Duration(lost.Delta(), true), per);
+    if (a.predicted_gain_per_step_ns) {
+      absl::StrAppend(&line, " (predicted ", Duration(-*a.predicted_gain_per_step_ns, true),
+                      "/step)");
+    }
+    absl::StrAppend(out, Wrap(line, "", "    "));
+    if (show_fixes && a.status != AdviceStatus::kResolved && !a.fix.empty()) {
+      absl::StrAppend(out, Wrap(Printable(a.fix), "    ", "    "));
+    }
+  }
+  if (!show_fixes && d.after.devices > 0) {
+    absl::StrAppendFormat(out, "  (the run after loses %s of its steady state: no fix shown)\n",
+                          Pct(d.lost_share.after));
+  }
+}
+
+void Caveats(const ReportDiff& d, std::string* out) {
+  if (d.caveats.empty()) return;
+  absl::StrAppend(out, "\nthe comparison is weak:\n");
+  for (const DiffCaveat& c : d.caveats)
+    absl::StrAppend(out, Wrap(Printable(c.message), "  - ", "    "));
+}
+
+// ---------------------------------------------------------------------------------------------
+// JSON
+
+using Json = rapidjson::PrettyWriter<rapidjson::StringBuffer>;
+
+void Str(Json& w, absl::string_view s) {
+  const std::string valid = IsValidUtf8(s) ? std::string(s) : ToValidUtf8(s);
+  w.String(valid.data(), static_cast<rapidjson::SizeType>(valid.size()));
+}
+
+void Number(Json& w, double v) {
+  if (std::isfinite(v)) {
+    w.Double(v);
+  } else {
+    w.Null();
+  }
+}
+
+void JsonChange(Json& w, absl::string_view key, const Change& c) {
+  Str(w, key);
+  w.StartObject();
+  Str(w, "before");
+  w.Int64(c.before);
+  Str(w, "after");
+  w.Int64(c.after);
+  Str(w, "change");
+  w.Int64(c.Delta());
+  Str(w, "relative");
+  if (const std::optional<double> r = c.Relative()) {
+    Number(w, *r);
+  } else {
+    w.Null();
+  }
+  w.EndObject();
+}
+
+void JsonChange(Json& w, absl::string_view key, const std::optional<Change>& c) {
+  if (c) {
+    JsonChange(w, key, *c);
+  } else {
+    Str(w, key);
+    w.Null();
+  }
+}
+
+void JsonShare(Json& w, absl::string_view key, const ShareChange& s) {
+  Str(w, key);
+  w.StartObject();
+  Str(w, "before");
+  Number(w, s.before);
+  Str(w, "after");
+  Number(w, s.after);
+  Str(w, "change");
+  Number(w, s.Delta());
+  w.EndObject();
+}
+
+void JsonSubcause(Json& w, absl::string_view key, const std::optional<Subcause>& s) {
+  Str(w, key);
+  if (s) {
+    Str(w, QualifiedSubcauseName(*s));
+  } else {
+    w.Null();
+  }
+}
+
+void JsonRun(Json& w, absl::string_view key, const DiffRun& r) {
+  Str(w, key);
+  w.StartObject();
+  Str(w, "source");
+  Str(w, r.source);
+  Str(w, "inputs");
+  w.StartArray();
+  for (const std::string& in : r.inputs) Str(w, in);
+  w.EndArray();
+  Str(w, "step_source");
+  Str(w, r.step_source);
+  Str(w, "devices");
+  w.Int(r.devices);
+  Str(w, "completeness");
+  Str(w, r.completeness);
+  Str(w, "sampled");
+  w.Bool(r.sampled);
+  Str(w, "warnings");
+  w.Int64(r.warnings);
+  w.EndObject();
+}
+
+void JsonDevice(Json& w, absl::string_view key, const DiffDevice& d) {
+  if (!key.empty()) Str(w, key);
+  w.StartObject();
+  Str(w, "rank");
+  if (d.rank) {
+    w.Int(*d.rank);
+  } else {
+    w.Null();
+  }
+  Str(w, "device");
+  w.Int(d.device);
+  Str(w, "name");
+  Str(w, d.name);
+  w.EndObject();
+}
+
+void JsonCauses(Json& w, absl::string_view key, const std::array<Change, kNumCauses>& causes) {
+  Str(w, key);
+  w.StartObject();
+  for (int c = 0; c < kNumCauses; ++c) JsonChange(w, CauseName(static_cast<Cause>(c)), causes[c]);
+  w.EndObject();
+}
+
+std::string JsonText(const ReportDiff& d) {
+  rapidjson::StringBuffer buffer;
+  Json w(buffer);
+  w.SetIndent(' ', 1);
+  w.StartObject();
+  Str(w, "schema");
+  Str(w, ReportDiff::kSchema);
+  Str(w, "generator");
+  Str(w, absl::StrCat("gpuidle ", kVersion));
+  JsonRun(w, "before", d.before);
+  JsonRun(w, "after", d.after);
+  Str(w, "unit");
+  Str(w, DiffUnitName(d.unit));
+
+  Str(w, "verdict");
+  w.StartObject();
+  Str(w, "outcome");
+  Str(w, DiffOutcomeName(d.verdict.outcome));
+  Str(w, "metric");
+  Str(w, d.verdict.metric);
+  JsonSubcause(w, "main_change", d.verdict.main_change);
+  Str(w, "weak");
+  w.Bool(d.verdict.weak);
+  Str(w, "text");
+  Str(w, d.verdict.text);
+  w.EndObject();
+
+  Str(w, "caveats");
+  w.StartArray();
+  for (const DiffCaveat& c : d.caveats) {
+    w.StartObject();
+    Str(w, "code");
+    Str(w, c.code);
+    Str(w, "message");
+    Str(w, c.message);
+    w.EndObject();
+  }
+  w.EndArray();
+
+  Str(w, "steady");
+  w.StartObject();
+  JsonChange(w, "ns", d.steady_ns);
+  JsonChange(w, "steps", d.steps);
+  JsonChange(w, "mean_step_ns", d.mean_step_ns);
+  JsonChange(w, "median_step_ns", d.median_step_ns);
+  JsonShare(w, "busy_share", d.busy_share);
+  JsonShare(w, "idle_share", d.idle_share);
+  JsonShare(w, "lost_share", d.lost_share);
+  JsonChange(w, "busy_per_unit_ns", d.busy_per_unit);
+  JsonChange(w, "lost_per_unit_ns", d.lost_per_unit);
+  w.EndObject();
+
+  JsonCauses(w, "lost_by_cause", d.lost_by_cause);
+  Str(w, "lost_by_subcause");
+  w.StartObject();
+  for (int s = 0; s < kNumSubcauses; ++s) {
+    JsonChange(w, QualifiedSubcauseName(static_cast<Subcause>(s)), d.lost_by_subcause[s]);
+  }
+  w.EndObject();
+
+  Str(w, "communication");
+  w.StartObject();
+  JsonChange(w, "comm_per_unit_ns", d.comm_per_unit);
+  JsonChange(w, "exposed_per_unit_ns", d.exposed_comm_per_unit);
+  JsonChange(w, "wait_per_unit_ns", d.comm_wait_per_unit);
+  w.EndObject();
+
+  Str(w, "start_up");
+  w.StartObject();
+  JsonChange(w, "ns", d.start_up_ns);
+  Str(w, "parts");
+  w.StartArray();
+  for (const OneOffChange& p : d.start_up_parts) {
+    w.StartObject();
+    Str(w, "kind");
+    Str(w, OneOffKindName(p.kind));
+    JsonChange(w, "ns", p.ns);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+
+  Str(w, "devices");
+  w.StartArray();
+  for (const DeviceDiff& x : d.devices) {
+    w.StartObject();
+    JsonDevice(w, "before", x.before);
+    JsonDevice(w, "after", x.after);
+    Str(w, "unit");
+    Str(w, DiffUnitName(x.unit));
+    JsonChange(w, "steady_ns", x.steady_ns);
+    JsonChange(w, "step_count", x.step_count);
+    JsonChange(w, "mean_step_ns", x.mean_step_ns);
+    JsonShare(w, "busy_share", x.busy_share);
+    JsonShare(w, "lost_share", x.lost_share);
+    JsonCauses(w, "lost_by_cause", x.lost_by_cause);
+    JsonChange(w, "comm_wait_per_unit_ns", x.comm_wait_ns);
+    JsonSubcause(w, "dominant_before", x.dominant_before);
+    JsonSubcause(w, "dominant_after", x.dominant_after);
+    w.EndObject();
+  }
+  w.EndArray();
+  for (const auto* list : {&d.only_before, &d.only_after}) {
+    Str(w, list == &d.only_before ? "only_before" : "only_after");
+    w.StartArray();
+    for (const DiffDevice& x : *list) JsonDevice(w, "", x);
+    w.EndArray();
+  }
+
+  Str(w, "advice");
+  w.StartArray();
+  for (const AdviceChange& a : d.advice) {
+    w.StartObject();
+    Str(w, "cause");
+    Str(w, CauseName(CauseOf(a.subcause)));
+    Str(w, "subcause");
+    Str(w, QualifiedSubcauseName(a.subcause));
+    Str(w, "status");
+    Str(w, AdviceStatusName(a.status));
+    for (const auto& [key, share] :
+         {std::pair{"share_before", a.share_before}, std::pair{"share_after", a.share_after}}) {
+      Str(w, key);
+      if (share) {
+        Number(w, *share);
+      } else {
+        w.Null();
+      }
+    }
+    Str(w, "predicted_gain_per_step_ns");
+    if (a.predicted_gain_per_step_ns) {
+      w.Int64(*a.predicted_gain_per_step_ns);
+    } else {
+      w.Null();
+    }
+    Str(w, "fix");
+    Str(w, a.fix);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+  return std::string(buffer.GetString(), buffer.GetSize()) + "\n";
+}
+
+}  // namespace
+
+std::string WriteDiffText(const ReportDiff& d) {
+  std::string out = "gpuidle diff: what changed from before to after\n";
+  absl::StrAppend(&out, RunLine(d.before, d.steps, false), RunLine(d.after, d.steps, true));
+  absl::StrAppend(&out, "\n", Wrap(Printable(d.verdict.text), "", "  "));
+  Steady(d, &out);
+  Causes(d, &out);
+  Communication(d, &out);
+  StartUp(d, &out);
+  Devices(d, &out);
+  AdviceSection(d, &out);
+  Caveats(d, &out);
+  return out;
+}
+
+std::string WriteDiffJson(const ReportDiff& d) { return JsonText(d); }
+
+absl::StatusOr<std::string> WriteDiff(const ReportDiff& diff, absl::string_view format) {
+  if (format == "text" || format == "txt") return WriteDiffText(diff);
+  if (format == "json") return WriteDiffJson(diff);
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown diff format \"", Printable(format), "\" (formats: text, json)"));
+}
+
+}  // namespace gpuidle::internal

@@ -1,0 +1,236 @@
+#include "cli/diff_command.h"
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "cli/cli.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "rapidjson/document.h"
+#include "testing/temp_dir.h"
+
+namespace gpuidle::internal {
+namespace {
+
+using ::gpuidle::testing::ReadFileOrDie;
+using ::gpuidle::testing::TempDir;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+const std::string kTraces = GPUIDLE_TEST_DATA_DIR "/traces/torch";
+const std::string kStarved = kTraces + "/dataloader_starved.json.gz";
+const std::string kHealthy = kTraces + "/healthy_matmul.json.gz";
+const std::string kRank0 = kTraces + "/nccl_straggler.rank0.json.gz";
+const std::string kRank1 = kTraces + "/nccl_straggler.rank1.json.gz";
+
+struct CliResult {
+  int code = -1;
+  std::string out;
+  std::string err;
+};
+
+CliResult Cli(const std::vector<std::string>& args) {
+  std::ostringstream out, err;
+  CliResult r;
+  r.code = RunCli(args, out, err);
+  r.out = out.str();
+  r.err = err.str();
+  return r;
+}
+
+rapidjson::Document ParseDiff(const std::string& text) {
+  rapidjson::Document doc;
+  doc.Parse(text.c_str(), text.size());
+  EXPECT_FALSE(doc.HasParseError()) << text.substr(0, 300);
+  EXPECT_TRUE(doc.IsObject() && doc.HasMember("schema") && doc["schema"] == "gpuidle.diff/1");
+  return doc;
+}
+
+TEST(DiffCommand, IsInTheUsage) {
+  const CliResult r = Cli({"help"});
+  EXPECT_THAT(r.out, HasSubstr("  diff BEFORE AFTER"));
+  EXPECT_THAT(r.out, HasSubstr("diff BEFORE... -- AFTER..."));
+  EXPECT_THAT(r.out, HasSubstr("diff options"));
+  EXPECT_THAT(Cli({"diff", "--help"}).out, StartsWith("usage: gpuidle <command> [options]"));
+}
+
+// The recorded traces of a data-starved training loop and of a healthy one: the step time fell
+// and the DataLoader wait went with it.
+TEST(DiffCommand, SaysTheFixWorkedWhenTheDataLoaderWaitIsGone) {
+  const CliResult r = Cli({"diff", kStarved, kHealthy});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_THAT(r.out, StartsWith("gpuidle diff: what changed from before to after\n"));
+  EXPECT_THAT(r.out, HasSubstr("data_starved.dataloader -"));
+  EXPECT_THAT(r.out, HasSubstr("the fix worked"));
+  EXPECT_THAT(r.out, HasSubstr("resolved  data_starved.dataloader"));
+  for (absl::string_view line : absl::StrSplit(r.out, '\n')) EXPECT_LE(line.size(), 100u) << line;
+
+  const rapidjson::Document doc =
+      ParseDiff(Cli({"diff", "--format", "json", kStarved, kHealthy}).out);
+  EXPECT_STREQ(doc["unit"].GetString(), "per_step");
+  EXPECT_STREQ(doc["verdict"]["outcome"].GetString(), "improved");
+  EXPECT_STREQ(doc["verdict"]["main_change"].GetString(), "data_starved.dataloader");
+  const rapidjson::Value& step = doc["steady"]["mean_step_ns"];
+  EXPECT_LT(step["after"].GetInt64(), step["before"].GetInt64());
+  const rapidjson::Value& loader = doc["lost_by_subcause"]["data_starved.dataloader"];
+  EXPECT_GT(loader["before"].GetInt64(), 15'000'000);  // about 20 ms of each step
+  EXPECT_EQ(loader["after"].GetInt64(), 0);
+  EXPECT_THAT(doc["before"]["inputs"][0].GetString(), HasSubstr("dataloader_starved"));
+  EXPECT_THAT(doc["after"]["inputs"][0].GetString(), HasSubstr("healthy_matmul"));
+}
+
+TEST(DiffCommand, FindsNoChangeBetweenATraceAndItself) {
+  const CliResult r = Cli({"diff", "--format", "json", kStarved, kStarved});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  const rapidjson::Document doc = ParseDiff(r.out);
+  EXPECT_STREQ(doc["verdict"]["outcome"].GetString(), "unchanged");
+  EXPECT_FALSE(doc["verdict"]["weak"].GetBool());
+  EXPECT_EQ(doc["caveats"].Size(), 0u);
+  for (const auto& m : doc["lost_by_subcause"].GetObject()) {
+    EXPECT_EQ(m.value["change"].GetInt64(), 0) << m.name.GetString();
+  }
+  EXPECT_EQ(doc["steady"]["mean_step_ns"]["change"].GetInt64(), 0);
+  for (const auto& a : doc["advice"].GetArray()) EXPECT_STREQ(a["status"].GetString(), "remaining");
+}
+
+// A run's reports, written by `gpuidle analyze`, compare as its traces do.
+TEST(DiffCommand, ReportsGiveTheDiffTheirTracesGive) {
+  TempDir dir;
+  const std::string before = dir.Path("before.json"), after = dir.Path("after.json");
+  ASSERT_EQ(Cli({"analyze", "-q", "--out", before, kStarved}).code, kExitOk);
+  ASSERT_EQ(Cli({"analyze", "-q", "--out", after, kHealthy}).code, kExitOk);
+  const CliResult traces = Cli({"diff", "--format", "json", kStarved, kHealthy});
+  const CliResult reports = Cli({"diff", "--format", "json", before, after});
+  ASSERT_EQ(reports.code, kExitOk) << reports.err;
+  rapidjson::Document a = ParseDiff(traces.out), b = ParseDiff(reports.out);
+  for (rapidjson::Document* d : {&a, &b}) {
+    (*d)["before"].RemoveMember("inputs");
+    (*d)["after"].RemoveMember("inputs");
+  }
+  EXPECT_TRUE(a == b) << "from traces:\n" << traces.out << "\nfrom reports:\n" << reports.out;
+}
+
+// Several files a side are the ranks of one job; the devices pair up by rank.
+TEST(DiffCommand, ComparesTheRanksOfAJobAcrossTheSeparator) {
+  const CliResult r = Cli({"diff", "--format", "json", kRank0, kRank1, "--", kRank0, kRank1});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  const rapidjson::Document doc = ParseDiff(r.out);
+  EXPECT_EQ(doc["before"]["devices"].GetInt(), 2);
+  ASSERT_EQ(doc["devices"].Size(), 2u);
+  std::vector<int> ranks;
+  for (const auto& d : doc["devices"].GetArray()) ranks.push_back(d["after"]["rank"].GetInt());
+  EXPECT_THAT(ranks, ElementsAre(0, 1));
+  EXPECT_FALSE(doc["communication"]["wait_per_unit_ns"].IsNull());
+  EXPECT_STREQ(doc["verdict"]["outcome"].GetString(), "unchanged");
+
+  // One rank against the job: a comparison, with the unmatched rank named.
+  const CliResult one = Cli({"diff", kRank0, "--", kRank0, kRank1});
+  ASSERT_EQ(one.code, kExitOk) << one.err;
+  EXPECT_THAT(one.out, HasSubstr("the comparison is weak"));
+  EXPECT_THAT(one.out, HasSubstr("after only: rank 1 GPU 1"));
+}
+
+TEST(DiffCommand, NeedsTheRunBeforeAndTheRunAfter) {
+  for (const std::vector<std::string>& args :
+       std::vector<std::vector<std::string>>{{"diff"},
+                                             {"diff", kStarved},
+                                             {"diff", kStarved, kHealthy, kStarved},
+                                             {"diff", kStarved, "--"},
+                                             {"diff", "--", kStarved}}) {
+    const CliResult r = Cli(args);
+    EXPECT_EQ(r.code, kExitUsage) << args.size();
+    EXPECT_THAT(r.err, HasSubstr("diff needs the run before and the run after"));
+    EXPECT_EQ(r.out, "");
+  }
+  const CliResult twice = Cli({"diff", kStarved, "--", kHealthy, "--", kStarved});
+  EXPECT_EQ(twice.code, kExitUsage);
+  EXPECT_THAT(twice.err, HasSubstr("one \"--\""));
+}
+
+TEST(DiffCommand, RejectsBadOptions) {
+  CliResult r = Cli({"diff", "--format", "html", kStarved, kHealthy});
+  EXPECT_EQ(r.code, kExitUsage);
+  EXPECT_THAT(r.err, HasSubstr("--format \"html\": must be \"text\" or \"json\""));
+  r = Cli({"diff", "--fast", kStarved, kHealthy});
+  EXPECT_EQ(r.code, kExitUsage);
+  EXPECT_THAT(r.err, HasSubstr("unknown option --fast"));
+  r = Cli({"diff", kStarved, kHealthy, "--out"});
+  EXPECT_EQ(r.code, kExitUsage);
+  EXPECT_THAT(r.err, HasSubstr("--out needs a value"));
+  r = Cli({"diff", "--launch-gap-max-us", "0", kStarved, kHealthy});
+  EXPECT_EQ(r.code, kExitUsage);
+  EXPECT_THAT(r.err, HasSubstr("--launch-gap-max-us \"0\": must be"));
+}
+
+TEST(DiffCommand, AppliesTheAnalysisThresholdsToBothRuns) {
+  const auto host = [](const std::vector<std::string>& flags) {
+    std::vector<std::string> args = {"diff", "--format", "json"};
+    args.insert(args.end(), flags.begin(), flags.end());
+    args.insert(args.end(), {kStarved, kStarved});
+    const CliResult r = Cli(args);
+    EXPECT_EQ(r.code, kExitOk) << r.err;
+    const rapidjson::Document doc = ParseDiff(r.out);
+    const rapidjson::Value& v = doc["lost_by_subcause"]["data_starved.host"];
+    EXPECT_EQ(v["before"].GetInt64(), v["after"].GetInt64());
+    return v["after"].GetInt64();
+  };
+  // With a 1 us launch gap the eager dispatch between launches is host time, on both sides.
+  EXPECT_GT(host({"--launch-gap-max-us", "1"}), host({}) + 1'000'000);
+}
+
+TEST(DiffCommand, NamesTheSideOfAnUnreadableInput) {
+  TempDir dir;
+  const std::string missing = dir.Path("missing.json.gz");
+  CliResult r = Cli({"diff", missing, kHealthy});
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_THAT(r.err, HasSubstr("gpuidle: before: "));
+  EXPECT_THAT(r.err, HasSubstr(missing));
+  const std::string junk = dir.Write("junk.json", "not json");
+  r = Cli({"diff", kStarved, junk});
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_THAT(r.err, HasSubstr("gpuidle: after: "));
+  EXPECT_EQ(r.out, "");
+}
+
+TEST(DiffCommand, WritesTheDiffFileByTheOutputRules) {
+  TempDir dir;
+  const std::string path = dir.Path("diff.json");
+  CliResult r = Cli({"diff", "--out", path, kStarved, kHealthy});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  ParseDiff(ReadFileOrDie(path));  // JSON from the extension
+  EXPECT_THAT(r.out, StartsWith("gpuidle diff: what changed"));
+  EXPECT_THAT(r.out, HasSubstr("diff written to " + path + "\n"));
+
+  // An existing file is replaced only when asked.
+  r = Cli({"diff", "--out", path, kHealthy, kStarved});
+  EXPECT_EQ(r.code, kExitBadOutput);
+  EXPECT_THAT(r.err, HasSubstr("(--overwrite replaces it)"));
+  r = Cli({"diff", "-q", "--overwrite", "--format", "text", "--out", path, kHealthy, kStarved});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_THAT(ReadFileOrDie(path), StartsWith("gpuidle diff: what changed"));
+  EXPECT_THAT(ReadFileOrDie(path), HasSubstr("it got worse"));
+
+  // Never over an input, of either run.
+  TempDir inputs;
+  const std::string before = inputs.Path("before.json");
+  ASSERT_EQ(Cli({"analyze", "-q", "--out", before, kStarved}).code, kExitOk);
+  const std::string kept = ReadFileOrDie(before);
+  r = Cli({"diff", "--overwrite", "--out", before, kHealthy, before});
+  EXPECT_EQ(r.code, kExitBadOutput);
+  EXPECT_EQ(ReadFileOrDie(before), kept);
+}
+
+TEST(DiffCommand, PrintsNothingWhenQuiet) {
+  const CliResult r = Cli({"diff", "--quiet", kStarved, kHealthy});
+  EXPECT_EQ(r.code, kExitOk);
+  EXPECT_EQ(r.out, "");
+}
+
+}  // namespace
+}  // namespace gpuidle::internal
