@@ -54,6 +54,9 @@ struct ProfilerOptions {
   std::string trace_path;
   // Print the text summary on stderr when collection stops.            GPUIDLE_QUIET=1 clears
   bool print_summary = true;
+  // Colours in the summary printed on stderr: "auto" (on a terminal, unless NO_COLOR is set),
+  // "always" or "never"; files never get colour.                         GPUIDLE_COLOR
+  std::string color = "auto";
 
   // Memory bound: collection stops after this many records; the report then says so and covers
   // the time until then.                                                GPUIDLE_MAX_RECORDS

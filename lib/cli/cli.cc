@@ -1,19 +1,25 @@
 #include "cli/cli.h"
 
+#include <unistd.h>
+
+#include <iostream>
 #include <optional>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "cli/progress_bar.h"
 #include "cli/diff_command.h"
 #include "cli/run_command.h"
 #include "core/output_file.h"
+#include "core/terminal.h"
 #include "core/text_safety.h"
 #include "core/version.h"
 #include "gpuidle/analyze.h"
 #include "gpuidle/cli.h"
 #include "gpuidle/settings.h"
 #include "report/writer.h"
+#include "session/analyze_files.h"
 #include "session/option_table.h"
 
 namespace gpuidle::internal {
@@ -80,6 +86,14 @@ const std::string& Usage() {
   return *usage;
 }
 
+// The descriptor behind a stream RunCli was given: only the process's own standard streams can
+// be terminals (a test's or a binding's string stream is none).
+int FdOf(const std::ostream& s) {
+  if (&s == &std::cout) return STDOUT_FILENO;
+  if (&s == &std::cerr) return STDERR_FILENO;
+  return -1;
+}
+
 int Analyze(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   ProfilerOptions settings;  // only the analysis part and the format are used
   std::vector<std::string> traces;
@@ -123,7 +137,15 @@ int Analyze(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     return UsageError(err, WriterForFormat(*format).status().message());
   }
 
-  absl::StatusOr<Report> report = AnalyzeTraceFiles(traces, options);
+  // A progress bar for a long read, on a terminal only (core/terminal.h, cli/progress_bar.h).
+  std::optional<ProgressBar> bar;
+  if (!quiet && FdOf(err) >= 0 && IsTerminal(FdOf(err))) bar.emplace(err, FileSizes(traces));
+  FileProgress progress;
+  if (bar) progress = [&](size_t file, uint64_t bytes) { bar->Update(file, bytes); };
+  absl::StatusOr<Report> report = AnalyzeTraceFilesWithProgress(traces, options, progress);
+  if (bar) bar->Finish();
+  // Colour for the summary on a terminal's standard output (GPUIDLE_COLOR, NO_COLOR...).
+  const bool color = UseColor(ParseColorWhen(settings.color).value_or(ColorWhen::kAuto), FdOf(out));
   if (!report.ok()) {
     err << "gpuidle: " << Printable(report.status().message()) << "\n";
     return report.status().code() == absl::StatusCode::kInvalidArgument ||
@@ -144,12 +166,13 @@ int Analyze(const std::vector<std::string>& args, std::ostream& out, std::ostrea
           << (ReplaceableIfAsked(s) ? " (--overwrite replaces it)" : "") << "\n";
       return kExitBadOutput;
     }
-    if (!quiet) out << *FormatReport(*report, "text");
+    if (!quiet) out << *FormatText(*report, color);
     if (!quiet) out << "\nreport written to " << Printable(*out_path) << "\n";
     return kExitOk;
   }
   if (quiet) return kExitOk;
-  out << *FormatReport(*report, format.value_or("text"));
+  const std::string chosen = format.value_or("text");
+  out << (chosen == "text" ? *FormatText(*report, color) : *FormatReport(*report, chosen));
   // Standard output is the report here: one that could not be written (a full disk, a
   // closed file) is not a success.
   out.flush();

@@ -320,10 +320,39 @@ class ReadAheadSource : public ByteSource {
   uint64_t file_bytes_ = 0;
 };
 
+class ProgressSource : public ByteSource {
+ public:
+  ProgressSource(std::unique_ptr<ByteSource> inner, ReadProgress progress)
+      : inner_(std::move(inner)), progress_(std::move(progress)) {}
+
+  absl::StatusOr<size_t> Read(char* buffer, size_t n) override {
+    absl::StatusOr<size_t> got = inner_->Read(buffer, n);
+    const uint64_t at = inner_->file_bytes_read();
+    const bool end = got.ok() && *got == 0 && n > 0;
+    if (at >= told_ + kProgressStep || (end && at != told_)) {
+      told_ = at;
+      progress_(at);
+    }
+    return got;
+  }
+  uint64_t file_bytes_read() const override { return inner_->file_bytes_read(); }
+  bool compressed() const override { return inner_->compressed(); }
+
+ private:
+  std::unique_ptr<ByteSource> inner_;
+  ReadProgress progress_;
+  uint64_t told_ = 0;
+};
+
 }  // namespace
 
 std::unique_ptr<ByteSource> ReadAhead(std::unique_ptr<ByteSource> inner, size_t chunk_bytes) {
   return std::make_unique<ReadAheadSource>(std::move(inner), std::max<size_t>(chunk_bytes, 1));
+}
+
+std::unique_ptr<ByteSource> WithProgress(std::unique_ptr<ByteSource> inner, ReadProgress progress) {
+  if (!progress) return inner;
+  return std::make_unique<ProgressSource>(std::move(inner), std::move(progress));
 }
 
 namespace {

@@ -768,7 +768,8 @@ absl::StatusOr<Report> ReadRestOfReport(ByteSource& source, std::string bytes,
   return ParseReportJson(bytes, path);
 }
 
-absl::StatusOr<InputFile> ReadInputFileOrThrow(const std::string& path) {
+absl::StatusOr<InputFile> ReadInputFileOrThrow(const std::string& path,
+                                               const ReadProgress& progress) {
   GPUIDLE_ASSIGN_OR_RETURN(std::unique_ptr<ByteSource> source, OpenByteSource(path));
   constexpr size_t kHeadBytes = 4096;
   std::string head;
@@ -779,8 +780,12 @@ absl::StatusOr<InputFile> ReadInputFileOrThrow(const std::string& path) {
     return in;
   }
   // A trace, read as ReadTraceFile reads it (ingest/read_trace.cc).
-  absl::StatusOr<Timeline> timeline = ReadKinetoTrace(*ReadAhead(
-      std::make_unique<PrefixedSource>(std::move(head), std::move(head_error), std::move(source))));
+  // Progress is told by the consumer of the read-ahead: in the calling thread.
+  const std::unique_ptr<ByteSource> trace =
+      WithProgress(ReadAhead(std::make_unique<PrefixedSource>(
+                       std::move(head), std::move(head_error), std::move(source))),
+                   progress);
+  absl::StatusOr<Timeline> timeline = ReadKinetoTrace(*trace);
   if (!timeline.ok()) {
     return absl::Status(timeline.status().code(),
                         absl::StrCat(path, ": ", timeline.status().message()));
@@ -858,9 +863,9 @@ bool LooksLikeReportJson(absl::string_view head) {
          expect(absl::StrCat("\"", kReportSchemaPrefix));
 }
 
-absl::StatusOr<InputFile> ReadInputFile(const std::string& path) {
+absl::StatusOr<InputFile> ReadInputFile(const std::string& path, const ReadProgress& progress) {
   try {
-    return ReadInputFileOrThrow(path);
+    return ReadInputFileOrThrow(path, progress);
   } catch (const std::bad_alloc&) {
     return absl::ResourceExhaustedError(absl::StrCat(path, ": out of memory while reading it"));
   }

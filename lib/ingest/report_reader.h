@@ -25,6 +25,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "gpuidle/report.h"
+#include "ingest/byte_source.h"
 #include "ingest/kineto_reader.h"
 #include "model/timeline.h"
 
@@ -68,7 +69,9 @@ struct InputFile {
   std::optional<Report> report;  // set for a report
   Timeline trace;                // otherwise
 };
-absl::StatusOr<InputFile> ReadInputFile(const std::string& path);
+// progress, if given, is told how far a trace has been read (ingest/byte_source.h).
+absl::StatusOr<InputFile> ReadInputFile(const std::string& path,
+                                        const ReadProgress& progress = nullptr);
 
 }  // namespace gpuidle::internal
 

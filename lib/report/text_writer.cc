@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "core/terminal.h"
 #include "core/text_safety.h"
 #include "gpuidle/report.h"
 #include "report/phases.h"
@@ -20,13 +21,49 @@ namespace {
 constexpr size_t kMaxStepsShown = 20;
 constexpr size_t kMaxOffendersShown = 8;
 constexpr size_t kSiteWidth = 78;
+constexpr size_t kMaxStepNameWidth = 22;
+constexpr size_t kMinStepNameWidth = 10;
+constexpr size_t kDeviceNameWidth = 40;
 constexpr size_t kEvidenceWidth = 48;
 constexpr size_t kMaxWarningsShown = 5;
 constexpr size_t kMaxCollectiveKindsShown = 8;
 constexpr size_t kMaxRanksShown = 16;
 constexpr size_t kMaxStragglersShown = 3;
 constexpr size_t kMaxDevicesNamed = 4;
-constexpr size_t kMaxWidth = 100;  // columns of the lines this writer composes
+constexpr size_t kMaxWidth = 100;  // display columns of every line (FitLines makes sure)
+
+// ANSI colours where the caller asks for them (TextOptions::color), in the trace writer's
+// palette: reds for data-starved, blues for launch-bound, yellows for sync-bound, grey for no
+// evidence. Only escape codes are added: without them the text is the uncoloured text.
+class Palette {
+ public:
+  explicit Palette(bool on) : on_(on) {}
+  std::string Bold(absl::string_view s) const { return Sgr("1", s); }
+  std::string Warning(absl::string_view s) const { return Sgr("33", s); }
+  std::string OfCause(Cause c, absl::string_view s) const {
+    switch (c) {
+      case Cause::kDataStarved:
+        return Sgr("31", s);
+      case Cause::kLaunchBound:
+        return Sgr("34", s);
+      case Cause::kSyncBound:
+        return Sgr("33", s);
+      case Cause::kUnattributed:
+        return Sgr("2", s);
+    }
+    return std::string(s);
+  }
+  std::string OfSubcause(Subcause sub, absl::string_view s) const {
+    return OfCause(CauseOf(sub), s);
+  }
+
+ private:
+  std::string Sgr(absl::string_view code, absl::string_view s) const {
+    if (!on_ || s.empty()) return std::string(s);
+    return absl::StrCat("\x1b[", code, "m", s, "\x1b[0m");
+  }
+  bool on_;
+};
 
 std::string Ms(int64_t ns) { return absl::StrFormat("%.1f", static_cast<double>(ns) / 1e6); }
 
@@ -69,14 +106,24 @@ std::string DisplayName(absl::string_view name) {
   return std::string(name);
 }
 
+// "site -> what" in at most kSiteWidth columns: each part elided in the middle on its own, so
+// that the site's file:line and the call or kernel both stay readable.
 std::string OffenderLine(const Offender& o) {
   const bool kernel = o.subcause == Subcause::kLaunchOverhead ||
                       o.subcause == Subcause::kKernelGap || o.subcause == Subcause::kUnattributed;
-  const std::string what = Printable(kernel ? DisplayName(o.what) : o.what);
-  if (o.site.empty()) return what;
-  const std::string site = Printable(o.site);
-  if (o.subcause == Subcause::kHost) return absl::StrCat(what, " before ", site);
-  return absl::StrCat(site, " -> ", what);
+  std::string what = Printable(kernel ? DisplayName(o.what) : o.what);
+  if (o.site.empty()) return ElideMiddle(what, kSiteWidth);
+  std::string site = Printable(o.site);
+  const bool host = o.subcause == Subcause::kHost;
+  const size_t joint = host ? 8 : 4;  // " before ", " -> "
+  const size_t room = kSiteWidth - joint;
+  if (DisplayWidth(site) + DisplayWidth(what) > room) {
+    // The shorter part keeps what it needs up to half the room, the longer one the rest.
+    const size_t what_room = std::max(room - std::min(DisplayWidth(site), room / 2), room / 2);
+    what = ElideMiddle(what, what_room);
+    site = ElideMiddle(site, room - DisplayWidth(what));
+  }
+  return host ? absl::StrCat(what, " before ", site) : absl::StrCat(site, " -> ", what);
 }
 
 std::string DeviceLabel(const std::optional<int>& rank, int device) {
@@ -129,7 +176,7 @@ std::string PartsLine(const DeviceReport& d, Phase p, size_t max_parts = SIZE_MA
     std::vector<std::string> notes;
     if (notes_too && o->count > 1) notes.push_back(absl::StrCat(o->count, "x"));
     if (notes_too && !o->evidence.empty()) {
-      notes.push_back(Shorten(Printable(o->evidence), kEvidenceWidth));
+      notes.push_back(ElideMiddle(Printable(o->evidence), kEvidenceWidth));
     }
     parts.push_back(
         absl::StrCat(OneOffLabel(o->kind, p), " ", Duration(o->ns),
@@ -212,7 +259,8 @@ void SteadyHeadline(const Report& r, std::string* out) {
 // The headline of a device with communication (docs/ANALYSIS.md, "Communication"): compute
 // (some other kernel runs), communication (only collectives run; the part of all collective
 // time that waited for peers in parentheses), idle; then the lost time, idle plus waiting.
-void CommHeadline(const DeviceReport& d, const std::string& label, std::string* out) {
+void CommHeadline(const DeviceReport& d, const std::string& label, const Palette& paint,
+                  std::string* out) {
   const int64_t steady = d.PhaseNs(Phase::kSteady);
   std::string figures = absl::StrCat("compute ", Pct(d.busy_ns - d.exposed_comm_ns, steady),
                                      "  communication ", Pct(d.exposed_comm_ns, steady));
@@ -223,10 +271,10 @@ void CommHeadline(const DeviceReport& d, const std::string& label, std::string* 
                     Pct(*d.comm_wait_ns, steady), inside ? ")" : "");
   }
   absl::StrAppend(&figures, "  idle ", Pct(d.idle_ns, steady));
-  if (label.size() + 2 + figures.size() <= kMaxWidth) {
-    absl::StrAppend(out, label, "  ", figures, "\n");
+  if (DisplayWidth(label) + 2 + DisplayWidth(figures) <= kMaxWidth) {
+    absl::StrAppend(out, paint.Bold(label), "  ", figures, "\n");
   } else {
-    absl::StrAppend(out, label, "\n  ", figures, "\n");
+    absl::StrAppend(out, paint.Bold(label), "\n  ", figures, "\n");
   }
   absl::StrAppend(out, "  lost ", Pct(d.LostNs(), steady), " of the steady state (",
                   Duration(d.LostNs()), " of ", Duration(steady), ")",
@@ -264,7 +312,7 @@ void Collectives(const DeviceReport& d, std::string* out) {
   const auto row = [&](const std::string& kind, const std::string& count, const std::string& ms,
                        const std::string& exposed, const std::string& wait,
                        const std::string& size) {
-    std::string line = absl::StrFormat("    %-26s %7s %10s %11s", kind, count, ms, exposed);
+    std::string line = absl::StrFormat("    %s %7s %10s %11s", Cell(kind, 26), count, ms, exposed);
     if (waits) absl::StrAppendFormat(&line, " %11s", wait);
     if (bytes) absl::StrAppendFormat(&line, " %10s", size);
     absl::StrAppend(out, line, "\n");
@@ -274,7 +322,7 @@ void Collectives(const DeviceReport& d, std::string* out) {
     const CollectiveStats& c = *kinds[i];
     std::string kind = c.op.empty() ? "(unnamed)" : c.op;
     if (!c.group.empty()) kind = absl::StrCat(c.group, "/", kind);
-    row(Shorten(Printable(kind), 26), absl::StrCat(c.count), Ms(c.ns), Ms(c.exposed_ns),
+    row(Printable(kind), absl::StrCat(c.count), Ms(c.ns), Ms(c.exposed_ns),
         c.wait_ns ? Ms(*c.wait_ns) : "-", c.bytes ? Bytes(*c.bytes) : "-");
   }
   if (kinds.size() > kMaxCollectiveKindsShown) {
@@ -283,16 +331,17 @@ void Collectives(const DeviceReport& d, std::string* out) {
   }
 }
 
-void Device(const Report& r, const DeviceReport& d, std::string* out) {
+void Device(const Report& r, const DeviceReport& d, const Palette& paint, std::string* out) {
   const int64_t steady = d.PhaseNs(Phase::kSteady);
   const std::string label =
-      absl::StrCat(DeviceLabel(d.rank, d.device), d.name.empty() ? "" : "  " + Printable(d.name));
+      absl::StrCat(DeviceLabel(d.rank, d.device),
+                   d.name.empty() ? "" : "  " + ElideMiddle(Printable(d.name), kDeviceNameWidth));
   if (d.comm_ns > 0) {
-    CommHeadline(d, label, out);
+    CommHeadline(d, label, paint, out);
   } else {
-    absl::StrAppendFormat(out, "%s  busy %s  idle %s of the steady state (%s of %s)\n", label,
-                          Pct(d.busy_ns, steady), Pct(d.idle_ns, steady), Duration(d.idle_ns),
-                          Duration(steady));
+    absl::StrAppendFormat(out, "%s  busy %s  idle %s of the steady state (%s of %s)\n",
+                          paint.Bold(label), Pct(d.busy_ns, steady), Pct(d.idle_ns, steady),
+                          Duration(d.idle_ns), Duration(steady));
   }
   if (d.idle_ns > 0) {
     absl::StrAppendFormat(out, "  %-14s %10s %8s   %s\n", "idle cause", "ms", "of idle",
@@ -311,7 +360,8 @@ void Device(const Report& r, const DeviceReport& d, std::string* out) {
           parts.push_back(absl::StrCat(SubcauseName(sub), " ", Ms(d.idle[sub])));
         }
       }
-      absl::StrAppendFormat(out, "  %-14s %10s %8s   %s\n", CauseName(c), Ms(ns),
+      absl::StrAppendFormat(out, "  %s %10s %8s   %s\n",
+                            PadRight(paint.OfCause(c, CauseName(c)), 14), Ms(ns),
                             Pct(ns, d.idle_ns), absl::StrJoin(parts, ", "));
     }
   }
@@ -332,9 +382,10 @@ void Device(const Report& r, const DeviceReport& d, std::string* out) {
   }
 }
 
-void Warnings(const Report& r, std::string* out) {
+void Warnings(const Report& r, const Palette& paint, std::string* out) {
   if (r.warnings.empty()) return;
-  absl::StrAppend(out, r.warnings.size() == 1 ? "warning: " : "warnings:\n");
+  absl::StrAppend(out, paint.Warning(r.warnings.size() == 1 ? "warning:" : "warnings:"),
+                  r.warnings.size() == 1 ? " " : "\n");
   if (r.warnings.size() == 1) {
     absl::StrAppend(out, Printable(r.warnings[0]), "\n");
     return;
@@ -356,7 +407,7 @@ IdleBreakdown StepLost(const StepReport& s) {
   return lost;
 }
 
-void Steps(const Report& r, std::string* out) {
+void Steps(const Report& r, const Palette& paint, std::string* out) {
   for (const DeviceReport& d : r.devices) {
     std::vector<const StepReport*> steps;
     bool waits = false;  // of any step of the device: then the steps that lost most are listed
@@ -379,38 +430,44 @@ void Steps(const Report& r, std::string* out) {
       return s->comm_wait_ns.has_value();
     });
     absl::StrAppendFormat(
-        out, "\nsteps on %s%s\n", DeviceLabel(d.rank, d.device),
+        out, "\n%s%s\n", paint.Bold(absl::StrCat("steps on ", DeviceLabel(d.rank, d.device))),
         total > steps.size() ? absl::StrCat(" (", steps.size(), " of ", total, " with the most ",
                                             waits ? "lost" : "idle", " time; all in --format json)")
                              : "");
-    // With a column for the wait for peers the columns are narrower (100 columns with
-    // sync_bound.comm_wait).
-    if (wait_column) {
-      absl::StrAppendFormat(out, "  %-18s %7s %6s %7s %9s %7s %8s %7s  %s\n", "step", "ms", "busy",
-                            "data ms", "launch ms", "sync ms", "other ms", "wait ms", "dominant");
-    } else {
-      absl::StrAppendFormat(out, "  %-22s %9s %7s %9s %9s %9s %9s  %s\n", "step", "ms", "busy",
-                            "data ms", "launch ms", "sync ms", "other ms", "dominant");
+    // The step names get what the other columns leave of kMaxWidth (kMaxStepNameWidth at
+    // most, kMinStepNameWidth at least): the widest dominant subcause and the wait column
+    // decide.
+    size_t dominant_width = std::string("dominant").size();
+    for (const StepReport* s : steps) {
+      const IdleBreakdown lost = StepLost(*s);
+      if (lost.TotalNs() > 0) {
+        dominant_width = std::max(dominant_width, QualifiedSubcauseName(lost.Dominant()).size());
+      }
     }
+    const size_t numbers = 2 + 8 + 7 + 8 + 10 + 8 + 9 + (wait_column ? 8 : 0) + 2;
+    const size_t name_width = std::clamp(kMaxWidth - std::min(kMaxWidth, numbers + dominant_width),
+                                         kMinStepNameWidth, kMaxStepNameWidth);
+    const auto row = [&](absl::string_view name, const std::string& ms, const std::string& busy,
+                         const std::string& data, const std::string& launch,
+                         const std::string& sync, const std::string& other, const std::string& wait,
+                         const std::string& dominant) {
+      absl::StrAppend(
+          out, "  ", Cell(name, name_width),
+          absl::StrFormat(" %7s %6s %7s %9s %7s %8s", ms, busy, data, launch, sync, other),
+          wait_column ? absl::StrFormat(" %7s", wait) : "", "  ", dominant, "\n");
+    };
+    row("step", "ms", "busy", "data ms", "launch ms", "sync ms", "other ms", "wait ms", "dominant");
     for (const StepReport* s : steps) {
       const int64_t span = s->end_ns - s->start_ns;
       const IdleBreakdown lost = StepLost(*s);
       const std::string dominant =
-          lost.TotalNs() > 0 ? QualifiedSubcauseName(lost.Dominant()) : "-";
-      if (wait_column) {
-        absl::StrAppendFormat(
-            out, "  %-18s %7s %6s %7s %9s %7s %8s %7s  %s\n", Shorten(Printable(s->name), 18),
-            Ms(span), Pct(s->busy_ns, span), Ms(s->idle.CauseNs(Cause::kDataStarved)),
-            Ms(s->idle.CauseNs(Cause::kLaunchBound)), Ms(s->idle.CauseNs(Cause::kSyncBound)),
-            Ms(s->idle.CauseNs(Cause::kUnattributed)), s->comm_wait_ns ? Ms(*s->comm_wait_ns) : "-",
-            dominant);
-      } else {
-        absl::StrAppendFormat(
-            out, "  %-22s %9s %7s %9s %9s %9s %9s  %s\n", Shorten(Printable(s->name), 22), Ms(span),
-            Pct(s->busy_ns, span), Ms(s->idle.CauseNs(Cause::kDataStarved)),
-            Ms(s->idle.CauseNs(Cause::kLaunchBound)), Ms(s->idle.CauseNs(Cause::kSyncBound)),
-            Ms(s->idle.CauseNs(Cause::kUnattributed)), dominant);
-      }
+          lost.TotalNs() > 0
+              ? paint.OfSubcause(lost.Dominant(), QualifiedSubcauseName(lost.Dominant()))
+              : "-";
+      row(Printable(s->name), Ms(span), Pct(s->busy_ns, span),
+          Ms(s->idle.CauseNs(Cause::kDataStarved)), Ms(s->idle.CauseNs(Cause::kLaunchBound)),
+          Ms(s->idle.CauseNs(Cause::kSyncBound)), Ms(s->idle.CauseNs(Cause::kUnattributed)),
+          s->comm_wait_ns ? Ms(*s->comm_wait_ns) : "-", dominant);
     }
   }
 }
@@ -450,7 +507,7 @@ void StragglerLine(const Report& r, int rank, std::string* out) {
   const std::string cause =
       absl::StrFormat("its own lost time is %.0f%% %s", 100 * k->own_cause_share,
                       QualifiedSubcauseName(*k->own_cause));
-  if (2 + first.size() + 2 + cause.size() <= kMaxWidth) {
+  if (2 + DisplayWidth(first) + 2 + DisplayWidth(cause) <= kMaxWidth) {
     absl::StrAppend(out, "  ", first, "; ", cause, "\n");
   } else {
     absl::StrAppend(out, "  ", first, ";\n    ", cause, "\n");
@@ -469,13 +526,13 @@ void ClockLine(const ClockAlignment& c, std::string* out) {
                           "of collectives matched\n",
                           hosts, Duration(c.residual_ns), 100 * c.matched_share);
   } else {
-    absl::StrAppend(out, "  clocks: ", Shorten(Printable(c.method), 60), "\n");
+    absl::StrAppend(out, "  clocks: ", ElideMiddle(Printable(c.method), 60), "\n");
   }
 }
 
 // The job, where the report has several ranks: the straggler(s) and their own cause, the clocks,
 // a row per rank (docs/ANALYSIS.md, "Many ranks").
-void Job(const Report& r, std::string* out) {
+void Job(const Report& r, const Palette& paint, std::string* out) {
   if (r.ranks.size() < 2) return;
   std::vector<std::string> hosts;
   for (const RankReport& k : r.ranks) {
@@ -483,10 +540,12 @@ void Job(const Report& r, std::string* out) {
       hosts.push_back(k.host);
     }
   }
-  absl::StrAppend(out, "\njob: ", r.ranks.size(), " ranks",
-                  hosts.empty()
-                      ? ""
-                      : absl::StrCat(" on ", hosts.size(), hosts.size() == 1 ? " host" : " hosts"),
+  absl::StrAppend(out, "\n",
+                  paint.Bold(absl::StrCat(
+                      "job: ", r.ranks.size(), " ranks",
+                      hosts.empty() ? ""
+                                    : absl::StrCat(" on ", hosts.size(),
+                                                   hosts.size() == 1 ? " host" : " hosts"))),
                   "\n");
   std::vector<int> stragglers = r.stragglers;
   if (r.straggler_rank &&
@@ -528,11 +587,11 @@ void Job(const Report& r, std::string* out) {
     absl::StrAppend(out, "  ", rows.size(), " of ", r.ranks.size(),
                     " ranks: the stragglers, then those that waited most (all in --format json)\n");
   }
-  absl::StrAppendFormat(out, "  %5s  %-14s %8s %12s %9s %9s  %s\n", "rank", "host", "matched",
-                        "arrived last", "late ms", "wait ms", "own cause");
+  absl::StrAppendFormat(out, "  %5s  %s %8s %12s %9s %9s  %s\n", "rank", Cell("host", 14),
+                        "matched", "arrived last", "late ms", "wait ms", "own cause");
   for (const RankReport* k : rows) {
-    absl::StrAppendFormat(out, "  %5d  %-14s %8d %12d %9s %9s  %s\n", k->rank,
-                          k->host.empty() ? "-" : Shorten(Printable(k->host), 14), k->matched,
+    absl::StrAppendFormat(out, "  %5d  %s %8d %12d %9s %9s  %s\n", k->rank,
+                          Cell(k->host.empty() ? "-" : Printable(k->host), 14), k->matched,
                           k->arrived_last, Ms(k->late_ns), Ms(k->wait_ns), OwnCause(*k));
   }
 }
@@ -602,7 +661,8 @@ std::string GpusLine(const Report& r) {
       const std::string next = absl::StrCat(i == 0 ? "" : ", ", item(*list[i]));
       const size_t rest =
           i + 1 == list.size() ? 0 : absl::StrCat(", and ", list.size() - i - 1, " more").size();
-      if (i == max_items || (i > 0 && line->size() + next.size() + rest > kMaxWidth)) {
+      if (i == max_items ||
+          (i > 0 && DisplayWidth(*line) + DisplayWidth(next) + rest > kMaxWidth)) {
         absl::StrAppend(line, ", and ", list.size() - i, " more");
         return false;
       }
@@ -618,7 +678,7 @@ std::string GpusLine(const Report& r) {
   if (unused.empty()) return line + "\n";
   // The unused on the same line where all of them fit, else on a line of their own.
   std::string one_line = line + "; unused: ";
-  if (append(unused, SIZE_MAX, &one_line) && one_line.size() <= kMaxWidth) {
+  if (append(unused, SIZE_MAX, &one_line) && DisplayWidth(one_line) <= kMaxWidth) {
     return one_line + "\n";
   }
   std::string second = "  unused: ";
@@ -628,8 +688,11 @@ std::string GpusLine(const Report& r) {
 
 class TextWriter : public ReportWriter {
  public:
+  explicit TextWriter(const TextOptions& options) : options_(options) {}
+
   std::string Write(const Report& r) const override {
-    std::string out = "gpuidle: why the GPU was idle\n";
+    const Palette paint(options_.color);
+    std::string out = paint.Bold("gpuidle: why the GPU was idle") + "\n";
     std::vector<std::string> inputs;
     for (const std::string& in : r.inputs) inputs.push_back(Printable(in));
     absl::StrAppendFormat(
@@ -664,33 +727,42 @@ class TextWriter : public ReportWriter {
     if (r.devices.empty()) out += "no GPU work in this trace\n";
     PhaseHeadline(r, Phase::kStartUp, has_steps, &out);
     SteadyHeadline(r, &out);
-    for (const DeviceReport& d : r.devices) Device(r, d, &out);
+    for (const DeviceReport& d : r.devices) Device(r, d, paint, &out);
     PhaseHeadline(r, Phase::kWindDown, has_steps, &out);
-    Job(r, &out);
-    Warnings(r, &out);
-    Steps(r, &out);
+    Job(r, paint, &out);
+    Warnings(r, paint, &out);
+    Steps(r, paint, &out);
     if (!r.offenders.empty()) {
-      absl::StrAppendFormat(&out, "\n%-30s %10s %7s\n", "top offenders", "idle ms", "gaps");
+      absl::StrAppendFormat(&out, "\n%s %10s %7s\n", PadRight(paint.Bold("top offenders"), 30),
+                            "idle ms", "gaps");
       for (size_t i = 0; i < r.offenders.size() && i < kMaxOffendersShown; ++i) {
         const Offender& o = r.offenders[i];
-        absl::StrAppendFormat(&out, "  %-28s %10s %7d\n    %s\n", QualifiedSubcauseName(o.subcause),
-                              Ms(o.idle_ns), o.count, Shorten(OffenderLine(o), kSiteWidth));
+        absl::StrAppendFormat(
+            &out, "  %s %10s %7d\n    %s\n",
+            PadRight(paint.OfSubcause(o.subcause, QualifiedSubcauseName(o.subcause)), 28),
+            Ms(o.idle_ns), o.count, OffenderLine(o));
       }
     }
     if (!r.advice.empty()) {
-      out += "\nwhat to do\n";
+      out += "\n" + paint.Bold("what to do") + "\n";
       for (const Advice& a : r.advice) {
         absl::StrAppendFormat(&out, "  %s (%.0f%% of lost time): %s\n",
-                              QualifiedSubcauseName(a.subcause), 100 * a.share_of_lost_time,
-                              Printable(a.fix));
+                              paint.OfSubcause(a.subcause, QualifiedSubcauseName(a.subcause)),
+                              100 * a.share_of_lost_time, Printable(a.fix));
       }
     }
-    return out;
+    // Names, paths, warnings and advice may be of any length: every line is fitted last.
+    return FitLines(out, kMaxWidth);
   }
+
+ private:
+  TextOptions options_;
 };
 
 }  // namespace
 
-std::unique_ptr<ReportWriter> MakeTextWriter() { return std::make_unique<TextWriter>(); }
+std::unique_ptr<ReportWriter> MakeTextWriter(const TextOptions& options) {
+  return std::make_unique<TextWriter>(options);
+}
 
 }  // namespace gpuidle::internal

@@ -19,7 +19,12 @@ class ReportWriter {
   virtual std::string Write(const Report& report) const = 0;
 };
 
-std::unique_ptr<ReportWriter> MakeTextWriter();
+// How the text summary is drawn. Whether a stream gets colour is decided by the caller
+// (core/terminal.h, UseColor), never by the writer.
+struct TextOptions {
+  bool color = false;  // ANSI colours for the headline and the causes; the text is the same
+};
+std::unique_ptr<ReportWriter> MakeTextWriter(const TextOptions& options = {});
 std::unique_ptr<ReportWriter> MakeJsonWriter();
 
 // "text" or "json"; InvalidArgument names the formats there are.

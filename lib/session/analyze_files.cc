@@ -1,4 +1,6 @@
 // The public offline API: files -> timelines (or reports read back) -> report -> formats.
+#include "session/analyze_files.h"
+
 #include <memory>
 #include <new>
 #include <optional>
@@ -56,7 +58,8 @@ absl::StatusOr<Report> MergeReportsAndTraces(const std::vector<std::string>& pat
 }
 
 absl::StatusOr<Report> AnalyzeFiles(const std::vector<std::string>& paths,
-                                    const AnalysisOptions& options) {
+                                    const AnalysisOptions& options,
+                                    const internal::FileProgress& progress) {
   GPUIDLE_RETURN_IF_ERROR(internal::ValidateOptions(options));
   if (paths.empty()) return absl::InvalidArgumentError("no trace file given");
   std::vector<internal::Timeline> timelines;
@@ -65,13 +68,16 @@ absl::StatusOr<Report> AnalyzeFiles(const std::vector<std::string>& paths,
   // back"); nullopt for a trace.
   std::vector<std::optional<Report>> reports;
   bool any_report = false;
-  for (const std::string& path : paths) {
+  for (size_t index = 0; index < paths.size(); ++index) {
+    const std::string& path = paths[index];
     // The file system would see only the part before a NUL: another file than the one named.
     if (path.find('\0') != std::string::npos) {
       return absl::InvalidArgumentError(
           absl::StrCat("trace path ", internal::QuoteForMessage(path), " holds a NUL byte"));
     }
-    GPUIDLE_ASSIGN_OR_RETURN(internal::InputFile in, internal::ReadInputFile(path));
+    internal::ReadProgress read_progress;
+    if (progress) read_progress = [&](uint64_t bytes) { progress(index, bytes); };
+    GPUIDLE_ASSIGN_OR_RETURN(internal::InputFile in, internal::ReadInputFile(path, read_progress));
     any_report |= in.report.has_value();
     if (in.report.has_value() && paths.size() > 1) {
       internal::KeepStepRowsForMerge(paths.size(), &*in.report);
@@ -105,8 +111,7 @@ absl::StatusOr<Report> AnalyzeFiles(const std::vector<std::string>& paths,
 
 absl::StatusOr<Report> AnalyzeTraceFiles(const std::vector<std::string>& paths,
                                          const AnalysisOptions& options) {
-  return OutOfMemoryIsAnError("while reading and analysing the traces",
-                              [&] { return AnalyzeFiles(paths, options); });
+  return internal::AnalyzeTraceFilesWithProgress(paths, options, nullptr);
 }
 
 absl::StatusOr<Report> MergeReportJson(const std::vector<std::string>& json_reports,
@@ -133,6 +138,25 @@ absl::StatusOr<Report> MergeReportJson(const std::vector<std::string>& json_repo
         return report;
       });
 }
+
+namespace internal {
+
+absl::StatusOr<Report> AnalyzeTraceFilesWithProgress(const std::vector<std::string>& paths,
+                                                     const AnalysisOptions& options,
+                                                     const FileProgress& progress) {
+  return OutOfMemoryIsAnError("while reading and analysing the traces",
+                              [&] { return AnalyzeFiles(paths, options, progress); });
+}
+
+absl::StatusOr<std::string> FormatText(const Report& report, bool color) {
+  TextOptions text;
+  text.color = color;
+  return OutOfMemoryIsAnError("while formatting the report", [&]() -> absl::StatusOr<std::string> {
+    return MakeTextWriter(text)->Write(report);
+  });
+}
+
+}  // namespace internal
 
 absl::StatusOr<std::string> FormatReport(const Report& report, absl::string_view format) {
   GPUIDLE_ASSIGN_OR_RETURN(std::unique_ptr<internal::ReportWriter> writer,

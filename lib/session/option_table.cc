@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "core/output_path.h"
+#include "core/terminal.h"
 #include "core/text_safety.h"
 #include "core/time_units.h"
 
@@ -91,6 +92,15 @@ absl::Status Quiet(absl::string_view value, ProfilerOptions* options) {
 
 absl::Status Python(absl::string_view value, ProfilerOptions* options) {
   const std::optional<bool> on = ParseSwitchWord(value);
+absl::Status Color(absl::string_view value, ProfilerOptions* options) {
+  const std::optional<ColorWhen> when = ParseColorWhen(value);
+  if (!when) return Bad("must be auto, always or never");
+  options->color = *when == ColorWhen::kAuto     ? "auto"
+                   : *when == ColorWhen::kAlways ? "always"
+                                                 : "never";
+  return absl::OkStatus();
+}
+
   if (!on) return Bad(kSwitchWords);
   options->python_integration = *on;
   return absl::OkStatus();

@@ -51,6 +51,7 @@ absl::Status Out(absl::string_view value, ProfilerOptions* options);
 absl::Status Format(absl::string_view value, ProfilerOptions* options);
 absl::Status Trace(absl::string_view value, ProfilerOptions* options);
 absl::Status Quiet(absl::string_view value, ProfilerOptions* options);
+absl::Status Color(absl::string_view value, ProfilerOptions* options);
 absl::Status MaxRecords(absl::string_view value, ProfilerOptions* options);
 absl::Status BufferMb(absl::string_view value, ProfilerOptions* options);
 absl::Status LaunchGapMaxUs(absl::string_view value, ProfilerOptions* options);
@@ -95,6 +96,11 @@ inline constexpr SettingSpec kSettingTable[] = {
      "1, true, yes / 0, false, no (any case)",
      "1: no summary on standard error when the program exits",
      "no summary on standard error when the program exits", kCollection, option_rules::Quiet},
+    {"GPUIDLE_COLOR", "--color", "WHEN", nullptr, nullptr, SettingType::kString, "auto", "",
+     "auto, always or never",
+     "colours in the text summary on a terminal: auto (when it goes to a terminal, unless "
+     "NO_COLOR is set; CLICOLOR_FORCE=1 forces them), always, never; files never get them",
+     nullptr, kSettingEnvironment | kSettingRunFlag | kSettingAnalyzeFlag, option_rules::Color},
     {"GPUIDLE_MAX_RECORDS", "--max-records", "N", nullptr, "max_records", SettingType::kInteger,
      "20000000", "", "a positive integer", "stop recording after N records (a memory bound)",
      nullptr, kCollection, option_rules::MaxRecords},

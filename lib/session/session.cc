@@ -18,13 +18,22 @@
 #include "core/output_file.h"
 #include "core/output_path.h"
 #include "core/status_macros.h"
+#include "core/terminal.h"
 #include "gpuidle/analyze.h"
 #include "report/prometheus_writer.h"
 #include "report/trace_writer.h"
 #include "report/writer.h"
+#include "session/analyze_files.h"
 
 namespace gpuidle::internal {
 namespace {
+
+// The text summary as printed on standard error: coloured where that is a terminal and the
+// settings allow it (GPUIDLE_COLOR, NO_COLOR: core/terminal.h).
+absl::StatusOr<std::string> StderrSummary(const Report& report, const ProfilerOptions& options) {
+  const ColorWhen when = ParseColorWhen(options.color).value_or(ColorWhen::kAuto);
+  return FormatText(report, UseColor(when, STDERR_FILENO));
+}
 
 void WriteLine(absl::string_view prefix, absl::string_view message) {
   // One write(2): the line stays whole among the program's own output, and no stdio state is
@@ -282,7 +291,7 @@ void Session::WriteOutputsLocked(bool gpu_work, const Report* window_report,
   const ProfilerOptions& o = options_;
   absl::Status status;
   if (result->report && o.print_summary) {
-    absl::StatusOr<std::string> text = FormatReport(*result->report, "text");
+    absl::StatusOr<std::string> text = StderrSummary(*result->report, o);
     if (text.ok()) WriteLine("", *text);
   }
   if (result->report && !o.report_path.empty()) {
@@ -563,7 +572,7 @@ void Session::PublishWindowsLocked(bool summary) {
   if (!summary) return;
   if (w.summary_path.empty()) {
     if (options_.print_summary) {
-      absl::StatusOr<std::string> text = FormatReport(*report, "text");
+      absl::StatusOr<std::string> text = StderrSummary(*report, options_);
       if (text.ok()) WriteLine("gpuidle: summary so far\n", *text);
     }
     return;

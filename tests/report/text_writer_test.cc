@@ -1,4 +1,6 @@
+#include <algorithm>
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <utility>
@@ -10,7 +12,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "analysis/analyze.h"
+#include "core/terminal.h"
+#include "core/text_safety.h"
 #include "gmock/gmock.h"
+#include "gpuidle/analyze.h"
 #include "gpuidle/options.h"
 #include "gpuidle/report.h"
 #include "gtest/gtest.h"
@@ -32,6 +37,26 @@ constexpr int64_t kMs = 1'000'000;
 std::string WriteText(const Report& r) { return MakeTextWriter()->Write(r); }
 
 std::vector<std::string> Lines(const std::string& text) { return absl::StrSplit(text, '\n'); }
+
+// The text with the lines FitLines wrapped joined again: a continuation line is indented four
+// more than the line it continues.
+std::string Unwrapped(const std::string& text) {
+  std::vector<std::string> lines = Lines(text);
+  std::string out;
+  size_t indent = 0;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const std::string& l = lines[i];
+    const size_t own = l.find_first_not_of(' ') == std::string::npos ? 0 : l.find_first_not_of(' ');
+    if (i > 0 && own == indent + 4 && own > 0) {
+      absl::StrAppend(&out, " ", l.substr(own));
+      continue;
+    }
+    if (i > 0) out += "\n";
+    out += l;
+    indent = own;
+  }
+  return out;
+}
 
 // The first line that contains needle, or "".
 std::string LineWith(const std::string& text, const std::string& needle) {
@@ -129,8 +154,9 @@ TEST(TextWriter, SaysWhatWasReadAndHowComplete) {
   const std::string text = WriteText(SampleReport());
   EXPECT_THAT(text, StartsWith("gpuidle: why the GPU was idle\n"));
   EXPECT_THAT(text, HasSubstr("source: pytorch-profiler (rank0.json.gz, rank1.json.gz)\n"));
-  EXPECT_THAT(text, HasSubstr("window: 100 ms   records: the source does not report lost "
-                              "records; 2 records without time stamps skipped\n"));
+  EXPECT_THAT(Unwrapped(text),
+              HasSubstr("window: 100 ms   records: the source does not report lost "
+                        "records; 2 records without time stamps skipped\n"));
   EXPECT_THAT(text, HasSubstr("GPUs: 2 of 8 visible used (never used: 2, 3, 4, 5, 6, 7)\n"));
 }
 
@@ -270,8 +296,12 @@ TEST(TextWriter, ShortensKernelNamesAndLongSites) {
   const std::string text = WriteText(r);
   EXPECT_THAT(text, HasSubstr("\n    at::native::vectorized_elementwise_kernel<4, "
                               "at::native::tanh_kernel>\n"));
+  // Elided in the middle, in 78 columns: the start and the end of a site stay.
   const std::string shortened = LineWith(text, "ssss");
-  EXPECT_EQ(shortened, "    " + std::string(75, 's') + "...");
+  EXPECT_LE(DisplayWidth(shortened), 4u + 78u);
+  EXPECT_THAT(shortened, StartsWith("    sssss"));
+  EXPECT_THAT(shortened, HasSubstr("s...s"));
+  EXPECT_THAT(shortened, EndsWith("s -> cudaStreamSynchronize"));  // the call stays whole
 }
 
 TEST(TextWriter, EndsWithTheFixForEachCause) {
@@ -347,12 +377,13 @@ Report PhasedReport(int steps = 49) {
 
 TEST(TextWriter, ShowsTheStartUpApartFromTheSteadyState) {
   const std::string text = WriteText(PhasedReport());
-  EXPECT_THAT(text, HasSubstr("\nstart-up 2.61 s (before the first step): compilation 2.20 s "
-                              "(cuModuleLoadData), CUDA init 310 ms (cuInit), set-up 80.0 ms, "
-                              "GPU busy 20.0 ms\n"
-                              "steady state 10.1 s, 49 steps (ProfilerStep)\n"
-                              "GPU 0  NVIDIA H200  busy 40.2%  idle 58.6% of the steady state "
-                              "(5.92 s of 10.1 s)\n"));
+  EXPECT_THAT(Unwrapped(text),
+              HasSubstr("\nstart-up 2.61 s (before the first step): compilation 2.20 s "
+                        "(cuModuleLoadData), CUDA init 310 ms (cuInit), set-up 80.0 ms, "
+                        "GPU busy 20.0 ms\n"
+                        "steady state 10.1 s, 49 steps (ProfilerStep)\n"
+                        "GPU 0  NVIDIA H200  busy 40.2%  idle 58.6% of the steady state "
+                        "(5.92 s of 10.1 s)\n"));
   EXPECT_THAT(text, HasSubstr("\n  one-off in the steady state: re-compilation 120 ms (2x, "
                               "triton_poi_fused_add_0)\n"));
   EXPECT_THAT(text, HasSubstr("\nwind-down 310 ms (after the last step): teardown 300 ms, GPU "
@@ -371,8 +402,9 @@ TEST(TextWriter, SaysWhenThereAreNoSteps) {
   Report r = PhasedReport(0);
   const std::string text = WriteText(r);
   EXPECT_THAT(text, HasSubstr("\nstart-up 2.61 s (before the loop's kernels): "));
-  EXPECT_THAT(text, HasSubstr("\nsteady state 10.1 s (no steps found: the steady state runs from "
-                              "the kernels after the start-up to the last kernel)\n"));
+  EXPECT_THAT(Unwrapped(text),
+              HasSubstr("\nsteady state 10.1 s (no steps found: the steady state runs from "
+                        "the kernels after the start-up to the last kernel)\n"));
   EXPECT_THAT(text, HasSubstr("\nwind-down 310 ms (after the last kernel): "));
   EXPECT_THAT(text, Not(HasSubstr("steps on")));
   r.step_source = "gpuidle.step";  // its only step was a warm-up step, in the start-up
@@ -427,9 +459,10 @@ TEST(TextWriter, ShowsEachDevicesStartUpOnlyWhenTheyDiffer) {
   EXPECT_THAT(alike, HasSubstr("\nsteady state 10.1 s, 3 steps (ProfilerStep)\n"));
 
   const std::string text = WriteText(EightRanks(9610 * kMs));
-  EXPECT_THAT(text, HasSubstr("\nstart-up 9.61 s (before the first step; the longest, on rank 3 "
-                              "GPU 0; the shortest 2.61 s): compilation 9.20 s (cuModuleLoadData), "
-                              "CUDA init 310 ms (cuInit), set-up 80.0 ms, GPU busy 20.0 ms\n"));
+  EXPECT_THAT(Unwrapped(text),
+              HasSubstr("\nstart-up 9.61 s (before the first step; the longest, on rank 3 "
+                        "GPU 0; the shortest 2.61 s): compilation 9.20 s (cuModuleLoadData), "
+                        "CUDA init 310 ms (cuInit), set-up 80.0 ms, GPU busy 20.0 ms\n"));
   // Then each device says its own, under its line.
   const std::vector<std::string> lines = Lines(text);
   int per_device = 0;
@@ -574,11 +607,15 @@ TEST(TextWriter, EscapesC1AndBidiControlsAndBadUtf8ButKeepsUtf8) {
 
 TEST(TextWriter, ShortensWithoutCuttingAUtf8Sequence) {
   Report r = SampleReport();
-  r.offenders[0].site = std::string(73, 's') + "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9";
+  r.offenders[0].site = std::string(40, 's') + std::string(20, 'x') + std::string(40, 'e') +
+                        "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9";
   r.offenders[0].what = "x";
   const std::string line = LineWith(WriteText(r), "sss");
-  // 78 bytes at most; the cut falls before the e-acute whose second byte would be past it.
-  EXPECT_EQ(line, "    " + std::string(73, 's') + "\xc3\xa9...");
+  // 78 columns (not bytes): each two-byte e-acute is one column, and stays whole.
+  EXPECT_LE(DisplayWidth(line), 4u + 78u);
+  EXPECT_TRUE(IsValidUtf8(line));
+  EXPECT_THAT(line, HasSubstr("s...e"));
+  EXPECT_THAT(line, EndsWith("\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9 -> x"));
 }
 
 TEST(TextWriter, WritesDurationsInTheUnitThatSuitsThem) {
@@ -629,7 +666,7 @@ TEST(TextWriter, SummarisesAnAnalysedTimeline) {
   EXPECT_THAT(text, HasSubstr("\nsteps on GPU 0\n"));
   EXPECT_THAT(text, HasSubstr("  ProfilerStep#0 "));
   ASSERT_FALSE(report->advice.empty());
-  EXPECT_THAT(text, HasSubstr(report->advice[0].fix));
+  EXPECT_THAT(Unwrapped(text), HasSubstr(report->advice[0].fix));
 }
 
 // Every line of the summary within 100 columns, but the kinds of line that were longer before
@@ -1071,6 +1108,139 @@ TEST(TextWriter, EscapesControlCharactersInTheJobsStrings) {
   const std::string text = WriteText(r);
   EXPECT_FALSE(HasControlBytes(text)) << text;
   EXPECT_THAT(text, HasSubstr("  clocks: odd\\x1b\n"));
+}
+
+// Every line of a summary, in display columns (core/terminal.h).
+size_t WidestLine(const std::string& text) {
+  size_t widest = 0;
+  for (const std::string& line : Lines(text)) widest = std::max(widest, DisplayWidth(line));
+  return widest;
+}
+
+std::string WriteColoured(const Report& r) {
+  TextOptions o;
+  o.color = true;
+  return MakeTextWriter(o)->Write(r);
+}
+
+// The recorded traces and reports of tests/data (what users' runs look like), analysed.
+std::vector<std::pair<std::string, Report>> RecordedReports() {
+  std::vector<std::pair<std::string, Report>> reports;
+  const std::filesystem::path root(GPUIDLE_TEST_DATA_DIR);
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(root)) {
+    const std::string path = entry.path().string();
+    if (!entry.is_regular_file()) continue;
+    if (!absl::EndsWith(path, ".json") && !absl::EndsWith(path, ".json.gz")) continue;
+    absl::StatusOr<Report> r = AnalyzeTraceFiles({path});
+    if (r.ok()) reports.emplace_back(path, *std::move(r));
+  }
+  return reports;
+}
+
+TEST(TextWriter, FitsEveryLineOfEveryRecordedReportIn100Columns) {
+  const auto reports = RecordedReports();
+  ASSERT_GE(reports.size(), 40u) << "tests/data holds fewer traces and reports than it did";
+  for (const auto& [path, report] : reports) {
+    const std::string text = WriteText(report);
+    EXPECT_LE(WidestLine(text), 100u) << path << "\n" << text;
+  }
+}
+
+TEST(TextWriter, ColoursOnlyByAddingEscapeCodes) {
+  for (const auto& [path, report] : RecordedReports()) {
+    const std::string plain = WriteText(report);
+    const std::string coloured = WriteColoured(report);
+    EXPECT_EQ(plain.find('\x1b'), std::string::npos) << path;
+    EXPECT_THAT(coloured, HasSubstr("\x1b[1mgpuidle: why the GPU was idle\x1b[0m")) << path;
+    EXPECT_EQ(StripEscapes(coloured), plain) << path;
+    EXPECT_LE(WidestLine(coloured), 100u) << path;
+  }
+}
+
+TEST(TextWriter, ColoursTheCausesByTheTracePalette) {
+  const std::string text = WriteColoured(SampleReport());
+  EXPECT_THAT(text, HasSubstr("\x1b[33msync_bound\x1b[0m"));
+  EXPECT_THAT(text, HasSubstr("\x1b[31mdata_starved\x1b[0m"));
+  EXPECT_THAT(text, HasSubstr("\x1b[2munattributed\x1b[0m"));
+  EXPECT_THAT(text, HasSubstr("\x1b[33msync_bound.host_sync\x1b[0m"));      // offenders, advice
+  EXPECT_THAT(text, HasSubstr("\x1b[1mrank 0 GPU 0  NVIDIA H200\x1b[0m"));  // the headline
+}
+
+// A report whose every string is as long and as wide as a hostile or unlucky trace makes it.
+Report HostileReport() {
+  Report r = SampleReport();
+  const std::string wide = "\xe6\x95\xb0\xe6\x8d\xae";  // 2 CJK characters, 4 columns
+  std::string wide_name;
+  for (int i = 0; i < 60; ++i) wide_name += wide;
+  r.source = std::string(150, 'S');
+  r.inputs = {"/data/" + std::string(300, 'd') + "/rank0.trace.json.gz", wide_name + ".json"};
+  r.devices[0].name = "NVIDIA " + std::string(120, 'N');
+  r.devices[1].name = wide_name;
+  r.step_source = std::string(140, 'P');
+  r.steps[0].name = wide_name;
+  r.warnings = {std::string(400, 'w'), "a warning of many words " + std::string(50, 'x') +
+                                           " and then some more words to wrap them over lines"};
+  r.offenders[0].site = "/home/user/" + std::string(250, 'f') + "/train.py:1234";
+  Offender kernel;
+  kernel.subcause = Subcause::kLaunchOverhead;
+  kernel.what = "void at::native::" + std::string(300, 'k') + "<float>(float*, int)";
+  kernel.idle_ns = kMs;
+  kernel.count = 7;
+  r.offenders.push_back(kernel);
+  r.advice[0].fix = "";
+  for (int i = 0; i < 40; ++i) r.advice[0].fix += "fix" + std::to_string(i) + " ";
+  r.advice[0].fix += std::string(180, 'z');
+  OneOffTime o;
+  o.kind = OneOffKind::kCompilation;
+  o.phase = Phase::kStartUp;
+  o.ns = 2 * kMs;
+  o.evidence = std::string(200, 'e');
+  r.devices[0].one_off.push_back(o);
+  r.devices[0].steady_start_ns = 2 * kMs;
+  r.devices[0].window_start_ns = 0;
+  RankReport k0, k1;
+  k0.rank = 0;
+  k0.host = wide_name;
+  k1.rank = 1;
+  k1.host = std::string(100, 'h');
+  r.ranks = {k0, k1};
+  r.clock.method = std::string(200, 'c');
+  return r;
+}
+
+TEST(TextWriter, FitsHostileLongNamesIn100Columns) {
+  const Report r = HostileReport();
+  const std::string text = WriteText(r);
+  EXPECT_LE(WidestLine(text), 100u) << text;
+  // Middle elision keeps the ends that say most: the file:line of a site, a path's file name.
+  EXPECT_THAT(text, HasSubstr("/train.py:1234 -> cudaStreamSynchronize\n"));
+  EXPECT_THAT(text, HasSubstr("/rank0.trace.json.gz"));
+  EXPECT_THAT(text, HasSubstr("<float>"));
+  // Wrapped, not cut: every word of the advice is there.
+  for (int i = 0; i < 40; ++i) {
+    EXPECT_THAT(Unwrapped(text), HasSubstr("fix" + std::to_string(i) + " "));
+  }
+  EXPECT_THAT(Unwrapped(text), HasSubstr("and then some more words to wrap them over lines"));
+  // Colour changes nothing else here either.
+  EXPECT_EQ(StripEscapes(WriteColoured(r)), text);
+  EXPECT_LE(WidestLine(WriteColoured(r)), 100u);
+}
+
+TEST(TextWriter, AlignsTableCellsOfWideCharactersByColumns) {
+  Report r = SampleReport();
+  r.steps[0].name = "\xe6\x95\xb0\xe6\x8d\xae";  // 4 columns in 6 bytes
+  StepReport plain = r.steps[0];
+  plain.name = "plain";
+  plain.start_ns = 50 * kMs;
+  plain.end_ns = 100 * kMs;
+  r.steps.push_back(plain);
+  const std::string text = WriteText(r);
+  const std::string wide_row = LineWith(text, "\xe6\x95\xb0");
+  const std::string plain_row = LineWith(text, "  plain ");
+  ASSERT_FALSE(wide_row.empty());
+  ASSERT_FALSE(plain_row.empty());
+  EXPECT_EQ(DisplayWidth(wide_row.substr(0, wide_row.find(" 50.0"))),
+            DisplayWidth(plain_row.substr(0, plain_row.find(" 50.0"))));
 }
 
 TEST(WriterForFormat, GivesAWriterForEachFormat) {

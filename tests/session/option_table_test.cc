@@ -30,8 +30,8 @@ using ::testing::HasSubstr;
 // Every field of ProfilerOptions that a setting controls, as text, to compare two of them.
 std::string Fields(const ProfilerOptions& o) {
   return absl::StrCat(
-      o.report_path, "|", o.report_format, "|", o.trace_path, "|", o.print_summary, "|",
-      o.max_records, "|", o.buffer_pool_mb, "|", o.analysis.launch_gap_max_ns, "|",
+      o.report_path, "|", o.report_format, "|", o.trace_path, "|", o.print_summary, "|", o.color,
+      "|", o.max_records, "|", o.buffer_pool_mb, "|", o.analysis.launch_gap_max_ns, "|",
       o.analysis.dispatch_latency_max_ns, "|", absl::StrJoin(o.analysis.data_range_patterns, ","),
       "|", o.analysis.max_gap_records, "|", o.analysis.skip_steps, "|", o.host_sample_period_ns,
       "|", o.python_integration, "|", o.sample_window_ns, "/", o.sample_period_ns, "|",
@@ -45,6 +45,7 @@ const std::map<std::string, std::string>& OtherValues() {
                                              {"GPUIDLE_FORMAT", "json"},
                                              {"GPUIDLE_TRACE", "t.json"},
                                              {"GPUIDLE_QUIET", "1"},
+                                             {"GPUIDLE_COLOR", "never"},
                                              {"GPUIDLE_MAX_RECORDS", "5"},
                                              {"GPUIDLE_BUFFER_MB", "8"},
                                              {"GPUIDLE_LAUNCH_GAP_MAX_US", "2.5"},
