@@ -90,8 +90,6 @@ absl::Status Quiet(absl::string_view value, ProfilerOptions* options) {
   return absl::OkStatus();
 }
 
-absl::Status Python(absl::string_view value, ProfilerOptions* options) {
-  const std::optional<bool> on = ParseSwitchWord(value);
 absl::Status Color(absl::string_view value, ProfilerOptions* options) {
   const std::optional<ColorWhen> when = ParseColorWhen(value);
   if (!when) return Bad("must be auto, always or never");
@@ -101,6 +99,8 @@ absl::Status Color(absl::string_view value, ProfilerOptions* options) {
   return absl::OkStatus();
 }
 
+absl::Status Python(absl::string_view value, ProfilerOptions* options) {
+  const std::optional<bool> on = ParseSwitchWord(value);
   if (!on) return Bad(kSwitchWords);
   options->python_integration = *on;
   return absl::OkStatus();
