@@ -10,7 +10,7 @@ case "$mode" in run|test) ;; *) echo "usage: $0 [run|test]" >&2; exit 2 ;; esac
 
 packages=(cmake ninja-build g++ pkg-config zlib1g-dev libabsl-dev rapidjson-dev
           libgtest-dev libgmock-dev libbenchmark-dev python3
-          pybind11-dev python3-dev python3-pytest python3-jsonschema)
+          pybind11-dev python3-dev python3-pytest chromium python3-jsonschema)
 cmake/install_packages.sh "${packages[@]}"
 
 jobs=$(nproc 2>/dev/null || echo 2)

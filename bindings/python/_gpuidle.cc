@@ -535,7 +535,7 @@ PYBIND11_MODULE(_gpuidle, m) {
 
   py::class_<NativeReport>(m, "NativeReport")
       .def("format", &NativeReport::Format, py::arg("format"),
-           "The report as \"text\" or \"json\" (ValueError for another format).")
+           "The report as \"text\", \"json\" or \"html\" (ValueError for another format).")
       .def("save", &NativeReport::Save, py::arg("path"), py::arg("format"), py::arg("overwrite"),
            "Writes the report by gpuidle's output rules; FileExistsError unless overwrite.")
       .def("summary_json", &NativeReport::SummaryJson,

@@ -122,6 +122,24 @@ struct CollectiveTiming {
   int32_t kind = 0;    // index into DeviceReport::collectives
 };
 
+// A device's whole window in a bounded number of equal bins, for plots (the HTML report's
+// timeline; docs/REPORT_SCHEMA.md, "timeline"). Per bin: the time kernels ran, the steady-state
+// idle time by cause, and one-off time (start-up and wind-down apart from their kernels, one-off
+// work inside the steady state, records lost). Whatever a bin holds beyond those was not traced
+// (between the windows of a sampled collection) or lies past the window's end. Collectives that
+// wait for peers are busy here (a merge of ranks knows their wait per device, not per bin).
+struct TimelineSummary {
+  static constexpr int kBins = 600;  // at most, per device (fewer in a merge of many devices)
+  struct Bin {
+    int64_t busy_ns = 0;
+    std::array<int64_t, kNumCauses> idle_ns{};  // by Cause
+    int64_t one_off_ns = 0;
+  };
+  int64_t start_ns = 0;  // the first bin's start, on the device's (its rank's) clock
+  int64_t bin_ns = 0;    // every bin's length; 0: no summary (a report of an older gpuidle)
+  std::vector<Bin> bins;
+};
+
 struct DeviceReport {
   std::optional<int> rank;  // distributed rank of the process, where known
   int device = 0;
@@ -160,6 +178,7 @@ struct DeviceReport {
   static constexpr size_t kMaxCollectiveRows = 4096;
   std::vector<CollectiveTiming> collective_timings;
   int64_t collectives_not_listed = 0;
+  TimelineSummary timeline;  // the whole window (start-up and wind-down too), binned
 
   // Lost time in the steady state: idle, plus collectives waiting for peers (busy by the
   // definition of utilisation, yet no work done).

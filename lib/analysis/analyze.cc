@@ -20,6 +20,7 @@
 #include "analysis/rank_merge.h"
 #include "analysis/steps.h"
 #include "analysis/timeline_index.h"
+#include "analysis/timeline_summary.h"
 #include "core/status_macros.h"
 
 // AnalyzeRanks runs these stages per rank (process):
@@ -179,6 +180,7 @@ DeviceReport AnalyzeDevice(const RankAnalysis& r, const DeviceTimeline& device,
     }
   }
   d.idle_ns = d.idle.TotalNs();
+  d.timeline = SummarizeTimeline(r.window, a.busy, phased.steady);
   const std::vector<Interval> comm = a.communication_kernels > 0
                                          ? KernelUnion(device, steady, true)
                                          : std::vector<Interval>();  // no pass over the ops

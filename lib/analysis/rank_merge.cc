@@ -18,6 +18,7 @@
 #include "analysis/gap_records.h"
 #include "analysis/job_checks.h"
 #include "analysis/offenders.h"
+#include "analysis/timeline_summary.h"
 
 namespace gpuidle::internal {
 namespace {
@@ -49,6 +50,18 @@ size_t StepRowsPerDevice(size_t devices) {
   return devices * kMinStepRowsPerDevice <= Report::kMaxStepRows
              ? std::max(kMinStepRowsPerDevice, share)
              : share;
+}
+
+// A merged job's timelines share kMaxTimelineBins: 1024 ranks' devices at 600 bins each would
+// make the report tens of megabytes; each device keeps at least a coarse outline.
+constexpr size_t kMaxTimelineBins = 64 * TimelineSummary::kBins;
+void CoarsenTimelines(Report* job) {
+  const size_t devices = std::max<size_t>(job->devices.size(), 1);
+  const size_t share = std::max<size_t>(kMaxTimelineBins / devices, 1);
+  for (DeviceReport& d : job->devices) {
+    const size_t bins = d.timeline.bins.size();
+    if (bins > share) CoarsenTimeline(static_cast<int>((bins + share - 1) / share), &d.timeline);
+  }
 }
 
 // A device with collectives: one participant of the collectives of its groups.
@@ -680,6 +693,7 @@ absl::StatusOr<Report> MergeRanks(std::vector<Report> ranks, const std::vector<s
   }
   ListDevices(ranks, &job);
   KeepFirstSteps(StepRowsPerDevice(job.devices.size()), &job);
+  CoarsenTimelines(&job);
   if (job.steps_not_listed > 0) {
     job.warnings.push_back(absl::StrCat(
         "the report lists ", job.steps.size(), " of ", job.steps.size() + job.steps_not_listed,

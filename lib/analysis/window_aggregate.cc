@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "analysis/advice.h"
 #include "analysis/communication.h"
+#include "analysis/timeline_summary.h"
 
 namespace gpuidle::internal {
 namespace {
@@ -120,6 +121,7 @@ void WindowAggregate::AddDevice(const DeviceReport& w) {
   d.exposed_comm_ns += w.exposed_comm_ns;
   if (w.comm_wait_ns.has_value()) d.comm_wait_ns = d.comm_wait_ns.value_or(0) + *w.comm_wait_ns;
   AddCollectivesOf(w, &d);
+  AddTimeline(w.timeline, &d.timeline);  // time between the windows stays untraced
   if (d.name.empty()) d.name = w.name;
 }
 

@@ -58,9 +58,9 @@ struct CommandFlag {
 };
 constexpr CommandFlag kAnalyzeFlags[] = {
     {"--out PATH",
-     "write the report to PATH (format from --format, else from the extension: .json is JSON; "
-     "a .gz name is compressed); the text summary still goes to stdout. An existing file is not "
-     "replaced"},
+     "write the report to PATH (format from --format, else from the extension: .json is JSON, "
+     ".html or .htm HTML; a .gz name is compressed); the text summary still goes to stdout. An "
+     "existing file is not replaced"},
     {"--overwrite",
      "let --out replace an existing regular file (never a link, a device, a read-only file or "
      "an input trace)"},

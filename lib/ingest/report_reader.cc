@@ -584,7 +584,59 @@ class ReportParser {
       return Error({&at, "comm_wait_ns"}, "idle_ns + comm_wait_ns overflows");
     }
     GPUIDLE_RETURN_IF_ERROR(Collectives(v, at, d));
-    return CollectiveTimings(v, at, d);
+    GPUIDLE_RETURN_IF_ERROR(CollectiveTimings(v, at, d));
+    return TimelineOf(v, at, d);
+  }
+
+  // timeline (optional: older reports lack it): columns of one length, at most
+  // TimelineSummary::kBins, each cell within [0, bin_ns].
+  absl::Status TimelineOf(const Value& obj, const Path& at, DeviceReport* d) const {
+    GPUIDLE_ASSIGN_OR_RETURN(const Value* t, Object(obj, at, "timeline", Need::kOptional));
+    if (t == nullptr) return absl::OkStatus();
+    const Path here{&at, "timeline"};
+    TimelineSummary& out = d->timeline;
+    GPUIDLE_RETURN_IF_ERROR(Time(*t, here, "start_ns", &out.start_ns));
+    GPUIDLE_RETURN_IF_ERROR(Int64(*t, here, "bin_ns", &out.bin_ns));
+    if (out.bin_ns <= 0 || out.bin_ns > kMaxDurationNs) {
+      return Error({&here, "bin_ns"}, "not positive or beyond 2^52 ns");
+    }
+    GPUIDLE_ASSIGN_OR_RETURN(const Value* idle, Object(*t, here, "idle_ns"));
+    const Path at_idle{&here, "idle_ns"};
+    // busy_ns, one_off_ns, then the causes' columns.
+    std::array<const Value*, 2 + kNumCauses> columns{};
+    std::array<Path, 2 + kNumCauses> paths{};
+    const auto column = [&](size_t c, const Value& from, const Path& parent,
+                            absl::string_view key) -> absl::Status {
+      GPUIDLE_ASSIGN_OR_RETURN(columns[c], Array(from, parent, key, TimelineSummary::kBins));
+      paths[c] = Path{&parent, key};
+      if (columns[c]->Size() != columns[0]->Size()) {
+        return Error(paths[c],
+                     absl::StrCat(columns[c]->Size(), " bins, busy_ns has ", columns[0]->Size()));
+      }
+      return absl::OkStatus();
+    };
+    GPUIDLE_RETURN_IF_ERROR(column(0, *t, here, "busy_ns"));
+    GPUIDLE_RETURN_IF_ERROR(column(1, *t, here, "one_off_ns"));
+    for (int c = 0; c < kNumCauses; ++c) {
+      GPUIDLE_RETURN_IF_ERROR(
+          column(2 + static_cast<size_t>(c), *idle, at_idle, CauseName(static_cast<Cause>(c))));
+    }
+    if (out.bin_ns * static_cast<int64_t>(columns[0]->Size()) > kMaxDurationNs) {
+      return Error({&here, "bin_ns"}, "the bins reach beyond 2^52 ns");
+    }
+    out.bins.resize(columns[0]->Size());
+    for (size_t c = 0; c < columns.size(); ++c) {
+      for (rapidjson::SizeType i = 0; i < columns[c]->Size(); ++i) {
+        const Value& cell = (*columns[c])[i];
+        if (!cell.IsInt64() || cell.GetInt64() < 0 || cell.GetInt64() > out.bin_ns) {
+          return Error({&paths[c], "", i}, "not an integer within [0, bin_ns]");
+        }
+        TimelineSummary::Bin& b = out.bins[i];
+        int64_t& cell_out = c == 0 ? b.busy_ns : c == 1 ? b.one_off_ns : b.idle_ns[c - 2];
+        cell_out = cell.GetInt64();
+      }
+    }
+    return absl::OkStatus();
   }
 
   absl::Status Step(const Value& v, const Path& at, StepReport* s) const {

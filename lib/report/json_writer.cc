@@ -204,6 +204,36 @@ void CollectiveTimings(Json& w, const DeviceReport& d) {
   w.EndObject();
 }
 
+// The binned timeline (docs/REPORT_SCHEMA.md, "timeline"), one array per column on one line;
+// absent when the report has none (read from an older gpuidle's report).
+void Timeline(Json& w, const TimelineSummary& t) {
+  if (t.bin_ns <= 0) return;
+  Str(w, "timeline");
+  w.StartObject();
+  Str(w, "start_ns");
+  w.Int64(t.start_ns);
+  Str(w, "bin_ns");
+  w.Int64(t.bin_ns);
+  const auto column = [&](absl::string_view name, auto value) {
+    Str(w, name);
+    w.SetFormatOptions(rapidjson::kFormatSingleLineArray);
+    w.StartArray();
+    for (const TimelineSummary::Bin& b : t.bins) w.Int64(value(b));
+    w.EndArray();
+    w.SetFormatOptions(rapidjson::kFormatDefault);
+  };
+  column("busy_ns", [](const TimelineSummary::Bin& b) { return b.busy_ns; });
+  Str(w, "idle_ns");
+  w.StartObject();
+  for (int c = 0; c < kNumCauses; ++c) {
+    column(CauseName(static_cast<Cause>(c)),
+           [c](const TimelineSummary::Bin& b) { return b.idle_ns[static_cast<size_t>(c)]; });
+  }
+  w.EndObject();
+  column("one_off_ns", [](const TimelineSummary::Bin& b) { return b.one_off_ns; });
+  w.EndObject();
+}
+
 void VisibleDevices(Json& w, const Report& r) {
   if (r.visible_devices.empty()) return;
   Str(w, "visible_devices");
@@ -412,6 +442,7 @@ class JsonWriter : public ReportWriter {
       w.Int64(d.LostNs());
       Collectives(w, d);
       CollectiveTimings(w, d);
+      Timeline(w, d.timeline);
       w.EndObject();
     }
     w.EndArray();

@@ -26,11 +26,12 @@ struct TextOptions {
 };
 std::unique_ptr<ReportWriter> MakeTextWriter(const TextOptions& options = {});
 std::unique_ptr<ReportWriter> MakeJsonWriter();
+std::unique_ptr<ReportWriter> MakeHtmlWriter();  // one self-contained page (docs/HTML_REPORT.md)
 
-// "text" or "json"; InvalidArgument names the formats there are.
+// "text", "json" or "html"; InvalidArgument names the formats there are.
 absl::StatusOr<std::unique_ptr<ReportWriter>> WriterForFormat(absl::string_view format);
-// The format a path's extension asks for ("report.json", "report.json.gz" -> "json"), "text"
-// otherwise.
+// The format a path's extension asks for ("report.json", "report.json.gz" -> "json";
+// "report.html", "report.htm" -> "html"), "text" otherwise.
 std::string FormatForPath(absl::string_view path);
 
 }  // namespace gpuidle::internal

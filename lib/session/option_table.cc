@@ -14,6 +14,7 @@
 #include "core/terminal.h"
 #include "core/text_safety.h"
 #include "core/time_units.h"
+#include "report/writer.h"
 
 namespace gpuidle::internal {
 namespace {
@@ -78,7 +79,8 @@ absl::Status Trace(absl::string_view value, ProfilerOptions* options) {
 
 absl::Status Format(absl::string_view value, ProfilerOptions* options) {
   const absl::string_view format = absl::StripAsciiWhitespace(value);
-  if (format != "text" && format != "json") return Bad("must be \"text\" or \"json\"");
+  // The writers decide: a format they write is a format the options accept.
+  if (!WriterForFormat(format).ok()) return Bad("must be \"text\", \"json\" or \"html\"");
   options->report_format = std::string(format);
   return absl::OkStatus();
 }

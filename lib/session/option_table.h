@@ -85,8 +85,8 @@ inline constexpr SettingSpec kSettingTable[] = {
      "pid is added to the name instead)",
      nullptr, kCollection, option_rules::Out},
     {"GPUIDLE_FORMAT", "--format", "FMT", nullptr, "format", SettingType::kString, "",
-     "json for a .json --out, else text", "text or json", "the report's format", nullptr,
-     kCollection | kSettingAnalyzeFlag, option_rules::Format},
+     "json for a .json --out, html for .html or .htm, else text", "text, json or html",
+     "the report's format", nullptr, kCollection | kSettingAnalyzeFlag, option_rules::Format},
     {"GPUIDLE_TRACE", "--trace", "PATH", nullptr, "trace", SettingType::kPath, "", "no trace file",
      "a path, with the placeholders of --out",
      "write the recorded timeline to PATH (a gpuidle trace: Perfetto opens it, gpuidle analyze "

@@ -117,7 +117,7 @@ TEST(Cli, RejectsAnOptionWithoutItsValue) {
 TEST(Cli, RejectsAnUnknownFormat) {
   const CliResult r = Cli({"analyze", "--format", "xml", kItemSync});
   EXPECT_EQ(r.code, kExitUsage);
-  EXPECT_THAT(r.err, HasSubstr("--format \"xml\": must be \"text\" or \"json\""));
+  EXPECT_THAT(r.err, HasSubstr("--format \"xml\": must be \"text\", \"json\" or \"html\""));
   EXPECT_EQ(r.out, "");
 }
 

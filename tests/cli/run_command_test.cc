@@ -417,7 +417,7 @@ TEST(GpuidleRun, RejectsBadFlagsWithoutRunningTheCommand) {
   TempDir dir;
   const std::string marker = dir.Path("ran");
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
-      {{"--format", "xml"}, "--format \"xml\": must be \"text\" or \"json\""},
+      {{"--format", "xml"}, "--format \"xml\": must be \"text\", \"json\" or \"html\""},
       {{"--launch-gap-max-us", "-5"}, "--launch-gap-max-us \"-5\": must be a positive"},
       {{"--dispatch-latency-max-us", "fast"}, "--dispatch-latency-max-us \"fast\": must be"},
       {{"--out", "report.%x.json"}, "unknown placeholder %x"},

@@ -62,7 +62,7 @@ def test_the_committed_job_names_rank_1_the_straggler_with_its_own_cause(job):
     assert all(r.world_size == 2 and r.collectives >= r.matched for r in job.ranks)
     assert job.clock is not None and job.clock.method in ("one clock", "aligned")
     assert 0 < job.clock.matched_share <= 1
-    assert "straggler rank 1" in repr(job) and "straggler: rank 1" in job._repr_html_()
+    assert "straggler rank 1" in repr(job) and '"straggler_rank":1' in job._repr_html_()
 
 
 def test_the_punctual_rank_mostly_waited_for_its_peer(job):

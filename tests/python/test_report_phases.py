@@ -149,16 +149,6 @@ def test_the_longest_start_up_of_several_devices():
     assert _report({**_document(), "devices": []}).start_up_ns == 0
 
 
-def test_html_shows_the_phases_and_warnings():
-    page = _report(_document())._repr_html_()
-    assert "start-up 20.0 ms: compilation 15.0 ms (3x, cuModuleLoadData)" in page
-    assert "steady state 70.0 ms, no steps after the start-up (ProfilerStep)" in page
-    assert "wind-down 10.0 ms" in page
-    assert "one-off in the steady state: compilation 2.0 ms (2x, triton_poi_fused_0)" in page
-    assert "of the steady state (28.0 ms of 70.0 ms)" in page
-    assert "3 events without &quot;ts&quot; skipped" in page
-
-
 def test_an_analysed_trace_has_every_new_field():
     r = gpuidle.analyze(TORCH_TRACES[0])
     data = r.to_dict()

@@ -159,8 +159,8 @@ TEST_F(ProfilerOptionsFromEnvironmentTest, AcceptsTheBufferSizeLimits) {
 }
 
 TEST_F(ProfilerOptionsFromEnvironmentTest, RejectsAnUnknownFormat) {
-  ExpectRejected("GPUIDLE_FORMAT", "xml", "must be \"text\" or \"json\"");
-  ExpectRejected("GPUIDLE_FORMAT", "JSON5", "must be \"text\" or \"json\"");
+  ExpectRejected("GPUIDLE_FORMAT", "xml", "must be \"text\", \"json\" or \"html\"");
+  ExpectRejected("GPUIDLE_FORMAT", "JSON5", "must be \"text\", \"json\" or \"html\"");
 }
 
 TEST_F(ProfilerOptionsFromEnvironmentTest, RejectsABadQuietFlag) {
@@ -256,7 +256,7 @@ TEST(ApplyProfilerVariable, SaysWhyWithoutNamingTheVariable) {
   ProfilerOptions options;
   const absl::Status status = internal::ApplyProfilerVariable("GPUIDLE_FORMAT", "xml", &options);
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(status.message(), "must be \"text\" or \"json\"");
+  EXPECT_EQ(status.message(), "must be \"text\", \"json\" or \"html\"");
 }
 
 TEST(ApplyProfilerVariable, KnowsEveryListedVariable) {

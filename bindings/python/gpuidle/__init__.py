@@ -49,6 +49,7 @@ from ._report import (
     RankReport,
     Report,
     StepReport,
+    TimelineSummary,
     VisibleDevice,
 )
 
@@ -80,6 +81,7 @@ __all__ = [
     "Report",
     "StepHandle",
     "StepReport",
+    "TimelineSummary",
     "VisibleDevice",
     "analyze",
     "cli_main",

@@ -367,7 +367,7 @@ def profile(out: Any = None, *args: Any, **kwargs: Any) -> Any:
     Args:
         out: write the report here when collection stops (``%p`` pid, ``%r`` rank, ``%h`` host;
             an existing file is never replaced: the pid is added to the name instead).
-        format: "text" or "json" for ``out`` (default: from its extension).
+        format: "text", "json" or "html" for ``out`` (default: from its extension).
         trace: write the recorded timeline here (a gpuidle trace; Perfetto UI opens it).
         quiet: no summary on standard error at the end.
         launch_gap_max_us: host stretches between CUDA calls shorter than this are launch

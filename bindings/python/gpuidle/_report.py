@@ -11,7 +11,6 @@ advice) describes the steady state; start-up and wind-down are in ``DeviceReport
 from __future__ import annotations
 
 import copy
-import html
 import json
 import os
 from dataclasses import dataclass, field
@@ -99,6 +98,19 @@ class CollectiveStats:
 
 
 @dataclass(frozen=True)
+class TimelineSummary:
+    """A device's whole window in at most 600 equal bins (docs/REPORT_SCHEMA.md, "timeline"):
+    bin ``i`` starts at ``start_ns + i * bin_ns``; per bin, busy time, the steady state's idle
+    time by cause, and one-off time (start-up, wind-down, one-off work)."""
+
+    start_ns: int
+    bin_ns: int
+    busy_ns: list[int]
+    idle_ns: dict[str, list[int]]  #: by cause
+    one_off_ns: list[int]
+
+
+@dataclass(frozen=True)
 class DeviceReport(_Idle):
     """One device (per rank when several traces are analysed together).
 
@@ -134,6 +146,8 @@ class DeviceReport(_Idle):
     #: collectives left out of the report's timing table (JSON ``collective_timings``, which
     #: the merge of ranks reads; not kept in Python)
     collectives_not_listed: int = 0
+    #: the whole window, binned, for plots; None in reports of gpuidle before it
+    timeline: Optional[TimelineSummary] = field(default=None, repr=False)
 
     @property
     def steady_ns(self) -> int:
@@ -319,7 +333,8 @@ def _device(d: dict[str, Any]) -> DeviceReport:
                for p in PHASES for part in phases[p]["parts"]]
     device = _pick(DeviceReport, d, start_up_ns=phases["start_up"]["ns"],
                    wind_down_ns=phases["wind_down"]["ns"], one_off=one_off,
-                   collectives=[_pick(CollectiveStats, c) for c in d.get("collectives", [])])
+                   collectives=[_pick(CollectiveStats, c) for c in d.get("collectives", [])],
+                   timeline=_pick(TimelineSummary, d["timeline"]) if d.get("timeline") else None)
     # The steady state's time, which in a sampled report is not its span: kept off the fields,
     # so that dataclasses.asdict() and == see the report's figures only.
     object.__setattr__(device, "_steady_phase_ns", phases["steady"]["ns"])
@@ -502,7 +517,8 @@ class Report:
     # --- outputs ------------------------------------------------------------------------------
 
     def format(self, format: str) -> str:
-        """The report as "text" (the terminal summary) or "json" (schema gpuidle.report/2)."""
+        """The report as "text" (the terminal summary), "json" (schema gpuidle.report/2) or
+        "html" (one self-contained page, docs/HTML_REPORT.md)."""
         return str(self._native.format(format))
 
     def summary(self) -> str:
@@ -521,7 +537,7 @@ class Report:
         """Writes the report to path; returns the path.
 
         The format comes from the extension when not given (".json" and ".json.gz" are JSON,
-        anything else text; a ".gz" name is written compressed). Like every file gpuidle writes
+        ".html" and ".htm" HTML, anything else text; a ".gz" name is written compressed). Like every file gpuidle writes
         (docs/RELIABILITY.md), it is written completely or not at all, and an existing file is
         never replaced unless ``overwrite=True`` (FileExistsError instead). Even then gpuidle
         replaces only a regular file you may write: never a symbolic link, a device, a FIFO, a
@@ -541,135 +557,10 @@ class Report:
         straggler = f"; straggler rank {self.straggler_rank}" if self.straggler_rank is not None else ""
         return f"<gpuidle.Report {self.source}: {devices}{sampled}{straggler}>"
 
+    def to_html(self) -> str:
+        """The HTML report, exactly as ``gpuidle analyze --format html`` writes it: one
+        self-contained page (docs/HTML_REPORT.md)."""
+        return self.format("html")
+
     def _repr_html_(self) -> str:
-        return _html(self)
-
-
-# --- HTML for notebooks -------------------------------------------------------------------------
-
-# The colour families of the Perfetto trace: reds for data-starved, blues for launch-bound,
-# yellows for sync-bound, grey for no evidence.
-_COLOURS = {
-    "busy": "#4caf50",
-    "data_starved": "#d62728",
-    "launch_bound": "#1f77b4",
-    "sync_bound": "#e6a800",
-    "unattributed": "#9e9e9e",
-    "one_off": "#c5b0d5",
-}
-
-
-def _ms(ns: int) -> str:
-    return f"{ns / 1e6:.1f}"
-
-
-def _parts(parts: list[OneOffTime]) -> str:
-    """"compilation 2200.0 ms (cuModuleLoadData), CUDA init 310.0 ms" (plain text)."""
-    out = []
-    for o in parts:
-        if o.ns <= 0:
-            continue
-        notes = ([f"{o.count}x"] if o.count > 1 else []) + ([o.evidence] if o.evidence else [])
-        out.append(f"{o.kind.replace('_', ' ')} {_ms(o.ns)} ms" + (f" ({', '.join(notes)})" if notes else ""))
-    return ", ".join(out)
-
-
-def _bar(parts: list[tuple[str, int, str]], whole: int, width: str) -> str:
-    """A horizontal stacked bar of (colour, ns, title) parts."""
-    cells = "".join(
-        f'<div title="{html.escape(title)}" style="width:{100 * _share(ns, whole):.3f}%;'
-        f'background:{colour};height:100%"></div>'
-        for colour, ns, title in parts if ns > 0)
-    return (f'<div style="display:flex;width:{width};height:10px;background:#eee;'
-            f'border-radius:2px;overflow:hidden">{cells}</div>')
-
-
-def _html(r: Report) -> str:
-    e = html.escape
-    td = 'style="padding:2px 8px;text-align:{}"'
-    left, right = td.format("left"), td.format("right")
-    records = {"complete": "complete", "unknown": "the source does not report lost records"}.get(
-        r.completeness, f"{r.dropped_records} records lost")
-    if r.record_limit_reached:
-        records += "; record limit reached"
-    rows = []
-    for d in r.devices:
-        steady_bar = _bar([(_COLOURS["busy"], d.busy_ns, f"busy {_ms(d.busy_ns)} ms")] +
-                          [(_COLOURS[c], d.idle_by_cause.get(c, 0), f"{c} {_ms(d.idle_by_cause.get(c, 0))} ms")
-                           for c in CAUSES] +
-                          [(_COLOURS["one_off"], d.steady_one_off_ns,
-                            f"one-off {_ms(d.steady_one_off_ns)} ms")], d.steady_ns, "240px")
-        rows.append(
-            f'<tr style="border-top:1px solid #ccc"><td {left} colspan="3"><b>{e(d.label)}</b> '
-            f'{e(d.name)} &nbsp; busy {d.busy_share:.1%} &nbsp; idle {d.idle_share:.1%} '
-            f'of the steady state ({_ms(d.idle_ns)} ms of {_ms(d.steady_ns)} ms)</td>'
-            f'<td {left} colspan="2">{steady_bar}</td></tr>')
-        for c in CAUSES:
-            ns = d.idle_by_cause.get(c, 0)
-            if ns <= 0:
-                continue
-            subs = ", ".join(
-                f"{s.split('.', 1)[-1]} {_ms(v)}" for s, v in d.idle_by_subcause.items()
-                if v > 0 and _cause_of(s) == c and s != c)
-            rows.append(
-                f'<tr><td {left}><span style="color:{_COLOURS[c]}">&#9632;</span> {e(c)}</td>'
-                f'<td {right}>{_ms(ns)}</td><td {right}>{d.cause_shares[c]:.1%}</td>'
-                f'<td {left}>{_bar([(_COLOURS[c], ns, c)], d.idle_ns, "240px")}</td>'
-                f'<td style="padding:2px 8px;color:#555">{e(subs)}</td></tr>')
-        if d.idle_ns == 0:
-            rows.append(f'<tr><td {left} colspan="5">no idle time</td></tr>')
-        steady_parts = _parts(d.one_off_in("steady"))
-        if steady_parts:
-            rows.append(f'<tr><td {left} colspan="5" style="color:#555">one-off in the steady '
-                        f'state: {e(steady_parts)}</td></tr>')
-    advice = "".join(
-        f"<li><b>{e(a.subcause)}</b> ({a.share_of_lost_time:.0%} of lost time): {e(a.fix)}</li>"
-        for a in r.advice)
-    offenders = "".join(
-        f"<li><b>{e(o.subcause)}</b> {_ms(o.idle_ns)} ms in {o.count} gaps: "
-        f"{e(o.what)}{(' at ' + e(o.site)) if o.site else ''}</li>" for o in r.offenders[:5])
-    unused = (f"<div>visible but unused GPUs: {e(', '.join(map(str, r.unused_devices)))}</div>"
-              if r.unused_devices else "")
-    straggler = r.straggler
-    if straggler is not None:
-        own = (f"; its own lost time is {straggler.own_cause_share:.0%} {straggler.own_cause}"
-               if straggler.own_cause else "")
-        unused += (f"<div><b>straggler: rank {straggler.rank}</b>, arrived last at "
-                   f"{straggler.arrived_last} of {straggler.matched} matched collectives, "
-                   f"{_ms(int(straggler.mean_late_ns))} ms late on average{e(own)}</div>")
-    elif len(r.ranks) > 1 and r.clock is not None:
-        unused += f"<div>{len(r.ranks)} ranks arrive together: no straggler</div>"
-    phases = []
-    longest_start = max(r.devices, key=lambda d: d.start_up_ns, default=None)
-    if longest_start is not None and longest_start.start_up_ns > 0:
-        parts = _parts(longest_start.one_off_in("start_up"))
-        phases.append(f"start-up {_ms(longest_start.start_up_ns)} ms" + (f": {parts}" if parts else ""))
-    if r.devices:
-        per_device = max(max(d.step_count,
-                             sum(1 for s in r.steps if (s.rank, s.device) == (d.rank, d.device)))
-                         for d in r.devices)
-        steps = (f"{per_device} steps" if per_device else
-                 "no steps after the start-up" if r.step_source else "no steps found")
-        if r.step_source:
-            steps += f" ({r.step_source})"
-        phases.append(f"steady state {_ms(max(d.steady_ns for d in r.devices))} ms, {steps}")
-    if r.wind_down_ns > 0:
-        phases.append(f"wind-down {_ms(r.wind_down_ns)} ms")
-    phase_line = (f'<div>{" &middot; ".join(e(p) for p in phases)}</div>' if phases else "")
-    warnings = "".join(f"<li>{e(w)}</li>" for w in r.warnings)
-    sampled = (f'<div>{e(str(r.coverage))} (figures sum the windows)</div>'
-               if r.coverage is not None else "")
-    return (
-        '<div class="gpuidle-report" style="font-family:system-ui,sans-serif;font-size:13px">'
-        '<div style="font-weight:600;font-size:14px">gpuidle: why the GPU was idle</div>'
-        f'<div style="color:#555">{e(r.source)} &middot; window {_ms(r.window_ns)} ms &middot; '
-        f'records: {e(records)}</div>{sampled}{unused}{phase_line}'
-        + (f'<div style="color:#a00">warnings<ul style="margin:2px 0">{warnings}</ul></div>'
-           if warnings else "") +
-        '<table style="border-collapse:collapse;margin-top:4px"><thead><tr>'
-        f'<th {left}>idle cause</th><th {right}>ms</th><th {right}>of idle</th><th {left}></th>'
-        f'<th {left}>subcauses (ms)</th></tr></thead><tbody>{"".join(rows)}</tbody></table>'
-        + (f'<div style="margin-top:4px">top offenders<ul style="margin:2px 0">{offenders}</ul></div>'
-           if offenders else "")
-        + (f'<div>what to do<ul style="margin:2px 0">{advice}</ul></div>' if advice else "")
-        + "</div>")
+        return self.to_html()

@@ -1,0 +1,146 @@
+#include "analysis/timeline_summary.h"
+
+#include <cstdint>
+#include <vector>
+
+#include "analysis/analyze.h"
+#include "gpuidle/report.h"
+#include "gtest/gtest.h"
+#include "testing/timeline_builder.h"
+
+namespace gpuidle::internal {
+namespace {
+
+using ::gpuidle::testing::TimelineBuilder;
+
+struct Totals {
+  int64_t busy = 0;
+  int64_t one_off = 0;
+  std::array<int64_t, kNumCauses> idle{};
+  int64_t All() const {
+    int64_t s = busy + one_off;
+    for (int64_t v : idle) s += v;
+    return s;
+  }
+};
+
+Totals Sum(const TimelineSummary& t) {
+  Totals s;
+  for (const TimelineSummary::Bin& b : t.bins) {
+    s.busy += b.busy_ns;
+    s.one_off += b.one_off_ns;
+    for (int c = 0; c < kNumCauses; ++c) s.idle[c] += b.idle_ns[c];
+  }
+  return s;
+}
+
+int64_t CauseNs(const Totals& t, Cause c) { return t.idle[static_cast<size_t>(c)]; }
+
+TEST(TimelineSummaryTest, BinsTileTheWindowAndEachColumnSumsToItsIntervals) {
+  const Interval window{1'000, 1'000 + 6'001};  // not a multiple of the bin count
+  const std::vector<Interval> busy = {{1'000, 2'500}, {4'000, 4'100}};
+  std::vector<IdlePiece> idle(2);
+  idle[0] = {2'500, 3'000, Subcause::kHostSync};
+  idle[1] = {3'000, 4'000, Subcause::kDataLoader};
+  const TimelineSummary t = SummarizeTimeline(window, busy, idle, 600);
+  EXPECT_EQ(t.start_ns, 1'000);
+  ASSERT_GT(t.bin_ns, 0);
+  EXPECT_LE(t.bins.size(), 600u);
+  EXPECT_GE(static_cast<int64_t>(t.bins.size()) * t.bin_ns, 6'001);
+  const Totals s = Sum(t);
+  EXPECT_EQ(s.busy, 1'600);
+  EXPECT_EQ(CauseNs(s, Cause::kSyncBound), 500);
+  EXPECT_EQ(CauseNs(s, Cause::kDataStarved), 1'000);
+  EXPECT_EQ(s.All(), 6'001);  // the rest is one-off time
+  for (size_t i = 0; i + 1 < t.bins.size(); ++i) {
+    const TimelineSummary::Bin& b = t.bins[i];
+    int64_t in_bin = b.busy_ns + b.one_off_ns;
+    for (int64_t v : b.idle_ns) in_bin += v;
+    EXPECT_EQ(in_bin, t.bin_ns) << "bin " << i;
+  }
+}
+
+TEST(TimelineSummaryTest, AnIntervalLandsInTheBinsItCovers) {
+  const TimelineSummary t = SummarizeTimeline({0, 1'000}, {{250, 260}}, {}, 10);
+  ASSERT_EQ(t.bin_ns, 100);
+  ASSERT_EQ(t.bins.size(), 10u);
+  for (size_t i = 0; i < t.bins.size(); ++i) EXPECT_EQ(t.bins[i].busy_ns, i == 2 ? 10 : 0);
+}
+
+TEST(TimelineSummaryTest, AnEmptyWindowHasNoSummary) {
+  const TimelineSummary t = SummarizeTimeline({5, 5}, {}, {}, 600);
+  EXPECT_EQ(t.bin_ns, 0);
+  EXPECT_TRUE(t.bins.empty());
+}
+
+TEST(TimelineSummaryTest, CoarseningKeepsTheSums) {
+  TimelineSummary t = SummarizeTimeline({0, 1'003}, {{0, 400}, {900, 1'003}},
+                                        {{400, 900, Subcause::kLaunchOverhead}}, 600);
+  const Totals before = Sum(t);
+  const int64_t bin = t.bin_ns;
+  CoarsenTimeline(7, &t);
+  EXPECT_EQ(t.bin_ns, 7 * bin);
+  const Totals after = Sum(t);
+  EXPECT_EQ(after.busy, before.busy);
+  EXPECT_EQ(after.idle, before.idle);
+  EXPECT_EQ(after.one_off, before.one_off);
+  EXPECT_GE(static_cast<int64_t>(t.bins.size()) * t.bin_ns, 1'003);
+}
+
+TEST(TimelineSummaryTest, WindowsAddUpWithinTheBinLimitAndKeepEveryColumnsTotal) {
+  // Three windows of a sampled collection, far apart: the sum covers the whole span.
+  TimelineSummary sum;
+  Totals want;
+  for (int w = 0; w < 3; ++w) {
+    const int64_t start = w * 1'000'000;
+    const TimelineSummary one = SummarizeTimeline(
+        {start, start + 10'000}, {{start, start + 3'000}},
+        {{start + 3'000, start + 9'000, Subcause::kCommWait}}, TimelineSummary::kBins);
+    const Totals s = Sum(one);
+    want.busy += s.busy;
+    want.one_off += s.one_off;
+    for (int c = 0; c < kNumCauses; ++c) want.idle[c] += s.idle[c];
+    AddTimeline(one, &sum);
+  }
+  EXPECT_EQ(sum.start_ns, 0);
+  EXPECT_LE(sum.bins.size(), static_cast<size_t>(TimelineSummary::kBins));
+  EXPECT_GE(sum.start_ns + static_cast<int64_t>(sum.bins.size()) * sum.bin_ns, 2'010'000);
+  const Totals got = Sum(sum);
+  EXPECT_EQ(got.busy, want.busy);
+  EXPECT_EQ(got.idle, want.idle);
+  EXPECT_EQ(got.one_off, want.one_off);
+  // The time between the windows was not traced: the bins there hold nothing.
+  const size_t middle = static_cast<size_t>(500'000 / sum.bin_ns);
+  EXPECT_EQ(sum.bins[middle].busy_ns + sum.bins[middle].one_off_ns, 0);
+}
+
+TEST(TimelineSummaryTest, AnalysisBinsTheWholeWindowOfEachDevice) {
+  // Busy, a data-starved gap, busy, a sync-bound wait, busy.
+  const Timeline t = TimelineBuilder()
+                         .Launch(1, 0, 5)
+                         .Kernel(10, 1'000)
+                         .Data(1, 1'000, 3'000)
+                         .Launch(1, 3'000, 3'010)
+                         .Kernel(3'020, 4'000)
+                         .Launch(1, 4'000, 4'010)
+                         .Kernel(4'020, 5'000)
+                         .Build();
+  absl::StatusOr<Report> r = Analyze(t, AnalysisOptions{});
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->devices.size(), 1u);
+  const DeviceReport& d = r->devices[0];
+  ASSERT_GT(d.timeline.bin_ns, 0);
+  EXPECT_EQ(d.timeline.start_ns, d.window_start_ns);
+  EXPECT_LE(d.timeline.bins.size(), static_cast<size_t>(TimelineSummary::kBins));
+  const Totals s = Sum(d.timeline);
+  EXPECT_EQ(s.All(), d.window_ns);
+  // The steady state's idle time by cause is the device's, exactly.
+  for (int c = 0; c < kNumCauses; ++c) {
+    EXPECT_EQ(s.idle[c], d.idle.CauseNs(static_cast<Cause>(c))) << CauseName(static_cast<Cause>(c));
+  }
+  EXPECT_GE(s.busy, d.busy_ns);  // start-up and wind-down kernels too
+  EXPECT_GT(CauseNs(s, Cause::kDataStarved), 0);
+}
+
+}  // namespace
+}  // namespace gpuidle::internal
