@@ -5,6 +5,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
@@ -179,6 +180,7 @@ DeviceReport AnalyzeDevice(const RankAnalysis& r, const DeviceTimeline& device,
       longest->Offer(ToGapRecord(r.index, r.stacks, device, d, piece));
     }
   }
+  longest->CountDevice(device.device, static_cast<int64_t>(phased.steady.size()));
   d.idle_ns = d.idle.TotalNs();
   d.timeline = SummarizeTimeline(r.window, a.busy, phased.steady);
   const std::vector<Interval> comm = a.communication_kernels > 0
@@ -250,9 +252,11 @@ absl::Status ValidateOptions(const AnalysisOptions& options) {
 namespace {
 
 // One process: its devices, steps, gaps, offenders and advice. `input` names it in errors.
+// `gap_counts`, if given, gets each device's number of steady-state gaps.
 absl::StatusOr<Report> AnalyzeProcess(const Timeline& t, const std::string& input,
                                       std::optional<int> rank, size_t step_rows_per_device,
-                                      const AnalysisOptions& options) {
+                                      const AnalysisOptions& options,
+                                      std::vector<std::pair<int, int64_t>>* gap_counts = nullptr) {
   std::optional<Interval> window = WindowOf(t);
   if (!window) {
     return absl::FailedPreconditionError(absl::StrCat(input, " holds no host or GPU activity"));
@@ -286,6 +290,7 @@ absl::StatusOr<Report> AnalyzeProcess(const Timeline& t, const std::string& inpu
   }
   ListDevices(t.info, rank, used, &report);
   report.offenders = table.Top(options.max_offenders);
+  if (gap_counts != nullptr) *gap_counts = longest.counted();
   report.longest_gaps = longest.Take();
   AddAdvice(options, &report);
   return report;
@@ -325,6 +330,26 @@ absl::StatusOr<Report> AnalyzeRanks(std::span<const Timeline* const> ranks,
 absl::StatusOr<Report> Analyze(const Timeline& timeline, const AnalysisOptions& options) {
   const Timeline* one[] = {&timeline};
   return AnalyzeRanks(one, options);
+}
+
+absl::StatusOr<GapList> ListGaps(const Timeline& timeline, const AnalysisOptions& options,
+                                 int max_gaps) {
+  AnalysisOptions o = options;
+  o.max_gap_records = std::max(max_gaps, 0);
+  GPUIDLE_RETURN_IF_ERROR(ValidateOptions(o));
+  const Timeline* one[] = {&timeline};
+  std::vector<std::pair<int, int64_t>> counts;
+  GPUIDLE_ASSIGN_OR_RETURN(Report report, AnalyzeProcess(timeline, "the trace", timeline.info.rank,
+                                                         StepRowsPerDevice(one), o, &counts));
+  GapList list;
+  list.gaps = std::move(report.longest_gaps);
+  std::sort(list.gaps.begin(), list.gaps.end(), [](const GapRecord& a, const GapRecord& b) {
+    return a.device != b.device ? a.device < b.device : a.start_ns < b.start_ns;
+  });
+  for (size_t i = 0; i < counts.size() && i < report.devices.size(); ++i) {
+    list.devices.push_back({counts[i].first, counts[i].second, report.devices[i].idle_ns});
+  }
+  return list;
 }
 
 }  // namespace gpuidle::internal

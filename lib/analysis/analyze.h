@@ -2,6 +2,7 @@
 #ifndef GPUIDLE_LIB_ANALYSIS_ANALYZE_H_
 #define GPUIDLE_LIB_ANALYSIS_ANALYZE_H_
 
+#include <cstdint>
 #include <span>
 #include <string>
 #include <vector>
@@ -24,6 +25,25 @@ absl::StatusOr<Report> Analyze(const Timeline& timeline, const AnalysisOptions& 
 absl::StatusOr<Report> AnalyzeRanks(std::span<const Timeline* const> ranks,
                                     const AnalysisOptions& options,
                                     const std::vector<std::string>& names = {});
+
+// Every steady-state gap of one process: the idle pieces whose causes sum to each device's idle
+// time (Report::longest_gaps holds only the longest few), for drawing them all
+// (report/trace_writer.cc). Long runs have millions: at most `max_gaps` are listed, the longest
+// (ties: the earlier), and `devices` says how many each device had in all.
+struct GapList {
+  struct DeviceGaps {
+    int device = 0;
+    int64_t gaps = 0;     // every steady-state gap of the device, listed or not
+    int64_t idle_ns = 0;  // their total length (DeviceReport::idle_ns)
+  };
+  std::vector<GapRecord> gaps;  // sorted by device, then start
+  std::vector<DeviceGaps> devices;
+};
+
+// The gaps of `timeline` analysed alone with `options` (as Analyze does; gap records carry the
+// timeline's rank).
+absl::StatusOr<GapList> ListGaps(const Timeline& timeline, const AnalysisOptions& options,
+                                 int max_gaps);
 
 }  // namespace gpuidle::internal
 

@@ -3,7 +3,9 @@
 #ifndef GPUIDLE_LIB_ANALYSIS_GAP_RECORDS_H_
 #define GPUIDLE_LIB_ANALYSIS_GAP_RECORDS_H_
 
+#include <algorithm>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "analysis/attribution.h"
@@ -42,6 +44,9 @@ class LongestGaps {
     std::sort(heap_.begin(), heap_.end(), Longer);
     return std::move(heap_);
   }
+  // How many pieces a device had in all, kept or not: what a capped list left out.
+  void CountDevice(int device, int64_t pieces) { counted_.emplace_back(device, pieces); }
+  const std::vector<std::pair<int, int64_t>>& counted() const { return counted_; }
 
  private:
   static bool Longer(const GapRecord& a, const GapRecord& b) {
@@ -49,7 +54,8 @@ class LongestGaps {
     return la != lb ? la > lb : a.start_ns < b.start_ns;
   }
   int n_;
-  std::vector<GapRecord> heap_;  // min-heap by length under Longer
+  std::vector<GapRecord> heap_;                   // min-heap by length under Longer
+  std::vector<std::pair<int, int64_t>> counted_;  // (device, pieces), in the order analysed
 };
 
 }  // namespace gpuidle::internal

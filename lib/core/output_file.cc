@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <optional>
 
 #include "absl/status/status.h"
@@ -19,6 +20,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "core/output_path.h"
+#include "core/status_macros.h"
 
 namespace gpuidle::internal {
 namespace {
@@ -96,12 +98,80 @@ int CreateTemporaryFile(const std::string& prefix, std::string* name) {
   return -1;
 }
 
-// Writes contents to a new temporary file in the directory of path and syncs it; mode, if
-// given, replaces the umask's permissions (those of a file being replaced). Returns the
-// temporary name; on failure nothing is left behind.
-absl::StatusOr<std::string> WriteTemporaryFileNextTo(const std::string& path,
-                                                     absl::string_view contents,
-                                                     std::optional<mode_t> mode) {
+// Writes to a file descriptor; the first failure is kept and ends the writing.
+class FdStream : public OutputStream {
+ public:
+  FdStream(int fd, const std::string& path) : fd_(fd), path_(path) {}
+  absl::Status Write(absl::string_view piece) override {
+    const char* p = piece.data();
+    size_t left = piece.size();
+    while (left > 0) {
+      const ssize_t n = ::write(fd_, p, left);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return SystemError(path_, "write failed", n < 0 ? errno : EIO);
+      p += n;
+      left -= static_cast<size_t>(n);
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  int fd_;
+  const std::string& path_;
+};
+
+// Compresses what it is given into a gzip member, written to `out` as the output fills.
+class GzipStream : public OutputStream {
+ public:
+  GzipStream(OutputStream* out, const std::string& path) : out_(out), path_(path) {
+    // windowBits 15 + 16: a gzip header and trailer rather than zlib's.
+    started_ = deflateInit2(&z_, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
+                            Z_DEFAULT_STRATEGY) == Z_OK;
+  }
+  ~GzipStream() override {
+    if (started_) deflateEnd(&z_);
+  }
+  absl::Status Write(absl::string_view piece) override { return Deflate(piece, Z_NO_FLUSH); }
+  absl::Status Finish() { return Deflate({}, Z_FINISH); }
+
+ private:
+  absl::Status Deflate(absl::string_view piece, int flush) {
+    if (!started_) return Error(absl::StatusCode::kInternal, path_, "cannot start gzip", 0);
+    constexpr size_t kPiece = size_t{1} << 30;  // zlib counts in 32 bits: feed in pieces
+    do {
+      const size_t n = std::min(piece.size(), kPiece);
+      z_.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(piece.data()));
+      z_.avail_in = static_cast<uInt>(n);
+      piece.remove_prefix(n);
+      const int mode = piece.empty() ? flush : Z_NO_FLUSH;
+      int rc = Z_OK;
+      do {
+        z_.next_out = reinterpret_cast<Bytef*>(buffer_);
+        z_.avail_out = sizeof(buffer_);
+        rc = deflate(&z_, mode);
+        if (rc == Z_STREAM_ERROR) {
+          return Error(absl::StatusCode::kInternal, path_, "gzip compression failed", 0);
+        }
+        const size_t made = sizeof(buffer_) - z_.avail_out;
+        if (made > 0) GPUIDLE_RETURN_IF_ERROR(out_->Write({buffer_, made}));
+      } while (z_.avail_out == 0 || (mode == Z_FINISH && rc != Z_STREAM_END));
+    } while (!piece.empty());
+    return absl::OkStatus();
+  }
+
+  OutputStream* out_;
+  const std::string& path_;
+  z_stream z_{};
+  bool started_ = false;
+  char buffer_[1 << 16];
+};
+
+// Writes what `produce` gives (gzip-compressed if `gzip`) to a new temporary file in the
+// directory of path and syncs it; mode, if given, replaces the umask's permissions (those of a
+// file being replaced). Returns the temporary name; on failure nothing is left behind.
+absl::StatusOr<std::string> WriteTemporaryFileNextTo(
+    const std::string& path, absl::FunctionRef<absl::Status(OutputStream&)> produce, bool gzip,
+    std::optional<mode_t> mode) {
   const size_t slash = path.rfind('/');
   const std::string dir = slash == std::string::npos ? "./" : path.substr(0, slash + 1);
   const std::string base =
@@ -115,14 +185,19 @@ absl::StatusOr<std::string> WriteTemporaryFileNextTo(const std::string& path,
     return SystemError(path, what, err);
   };
   if (mode && ::fchmod(fd, *mode & 07777) != 0) return fail("chmod failed", errno);
-  const char* p = contents.data();
-  size_t left = contents.size();
-  while (left > 0) {
-    const ssize_t n = ::write(fd, p, left);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return fail("write failed", n < 0 ? errno : EIO);
-    p += n;
-    left -= static_cast<size_t>(n);
+  FdStream file(fd, path);
+  absl::Status written;
+  if (gzip) {
+    auto compressed = std::make_unique<GzipStream>(&file, path);  // 64 kB: not on the stack
+    written = produce(*compressed);
+    if (written.ok()) written = compressed->Finish();
+  } else {
+    written = produce(file);
+  }
+  if (!written.ok()) {
+    ::close(fd);
+    ::unlink(name.c_str());
+    return written;
   }
   // On disk before it is put into place, so that a crash leaves the old file or the new one,
   // never an empty one.
@@ -221,6 +296,13 @@ absl::StatusOr<std::string> GzipCompress(absl::string_view contents) {
 
 absl::StatusOr<std::string> WriteOutputFile(const std::string& path, absl::string_view contents,
                                             const OutputFileOptions& options) {
+  return WriteOutputFileStreamed(
+      path, [contents](OutputStream& out) { return out.Write(contents); }, options);
+}
+
+absl::StatusOr<std::string> WriteOutputFileStreamed(
+    const std::string& path, absl::FunctionRef<absl::Status(OutputStream&)> produce,
+    const OutputFileOptions& options) {
   if (path.empty()) return absl::InvalidArgumentError("cannot write a file with an empty name");
   if (path.find('\0') != std::string::npos) {
     return absl::InvalidArgumentError("cannot write a file whose name holds a NUL byte");
@@ -272,15 +354,9 @@ absl::StatusOr<std::string> WriteOutputFile(const std::string& path, absl::strin
     }
   }
 
-  std::string compressed;
-  if (absl::EndsWithIgnoreCase(path, ".gz")) {
-    absl::StatusOr<std::string> gz = GzipCompress(contents);
-    if (!gz.ok()) return Error(absl::StatusCode::kInternal, path, gz.status().message(), 0);
-    compressed = *std::move(gz);
-    contents = compressed;
-  }
-  absl::StatusOr<std::string> temp = WriteTemporaryFileNextTo(
-      path, contents, replace ? std::optional<mode_t>(st.st_mode) : std::nullopt);
+  absl::StatusOr<std::string> temp =
+      WriteTemporaryFileNextTo(path, produce, absl::EndsWithIgnoreCase(path, ".gz"),
+                               replace ? std::optional<mode_t>(st.st_mode) : std::nullopt);
   if (!temp.ok()) return temp.status();
 
   if (replace) {

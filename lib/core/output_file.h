@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -51,6 +52,21 @@ bool ReplaceableIfAsked(const absl::Status& status);
 // Anything at path makes kFail AlreadyExists.
 absl::StatusOr<std::string> WriteOutputFile(const std::string& path, absl::string_view contents,
                                             const OutputFileOptions& options);
+
+// Receives a file's contents piece by piece (WriteOutputFileStreamed).
+class OutputStream {
+ public:
+  virtual ~OutputStream() = default;
+  // Appends piece; an error ends the writing, and the producer returns it.
+  virtual absl::Status Write(absl::string_view piece) = 0;
+};
+
+// WriteOutputFile with contents that `produce` writes in pieces (compressed as they come for a
+// ".gz" name), so that a large output, a trace of millions of events, is never held whole in
+// memory. An error that `produce` returns is returned, and nothing is left behind.
+absl::StatusOr<std::string> WriteOutputFileStreamed(
+    const std::string& path, absl::FunctionRef<absl::Status(OutputStream&)> produce,
+    const OutputFileOptions& options);
 
 // contents as a gzip member (what WriteOutputFile writes for a ".gz" name).
 absl::StatusOr<std::string> GzipCompress(absl::string_view contents);

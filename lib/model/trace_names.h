@@ -113,6 +113,9 @@ inline constexpr absl::string_view kLegacyPythonCategory = "python";
 // slices that draw a report's gaps (readers ignore them).
 inline constexpr absl::string_view kHostSampleCategory = "gpuidle_host_sample";
 inline constexpr absl::string_view kGapCategory = "gpuidle_gap";
+// Flow arrows from a CUDA call to the GPU work it issued, under the category and name that
+// Kineto gives them ("ph" "s" on the call, "f" on the op); readers ignore them.
+inline constexpr absl::string_view kFlowCategory = "ac2g";
 
 // Event phases: complete events, and instants (either case).
 inline constexpr absl::string_view kCompletePhase = "X";

@@ -1,10 +1,12 @@
 // The gpuidle trace, format "gpuidle.trace/2" (docs/TRACE_FORMAT.md).
 //
 // Written by hand rather than through a JSON writer: one event per line keeps the file easy to
-// read and diff, and a trace of millions of events needs nothing but appends to one string.
+// read and diff, and a trace of millions of events needs nothing but appends to a buffer that
+// goes to the output whenever it holds a megabyte.
 #include "report/trace_writer.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -13,12 +15,16 @@
 #include <utility>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
+#include "analysis/analyze.h"
 #include "core/output_file.h"
 #include "core/text_safety.h"
 #include "core/version.h"
+#include "model/correlation_index.h"
 #include "model/cuda_api.h"
 #include "model/trace_names.h"
 
@@ -34,6 +40,9 @@ constexpr uint64_t kGapTrackTid = 0xfffffffeu;
 // and keep their real id in args.gpuidle_thread.
 constexpr uint64_t kFirstStandInTid = 0xf0000000u;
 constexpr uint64_t kMaxTid = 0xffffffffu;
+
+// The buffer goes to the output when it holds this much.
+constexpr size_t kFlushBytes = size_t{1} << 20;
 
 // Time stamps are written relative to a base this far before the earliest one: the Kineto
 // reader takes a device event at ts 0 for a CUPTI record without time stamps.
@@ -105,33 +114,37 @@ void AppendOptional(std::string* out, const std::optional<T>& v) {
   }
 }
 
-// Chrome's reserved colour names (chrome://tracing honours "cname"; Perfetto colours by name):
-// reds for data-starved, blues for launch-bound, yellows for sync-bound, grey for no evidence.
+// Reserved colour names of Chrome's trace viewer (catapult's color_scheme; chrome://tracing
+// honours "cname", Perfetto colours by name): one family per cause, one shade per subcause.
+// Reds for data-starved, blues for launch-bound, yellows for sync-bound, grey for no evidence.
 absl::string_view GapColour(Subcause s) {
   switch (s) {
     case Subcause::kDataLoader:
-      return "terrible";
+      return "terrible";  // 180,0,0
     case Subcause::kH2DCopy:
-      return "rail_animation";
+      return "rail_animation";  // 244,74,63
     case Subcause::kHost:
-      return "bad";
+      return "cq_build_failed";  // 238,136,136
     case Subcause::kLaunchOverhead:
-      return "rail_response";
+      return "rail_response";  // 67,135,253
     case Subcause::kKernelGap:
-      return "thread_state_runnable";
+      return "thread_state_runnable";  // 133,160,210
     case Subcause::kHostSync:
-      return "yellow";
+      return "yellow";  // 255,255,0
     case Subcause::kDeviceWait:
-      return "olive";
+      return "olive";  // 100,100,0
     case Subcause::kCommWait:
-      return "rail_idle";
+      return "cq_build_attempt_runnig";  // 222,222,75 (catapult's spelling)
     case Subcause::kCopyWait:
-      return "light_memory_dump";
+      return "cq_build_running";  // 255,255,119
     case Subcause::kUnattributed:
-      return "grey";
+      return "grey";  // 221,221,221
   }
   return "grey";
 }
+
+// Milliseconds with one decimal, for names a person reads ("12.5 ms").
+std::string Millis(int64_t ns) { return absl::StrFormat("%.1f ms", static_cast<double>(ns) / 1e6); }
 
 absl::string_view OpCategory(OpKind k) {
   switch (k) {
@@ -216,20 +229,63 @@ class ArgsWriter {
   bool open_ = false;
 };
 
+// What the gap slices of one device leave out, and how many there were.
+struct DeviceGapCount {
+  int64_t gaps = 0;  // all of them (known only from the analysis)
+  int64_t idle_ns = 0;
+  int64_t drawn = 0;
+  int64_t drawn_ns = 0;
+  int64_t shortest_drawn_ns = INT64_MAX;
+  int64_t first_drawn_ns = INT64_MAX;
+};
+
 class TraceFormatter {
  public:
-  TraceFormatter(const Timeline& t, const Report* report) : t_(t) {
+  TraceFormatter(const Timeline& t, const Report* report, const TraceOptions& options,
+                 OutputStream* sink)
+      : t_(t), sink_(sink), correlations_(t.calls) {
     if (report == nullptr) return;
-    for (const GapRecord& g : report->longest_gaps) {
-      if (g.rank == t.info.rank) gaps_.push_back(&g);
+    with_report_ = true;
+    // Every gap, as the analysis that made the report finds it in this timeline; the report
+    // itself lists only its longest few.
+    absl::StatusOr<GapList> all = ListGaps(t, report->options, std::max(options.max_gaps, 0));
+    max_gaps_ = std::max(options.max_gaps, 0);
+    if (all.ok()) {
+      gaps_ = std::move(all->gaps);
+      for (const GapList::DeviceGaps& d : all->devices) {
+        DeviceGapCount& c = gap_counts_[d.device];
+        c.gaps = d.gaps;
+        c.idle_ns = d.idle_ns;
+      }
+    } else {
+      from_analysis_ = false;
+      for (const GapRecord& g : report->longest_gaps) {
+        if (g.rank == t.info.rank && static_cast<int>(gaps_.size()) < max_gaps_) {
+          gaps_.push_back(g);
+        }
+      }
+      std::stable_sort(gaps_.begin(), gaps_.end(), [](const GapRecord& a, const GapRecord& b) {
+        return a.device != b.device ? a.device < b.device : a.start_ns < b.start_ns;
+      });
+    }
+    for (const GapRecord& g : gaps_) {
+      DeviceGapCount& c = gap_counts_[g.device];
+      ++c.drawn;
+      c.drawn_ns += g.end_ns - g.start_ns;
+      c.shortest_drawn_ns = std::min(c.shortest_drawn_ns, g.end_ns - g.start_ns);
+      c.first_drawn_ns = std::min(c.first_drawn_ns, g.start_ns);
+    }
+    if (!from_analysis_) {
+      for (auto& [device, c] : gap_counts_) {
+        c.gaps = c.drawn;  // all that is known
+        c.idle_ns = c.drawn_ns;
+      }
     }
   }
 
-  std::string Format() {
+  absl::Status Write() {
     ChooseBaseAndPids();
-    size_t events = t_.calls.size() + t_.ranges.size() + t_.samples.size() + gaps_.size();
-    for (const DeviceTimeline& d : t_.devices) events += d.ops.size();
-    out_.reserve(1024 + 160 * events);  // about what an event takes: one allocation
+    out_.reserve(kFlushBytes + 64 * 1024);
     absl::StrAppend(&out_, "{\"schemaVersion\": 1,\n\"", kGpuidleKey, "\": ");
     AppendInfo();
     absl::StrAppend(&out_, ",\n\"", kDevicePropertiesKey, "\": [");
@@ -262,18 +318,47 @@ class TraceFormatter {
     absl::StrAppend(&out_, ",\n\"", kBaseTimeKey, "\": ", base_ns_, ",\n\"", kTraceEventsKey,
                     "\": [");
     AppendMetadata();
+    if (!Flush(false)) return status_;
+    // Each kind in one pass, flushing as the buffer fills; an output error ends the writing.
     for (const DeviceTimeline& d : t_.devices) {
-      for (const DeviceOp& op : d.ops) AppendOp(d.device, op);
+      for (const DeviceOp& op : d.ops) {
+        AppendOp(d.device, op);
+        if (!Flush(false)) return status_;
+      }
     }
-    for (const HostCall& c : t_.calls) AppendCall(c);
-    for (const Range& r : t_.ranges) AppendRange(r);
-    for (const HostSample& sample : t_.samples) AppendSample(sample);
-    for (const GapRecord* g : gaps_) AppendGap(*g);
+    for (size_t i = 0; i < t_.calls.size(); ++i) {
+      AppendCall(t_.calls[i], i);
+      if (!Flush(false)) return status_;
+    }
+    for (const Range& r : t_.ranges) {
+      AppendRange(r);
+      if (!Flush(false)) return status_;
+    }
+    for (const HostSample& sample : t_.samples) {
+      AppendSample(sample);
+      if (!Flush(false)) return status_;
+    }
+    for (const GapRecord& g : gaps_) {
+      AppendGap(g);
+      if (!Flush(false)) return status_;
+    }
+    AppendGapsLeftOut();
     out_.append("\n]}\n");
-    return std::move(out_);
+    Flush(true);
+    return status_;
   }
 
  private:
+  // Hands the buffer to the output once it holds kFlushBytes (or at the end); false once the
+  // output has failed.
+  bool Flush(bool last) {
+    if (!status_.ok()) return false;
+    if (!last && out_.size() < kFlushBytes) return true;
+    status_ = sink_->Write(out_);
+    out_.clear();
+    return status_.ok();
+  }
+
   void ChooseBaseAndPids() {
     std::optional<int64_t> first;
     const auto see = [&](int64_t ns) {
@@ -302,9 +387,9 @@ class TraceFormatter {
       see(sample.time_ns);
       threads_.insert(sample.thread);
     }
-    for (const GapRecord* g : gaps_) {
-      see(g->start_ns);
-      device_pids_.insert(g->device);
+    for (const GapRecord& g : gaps_) {
+      see(g.start_ns);
+      device_pids_.insert(g.device);
     }
     if (first) {
       base_ns_ = *first < INT64_MIN + kBaseMarginNs ? INT64_MIN : *first - kBaseMarginNs;
@@ -353,7 +438,33 @@ class TraceFormatter {
     out_.append(info.record_limit_reached ? "true" : "false");
     key(kWallClockOffsetKey);
     AppendOptional(&out_, info.wall_clock_offset_ns);
+    if (with_report_) AppendGapSummary();
     out_.push_back('}');
+  }
+
+  // "gaps": what the idle-cause tracks hold and what they leave out, per device. Informational:
+  // readers ignore it.
+  void AppendGapSummary() {
+    int64_t gaps = 0, drawn = 0, left_out_ns = 0;
+    for (const auto& [device, c] : gap_counts_) {
+      gaps += c.gaps;
+      drawn += c.drawn;
+      left_out_ns += c.idle_ns - c.drawn_ns;
+    }
+    absl::StrAppend(&out_, ", \"gaps\": {\"source\": ");
+    AppendString(&out_, from_analysis_ ? "analysis" : "report");
+    absl::StrAppend(&out_, ", \"max_gaps\": ", max_gaps_, ", \"gaps\": ", gaps,
+                    ", \"drawn\": ", drawn, ", \"left_out\": ", gaps - drawn,
+                    ", \"left_out_ns\": ", left_out_ns, ", \"devices\": [");
+    bool first = true;
+    for (const auto& [device, c] : gap_counts_) {
+      absl::StrAppend(&out_, first ? "" : ", ", "{\"device\": ", device, ", \"gaps\": ", c.gaps,
+                      ", \"idle_ns\": ", c.idle_ns, ", \"drawn\": ", c.drawn,
+                      ", \"left_out\": ", c.gaps - c.drawn,
+                      ", \"left_out_ns\": ", c.idle_ns - c.drawn_ns, "}");
+      first = false;
+    }
+    out_.append("]}");
   }
 
   // Starts {"ph": ph, "cat": ..., "name": ..., "pid": ..., "tid": ...; the caller ends it.
@@ -420,10 +531,13 @@ class TraceFormatter {
                stream == kNoStream ? "stream unknown" : absl::StrCat("stream ", stream));
       SortIndex("thread_sort_index", device, stream, stream);
     }
-    std::set<int> gap_devices;
-    for (const GapRecord* g : gaps_) gap_devices.insert(g->device);
-    for (int device : gap_devices) {
-      Metadata("thread_name", device, kGapTrackTid, "gpuidle: idle causes");
+    for (const auto& [device, c] : gap_counts_) {
+      if (c.drawn == 0) continue;
+      // The track's name says when it does not hold every gap.
+      Metadata("thread_name", device, kGapTrackTid,
+               c.drawn < c.gaps ? absl::StrCat("gpuidle: idle causes (longest ", c.drawn, " of ",
+                                               c.gaps, " gaps)")
+                                : std::string("gpuidle: idle causes"));
       SortIndex("thread_sort_index", device, kGapTrackTid, -1);  // above the streams
     }
     if (threads_.empty()) return;
@@ -461,6 +575,24 @@ class TraceFormatter {
     if (op.collective < t_.collectives.size()) AppendCollective(args, op.collective);
     args.End();
     out_.push_back('}');
+    AppendFlowEnd(device, op);
+  }
+
+  // The arrow from the call that issued an op: its end, on the op's track, bound to the op
+  // ("bp": "e": the enclosing slice). One arrow per call, to its first op in the file (a graph
+  // launch issues many); none for an op that starts before its call (clocks apart), which
+  // viewers cannot draw. The call writes the start (AppendCall), as ops come first.
+  void AppendFlowEnd(int device, const DeviceOp& op) {
+    if (op.correlation_id == kNoCorrelation) return;
+    const int32_t call = correlations_.Find(op.correlation_id);
+    if (call == CorrelationIndex::kNone || t_.calls[call].start_ns >= op.start_ns) return;
+    if (flow_started_.empty()) flow_started_.resize(t_.calls.size());
+    if (flow_started_[call]) return;
+    flow_started_[call] = true;
+    BeginEvent("f", kFlowCategory, kFlowCategory, device, op.stream);
+    absl::StrAppend(&out_, ",\"id\":", op.correlation_id, ",\"", kTsField, "\":");
+    AppendMicros(&out_, Rel(op.start_ns));
+    out_.append(",\"bp\":\"e\"}");
   }
 
   // A collective kernel's args under PyTorch's names, as recent releases put them on NCCL
@@ -481,7 +613,7 @@ class TraceFormatter {
     }
   }
 
-  void AppendCall(const HostCall& c) {
+  void AppendCall(const HostCall& c, size_t index) {
     const absl::string_view name = t_.strings.Get(c.name);
     // Driver API names start "cu", runtime ones "cuda"; the reader takes both alike.
     const bool driver = absl::StartsWith(name, "cu") && !absl::StartsWith(name, "cuda");
@@ -500,6 +632,13 @@ class TraceFormatter {
     if (c.thread > kMaxTid) absl::StrAppend(args.Key(kGpuidleThreadArg), c.thread);
     args.End();
     out_.push_back('}');
+    if (index < flow_started_.size() && flow_started_[index]) {
+      // Right after the call, at its start: a viewer binds it to the innermost slice open then.
+      BeginEvent("s", kFlowCategory, kFlowCategory, host_pid_, DisplayTid(c.thread));
+      absl::StrAppend(&out_, ",\"id\":", c.correlation_id, ",\"", kTsField, "\":");
+      AppendMicros(&out_, Rel(c.start_ns));
+      out_.push_back('}');
+    }
   }
 
   void AppendRange(const Range& r) {
@@ -529,12 +668,12 @@ class TraceFormatter {
   }
 
   void AppendGap(const GapRecord& g) {
-    BeginEvent(kCompletePhase, kGapCategory, QualifiedSubcauseName(g.subcause), g.device,
-               kGapTrackTid);
+    BeginEvent(kCompletePhase, kGapCategory, SubcauseLabel(g.subcause), g.device, kGapTrackTid);
     AppendSpan(g.start_ns, g.end_ns);
     out_.append(",\"cname\":");
     AppendString(&out_, GapColour(g.subcause));
     ArgsWriter args(&out_);
+    AppendString(args.Key("cause"), CauseName(CauseOf(g.subcause)));
     AppendString(args.Key("evidence"), g.evidence);
     AppendString(args.Key("next_op"), g.next_op);
     AppendString(args.Key("call_site"), g.call_site);
@@ -543,8 +682,46 @@ class TraceFormatter {
     out_.push_back('}');
   }
 
+  // One instant per device whose track leaves gaps out, at its first gap drawn: how many, how
+  // long in all, and that each was at most as long as the shortest drawn.
+  void AppendGapsLeftOut() {
+    for (const auto& [device, c] : gap_counts_) {
+      const int64_t left_out = c.gaps - c.drawn;
+      if (left_out <= 0 || c.drawn == 0) continue;
+      const int64_t left_out_ns = c.idle_ns - c.drawn_ns;
+      BeginEvent(kInstantPhase, kGapCategory,
+                 absl::StrCat(left_out, " gaps (", Millis(left_out_ns), ") left out"), device,
+                 kGapTrackTid);
+      absl::StrAppend(&out_, ",\"s\":\"t\",\"", kTsField, "\":");
+      AppendMicros(&out_, Rel(c.first_drawn_ns));
+      ArgsWriter args(&out_);
+      absl::StrAppend(args.Key("left_out"), left_out);
+      absl::StrAppend(args.Key("left_out_ns"), left_out_ns);
+      absl::StrAppend(args.Key("drawn"), c.drawn);
+      absl::StrAppend(args.Key("longest_left_out_at_most_ns"), c.shortest_drawn_ns);
+      args.End();
+      out_.push_back('}');
+    }
+  }
+
+  // "data_starved.dataloader", made once per subcause rather than once per gap.
+  absl::string_view SubcauseLabel(Subcause s) {
+    std::string& label = subcause_labels_[static_cast<size_t>(s)];
+    if (label.empty()) label = QualifiedSubcauseName(s);
+    return label;
+  }
+
   const Timeline& t_;
-  std::vector<const GapRecord*> gaps_;
+  OutputStream* sink_;
+  absl::Status status_;
+  bool with_report_ = false;
+  bool from_analysis_ = true;  // else the report's own longest gaps
+  int max_gaps_ = 0;
+  std::vector<GapRecord> gaps_;               // by device, then start
+  std::map<int, DeviceGapCount> gap_counts_;  // by device
+  std::array<std::string, kNumSubcauses> subcause_labels_;
+  CorrelationIndex correlations_;
+  std::vector<bool> flow_started_;  // by call: an arrow starts there
   std::set<int64_t> device_pids_;
   std::set<std::pair<int, uint32_t>> streams_;
   std::set<uint64_t> threads_;
@@ -555,16 +732,41 @@ class TraceFormatter {
   std::string out_;
 };
 
+// Appends to a string: FormatGpuidleTrace.
+class StringStream : public OutputStream {
+ public:
+  explicit StringStream(std::string* out) : out_(out) {}
+  absl::Status Write(absl::string_view piece) override {
+    out_->append(piece.data(), piece.size());
+    return absl::OkStatus();
+  }
+
+ private:
+  std::string* out_;
+};
+
 }  // namespace
 
-std::string FormatGpuidleTrace(const Timeline& timeline, const Report* report) {
-  return TraceFormatter(timeline, report).Format();
+absl::Status StreamGpuidleTrace(const Timeline& timeline, const Report* report, OutputStream& out,
+                                const TraceOptions& options) {
+  return TraceFormatter(timeline, report, options, &out).Write();
+}
+
+std::string FormatGpuidleTrace(const Timeline& timeline, const Report* report,
+                               const TraceOptions& options) {
+  std::string text;
+  StringStream out(&text);
+  StreamGpuidleTrace(timeline, report, out, options).IgnoreError();  // a string cannot fail
+  return text;
 }
 
 absl::StatusOr<std::string> WriteGpuidleTrace(const Timeline& timeline, const Report* report,
                                               const std::string& path,
-                                              const OutputFileOptions& output) {
-  return WriteOutputFile(path, FormatGpuidleTrace(timeline, report), output);
+                                              const OutputFileOptions& output,
+                                              const TraceOptions& options) {
+  return WriteOutputFileStreamed(
+      path, [&](OutputStream& out) { return StreamGpuidleTrace(timeline, report, out, options); },
+      output);
 }
 
 }  // namespace gpuidle::internal

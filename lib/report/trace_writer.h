@@ -6,14 +6,17 @@
 //                            WriteGpuidleTrace(timeline, &*report, "rank0.trace.json"));
 //
 // The file is Chrome-trace JSON shaped like PyTorch's Kineto traces (so the Kineto reader reads
-// it) plus a top-level "gpuidle" object, format "gpuidle.trace/2". Given a report, its longest
-// gaps are drawn as slices coloured by cause on a track "gpuidle: idle causes" of each device;
-// readers ignore them.
+// it) plus a top-level "gpuidle" object, format "gpuidle.trace/2": a track per CUDA stream with
+// its kernels, copies and collectives, a track per host thread with its CUDA calls and ranges,
+// and an arrow from each launch to the GPU work it issued. Given a report, every steady-state
+// gap of each device (up to TraceOptions::max_gaps, the longest) is drawn as a slice named and
+// coloured by its cause on the device's track "gpuidle: idle causes"; readers ignore them.
 #ifndef GPUIDLE_LIB_REPORT_TRACE_WRITER_H_
 #define GPUIDLE_LIB_REPORT_TRACE_WRITER_H_
 
 #include <string>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "core/output_file.h"
 #include "gpuidle/report.h"
@@ -21,15 +24,29 @@
 
 namespace gpuidle::internal {
 
-// The trace as JSON text. `timeline` must be finalized (Timeline::Finalize). Gaps of `report`
-// (may be null) on other ranks than the timeline's are left out.
-std::string FormatGpuidleTrace(const Timeline& timeline, const Report* report = nullptr);
+struct TraceOptions {
+  // A long run has millions of gaps, each a slice: beyond this many, the shortest are left out
+  // (and counted in the file). 200k slices are about 60 MB of JSON and still open in Perfetto.
+  static constexpr int kDefaultMaxGaps = 200'000;
+  int max_gaps = kDefaultMaxGaps;
+};
 
-// Writes FormatGpuidleTrace to path by the output rules (core/output_file.h); returns the path
-// written.
+// Writes the trace to `out` in pieces of about a megabyte: memory holds one piece and the gaps
+// drawn, never the file. `timeline` must be finalized (Timeline::Finalize). With a report (may
+// be null), the gaps are those of the timeline analysed with the report's options; should that
+// analysis fail, the report's own longest_gaps of the timeline's rank are drawn.
+absl::Status StreamGpuidleTrace(const Timeline& timeline, const Report* report, OutputStream& out,
+                                const TraceOptions& options = {});
+
+// The trace as JSON text (tests, fuzzers, small timelines).
+std::string FormatGpuidleTrace(const Timeline& timeline, const Report* report = nullptr,
+                               const TraceOptions& options = {});
+
+// Streams the trace to path by the output rules (core/output_file.h); returns the path written.
 absl::StatusOr<std::string> WriteGpuidleTrace(const Timeline& timeline, const Report* report,
                                               const std::string& path,
-                                              const OutputFileOptions& output = {});
+                                              const OutputFileOptions& output = {},
+                                              const TraceOptions& options = {});
 
 }  // namespace gpuidle::internal
 

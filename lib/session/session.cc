@@ -179,12 +179,17 @@ absl::StatusOr<std::shared_ptr<const CollectionResult>> Session::StopHolding(
 
 absl::StatusOr<std::string> Session::WriteOutput(absl::string_view pattern,
                                                  absl::string_view text) {
+  return WriteOutput(pattern, [text](OutputStream& out) { return out.Write(text); });
+}
+
+absl::StatusOr<std::string> Session::WriteOutput(
+    absl::string_view pattern, absl::FunctionRef<absl::Status(OutputStream&)> produce) {
   const ProcessIdentity id = CurrentProcessIdentity();
   GPUIDLE_ASSIGN_OR_RETURN(std::string path, ExpandOutputPath(pattern, id));
   OutputFileOptions live;
   live.if_exists = IfExists::kUseAnotherName;
   live.pid = id.pid;
-  return WriteOutputFile(path, text, live);
+  return WriteOutputFileStreamed(path, produce, live);
 }
 
 absl::StatusOr<std::shared_ptr<CollectionResult>> Session::CloseCollectionLocked(
@@ -312,8 +317,10 @@ void Session::WriteOutputsLocked(bool gpu_work, const Report* window_report,
     const Report* drawn = window_report != nullptr ? window_report
                           : result->report         ? &*result->report
                                                    : nullptr;
-    absl::StatusOr<std::string> path =
-        WriteOutput(o.trace_path, FormatGpuidleTrace(result->timeline, drawn));
+    // Streamed: a trace of millions of events is never held whole in memory.
+    absl::StatusOr<std::string> path = WriteOutput(o.trace_path, [&](OutputStream& out) {
+      return StreamGpuidleTrace(result->timeline, drawn, out);
+    });
     if (path.ok()) {
       result->trace_path = *path;
       if (o.print_summary) Note(absl::StrCat("trace written to ", *path));

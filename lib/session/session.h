@@ -18,11 +18,13 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "analysis/window_aggregate.h"
 #include "collect/collection.h"
+#include "core/output_file.h"
 #include "gpuidle/profiler.h"
 #include "gpuidle/report.h"
 #include "model/timeline.h"
@@ -125,6 +127,9 @@ class Session {
 
   // Writes text to the expanded path pattern without replacing anything; returns the path.
   static absl::StatusOr<std::string> WriteOutput(absl::string_view pattern, absl::string_view text);
+  // The same with contents that `produce` writes in pieces (a trace).
+  static absl::StatusOr<std::string> WriteOutput(
+      absl::string_view pattern, absl::FunctionRef<absl::Status(OutputStream&)> produce);
 
  private:
   // A sampled collection (ProfilerOptions::sample_*, summary_every_ns, the metrics): a thread of

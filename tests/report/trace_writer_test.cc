@@ -3,21 +3,35 @@
 #include "report/trace_writer.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <cstdlib>
+#include <map>
+#include <optional>
+#include <random>
 #include <regex>
+#include <set>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "analysis/analyze.h"
+#include "core/output_file.h"
 #include "core/version.h"
 #include "gmock/gmock.h"
+#include "gpuidle/analyze.h"
 #include "gpuidle/options.h"
 #include "gpuidle/report.h"
 #include "gtest/gtest.h"
+#include "ingest/read_trace.h"
 #include "rapidjson/document.h"
 #include "testing/json.h"
+#include "testing/random_timeline.h"
 #include "testing/temp_dir.h"
 #include "testing/timeline_builder.h"
 
@@ -130,7 +144,10 @@ TEST(TraceWriter, TimeStampsAreMicrosecondsWithThreeDecimalsAfterABaseJustBefore
     EXPECT_TRUE((*it)[2].matched) << "not three decimals: " << it->str();
     ++times;
   }
-  EXPECT_EQ(times, 2 * 14);  // ts and dur of every op, call and range
+  // ts and dur of every op, call and range; ts of every flow arrow's two ends.
+  const size_t flows = Events(doc, "s", "ac2g").size() + Events(doc, "f", "ac2g").size();
+  EXPECT_GT(flows, 0u);
+  EXPECT_EQ(times, 2 * 14 + static_cast<int>(flows));
   const rapidjson::Value& kernel = *Events(doc, "X", "kernel")[0];
   EXPECT_EQ(Str(kernel["name"]), "gemm");
   EXPECT_THAT(text, HasSubstr(R"("name":"gemm","pid":0,"tid":7,"ts":21.000,"dur":40.000)"));
@@ -263,78 +280,478 @@ TEST(TraceWriter, DrawsThreadIdsBeyond32BitsUnderStandInTidsAndKeepsTheRealOne) 
   EXPECT_TRUE(named);
 }
 
-TEST(TraceWriter, DrawsTheReportsGapsOnAnIdleCausesTrackColouredByCause) {
-  const Timeline t = SampleTimeline();
+// One device, many gaps of every length: a thread that launches 120 kernels, some after a data
+// wait, some after a sync, some after long host work; gaps from 2 us to 1.2 ms.
+Timeline ManyGapsTimeline() {
+  TimelineBuilder b;
+  b.Device(0).Stream(7).Visible(0);
+  double t = 0;
+  for (int i = 0; i < 120; ++i) {
+    const double gap = 2 + 10.0 * (i % 120);  // all lengths distinct
+    if (i % 3 == 0) b.Data(4242, t, t + gap - 1);
+    if (i % 3 == 1) b.Sync(4242, t, t + 1);
+    b.Launch(4242, t + gap - 1, t + gap - 0.5).Kernel(t + gap, t + gap + 20, "k");
+    t += gap + 20;
+  }
+  Timeline timeline = b.Build();
+  timeline.info.rank = 0;
+  return timeline;
+}
+
+// The slices of the idle-cause tracks.
+std::vector<const rapidjson::Value*> GapSlices(const rapidjson::Document& doc) {
+  return Events(doc, "X", "gpuidle_gap");
+}
+
+// A slice's (or instant's) time in ns from its "ts"/"dur" text (three decimals, exact).
+int64_t Nanos(const rapidjson::Value& v) { return std::llround(v.GetDouble() * 1000); }
+
+TEST(TraceWriter, DrawsEveryGapOfTheAnalysisNotOnlyTheReportsLongest) {
+  const Timeline t = ManyGapsTimeline();
   absl::StatusOr<Report> report = Analyze(t, AnalysisOptions());
   ASSERT_TRUE(report.ok()) << report.status();
-  ASSERT_FALSE(report->longest_gaps.empty());
+  absl::StatusOr<GapList> all = ListGaps(t, report->options, 1'000'000);
+  ASSERT_TRUE(all.ok()) << all.status();
+  ASSERT_GT(all->gaps.size(), report->longest_gaps.size());  // the report keeps 50
   const rapidjson::Document doc = Parse(FormatGpuidleTrace(t, &*report));
-  const std::vector<const rapidjson::Value*> gaps = Events(doc, "X", "gpuidle_gap");
-  ASSERT_EQ(gaps.size(), report->longest_gaps.size());
-  for (size_t i = 0; i < gaps.size(); ++i) {
-    const rapidjson::Value& g = *gaps[i];
-    const GapRecord& want = report->longest_gaps[i];
+  const std::vector<const rapidjson::Value*> slices = GapSlices(doc);
+  ASSERT_EQ(slices.size(), all->gaps.size());
+  for (size_t i = 0; i < slices.size(); ++i) {
+    const rapidjson::Value& g = *slices[i];
+    const GapRecord& want = all->gaps[i];  // by device, then start: the order written
     EXPECT_EQ(Str(g["name"]), QualifiedSubcauseName(want.subcause));
     EXPECT_EQ(g["pid"].GetInt(), want.device);
     EXPECT_EQ(g["tid"].GetUint64(), 0xfffffffeu);
-    EXPECT_FALSE(Str(g["cname"]).empty());
-    EXPECT_EQ(Str(g["args"]["evidence"]), want.evidence);
-    EXPECT_EQ(Str(g["args"]["next_op"]), want.next_op);
-    EXPECT_EQ(Str(g["args"]["call_site"]), want.call_site);
-  }
-  bool track_named = false;
-  for (const rapidjson::Value* e : Events(doc, "M", "thread_name")) {
-    if (Str((*e)["args"]["name"]) == "gpuidle: idle causes") {
-      track_named = true;
-      EXPECT_EQ((*e)["tid"].GetUint64(), 0xfffffffeu);
+    EXPECT_EQ(doc["baseTimeNanoseconds"].GetInt64() + Nanos(g["ts"]), want.start_ns);
+    EXPECT_EQ(Nanos(g["dur"]), want.end_ns - want.start_ns);
+    const rapidjson::Value& args = g["args"];
+    EXPECT_EQ(Str(args["cause"]), CauseName(CauseOf(want.subcause)));
+    EXPECT_EQ(Str(args["evidence"]), want.evidence);
+    EXPECT_EQ(Str(args["next_op"]), want.next_op);
+    EXPECT_EQ(Str(args["call_site"]), want.call_site);
+    if (want.thread != 0) {
+      EXPECT_EQ(args["thread"].GetUint64(), want.thread);
     }
   }
-  EXPECT_TRUE(track_named);
+  // The report's own longest gaps are among them, evidence and all.
+  for (const GapRecord& longest : report->longest_gaps) {
+    const int64_t ts = longest.start_ns - doc["baseTimeNanoseconds"].GetInt64();
+    EXPECT_TRUE(std::any_of(slices.begin(), slices.end(), [&](const rapidjson::Value* g) {
+      return Nanos((*g)["ts"]) == ts && Str((*g)["args"]["evidence"]) == longest.evidence;
+    })) << longest.start_ns;
+  }
 }
 
-TEST(TraceWriter, GivesEachCauseItsOwnColour) {
-  Timeline t = TimelineBuilder().Kernel(0, 1).Build();
+TEST(TraceWriter, GapSlicesTileEachDevicesIdleTimeByCauseWithoutOverlap) {
+  Timeline t = SampleTimeline();
+  absl::StatusOr<Report> report = Analyze(t, AnalysisOptions());
+  ASSERT_TRUE(report.ok()) << report.status();
+  const rapidjson::Document doc = Parse(FormatGpuidleTrace(t, &*report));
+  std::map<int, std::vector<std::pair<int64_t, int64_t>>> spans;
+  std::map<int, IdleBreakdown> idle;
+  for (const rapidjson::Value* g : GapSlices(doc)) {
+    const int device = (*g)["pid"].GetInt();
+    const int64_t ts = Nanos((*g)["ts"]), dur = Nanos((*g)["dur"]);
+    spans[device].emplace_back(ts, ts + dur);
+    const std::optional<Subcause> s = ParseSubcause(Str((*g)["name"]));
+    ASSERT_TRUE(s.has_value()) << Str((*g)["name"]);
+    idle[device][*s] += dur;
+  }
+  ASSERT_EQ(report->devices.size(), 2u);
+  for (const DeviceReport& d : report->devices) {
+    SCOPED_TRACE(d.device);
+    ASSERT_GT(d.idle_ns, 0);
+    std::vector<std::pair<int64_t, int64_t>>& s = spans[d.device];
+    std::sort(s.begin(), s.end());
+    for (size_t i = 1; i < s.size(); ++i) EXPECT_LE(s[i - 1].second, s[i].first);
+    for (int c = 0; c < kNumSubcauses; ++c) {
+      EXPECT_EQ(idle[d.device][static_cast<Subcause>(c)], d.idle[static_cast<Subcause>(c)])
+          << QualifiedSubcauseName(static_cast<Subcause>(c));
+    }
+  }
+}
+
+// catapult's reserved colours (tracing/base/color_scheme.html) as RGB, for the family test.
+struct Rgb {
+  int r, g, b;
+};
+const std::map<std::string, Rgb>& ReservedColours() {
+  static const auto* colours = new std::map<std::string, Rgb>{
+      {"terrible", {180, 0, 0}},
+      {"rail_animation", {244, 74, 63}},
+      {"cq_build_failed", {238, 136, 136}},
+      {"bad", {180, 125, 0}},
+      {"rail_response", {67, 135, 253}},
+      {"thread_state_runnable", {133, 160, 210}},
+      {"light_memory_dump", {0, 0, 180}},
+      {"yellow", {255, 255, 0}},
+      {"olive", {100, 100, 0}},
+      {"startup", {230, 230, 0}},
+      {"cq_build_running", {255, 255, 119}},
+      {"cq_build_attempt_runnig", {222, 222, 75}},
+      {"rail_idle", {238, 142, 0}},
+      {"grey", {221, 221, 221}},
+      {"generic_work", {125, 125, 125}},
+  };
+  return *colours;
+}
+
+// A report whose analysis cannot be repeated on the timeline (it asked to skip more steps than
+// the timeline has): the writer draws the report's own gaps.
+Report ReportWithEverySubcause(const Timeline& t) {
   Report report;
+  report.options.skip_steps = 1000;
   for (int s = 0; s < kNumSubcauses; ++s) {
     GapRecord g;
+    g.rank = t.info.rank;
     g.start_ns = 10 * s;
     g.end_ns = 10 * s + 5;
     g.subcause = static_cast<Subcause>(s);
+    g.evidence = absl::StrCat("evidence ", s);
     report.longest_gaps.push_back(g);
   }
+  return report;
+}
+
+TEST(TraceWriter, ColoursEachSubcauseApartWithinItsCausesFamily) {
+  const Timeline t = TimelineBuilder().Kernel(0, 1).Build();
+  const Report report = ReportWithEverySubcause(t);
   const rapidjson::Document doc = Parse(FormatGpuidleTrace(t, &report));
-  std::vector<std::string> colours;
-  for (const rapidjson::Value* g : Events(doc, "X", "gpuidle_gap")) {
-    colours.push_back(Str((*g)["cname"]));
+  std::set<std::string> colours;
+  for (const rapidjson::Value* g : GapSlices(doc)) {
+    const std::string colour = Str((*g)["cname"]);
+    colours.insert(colour);
+    const auto rgb = ReservedColours().find(colour);
+    ASSERT_NE(rgb, ReservedColours().end()) << colour << " is no reserved colour name";
+    const auto [r, gr, b] = std::tuple(rgb->second.r, rgb->second.g, rgb->second.b);
+    switch (CauseOf(*ParseSubcause(Str((*g)["name"])))) {
+      case Cause::kDataStarved:  // red
+        EXPECT_TRUE(r > gr + 60 && r > b + 60) << colour;
+        break;
+      case Cause::kLaunchBound:  // blue
+        EXPECT_TRUE(b > r + 40 && b > gr + 40) << colour;
+        break;
+      case Cause::kSyncBound:  // yellow: red and green alike, little blue
+        EXPECT_TRUE(std::abs(r - gr) < 30 && r > b + 60) << colour;
+        break;
+      case Cause::kUnattributed:  // grey
+        EXPECT_TRUE(r == gr && gr == b) << colour;
+        break;
+    }
   }
-  ASSERT_EQ(colours.size(), static_cast<size_t>(kNumSubcauses));
-  std::sort(colours.begin(), colours.end());
-  EXPECT_EQ(std::unique(colours.begin(), colours.end()), colours.end());
+  EXPECT_EQ(colours.size(), static_cast<size_t>(kNumSubcauses));
+}
+
+TEST(TraceWriter, DrawsTheReportsOwnGapsWhenTheAnalysisCannotBeRepeated) {
+  Timeline t = SampleTimeline();  // rank 1
+  Report report = ReportWithEverySubcause(t);
+  report.longest_gaps[0].rank = 0;  // another rank's: left out
+  const rapidjson::Document doc = Parse(FormatGpuidleTrace(t, &report));
+  const std::vector<const rapidjson::Value*> slices = GapSlices(doc);
+  ASSERT_EQ(slices.size(), static_cast<size_t>(kNumSubcauses - 1));
+  EXPECT_EQ(Str((*slices[0])["args"]["evidence"]), "evidence 1");
+  const rapidjson::Value& gaps = doc["gpuidle"]["gaps"];
+  EXPECT_EQ(Str(gaps["source"]), "report");
+  EXPECT_EQ(gaps["drawn"].GetInt(), kNumSubcauses - 1);
+  EXPECT_EQ(gaps["left_out"].GetInt(), 0);
+}
+
+TEST(TraceWriter, NamesTheIdleCauseTrackAndSortsItAboveTheStreams) {
+  const Timeline t = SampleTimeline();
+  absl::StatusOr<Report> report = Analyze(t, AnalysisOptions());
+  ASSERT_TRUE(report.ok()) << report.status();
+  const rapidjson::Document doc = Parse(FormatGpuidleTrace(t, &*report));
+  std::set<int> named, sorted;
+  for (const rapidjson::Value* e : Events(doc, "M", "thread_name")) {
+    if ((*e)["tid"].GetUint64() != 0xfffffffeu) continue;
+    EXPECT_EQ(Str((*e)["args"]["name"]), "gpuidle: idle causes");
+    named.insert((*e)["pid"].GetInt());
+  }
+  for (const rapidjson::Value* e : Events(doc, "M", "thread_sort_index")) {
+    if ((*e)["tid"].GetUint64() != 0xfffffffeu) continue;
+    EXPECT_LT((*e)["args"]["sort_index"].GetInt(), 0);  // streams sort by their id, >= 0
+    sorted.insert((*e)["pid"].GetInt());
+  }
+  EXPECT_EQ(named, (std::set<int>{0, 1}));
+  EXPECT_EQ(sorted, named);
+}
+
+TEST(TraceWriter, EveryStreamAndHostThreadIsANamedTrackOfItsProcess) {
+  const Timeline t = SampleTimeline();
+  const rapidjson::Document doc = Parse(FormatGpuidleTrace(t));
+  std::map<std::pair<int64_t, uint64_t>, std::string> names;
+  for (const rapidjson::Value* e : Events(doc, "M", "thread_name")) {
+    names[{(*e)["pid"].GetInt64(), (*e)["tid"].GetUint64()}] = Str((*e)["args"]["name"]);
+  }
+  std::set<std::string> tracks_used;
+  for (const rapidjson::Value& e : doc["traceEvents"].GetArray()) {
+    if (Str(e["ph"]) != "X") continue;
+    const auto it = names.find({e["pid"].GetInt64(), e["tid"].GetUint64()});
+    ASSERT_NE(it, names.end()) << Str(e["name"]) << " is on a track without a name";
+    tracks_used.insert(absl::StrCat(e["pid"].GetInt64(), "/", it->second));
+  }
+  EXPECT_EQ(tracks_used, (std::set<std::string>{"0/stream 7", "1/stream 13", "31337/thread 4242",
+                                                "31337/thread 4243"}));
+}
+
+// Every X event of a track, as [start, end) in ns relative to the base.
+std::map<std::pair<int64_t, uint64_t>, std::vector<std::pair<int64_t, int64_t>>> Slices(
+    const rapidjson::Document& doc) {
+  std::map<std::pair<int64_t, uint64_t>, std::vector<std::pair<int64_t, int64_t>>> slices;
+  for (const rapidjson::Value& e : doc["traceEvents"].GetArray()) {
+    if (Str(e["ph"]) != "X") continue;
+    const int64_t ts = Nanos(e["ts"]);
+    slices[{e["pid"].GetInt64(), e["tid"].GetUint64()}].emplace_back(ts, ts + Nanos(e["dur"]));
+  }
+  return slices;
+}
+
+TEST(TraceWriter, FlowArrowsPairUpFromEachLaunchToTheGpuWorkItIssued) {
+  const Timeline t = SampleTimeline();
+  const rapidjson::Document doc = Parse(FormatGpuidleTrace(t));
+  const auto slices = Slices(doc);
+  // Inside a slice of its own track: what a viewer binds the arrow's end to.
+  const auto inside_a_slice = [&](const rapidjson::Value& e) {
+    const auto track = slices.find({e["pid"].GetInt64(), e["tid"].GetUint64()});
+    if (track == slices.end()) return false;
+    const int64_t ts = Nanos(e["ts"]);
+    return std::any_of(track->second.begin(), track->second.end(),
+                       [ts](const auto& s) { return s.first <= ts && ts <= s.second; });
+  };
+  std::map<uint64_t, const rapidjson::Value*> starts, ends;
+  for (const rapidjson::Value* s : Events(doc, "s", "ac2g")) {
+    EXPECT_TRUE(starts.emplace((*s)["id"].GetUint64(), s).second) << "id used twice";
+    EXPECT_TRUE(inside_a_slice(*s));
+  }
+  for (const rapidjson::Value* f : Events(doc, "f", "ac2g")) {
+    EXPECT_TRUE(ends.emplace((*f)["id"].GetUint64(), f).second) << "id used twice";
+    EXPECT_EQ(Str((*f)["bp"]), "e");
+    EXPECT_TRUE(inside_a_slice(*f));
+  }
+  // One arrow per call that issued an op: from the call's track and start to the op's.
+  size_t issued = 0;
+  for (const DeviceTimeline& d : t.devices) {
+    for (const DeviceOp& op : d.ops) {
+      if (op.correlation_id == kNoCorrelation) continue;
+      const auto call = std::find_if(t.calls.begin(), t.calls.end(), [&](const HostCall& c) {
+        return c.correlation_id == op.correlation_id;
+      });
+      if (call == t.calls.end()) continue;
+      ++issued;
+      SCOPED_TRACE(op.correlation_id);
+      ASSERT_TRUE(starts.contains(op.correlation_id));
+      ASSERT_TRUE(ends.contains(op.correlation_id));
+      const rapidjson::Value& s = *starts[op.correlation_id];
+      const rapidjson::Value& f = *ends[op.correlation_id];
+      EXPECT_EQ(s["tid"].GetUint64(), call->thread);
+      EXPECT_EQ(s["pid"].GetInt64(), 31337);
+      EXPECT_EQ(doc["baseTimeNanoseconds"].GetInt64() + Nanos(s["ts"]), call->start_ns);
+      EXPECT_EQ(f["pid"].GetInt(), d.device);
+      EXPECT_EQ(f["tid"].GetUint64(), op.stream);
+      EXPECT_EQ(doc["baseTimeNanoseconds"].GetInt64() + Nanos(f["ts"]), op.start_ns);
+    }
+  }
+  EXPECT_EQ(issued, 4u);  // the kernels, the copy and the memset
+  EXPECT_EQ(starts.size(), issued);
+  EXPECT_EQ(ends.size(), issued);
+}
+
+TEST(TraceWriter, AGraphLaunchGetsOneArrowToItsFirstOpAndNoneGoesBackInTime) {
+  Timeline t = TimelineBuilder()
+                   .Launch(1, 0, 1, "cudaGraphLaunch")
+                   .Kernel(2, 3, "node_a")
+                   .Kernel(3, 4, "node_b")
+                   .Launch(1, 10, 11)
+                   .Kernel(5, 6, "before_its_call")  // clocks apart
+                   .Build();
+  t.devices[0].ops[1].correlation_id = t.devices[0].ops[0].correlation_id;
+  const rapidjson::Document doc = Parse(FormatGpuidleTrace(t));
+  const std::vector<const rapidjson::Value*> ends = Events(doc, "f", "ac2g");
+  ASSERT_EQ(Events(doc, "s", "ac2g").size(), 1u);
+  ASSERT_EQ(ends.size(), 1u);
+  EXPECT_EQ((*ends[0])["id"].GetUint64(), t.devices[0].ops[0].correlation_id);
+  EXPECT_EQ(Nanos((*ends[0])["ts"]), Nanos((*Events(doc, "X", "kernel")[0])["ts"]));
+}
+
+TEST(TraceWriter, KeepsTheLongestGapsUpToTheCapAndSaysWhatWasLeftOut) {
+  const Timeline t = ManyGapsTimeline();
+  absl::StatusOr<Report> report = Analyze(t, AnalysisOptions());
+  ASSERT_TRUE(report.ok()) << report.status();
+  absl::StatusOr<GapList> all = ListGaps(t, report->options, 1'000'000);
+  ASSERT_TRUE(all.ok()) << all.status();
+  constexpr int kCap = 7;
+  ASSERT_GT(all->gaps.size(), static_cast<size_t>(kCap));
+  const rapidjson::Document doc = Parse(FormatGpuidleTrace(t, &*report, {.max_gaps = kCap}));
+  const std::vector<const rapidjson::Value*> slices = GapSlices(doc);
+  ASSERT_EQ(slices.size(), static_cast<size_t>(kCap));
+
+  // The kCap longest of all gaps, and what is left out of them.
+  std::vector<int64_t> lengths;
+  for (const GapRecord& g : all->gaps) lengths.push_back(g.end_ns - g.start_ns);
+  std::sort(lengths.rbegin(), lengths.rend());
+  std::vector<int64_t> drawn;
+  for (const rapidjson::Value* g : slices) drawn.push_back(Nanos((*g)["dur"]));
+  std::sort(drawn.rbegin(), drawn.rend());
+  EXPECT_EQ(drawn, std::vector<int64_t>(lengths.begin(), lengths.begin() + kCap));
+  int64_t left_out_ns = 0;
+  for (size_t i = kCap; i < lengths.size(); ++i) left_out_ns += lengths[i];
+  const int64_t left_out = static_cast<int64_t>(lengths.size()) - kCap;
+
+  const rapidjson::Value& gaps = doc["gpuidle"]["gaps"];
+  EXPECT_EQ(Str(gaps["source"]), "analysis");
+  EXPECT_EQ(gaps["max_gaps"].GetInt(), kCap);
+  EXPECT_EQ(gaps["gaps"].GetInt64(), static_cast<int64_t>(lengths.size()));
+  EXPECT_EQ(gaps["drawn"].GetInt64(), kCap);
+  EXPECT_EQ(gaps["left_out"].GetInt64(), left_out);
+  EXPECT_EQ(gaps["left_out_ns"].GetInt64(), left_out_ns);
+  ASSERT_EQ(gaps["devices"].Size(), 1u);
+  const rapidjson::Value& device = gaps["devices"][0];
+  EXPECT_EQ(device["device"].GetInt(), 0);
+  EXPECT_EQ(device["idle_ns"].GetInt64(), report->devices[0].idle_ns);
+  EXPECT_EQ(device["left_out"].GetInt64(), left_out);
+  EXPECT_EQ(device["left_out_ns"].GetInt64(), left_out_ns);
+
+  // On the track: its name and one instant that counts what is missing.
+  const std::vector<const rapidjson::Value*> notes = Events(doc, "i", "gpuidle_gap");
+  ASSERT_EQ(notes.size(), 1u);
+  const rapidjson::Value& note = *notes[0];
+  EXPECT_THAT(Str(note["name"]), ::testing::StartsWith(absl::StrCat(left_out, " gaps (")));
+  EXPECT_THAT(Str(note["name"]), ::testing::EndsWith(" ms) left out"));
+  EXPECT_EQ(note["tid"].GetUint64(), 0xfffffffeu);
+  EXPECT_EQ(Str(note["s"]), "t");
+  EXPECT_EQ(note["args"]["left_out"].GetInt64(), left_out);
+  EXPECT_EQ(note["args"]["left_out_ns"].GetInt64(), left_out_ns);
+  EXPECT_EQ(note["args"]["longest_left_out_at_most_ns"].GetInt64(), drawn.back());
+  bool track_says_so = false;
+  for (const rapidjson::Value* e : Events(doc, "M", "thread_name")) {
+    track_says_so |=
+        Str((*e)["args"]["name"]) ==
+        absl::StrCat("gpuidle: idle causes (longest ", kCap, " of ", lengths.size(), " gaps)");
+  }
+  EXPECT_TRUE(track_says_so);
+}
+
+TEST(TraceWriter, UnderTheCapNothingIsLeftOutAndNoNoteIsDrawn) {
+  const Timeline t = ManyGapsTimeline();
+  absl::StatusOr<Report> report = Analyze(t, AnalysisOptions());
+  ASSERT_TRUE(report.ok()) << report.status();
+  const rapidjson::Document doc = Parse(FormatGpuidleTrace(t, &*report));
+  const rapidjson::Value& gaps = doc["gpuidle"]["gaps"];
+  EXPECT_EQ(gaps["max_gaps"].GetInt(), TraceOptions::kDefaultMaxGaps);
+  EXPECT_EQ(gaps["left_out"].GetInt64(), 0);
+  EXPECT_EQ(gaps["left_out_ns"].GetInt64(), 0);
+  EXPECT_EQ(gaps["drawn"].GetInt64(), static_cast<int64_t>(GapSlices(doc).size()));
+  EXPECT_THAT(Events(doc, "i", "gpuidle_gap"), IsEmpty());
 }
 
 TEST(TraceWriter, WithoutAReportDrawsNoGaps) {
   const rapidjson::Document doc = Parse(FormatGpuidleTrace(SampleTimeline()));
   EXPECT_THAT(Events(doc, "X", "gpuidle_gap"), IsEmpty());
+  EXPECT_FALSE(doc["gpuidle"].HasMember("gaps"));
 }
 
-TEST(TraceWriter, LeavesOutGapsOfOtherRanks) {
-  Timeline t = SampleTimeline();  // rank 1
-  Report report;
-  GapRecord mine, theirs;
-  mine.rank = 1;
-  theirs.rank = 0;
-  mine.end_ns = theirs.end_ns = 10;
-  report.longest_gaps = {mine, theirs};
-  const rapidjson::Document doc = Parse(FormatGpuidleTrace(t, &report));
-  EXPECT_EQ(Events(doc, "X", "gpuidle_gap").size(), 1u);
+// The report as JSON, without what names the input.
+std::string ReportJson(const Timeline& t) {
+  absl::StatusOr<Report> r = Analyze(t, AnalysisOptions());
+  if (!r.ok()) return r.status().ToString();
+  r->inputs.clear();
+  r->source.clear();
+  absl::StatusOr<std::string> json = FormatReport(*r, "json");
+  return json.ok() ? *json : json.status().ToString();
+}
+
+TEST(TraceWriter, AnalysingTheWrittenTraceGivesTheTimelinesReport) {
+  TempDir dir;
+  std::mt19937_64 rng(18);
+  std::vector<Timeline> timelines;
+  timelines.push_back(SampleTimeline());
+  timelines.push_back(ManyGapsTimeline());
+  for (int i = 0; i < 40; ++i) {
+    timelines.push_back(::gpuidle::testing::RandomTimeline(rng, {.every_kind = true}));
+  }
+  int compared = 0;
+  for (size_t i = 0; i < timelines.size(); ++i) {
+    SCOPED_TRACE(i);
+    const Timeline& t = timelines[i];
+    absl::StatusOr<Report> report = Analyze(t, AnalysisOptions());
+    if (!report.ok()) continue;
+    const std::string path = dir.Path(absl::StrCat("t", i, ".json"));
+    ASSERT_TRUE(WriteGpuidleTrace(t, &*report, path).ok());
+    absl::StatusOr<Timeline> back = ReadTraceFile(path);
+    ASSERT_TRUE(back.ok()) << back.status();
+    EXPECT_EQ(ReportJson(*back), ReportJson(t));
+    ++compared;
+  }
+  EXPECT_GT(compared, 30);
+}
+
+// Records the pieces it is given; fails from the `fail_at`-th on.
+class RecordingStream : public OutputStream {
+ public:
+  explicit RecordingStream(int fail_at = -1) : fail_at_(fail_at) {}
+  absl::Status Write(absl::string_view piece) override {
+    if (static_cast<int>(pieces.size()) == fail_at_) return absl::DataLossError("disk full");
+    pieces.push_back(piece.size());
+    text.append(piece.data(), piece.size());
+    return absl::OkStatus();
+  }
+  std::vector<size_t> pieces;
+  std::string text;
+
+ private:
+  int fail_at_;
+};
+
+// About 3 MB of trace.
+Timeline BigTimeline() {
+  TimelineBuilder b;
+  for (int i = 0; i < 8000; ++i)
+    b.Launch(1, 10.0 * i, 10.0 * i + 1).Kernel(10.0 * i + 2, 10.0 * i + 5);
+  return b.Build();
+}
+
+TEST(TraceWriter, StreamsTheTraceInPiecesOfAboutAMegabyte) {
+  const Timeline t = BigTimeline();
+  RecordingStream out;
+  ASSERT_TRUE(StreamGpuidleTrace(t, nullptr, out).ok());
+  EXPECT_EQ(out.text, FormatGpuidleTrace(t));
+  ASSERT_GE(out.pieces.size(), 3u);
+  for (size_t i = 0; i + 1 < out.pieces.size(); ++i) {
+    EXPECT_GE(out.pieces[i], size_t{1} << 20);
+    EXPECT_LT(out.pieces[i], (size_t{1} << 20) + 4096);  // a megabyte and one event
+  }
+}
+
+TEST(TraceWriter, AnOutputErrorEndsTheWritingAndIsReturned) {
+  RecordingStream out(/*fail_at=*/1);
+  const absl::Status s = StreamGpuidleTrace(BigTimeline(), nullptr, out);
+  EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss);
+  EXPECT_EQ(out.pieces.size(), 1u);
+}
+
+TEST(TraceWriter, WritesAGzipTraceThatReadsBack) {
+  TempDir dir;
+  const Timeline t = SampleTimeline();
+  absl::StatusOr<Report> report = Analyze(t, AnalysisOptions());
+  ASSERT_TRUE(report.ok()) << report.status();
+  ASSERT_TRUE(WriteGpuidleTrace(t, &*report, dir.Path("run.trace.json.gz")).ok());
+  const std::string gz = ReadFileOrDie(dir.Path("run.trace.json.gz"));
+  ASSERT_GE(gz.size(), 2u);
+  EXPECT_EQ(static_cast<unsigned char>(gz[0]), 0x1f);
+  EXPECT_EQ(static_cast<unsigned char>(gz[1]), 0x8b);
+  absl::StatusOr<Timeline> back = ReadTraceFile(dir.Path("run.trace.json.gz"));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(ReportJson(*back), ReportJson(t));
 }
 
 TEST(TraceWriter, WriteGpuidleTraceWritesTheFileAndLeavesNoTemporary) {
   TempDir dir;
   const Timeline t = SampleTimeline();
-  ASSERT_TRUE(WriteGpuidleTrace(t, nullptr, dir.Path("run.trace.json")).ok());
+  absl::StatusOr<Report> report = Analyze(t, AnalysisOptions());
+  ASSERT_TRUE(report.ok()) << report.status();
+  ASSERT_TRUE(WriteGpuidleTrace(t, &*report, dir.Path("run.trace.json")).ok());
   EXPECT_THAT(dir.List(), ElementsAre("run.trace.json"));
-  EXPECT_EQ(ReadFileOrDie(dir.Path("run.trace.json")), FormatGpuidleTrace(t));
+  EXPECT_EQ(ReadFileOrDie(dir.Path("run.trace.json")), FormatGpuidleTrace(t, &*report));
 }
 
 TEST(TraceWriter, WriteGpuidleTraceFailsForADirectoryThatDoesNotExist) {
