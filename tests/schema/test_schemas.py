@@ -238,6 +238,18 @@ def test_fresh_reports_cover_the_optional_parts_of_the_schema():
     assert any("visible_devices" in r for r in reports)
 
 
+def test_the_report_in_an_html_page_matches_the_schema():
+    """The page carries the report as JSON (docs/HTML_REPORT.md), its collective timings left out."""
+    trace = DATA_DIR / "traces" / "torch" / "nccl_straggler.rank0.json.gz"
+    page = run(tool("GPUIDLE_CLI"), "analyze", "--format", "html", str(trace))
+    embedded = re.search(r'<script type="application/json" class="gpuidle-data">(.*?)</script>',
+                         page, re.S)
+    assert embedded, "no report in the page"
+    report = json.loads(embedded[1])
+    assert report["devices"][0]["collectives"], "a report without collectives checks less"
+    assert_valid(report, "the report in the HTML page", fresh=True)
+
+
 @lru_cache(maxsize=None)
 def written_trace(path: Path) -> dict:
     return json.loads(run(tool("GPUIDLE_WRITE_TRACE"), str(path)))
@@ -252,6 +264,55 @@ def test_written_traces_hold_every_kind_of_event():
     categories = {e.get("cat", e["ph"]) for p in TRACES for e in written_trace(p)["traceEvents"]}
     assert {"M", "kernel", "gpu_memcpy", "cuda_runtime", "user_annotation", "cpu_op",
             "gpuidle_host_sample", "gpuidle_gap"} <= categories
+
+
+# Pairs of runs as `gpuidle diff` takes them (a set of ranks each side of "--").
+DIFFS = {
+    "a fix of a data-starved loop": ["traces/torch/dataloader_starved.json.gz",
+                                     "traces/torch/healthy_matmul.json.gz"],
+    "a trace and its own report": ["traces/live/mixed.trace.json.gz",
+                                   "traces/live/mixed.report.json"],
+    "ranks against ranks": ["traces/live/torch_nccl.rank0.trace.json.gz",
+                            "traces/live/torch_nccl.rank1.trace.json.gz", "--",
+                            "traces/torch/nccl_straggler.rank0.json.gz",
+                            "traces/torch/nccl_straggler.rank1.json.gz"],
+    "one GPU against another": ["traces/live/healthy.trace.json.gz",
+                                "traces/torch/one_of_two_gpus.json.gz"],
+    "ROCm against CUDA": ["traces/formats/rocm.json", "traces/live/tiny_kernels.report.json"],
+    "two ranks against one process": ["traces/live/torch_nccl.rank0.trace.json.gz",
+                                      "traces/live/torch_nccl.rank1.trace.json.gz", "--",
+                                      "traces/live/healthy.trace.json.gz"],
+}
+
+
+@lru_cache(maxsize=None)
+def diff_json(name: str) -> dict:
+    args = [a if a == "--" else str(DATA_DIR / a) for a in DIFFS[name]]
+    return json.loads(run(tool("GPUIDLE_CLI"), "diff", "--format", "json", *args))
+
+
+@pytest.mark.parametrize("name", DIFFS)
+def test_fresh_diff_matches_the_schema(name):
+    assert_valid(diff_json(name), f"gpuidle diff: {name}", fresh=True)
+
+
+def test_fresh_diffs_cover_the_optional_parts_of_the_schema():
+    diffs = [diff_json(name) for name in DIFFS]
+    assert {d["unit"] for d in diffs} == {"per_step", "per_second"}
+    assert any(d["caveats"] for d in diffs) and any(d["advice"] for d in diffs)
+    assert any(d["devices"] for d in diffs) and any(d["only_before"] for d in diffs)
+    assert any(d["only_after"] for d in diffs) and any(d["steady"]["mean_step_ns"] for d in diffs)
+
+
+def test_a_broken_diff_is_rejected():
+    diff = diff_json("a fix of a data-starved loop")
+    assert not errors(diff)
+    for path, value in [(("steady", "ns", "before"), "1"), (("unit",), "per_fortnight"),
+                        (("verdict", "outcome"), "better"), (("advice", 0, "cause"), "nap"),
+                        (("caveats", 0, "code"), "mood"), (("steady", "busy_share", "after"), 2.0),
+                        (("lost_by_subcause", "data_starved.coffee"), diff["steady"]["ns"])]:
+        assert errors(mutated(diff, path, value), schema_file="diff.v1.schema.json"), path
+    assert errors(mutated(diff, ("verdict", "text"), delete=True))
 
 
 def test_python_reports_to_json_matches_the_schema():
@@ -421,22 +482,38 @@ def schemas_of(doc: str) -> list[dict]:
 DOCS = sorted({d for s in SCHEMAS.values() for d in s["x-gpuidle-documented-in"]})
 
 
+def quoted_in_docs(schema) -> set[str]:
+    """What the schema's docs quote: `name`, the names in `a.b[].c` and in a formula
+    (`start_ns + i * bin_ns`), the strings of `"s": "t"`."""
+    text = "\n".join(doc_text(d) for d in schema["x-gpuidle-documented-in"])
+    quoted = set()
+    for token in re.findall(r"`([^`\n]+)`", text):
+        quoted |= {token, *re.findall(r'"([^"]*)"', token)}
+        for name in re.findall(r"[A-Za-z_][A-Za-z0-9_.]*", token):
+            quoted |= {name, *name.split(".")}
+    return quoted
+
+
 @pytest.mark.parametrize("name", SCHEMAS)
 def test_every_property_of_a_schema_is_documented(name):
     schema = SCHEMAS[name]
-    text = "\n".join(doc_text(d) for d in schema["x-gpuidle-documented-in"])
-    quoted = set()
-    for token in re.findall(r"`([^`\n]+)`", text):  # `completeness.status` names both
-        quoted |= {token, *(part.removesuffix("[]") for part in token.split("."))}
-        quoted |= set(re.findall(r'"([^"]+)":', token))  # `"s": "t"` names s
-    missing = sorted(property_names(schema) - quoted)
+    missing = sorted(property_names(schema) - quoted_in_docs(schema))
     assert not missing, (f"{name}: properties not documented (as `name`) in "
                          f"{', '.join(schema['x-gpuidle-documented-in'])}: {missing}")
 
 
+@pytest.mark.parametrize("name", SCHEMAS)
+def test_every_value_a_schema_allows_by_name_is_documented(name):
+    """Causes, kinds, codes, categories, colours: each is quoted in the docs."""
+    schema = SCHEMAS[name]
+    missing = sorted(values(schema) - quoted_in_docs(schema))
+    assert not missing, (f"{name}: values not documented (as `value` or `\"value\"`) in "
+                         f"{', '.join(schema['x-gpuidle-documented-in'])}: {missing}")
+
+
 # Tables that document fields: their first column names them (`start_ns`, `end_ns`, ...). A
-# "kind" table lists the values of a kind.
-FIELD_TABLE_HEADERS = {"field", "column", "key", "arg", "kind"}
+# "kind" (a "code") table lists the values of a kind (a code).
+FIELD_TABLE_HEADERS = {"field", "column", "key", "arg", "kind", "code"}
 
 
 def documented_fields(doc: str) -> set[str]:
