@@ -19,7 +19,10 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "core/status_macros.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "ingest/byte_source.h"
@@ -162,6 +165,40 @@ TEST(WriteOutputFile, CompressesAGzName) {
     EXPECT_EQ(Inflated(*written), text);
   }
   EXPECT_EQ(ReadFileOrDie(*WriteOutputFile(dir.Path("plain.json"), text, {})), text);
+}
+
+TEST(WriteOutputFile, StreamedContentsArriveWholeAndCompressedPieceByPiece) {
+  TempDir dir;
+  std::string text;  // several deflate buffers' worth of compressed output
+  for (int i = 0; i < 200'000; ++i) absl::StrAppend(&text, i, " ", i * 7919 % 10007, "\n");
+  for (const char* name : {"t.json", "t.json.gz"}) {
+    const absl::StatusOr<std::string> written = WriteOutputFileStreamed(
+        dir.Path(name),
+        [&](OutputStream& out) -> absl::Status {
+          for (size_t at = 0; at < text.size(); at += 4093) {
+            GPUIDLE_RETURN_IF_ERROR(out.Write(absl::string_view(text).substr(at, 4093)));
+          }
+          return absl::OkStatus();
+        },
+        {});
+    ASSERT_TRUE(written.ok()) << written.status();
+    EXPECT_EQ(absl::EndsWith(name, ".gz") ? Inflated(*written) : ReadFileOrDie(*written), text);
+  }
+}
+
+TEST(WriteOutputFile, AProducersErrorIsReturnedAndLeavesNothingBehind) {
+  TempDir dir;
+  for (const char* name : {"t.json", "t.json.gz"}) {
+    const absl::StatusOr<std::string> written =
+        WriteOutputFileStreamed(dir.Path(name),
+                                [](OutputStream& out) -> absl::Status {
+                                  GPUIDLE_RETURN_IF_ERROR(out.Write("{\"half\": "));
+                                  return absl::CancelledError("stopped");
+                                },
+                                {});
+    EXPECT_EQ(written.status().code(), absl::StatusCode::kCancelled) << name;
+    EXPECT_THAT(dir.List(), IsEmpty()) << name;
+  }
 }
 
 TEST(WriteOutputFile, RefusesACompressionItDoesNotWrite) {
