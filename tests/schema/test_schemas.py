@@ -487,7 +487,7 @@ def quoted_in_docs(schema) -> set[str]:
     (`start_ns + i * bin_ns`), the strings of `"s": "t"`."""
     text = "\n".join(doc_text(d) for d in schema["x-gpuidle-documented-in"])
     quoted = set()
-    for token in re.findall(r"`([^`\n]+)`", text):
+    for token in re.findall(r"`([^`]+)`", text):  # inline code may wrap lines
         quoted |= {token, *re.findall(r'"([^"]*)"', token)}
         for name in re.findall(r"[A-Za-z_][A-Za-z0-9_.]*", token):
             quoted |= {name, *name.split(".")}
