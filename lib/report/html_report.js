@@ -251,6 +251,32 @@
   });
   if (!(full[1] > full[0])) full = [0, 1];
   var view = [full[0], full[1]];
+  var standalone = root.parentNode === document.body;  // not a notebook's output
+  // A page of its own opens at the range its address names, "#zoom=10-25.5" (ms from the start
+  // of the run), and keeps the address in step with the view, so that a view can be shared.
+  if (standalone) {
+    var z = /[#&]zoom=([0-9.]+)-([0-9.]+)/.exec(location.hash || '');
+    if (z && parseFloat(z[2]) > parseFloat(z[1])) {
+      view = [Math.max(full[0], full[0] + parseFloat(z[1]) * 1e6),
+              Math.min(full[1], full[0] + parseFloat(z[2]) * 1e6)];
+      if (!(view[1] > view[0])) view = [full[0], full[1]];
+    }
+  }
+  var addressTimer = null;
+  function noteView() {
+    var from = (view[0] - full[0]) / 1e6, to = (view[1] - full[0]) / 1e6;
+    root.setAttribute('data-view-ms', from.toFixed(3) + '-' + to.toFixed(3));
+    if (!standalone || !history.replaceState) return;
+    // Once the view rests: browsers throttle (and warn about) an address changed on every frame.
+    clearTimeout(addressTimer);
+    addressTimer = setTimeout(function () {
+      var whole = view[0] === full[0] && view[1] === full[1];
+      try {
+        history.replaceState(null, '', whole ? location.pathname + location.search :
+                                               '#zoom=' + from.toFixed(3) + '-' + to.toFixed(3));
+      } catch (e) { /* some viewers forbid it: the view still works */ }
+    }, 400);
+  }
   var LABEL_W = 130;
   var rowH = devices.length <= 24 ? 34 : Math.max(3, Math.floor(720 / devices.length));
   var split = rowH >= 20;  // bins above, gaps below; else gaps drawn over the bins
@@ -333,12 +359,13 @@
       ctx.moveTo(tx, 0);
       ctx.lineTo(tx, axisY);
       ctx.stroke();
-      ctx.fillText(fmtNs(t), tx + 2, axisY + 8);
+      if (tx + 48 < width) ctx.fillText(fmtNs(t), tx + 2, axisY + 8);  // no label cut off
     }
     viewLabel.textContent = ' showing ' + fmtNs(view[0] - full[0]) + ' to ' +
                             fmtNs(view[1] - full[0]) + ' of ' + fmtNs(full[1] - full[0]);
     root.setAttribute('data-drawn-bins', String(drawnBins));
     root.setAttribute('data-drawn-gaps', String(drawnGaps));
+    noteView();
   }
 
   // Where the pointer is: the device row and the time, or null outside the plot.

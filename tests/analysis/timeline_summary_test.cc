@@ -1,11 +1,18 @@
 #include "analysis/timeline_summary.h"
 
 #include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "analysis/analyze.h"
+#include "analysis/rank_merge.h"
+#include "analysis/window_aggregate.h"
 #include "gpuidle/report.h"
 #include "gtest/gtest.h"
+#include "testing/rank_reports.h"
 #include "testing/timeline_builder.h"
 
 namespace gpuidle::internal {
@@ -140,6 +147,77 @@ TEST(TimelineSummaryTest, AnalysisBinsTheWholeWindowOfEachDevice) {
   }
   EXPECT_GE(s.busy, d.busy_ns);  // start-up and wind-down kernels too
   EXPECT_GT(CauseNs(s, Cause::kDataStarved), 0);
+}
+
+// A device's timeline over its own window: busy in the first half, sync-bound idle after.
+TimelineSummary HalfBusy(const DeviceReport& d) {
+  const int64_t mid = d.window_start_ns + d.window_ns / 2;
+  return SummarizeTimeline({d.window_start_ns, d.window_end_ns}, {{d.window_start_ns, mid}},
+                           {{mid, d.window_end_ns, Subcause::kHostSync}});
+}
+
+TEST(TimelineSummaryTest, AMergeOfManyRanksSharesTheBinsAndKeepsEachDevicesSums) {
+  ::gpuidle::testing::JobSpec spec;
+  spec.world_size = 128;
+  spec.steps = 4;
+  std::vector<Report> ranks;
+  std::vector<std::string> names;
+  std::vector<Totals> want;
+  for (int r = 0; r < spec.world_size; ++r) {
+    Report one = ::gpuidle::testing::RankReportOf(spec, r);
+    one.devices[0].timeline = HalfBusy(one.devices[0]);
+    want.push_back(Sum(one.devices[0].timeline));
+    ranks.push_back(std::move(one));
+    names.push_back(absl::StrCat("rank", r, ".json"));
+  }
+  absl::StatusOr<Report> job = MergeRanks(std::move(ranks), names, AnalysisOptions{});
+  ASSERT_TRUE(job.ok()) << job.status();
+  ASSERT_EQ(job->devices.size(), 128u);
+  size_t bins = 0;
+  for (const DeviceReport& d : job->devices) {
+    bins += d.timeline.bins.size();
+    EXPECT_LE(d.timeline.bins.size(), 64u * TimelineSummary::kBins / 128);
+    const Totals got = Sum(d.timeline);
+    const Totals& w = want[static_cast<size_t>(*d.rank)];
+    EXPECT_EQ(got.busy, w.busy);
+    EXPECT_EQ(got.idle, w.idle);
+    EXPECT_EQ(got.one_off, w.one_off);
+  }
+  EXPECT_LE(bins, 64u * TimelineSummary::kBins);
+}
+
+TEST(TimelineSummaryTest, ASampledCollectionBinsTheWholeSpanOfItsWindows) {
+  WindowAggregate aggregate(AnalysisOptions{});
+  Totals want;
+  int64_t end = 0;
+  for (int w = 0; w < 4; ++w) {
+    const int64_t start = w * 10'000'000'000;  // a 1 s window every 10 s
+    Report r;
+    r.source = "gpuidle";
+    DeviceReport& d = r.devices.emplace_back();
+    d.window_start_ns = d.steady_start_ns = start;
+    d.window_end_ns = d.steady_end_ns = end = start + 1'000'000'000;
+    d.window_ns = 1'000'000'000;
+    d.busy_ns = d.window_ns / 2;
+    d.idle[Subcause::kHostSync] = d.window_ns / 2;
+    d.idle_ns = d.window_ns / 2;
+    d.timeline = HalfBusy(d);
+    const Totals s = Sum(d.timeline);
+    want.busy += s.busy;
+    for (int c = 0; c < kNumCauses; ++c) want.idle[c] += s.idle[c];
+    aggregate.Add(start, end, &r);
+  }
+  const std::optional<Report> r = aggregate.Result();
+  ASSERT_TRUE(r.has_value());
+  const TimelineSummary& t = r->devices.at(0).timeline;
+  EXPECT_EQ(t.start_ns, 0);
+  EXPECT_LE(t.bins.size(), static_cast<size_t>(TimelineSummary::kBins));
+  EXPECT_GE(t.start_ns + static_cast<int64_t>(t.bins.size()) * t.bin_ns, end);
+  const Totals got = Sum(t);
+  EXPECT_EQ(got.busy, want.busy);
+  EXPECT_EQ(got.idle, want.idle);
+  // The idle time of the bins is the device's, summed over the windows.
+  EXPECT_EQ(CauseNs(got, Cause::kSyncBound), r->devices[0].idle.CauseNs(Cause::kSyncBound));
 }
 
 }  // namespace

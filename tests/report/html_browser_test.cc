@@ -61,7 +61,7 @@ std::optional<std::string> Chromium() {
 
 // Runs headless Chromium on the page with extra flags; what it printed.
 ProcessResult RunChromium(const TempDir& dir, const std::string& chromium, const std::string& page,
-                          std::vector<std::string> flags) {
+                          std::vector<std::string> flags, const std::string& fragment = "") {
   std::vector<std::string> argv = {"timeout",
                                    "300",
                                    chromium,
@@ -75,13 +75,14 @@ ProcessResult RunChromium(const TempDir& dir, const std::string& chromium, const
                                    "--user-data-dir=" + dir.Path("profile"),
                                    "--virtual-time-budget=60000"};
   argv.insert(argv.end(), flags.begin(), flags.end());
-  argv.push_back("file://" + page);
+  argv.push_back("file://" + page + fragment);
   return RunProcess(dir, argv, {{"HOME", dir.path()}});
 }
 
 // The attributes of the report's root element in a dumped DOM.
 struct Drawn {
   std::string status;
+  std::string view_ms;  // the timeline's view, "from-to" in ms from the start of the run
   int64_t errors = -1, bins = -1, gaps = -1, steps = -1;
   double render_ms = -1;
 };
@@ -99,6 +100,7 @@ Drawn DrawnOf(const std::string& dom) {
     return tag.substr(v, tag.find('"', v) - v);
   };
   d.status = attr("data-status");
+  d.view_ms = attr("data-view-ms");
   (void)absl::SimpleAtoi(attr("data-errors"), &d.errors);
   (void)absl::SimpleAtoi(attr("data-drawn-bins"), &d.bins);
   (void)absl::SimpleAtoi(attr("data-drawn-gaps"), &d.gaps);
@@ -278,6 +280,27 @@ TEST(HtmlBrowserTest, TheScreenshotShowsTheCauseColours) {
   EXPECT_GT(PixelsOf(img, 0xe4572e), 500u) << "data-starved";
   EXPECT_GT(PixelsOf(img, 0x7b2cbf), 100u) << "sync-bound";
   EXPECT_LT(PixelsOf(img, 0xffffff), img.rgb.size());  // not a blank page
+}
+
+TEST(HtmlBrowserTest, AnAddressWithAZoomOpensTheTimelineAtThatRange) {
+  REQUIRE_CHROMIUM(chromium);
+  TempDir dir;
+  const Report report = AnalysedReport();
+  const std::string page = dir.Write("report.html", MakeHtmlWriter()->Write(report));
+  const ProcessResult whole = RunChromium(dir, *chromium, page, {"--dump-dom"});
+  const ProcessResult zoomed = RunChromium(dir, *chromium, page, {"--dump-dom"}, "#zoom=2-7");
+  ASSERT_EQ(whole.code, 0) << whole.err;
+  ASSERT_EQ(zoomed.code, 0) << zoomed.err;
+  EXPECT_THAT(ConsoleLines(zoomed.err), ::testing::IsEmpty());
+  const Drawn w = DrawnOf(whole.out), z = DrawnOf(zoomed.out);
+  EXPECT_EQ(z.status, "ready");
+  EXPECT_EQ(w.view_ms.substr(0, 6), "0.000-");
+  EXPECT_EQ(z.view_ms, "2.000-7.000");
+  // 5 ms of a 42 ms run: a part of the bins, and of the gaps only those in the range.
+  EXPECT_GT(z.bins, 0);
+  EXPECT_LT(z.bins, w.bins / 4);
+  EXPECT_GT(z.gaps, 0);
+  EXPECT_LT(z.gaps, w.gaps);
 }
 
 // 100k gap records (max_gap_records = 100000), 10k steps and 5k offenders over one device.
