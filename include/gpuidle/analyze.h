@@ -37,8 +37,9 @@ GPUIDLE_EXPORT absl::StatusOr<Report> MergeReportJson(const std::vector<std::str
                                                       const std::vector<std::string>& names,
                                                       const AnalysisOptions& options = {});
 
-// The report as "text" (the terminal summary) or "json" (schema gpuidle.report/1), with the
-// thresholds of the analysis that made it (Report::options).
+// The report as "text" (the terminal summary), "json" (schema gpuidle.report/2) or "html" (one
+// self-contained page, docs/HTML_REPORT.md), with the thresholds of the analysis that made it
+// (Report::options).
 GPUIDLE_EXPORT absl::StatusOr<std::string> FormatReport(const Report& report,
                                                         absl::string_view format);
 
@@ -52,7 +53,7 @@ GPUIDLE_EXPORT absl::Status SaveReport(const Report& report, const std::string& 
                                        absl::string_view format = {});
 
 // The format SaveReport takes from a file name when none is given: "json" for ".json" and
-// ".json.gz", else "text".
+// ".json.gz", "html" for ".html" and ".htm", else "text".
 GPUIDLE_EXPORT std::string ReportFormatForPath(absl::string_view path);
 
 // Before and after (gpuidle/diff.h, docs/ANALYSIS.md "Before and after"): what changed between

@@ -47,7 +47,7 @@ struct ProfilerOptions {
   // none), %h (host name), %% (a percent sign). An existing file is never replaced: the report
   // then goes to a name with the process id added.                      GPUIDLE_OUT
   std::string report_path;
-  // "text" or "json"; "" takes it from report_path's extension.         GPUIDLE_FORMAT
+  // "text", "json" or "html"; "" takes it from report_path's extension. GPUIDLE_FORMAT
   std::string report_format;
   // Where the recorded timeline is written ("" = nowhere), same placeholders. A gpuidle trace
   // (docs/TRACE_FORMAT.md): Perfetto UI opens it, `gpuidle analyze` reads it.  GPUIDLE_TRACE
