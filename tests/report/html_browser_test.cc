@@ -12,6 +12,7 @@
 #include <iostream>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -19,11 +20,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "analysis/analyze.h"
+#include "analysis/rank_merge.h"
 #include "analysis/timeline_summary.h"
 #include "gmock/gmock.h"
 #include "gpuidle/report.h"
 #include "gtest/gtest.h"
 #include "report/writer.h"
+#include "testing/rank_reports.h"
 #include "testing/subprocess.h"
 #include "testing/temp_dir.h"
 #include "testing/timeline_builder.h"
@@ -301,6 +304,59 @@ TEST(HtmlBrowserTest, AnAddressWithAZoomOpensTheTimelineAtThatRange) {
   EXPECT_LT(z.bins, w.bins / 4);
   EXPECT_GT(z.gaps, 0);
   EXPECT_LT(z.gaps, w.gaps);
+}
+
+// Each kind of report loads without an error: a merged job (ranks, a straggler, clock offsets),
+// a sampled collection, a report of no devices.
+TEST(HtmlBrowserTest, MergedSampledAndEmptyReportsLoadWithoutErrors) {
+  REQUIRE_CHROMIUM(chromium);
+  ::gpuidle::testing::JobSpec spec;
+  spec.world_size = 16;
+  spec.ranks_per_host = 4;
+  spec.steps = 6;
+  spec.straggler = 5;
+  spec.host_offset_ns = 2'000'000;
+  std::vector<Report> ranks;
+  std::vector<std::string> names;
+  for (int r = 0; r < spec.world_size; ++r) {
+    Report one = ::gpuidle::testing::RankReportOf(spec, r);
+    DeviceReport& d = one.devices[0];
+    const int64_t mid = d.window_start_ns + d.window_ns / 2;
+    d.timeline = SummarizeTimeline({d.window_start_ns, d.window_end_ns}, {{d.window_start_ns, mid}},
+                                   {{mid, d.window_end_ns, Subcause::kHost}});
+    ranks.push_back(std::move(one));
+    names.push_back(absl::StrCat("rank", r, ".json"));
+  }
+  absl::StatusOr<Report> job = MergeRanks(std::move(ranks), names, AnalysisOptions{});
+  ASSERT_TRUE(job.ok()) << job.status();
+  ASSERT_EQ(job->straggler_rank, 5);
+  Report sampled = AnalysedReport();
+  sampled.coverage = Coverage{5, 50 * kMs, 500 * kMs};
+  Report empty;
+  empty.source = "gpuidle";
+  const std::vector<std::pair<std::string, Report>> pages = {
+      {"job", *job}, {"sampled", sampled}, {"empty", empty}};
+  for (const auto& [name, report] : pages) {
+    TempDir dir;
+    const std::string page = dir.Write(name + ".html", MakeHtmlWriter()->Write(report));
+    const ProcessResult r = RunChromium(dir, *chromium, page, {"--dump-dom"});
+    ASSERT_EQ(r.code, 0) << name << r.err;
+    EXPECT_THAT(ConsoleLines(r.err), ::testing::IsEmpty()) << name;
+    const Drawn drawn = DrawnOf(r.out);
+    EXPECT_EQ(drawn.status, "ready") << name;
+    EXPECT_EQ(drawn.errors, 0) << name;
+    if (name == "job") {
+      EXPECT_EQ(drawn.bins, 16 * TimelineSummary::kBins);
+      EXPECT_TRUE(absl::StrContains(r.out, "Straggler: rank 5"));
+      EXPECT_TRUE(absl::StrContains(r.out, "<th>own cause</th>"));  // the ranks' table
+      EXPECT_TRUE(absl::StrContains(r.out, "data_starved.host 94.5%"));
+    } else if (name == "sampled") {
+      EXPECT_TRUE(absl::StrContains(r.out, "sampled: 5 windows"));
+    } else {
+      EXPECT_EQ(drawn.bins, 0);
+      EXPECT_EQ(drawn.gaps, 0);
+    }
+  }
 }
 
 // 100k gap records (max_gap_records = 100000), 10k steps and 5k offenders over one device.
