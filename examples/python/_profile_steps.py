@@ -21,6 +21,10 @@ def parse_args(description, default_out):
     parser.add_argument("--plain", action="store_true",
                         help="run the steps without torch.profiler (to profile the script with "
                              "`gpuidle run -- python3 ...` instead)")
+    parser.add_argument("--fix", action="store_true",
+                        help="apply the fix that gpuidle advises for this scenario (the "
+                             "prediction of its gain is checked against it on the GPU: "
+                             "tests/gpu/python/advice_gains.py)")
     parser.add_argument("--gpuidle", metavar="REPORT",
                         help="profile the steps with gpuidle.profile() instead of torch.profiler "
                              "and write its report (JSON) there, its trace beside it")

@@ -4,8 +4,10 @@ Each batch costs ~40 ms of Python preprocessing in the training process itself, 
 needs only a few ms per step: the GPU waits for input most of the time. (The recorded trace
 tests/data/traces/torch/dataloader_starved.json.gz was made with ~20 ms per batch; its model
 step's ~3 ms of launch overhead then held the data share just under 90%.)
-Expected: data_starved.dataloader. Fix: num_workers > 0, pin_memory, prefetch_factor.
+Expected: data_starved.dataloader. Fix (--fix): the DataLoader that gpuidle's advice names,
+num_workers=N (--workers N), pin_memory, persistent_workers, prefetch_factor.
 """
+import sys
 import time
 
 import torch
@@ -27,12 +29,22 @@ class SlowDataset(Dataset):
 
 
 def main():
+    workers = 0
+    if "--workers" in sys.argv:  # --fix's worker count, as the advice names it
+        i = sys.argv.index("--workers")
+        workers = int(sys.argv[i + 1])
+        del sys.argv[i:i + 2]
     args = parse_args(__doc__, "dataloader_starved.json.gz")
     model = torch.nn.Sequential(torch.nn.Linear(1024, 4096), torch.nn.ReLU(),
                                 torch.nn.Linear(4096, 4096), torch.nn.ReLU(),
                                 torch.nn.Linear(4096, 10)).cuda()
     opt = torch.optim.SGD(model.parameters(), lr=1e-3)
-    batches = iter(DataLoader(SlowDataset(), batch_size=32, num_workers=0))
+    if args.fix:
+        loader = DataLoader(SlowDataset(), batch_size=32, num_workers=workers or 8,
+                            pin_memory=True, persistent_workers=True, prefetch_factor=2)
+    else:
+        loader = DataLoader(SlowDataset(), batch_size=32, num_workers=0)
+    batches = iter(loader)
 
     def step():
         x, y = next(batches)

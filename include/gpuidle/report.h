@@ -122,6 +122,13 @@ struct CollectiveTiming {
   int32_t kind = 0;    // index into DeviceReport::collectives
 };
 
+// Copies of one kind in the steady state: what a pinned-memory fix predicts its gain from.
+struct CopyTotals {
+  int64_t count = 0;
+  int64_t bytes = 0;
+  int64_t ns = 0;  // the copies executing, summed
+};
+
 // A device's whole window in a bounded number of equal bins, for plots (the HTML report's
 // timeline; docs/REPORT_SCHEMA.md, "timeline"). Per bin: the time kernels ran, the steady-state
 // idle time by cause, and one-off time (start-up and wind-down apart from their kernels, one-off
@@ -170,6 +177,8 @@ struct DeviceReport {
   int64_t comm_ns = 0;                  // NCCL kernels executing
   int64_t exposed_comm_ns = 0;          // ... while no other kernel executes
   std::optional<int64_t> comm_wait_ns;  // part of comm_ns spent waiting for peers; needs all ranks
+  CopyTotals h2d_pageable;  // host-to-device copies from pageable memory (staged by the driver)
+  CopyTotals h2d_pinned;    // ... from pinned memory
   std::vector<CollectiveStats> collectives;  // per kind, most time first
   // The collectives, for a later merge with the other ranks: at most kMaxCollectiveRows, a
   // contiguous stretch (the steady state's first ones, then start-up's last ones if there is
@@ -231,8 +240,8 @@ struct Advice {
   // The predicted gain (docs/ANALYSIS.md, "Predicted gains"): the steady-state time the fix can
   // recover, from the evidence (the host-sync wait that would overlap, the DataLoader wait
   // beyond the step's GPU time, ...).
-  int64_t gain_ns = 0;                      // summed over the devices' steady states
-  std::optional<int64_t> gain_per_step_ns;  // on the device that gains most per step, with steps
+  int64_t gain_ns = 0;                       // summed over the devices' steady states
+  std::optional<int64_t> gain_per_step_ns;   // on the device that gains most per step, with steps
   std::optional<double> gain_share_of_step;  // that gain over that device's mean step time, 0..1
   std::string evidence;                      // what the prediction rests on, for a person
 };

@@ -1,6 +1,12 @@
 #include "analysis/advice.h"
 
 #include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 
 namespace gpuidle::internal {
 
@@ -52,6 +58,264 @@ absl::string_view FixFor(Subcause s) {
          "longer window with CPU and CUDA activities";
 }
 
+namespace {
+
+// A run's own pinned host-to-device copies give the link's speed once they move this much.
+constexpr int64_t kMinObservedPinnedBytes = 16 << 20;
+
+// Pinned host-to-device bandwidth where the run shows none of its own, in bytes per ns (GB/s):
+// PCIe 5.0 x16 (Hopper and Blackwell boards) moves about 50 GB/s in practice, PCIe 4.0 x16
+// about 25 GB/s.
+double AssumedPinnedBytesPerNs(absl::string_view device_name) {
+  for (absl::string_view gen5 : {"H100", "H200", "H800", "H20", "B100", "B200", "B300"}) {
+    if (absl::StrContains(device_name, gen5)) return 50.0;
+  }
+  return 25.0;
+}
+
+struct PinnedBandwidth {
+  double bytes_per_ns = 0;
+  bool observed = false;  // measured on this run's pinned copies, not assumed
+};
+
+PinnedBandwidth PinnedBytesPerNs(const DeviceReport& d) {
+  if (d.h2d_pinned.bytes >= kMinObservedPinnedBytes && d.h2d_pinned.ns > 0) {
+    return {static_cast<double>(d.h2d_pinned.bytes) / static_cast<double>(d.h2d_pinned.ns), true};
+  }
+  return {AssumedPinnedBytesPerNs(d.name), false};
+}
+
+int64_t LostOn(const DeviceReport& d, Subcause s) {
+  return s == Subcause::kCommWait ? d.comm_wait_ns.value_or(0) : d.idle[s];
+}
+
+// The steady-state time the fix for `s` recovers on `d` (docs/ANALYSIS.md, "Predicted gains").
+// Each cause's idle time is by definition what its evidence cost the GPU (the sync's share of
+// a gap, the DataLoader wait), so removing the cause recovers it, with two exceptions: a copy
+// from pageable memory still takes the time the same bytes need from pinned memory, and time
+// without evidence predicts nothing.
+int64_t GainOn(const DeviceReport& d, Subcause s) {
+  const int64_t lost = LostOn(d, s);
+  if (s == Subcause::kUnattributed || lost <= 0) return 0;
+  if (s == Subcause::kH2DCopy) {
+    if (d.h2d_pageable.bytes > 0) {
+      const double pinned_ns =
+          static_cast<double>(d.h2d_pageable.bytes) / PinnedBytesPerNs(d).bytes_per_ns;
+      const auto saved = static_cast<int64_t>(static_cast<double>(d.h2d_pageable.ns) - pinned_ns);
+      return std::clamp<int64_t>(saved, 0, lost);
+    }
+    // Already pinned: a prefetch on a side stream hides the copy behind as much compute as
+    // there is.
+    return std::min(lost, d.busy_ns);
+  }
+  return lost;
+}
+
+// "41.2 ms" / "380 us": short durations in the unit a person reads.
+std::string Duration(double ns) {
+  if (ns >= 1e6) return absl::StrFormat("%.1f ms", ns / 1e6);
+  return absl::StrFormat("%.0f us", ns / 1e3);
+}
+
+// The device the fix helps most per step, and its numbers per step.
+struct StepView {
+  const DeviceReport* device = nullptr;
+  double steps = 0;
+  double gain_ns = 0;  // per step
+  double step_ns = 0;  // mean step time
+  double Per(int64_t total) const { return static_cast<double>(total) / steps; }
+};
+
+StepView BestPerStep(const Report& report, Subcause s) {
+  StepView best;
+  for (const DeviceReport& d : report.devices) {
+    if (d.step_count <= 0) continue;
+    StepView v{&d, static_cast<double>(d.step_count), 0, 0};
+    v.gain_ns = v.Per(GainOn(d, s));
+    v.step_ns = v.Per(d.PhaseNs(Phase::kSteady));
+    if (best.device == nullptr || v.gain_ns > best.gain_ns) best = v;
+  }
+  return best;
+}
+
+// The device that lost most to `s` (for runs without steps).
+const DeviceReport* MostLost(const Report& report, Subcause s) {
+  const DeviceReport* most = nullptr;
+  for (const DeviceReport& d : report.devices) {
+    if (most == nullptr || LostOn(d, s) > LostOn(*most, s)) most = &d;
+  }
+  return most;
+}
+
+// The offender of `s` that cost most, if any.
+const Offender* TopOffender(const Report& report, Subcause s) {
+  const Offender* top = nullptr;
+  for (const Offender& o : report.offenders) {
+    if (o.subcause == s && (top == nullptr || o.idle_ns > top->idle_ns)) top = &o;
+  }
+  return top;
+}
+
+// "at train.py:42 in step" where the offender names a site.
+std::string AtSite(const Offender* o) {
+  return o != nullptr && !o->site.empty() ? absl::StrCat(" at ", o->site) : "";
+}
+
+// What a fix rests on, and the fix made concrete by it.
+struct Concrete {
+  std::string evidence;
+  std::string fix;
+};
+
+Concrete DataLoaderAdvice(const Report& report, const StepView& v) {
+  const Offender* top = TopOffender(report, Subcause::kDataLoader);
+  Concrete c;
+  c.fix = std::string(FixFor(Subcause::kDataLoader));
+  if (v.device == nullptr) return c;
+  const double wait = v.Per(v.device->idle[Subcause::kDataLoader]);
+  const double rest = std::max(v.step_ns - wait, 1.0);
+  c.evidence = absl::StrCat("the GPU waited ", Duration(wait),
+                            " per step for input; the rest of "
+                            "the ",
+                            Duration(v.step_ns), " step took ", Duration(rest));
+  const bool in_process = top != nullptr && absl::StrContains(top->what, "SingleProcess");
+  // With workers, a batch has to arrive every `rest`: loading that takes `wait` needs
+  // wait / rest workers at once.
+  const int workers = std::clamp(static_cast<int>(std::ceil(wait / rest)), 2, 64);
+  if (in_process) absl::StrAppend(&c.evidence, "; the DataLoader loads in the training process");
+  c.fix = absl::StrCat(
+      "the input pipeline cannot keep up: load batches in parallel, DataLoader(num_workers=",
+      workers, in_process ? "" : " or more",
+      ", pin_memory=True, persistent_workers=True, prefetch_factor=2 or more), within the free "
+      "CPU cores; if that is not enough, move decoding/augmentation onto the GPU");
+  return c;
+}
+
+Concrete H2DAdvice(const Report& report, const StepView& v) {
+  const DeviceReport* d = v.device != nullptr ? v.device : MostLost(report, Subcause::kH2DCopy);
+  Concrete c;
+  c.fix = std::string(FixFor(Subcause::kH2DCopy));
+  if (d == nullptr) return c;
+  const double steps = v.device != nullptr ? v.steps : 1;
+  const char* per = v.device != nullptr ? " per step" : "";
+  const auto gbps = [](const CopyTotals& t) {
+    return t.ns > 0 ? static_cast<double>(t.bytes) / static_cast<double>(t.ns) : 0.0;
+  };
+  if (d->h2d_pageable.bytes > 0) {
+    const PinnedBandwidth pinned = PinnedBytesPerNs(*d);
+    c.evidence = absl::StrFormat(
+        "%.0f MB%s copied in from pageable memory at %.1f GB/s; from pinned memory it would "
+        "take %s at %.0f GB/s (%s)",
+        static_cast<double>(d->h2d_pageable.bytes) / steps / 1e6, per, gbps(d->h2d_pageable),
+        Duration(static_cast<double>(d->h2d_pageable.bytes) / steps / pinned.bytes_per_ns),
+        pinned.bytes_per_ns,
+        pinned.observed ? "this run's pinned copies" : absl::StrCat("assumed for ", d->name));
+    c.fix =
+        "compute waits for copies from pageable memory: allocate the batches in pinned memory "
+        "(DataLoader(pin_memory=True), or tensor.pin_memory() once for reused buffers) and copy "
+        "with .to(device, non_blocking=True); prefetch the next batch on a side stream to hide "
+        "the rest of the copy";
+  } else if (d->h2d_pinned.bytes > 0) {
+    c.evidence = absl::StrFormat(
+        "%.0f MB%s copied in from pinned memory at %.1f GB/s while "
+        "compute waited",
+        static_cast<double>(d->h2d_pinned.bytes) / steps / 1e6, per, gbps(d->h2d_pinned));
+    c.fix =
+        "compute waits for copies that are already from pinned memory: prefetch the next batch "
+        "on a side stream with .to(device, non_blocking=True) so the copy overlaps this step's "
+        "compute";
+  }
+  return c;
+}
+
+Concrete LaunchAdvice(const Report& report, Subcause s, const StepView& v) {
+  Concrete c;
+  c.fix = std::string(FixFor(s));
+  if (v.device == nullptr || v.device->kernel_count == 0) return c;
+  const double kernels = v.Per(v.device->kernel_count);
+  const double busy = v.Per(v.device->busy_ns);
+  c.evidence = absl::StrFormat(
+      "%.0f kernels per step doing %s of GPU work in all (%s each); the step took %s", kernels,
+      Duration(busy), Duration(busy / kernels), Duration(v.step_ns));
+  const Offender* top = TopOffender(report, s);
+  const bool optimizer = top != nullptr && (absl::StrContains(top->what, "multi_tensor_apply") ||
+                                            absl::StrContains(top->site, "optim") ||
+                                            absl::StrContains(top->site, ".step"));
+  if (s == Subcause::kLaunchOverhead) {
+    c.fix = absl::StrCat(
+        "kernels finish faster than the host issues them: capture the step in a CUDA graph "
+        "(torch.compile(mode=\"reduce-overhead\"), or torch.cuda.graph with static inputs) so "
+        "one launch replays its ",
+        static_cast<int64_t>(std::lround(kernels)),
+        " kernels; or give each kernel more work (a larger batch, fused ops with torch.compile)",
+        optimizer ? "; the optimizer launches many of them: use a fused optimizer "
+                    "(torch.optim.AdamW(..., fused=True))"
+                  : "; use fused/foreach optimizers");
+  } else {
+    c.fix = absl::StrCat(
+        "work was queued but each of the ", static_cast<int64_t>(std::lround(kernels)),
+        " kernels per step still paid its dispatch latency: replay them as a CUDA graph "
+        "(torch.compile(mode=\"reduce-overhead\"), torch.cuda.graph) or fuse them");
+  }
+  return c;
+}
+
+Concrete HostSyncAdvice(const Report& report, const StepView& v) {
+  const Offender* top = TopOffender(report, Subcause::kHostSync);
+  Concrete c;
+  c.fix = std::string(FixFor(Subcause::kHostSync));
+  if (top == nullptr) return c;
+  const std::string where = absl::StrCat(top->what, AtSite(top));
+  c.evidence = v.device != nullptr
+                   ? absl::StrCat("the host blocked in ", where, " ",
+                                  absl::StrFormat("%.3g", v.Per(top->count)),
+                                  "x per step; the GPU then idled ",
+                                  Duration(v.Per(v.device->idle[Subcause::kHostSync])),
+                                  " per step before the next work arrived")
+                   : absl::StrCat("the host blocked in ", where, " ", top->count, " times");
+  // The framework op that synced, where the trace names it (file names say nothing).
+  const std::string text = absl::StrCat(top->what, " ", top->site);
+  const char* sync;
+  if (absl::StrContains(text, "aten::item") || absl::StrContains(text, "local_scalar_dense")) {
+    sync = ".item()";
+  } else if (absl::StrContains(text, "aten::to") || absl::StrContains(text, "aten::copy_") ||
+             absl::StrContains(text, "Memcpy")) {
+    sync = ".cpu()/.tolist()/.numpy()";
+  } else if (absl::StrContains(text, "DeviceSynchronize")) {
+    sync = "torch.cuda.synchronize()";
+  } else {
+    sync = "the sync (.item(), .cpu(), print(tensor), torch.cuda.synchronize())";
+  }
+  c.fix = absl::StrCat(
+      "the host waited for the GPU to drain, then ran work that could have overlapped it: "
+      "remove ",
+      sync, AtSite(top),
+      " from the hot loop: keep the value on the GPU and read it every N steps, or copy it with "
+      ".to(\"cpu\", non_blocking=True) into pinned memory and read it a step later");
+  return c;
+}
+
+Concrete OtherAdvice(const Report& report, Subcause s, const StepView& v) {
+  Concrete c;
+  c.fix = std::string(FixFor(s));
+  if (s == Subcause::kUnattributed) {
+    c.evidence = "no evidence: nothing to predict";
+    return c;
+  }
+  const Offender* top = TopOffender(report, s);
+  if (v.device != nullptr) {
+    c.evidence = absl::StrCat(Duration(v.Per(LostOn(*v.device, s))), " per step lost to ",
+                              QualifiedSubcauseName(s));
+  }
+  if (top != nullptr) {
+    absl::StrAppend(&c.evidence, c.evidence.empty() ? "" : "; ", "most of it in ", top->what,
+                    AtSite(top));
+  }
+  return c;
+}
+
+}  // namespace
+
 void AddAdvice(const AnalysisOptions& options, Report* report) {
   report->advice.clear();
   IdleBreakdown lost = report->TotalIdle();
@@ -61,13 +325,54 @@ void AddAdvice(const AnalysisOptions& options, Report* report) {
   for (int i = 0; i < kNumSubcauses && total_lost > 0; ++i) {
     const auto s = static_cast<Subcause>(i);
     const double share = static_cast<double>(lost[s]) / static_cast<double>(total_lost);
-    if (lost[s] > 0 && share >= options.advice_min_share) {
-      report->advice.push_back(Advice{s, share, std::string(FixFor(s))});
+    if (lost[s] <= 0 || share < options.advice_min_share) continue;
+    Advice& a = report->advice.emplace_back();
+    a.subcause = s;
+    a.share_of_lost_time = share;
+    for (const DeviceReport& d : report->devices) a.gain_ns += GainOn(d, s);
+    const StepView v = BestPerStep(*report, s);
+    if (v.device != nullptr && a.gain_ns > 0) {
+      a.gain_per_step_ns = static_cast<int64_t>(std::lround(v.gain_ns));
+      if (v.step_ns > 0) a.gain_share_of_step = std::min(1.0, v.gain_ns / v.step_ns);
     }
+    Concrete c;
+    switch (s) {
+      case Subcause::kDataLoader:
+        c = DataLoaderAdvice(*report, v);
+        break;
+      case Subcause::kH2DCopy:
+        c = H2DAdvice(*report, v);
+        break;
+      case Subcause::kLaunchOverhead:
+      case Subcause::kKernelGap:
+        c = LaunchAdvice(*report, s, v);
+        break;
+      case Subcause::kHostSync:
+        c = HostSyncAdvice(*report, v);
+        break;
+      default:
+        c = OtherAdvice(*report, s, v);
+        break;
+    }
+    a.fix = std::move(c.fix);
+    a.evidence = std::move(c.evidence);
   }
   std::stable_sort(
       report->advice.begin(), report->advice.end(),
       [](const Advice& a, const Advice& b) { return a.share_of_lost_time > b.share_of_lost_time; });
+}
+
+std::string PredictedGain(const Advice& a) {
+  if (a.gain_ns <= 0) return "";
+  if (a.gain_per_step_ns) {
+    std::string s =
+        absl::StrCat("up to ", Duration(static_cast<double>(*a.gain_per_step_ns)), "/step");
+    if (a.gain_share_of_step) {
+      absl::StrAppend(&s, absl::StrFormat(", %.0f%% of step time", 100 * *a.gain_share_of_step));
+    }
+    return s;
+  }
+  return absl::StrCat("up to ", Duration(static_cast<double>(a.gain_ns)), " of the steady state");
 }
 
 }  // namespace gpuidle::internal

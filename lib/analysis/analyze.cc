@@ -135,6 +135,22 @@ struct RankAnalysis {
   size_t step_rows_per_device;
 };
 
+// The steady state's host-to-device copies by host memory kind (what a pinned-memory fix
+// predicts its gain from; analysis/advice.cc).
+void AddHostToDeviceCopies(const DeviceTimeline& device, Interval steady, DeviceReport* d) {
+  for (const DeviceOp& op : device.ops) {
+    if (op.start_ns >= steady.end_ns) break;
+    if (op.kind != OpKind::kMemcpy || op.copy_kind != CopyKind::kHtoD ||
+        op.start_ns < steady.start_ns) {
+      continue;
+    }
+    CopyTotals& c = op.pageable ? d->h2d_pageable : d->h2d_pinned;
+    ++c.count;
+    c.bytes += static_cast<int64_t>(op.bytes);
+    c.ns += std::max<int64_t>(0, op.end_ns - op.start_ns);
+  }
+}
+
 // One device of a rank: its attribution and phases, idle totals, offenders and gap records of
 // its steady state, communication, and its steps (appended to report->steps).
 DeviceReport AnalyzeDevice(const RankAnalysis& r, const DeviceTimeline& device,
@@ -194,6 +210,7 @@ DeviceReport AnalyzeDevice(const RankAnalysis& r, const DeviceTimeline& device,
     d.exposed_comm_ns = LengthNotCovered(comm, compute);
     AddCollectives(t, device, r.window, compute, &d);
   }
+  AddHostToDeviceCopies(device, steady, &d);
   d.step_count = static_cast<int64_t>(r.steady_steps.count());
   FillSteps(t, r.steps, step_spans, first_step, end_step, a.busy, phased.steady, d,
             r.step_rows_per_device, &report->steps);

@@ -120,6 +120,12 @@ void WindowAggregate::AddDevice(const DeviceReport& w) {
   d.comm_ns += w.comm_ns;
   d.exposed_comm_ns += w.exposed_comm_ns;
   if (w.comm_wait_ns.has_value()) d.comm_wait_ns = d.comm_wait_ns.value_or(0) + *w.comm_wait_ns;
+  for (auto [sum, add] :
+       {std::pair{&d.h2d_pageable, &w.h2d_pageable}, std::pair{&d.h2d_pinned, &w.h2d_pinned}}) {
+    sum->count += add->count;
+    sum->bytes += add->bytes;
+    sum->ns += add->ns;
+  }
   AddCollectivesOf(w, &d);
   AddTimeline(w.timeline, &d.timeline);  // time between the windows stays untraced
   if (d.name.empty()) d.name = w.name;

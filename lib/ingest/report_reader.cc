@@ -583,6 +583,7 @@ class ReportParser {
     if (__builtin_add_overflow(d->idle_ns, d->comm_wait_ns.value_or(0), &lost)) {
       return Error({&at, "comm_wait_ns"}, "idle_ns + comm_wait_ns overflows");
     }
+    GPUIDLE_RETURN_IF_ERROR(CopyTotalsOf(v, at, d));
     GPUIDLE_RETURN_IF_ERROR(Collectives(v, at, d));
     GPUIDLE_RETURN_IF_ERROR(CollectiveTimings(v, at, d));
     return TimelineOf(v, at, d);
@@ -639,6 +640,25 @@ class ReportParser {
     return absl::OkStatus();
   }
 
+  // h2d_copies (optional: reports before it lack it).
+  absl::Status CopyTotalsOf(const Value& obj, const Path& at, DeviceReport* d) const {
+    GPUIDLE_ASSIGN_OR_RETURN(const Value* copies, Object(obj, at, "h2d_copies", Need::kOptional));
+    if (copies == nullptr) return absl::OkStatus();
+    const Path here{&at, "h2d_copies"};
+    for (auto [key, totals] :
+         {std::pair{"pageable", &d->h2d_pageable}, std::pair{"pinned", &d->h2d_pinned}}) {
+      GPUIDLE_ASSIGN_OR_RETURN(const Value* v, Object(*copies, here, key));
+      const Path at_kind{&here, key};
+      GPUIDLE_RETURN_IF_ERROR(Int64(*v, at_kind, "count", &totals->count));
+      GPUIDLE_RETURN_IF_ERROR(Int64(*v, at_kind, "bytes", &totals->bytes));
+      GPUIDLE_RETURN_IF_ERROR(Int64(*v, at_kind, "ns", &totals->ns));
+      if (totals->count < 0 || totals->bytes < 0 || totals->ns < 0) {
+        return Error(at_kind, "negative");
+      }
+    }
+    return absl::OkStatus();
+  }
+
   absl::Status Step(const Value& v, const Path& at, StepReport* s) const {
     GPUIDLE_RETURN_IF_ERROR(CheckObject(v, at));
     GPUIDLE_RETURN_IF_ERROR(OptionalInt(v, at, "rank", &s->rank));
@@ -678,7 +698,17 @@ class ReportParser {
     GPUIDLE_RETURN_IF_ERROR(CheckObject(v, at));
     GPUIDLE_RETURN_IF_ERROR(CauseFields(v, at, &a->subcause));
     GPUIDLE_RETURN_IF_ERROR(Double(v, at, "share_of_lost_time", &a->share_of_lost_time));
-    return String(v, at, "fix", &a->fix);
+    GPUIDLE_RETURN_IF_ERROR(String(v, at, "fix", &a->fix));
+    // The predicted gain (optional: reports before it lack it).
+    GPUIDLE_RETURN_IF_ERROR(Int64(v, at, "gain_ns", &a->gain_ns, Need::kOptional));
+    GPUIDLE_RETURN_IF_ERROR(
+        OptionalInt64(v, at, "gain_per_step_ns", &a->gain_per_step_ns, Need::kOptional));
+    GPUIDLE_ASSIGN_OR_RETURN(const Value* share, Get(v, at, "gain_share_of_step", Need::kOptional));
+    if (share != nullptr && !share->IsNull()) {
+      if (!share->IsNumber()) return Error({&at, "gain_share_of_step"}, "not a number (nor null)");
+      a->gain_share_of_step = share->GetDouble();
+    }
+    return String(v, at, "evidence", &a->evidence, Need::kOptional);
   }
 
   absl::Status VisibleDevices(const Value& doc, const Path& root, Report* r) const {

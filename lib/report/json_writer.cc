@@ -152,6 +152,18 @@ void OptionalInt64(Json& w, const std::optional<int64_t>& v) {
   }
 }
 
+void CopyTotalsField(Json& w, const char* key, const CopyTotals& c) {
+  Str(w, key);
+  w.StartObject();
+  Str(w, "count");
+  w.Int64(c.count);
+  Str(w, "bytes");
+  w.Int64(c.bytes);
+  Str(w, "ns");
+  w.Int64(c.ns);
+  w.EndObject();
+}
+
 // One kind of collective of a device; bytes and wait_ns only where known.
 void Collectives(Json& w, const DeviceReport& d) {
   Str(w, "collectives");
@@ -440,6 +452,11 @@ class JsonWriter : public ReportWriter {
       }
       Str(w, "lost_ns");
       w.Int64(d.LostNs());
+      Str(w, "h2d_copies");
+      w.StartObject();
+      CopyTotalsField(w, "pageable", d.h2d_pageable);
+      CopyTotalsField(w, "pinned", d.h2d_pinned);
+      w.EndObject();
       Collectives(w, d);
       CollectiveTimings(w, d);
       Timeline(w, d.timeline);
@@ -529,6 +546,18 @@ class JsonWriter : public ReportWriter {
       Number(w, a.share_of_lost_time);
       Str(w, "fix");
       Str(w, a.fix);
+      Str(w, "gain_ns");
+      w.Int64(a.gain_ns);
+      Str(w, "gain_per_step_ns");
+      OptionalInt64(w, a.gain_per_step_ns);
+      Str(w, "gain_share_of_step");
+      if (a.gain_share_of_step) {
+        Number(w, *a.gain_share_of_step);
+      } else {
+        w.Null();
+      }
+      Str(w, "evidence");
+      Str(w, a.evidence);
       w.EndObject();
     }
     w.EndArray();

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "analysis/advice.h"
 #include "core/terminal.h"
 #include "core/text_safety.h"
 #include "gpuidle/report.h"
@@ -746,9 +747,14 @@ class TextWriter : public ReportWriter {
     if (!r.advice.empty()) {
       out += "\n" + paint.Bold("what to do") + "\n";
       for (const Advice& a : r.advice) {
-        absl::StrAppendFormat(&out, "  %s (%.0f%% of lost time): %s\n",
+        const std::string gain = PredictedGain(a);
+        absl::StrAppendFormat(&out, "  %s (%.0f%% of lost time%s): %s\n",
                               paint.OfSubcause(a.subcause, QualifiedSubcauseName(a.subcause)),
-                              100 * a.share_of_lost_time, Printable(a.fix));
+                              100 * a.share_of_lost_time,
+                              gain.empty() ? "" : absl::StrCat("; ", gain), Printable(a.fix));
+        if (!a.evidence.empty()) {
+          absl::StrAppendFormat(&out, "    evidence: %s\n", Printable(a.evidence));
+        }
       }
     }
     // Names, paths, warnings and advice may be of any length: every line is fitted last.

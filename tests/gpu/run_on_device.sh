@@ -8,7 +8,7 @@
 #   here:   tests/gpu/make_device_bundle.sh
 #   device: run(carry [".devbundle", ".devdeps"],
 #               "tests/gpu/run_on_device.sh [scenarios] [overhead] [python] [python-overhead] [probe]
-#                [unchanged] [faults] [package] [profile-overhead] [sampled] [ranks]")
+#                [unchanged] [faults] [package] [profile-overhead] [sampled] [ranks] [gains]")
 #
 # With no argument it runs scenarios and overhead; one call may last 10 minutes at most, so a
 # round runs the parts as separate calls on the same warm machine. `python` builds the Python
@@ -25,6 +25,8 @@
 # sampled_collection.py: windows, summaries, metrics file and port, shares against a full trace).
 # `ranks` runs a torch.distributed NCCL job under `gpuidle run` (one rank per GPU, at most two)
 # and checks each live rank's report for what the merge of ranks needs.
+# `gains` builds the same package and checks the advice's predicted gains: each Python scenario
+# before and after the fix its advice names (tests/gpu/python/advice_gains.py).
 # `faults` runs the fault matrix's GPU rows (docs/RELIABILITY.md; it builds the same package for
 # its gpuidle.profile() rows) and prints one PASS/FAIL/SKIP line per row.
 set -uo pipefail
@@ -206,6 +208,18 @@ if [[ $parts == *" ranks "* ]]; then
   "$b/bin/gpuidle" analyze "$out/ranks/"report.rank*.json >"$out/ranks/merged.txt" 2>&1
   echo "merged from the reports: exit $?" | tee -a "$log"
   sed -n '/^rank 0 GPU/,/^$/p; /^job/,/^$/p' "$out/ranks/merged.txt" | tee -a "$log"
+fi
+
+# Predicted gains (issue 18): each Python scenario before and after the fix its advice names;
+# the prediction must be within 20% of the measured gain (tests/gpu/python/advice_gains.py).
+if [[ $parts == *" gains "* ]]; then
+  build_python_package
+  PYTHONPATH=$pybuild/python timeout 540 python3 tests/gpu/python/advice_gains.py \
+    "$out/gains" "$b/bin/gpuidle" >"$out/gains.log" 2>&1
+  echo "advice gains: exit $?" | tee -a "$log"
+  cp "$out/gains/gains.md" "$out/gains.md" 2>/dev/null
+  tar czf "$out/gains.tar.gz" -C "$out" gains && rm -rf "$out/gains"  # one file comes back
+  grep -E '^(\||FAIL|advice gains)' "$out/gains.log" | tee -a "$log"
 fi
 
 if [[ $parts == *" sampled "* ]]; then

@@ -316,7 +316,12 @@ class Advice:
     cause: str
     subcause: str
     share_of_lost_time: float  #: 0..1 over all devices
-    fix: str
+    fix: str  #: concrete for the evidence seen
+    #: the steady-state time the fix can recover, summed over the devices (docs/ANALYSIS.md)
+    gain_ns: int = 0
+    gain_per_step_ns: Optional[int] = None  #: on the device that gains most per step
+    gain_share_of_step: Optional[float] = None  #: that gain over its mean step time, 0..1
+    evidence: str = ""  #: what the prediction rests on
 
 
 def _pick(cls: type, d: dict[str, Any], **extra: Any) -> Any:

@@ -1,0 +1,193 @@
+#include "analysis/advice.h"
+
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace gpuidle::internal {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+constexpr int64_t kMs = 1'000'000;
+
+// A device whose steady state runs `steps` steps of `step_ms` each.
+DeviceReport Device(int device, int64_t steps, int64_t step_ms) {
+  DeviceReport d;
+  d.device = device;
+  d.name = "NVIDIA H200";
+  d.step_count = steps;
+  d.steady_start_ns = 0;
+  d.steady_end_ns = steps * step_ms * kMs;
+  d.window_end_ns = d.steady_end_ns;
+  d.window_ns = d.steady_end_ns;
+  return d;
+}
+
+void SetIdle(DeviceReport* d, Subcause s, int64_t ns) {
+  d->idle[s] = ns;
+  d->idle_ns = d->idle.TotalNs();
+  d->busy_ns = d->steady_end_ns - d->steady_start_ns - d->idle_ns;
+}
+
+const Advice& AdviceFor(const Report& r, Subcause s) {
+  for (const Advice& a : r.advice) {
+    if (a.subcause == s) return a;
+  }
+  ADD_FAILURE() << "no advice for " << QualifiedSubcauseName(s);
+  static const Advice kNone;
+  return kNone;
+}
+
+Report Advised(Report r) {
+  AddAdvice(AnalysisOptions{}, &r);
+  return r;
+}
+
+TEST(Advice, PredictsTheDataLoaderWaitPerStepAndNamesTheWorkersThatHideIt) {
+  Report r;
+  r.devices.push_back(Device(0, 10, 44));
+  SetIdle(&r.devices[0], Subcause::kDataLoader, 400 * kMs);
+  r.offenders.push_back(Offender{Subcause::kDataLoader,
+                                 "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__",
+                                 "train.py(12): main", 400 * kMs, 10});
+  const Report a_report = Advised(r);
+  const Advice& a = AdviceFor(a_report, Subcause::kDataLoader);
+  EXPECT_EQ(a.gain_ns, 400 * kMs);
+  ASSERT_TRUE(a.gain_per_step_ns.has_value());
+  EXPECT_EQ(*a.gain_per_step_ns, 40 * kMs);
+  ASSERT_TRUE(a.gain_share_of_step.has_value());
+  EXPECT_NEAR(*a.gain_share_of_step, 40.0 / 44.0, 1e-9);
+  // A batch must arrive every 4 ms while loading one takes 40 ms: ten workers at once.
+  EXPECT_THAT(a.fix, HasSubstr("num_workers=10,"));
+  EXPECT_THAT(a.evidence, HasSubstr("40.0 ms per step"));
+  EXPECT_THAT(a.evidence, HasSubstr("loads in the training process"));
+  EXPECT_EQ(PredictedGain(a), "up to 40.0 ms/step, 91% of step time");
+}
+
+TEST(Advice, PredictsAPinnedCopyAtTheAssumedLinkSpeedWhenTheRunHasNoPinnedCopies) {
+  Report r;
+  r.devices.push_back(Device(0, 4, 50));
+  SetIdle(&r.devices[0], Subcause::kH2DCopy, 170 * kMs);
+  r.devices[0].h2d_pageable = {4, 1'000'000'000, 160 * kMs};  // 6.25 GB/s
+  const Report a_report = Advised(r);
+  const Advice& a = AdviceFor(a_report, Subcause::kH2DCopy);
+  // 1 GB at 50 GB/s takes 20 ms of the 160 ms the pageable copies took.
+  EXPECT_EQ(a.gain_ns, 140 * kMs);
+  EXPECT_EQ(*a.gain_per_step_ns, 35 * kMs);
+  EXPECT_THAT(a.fix, HasSubstr("pin_memory=True"));
+  EXPECT_THAT(a.fix, HasSubstr("non_blocking=True"));
+  EXPECT_THAT(a.evidence, HasSubstr("assumed for NVIDIA H200"));
+}
+
+TEST(Advice, PredictsAPinnedCopyAtTheSpeedOfTheRunsOwnPinnedCopies) {
+  Report r;
+  r.devices.push_back(Device(0, 4, 50));
+  SetIdle(&r.devices[0], Subcause::kH2DCopy, 170 * kMs);
+  r.devices[0].h2d_pageable = {4, 1'000'000'000, 160 * kMs};
+  r.devices[0].h2d_pinned = {2, 100'000'000, 4 * kMs};  // 25 GB/s
+  const Report a_report = Advised(r);
+  const Advice& a = AdviceFor(a_report, Subcause::kH2DCopy);
+  EXPECT_EQ(a.gain_ns, 120 * kMs);
+  EXPECT_THAT(a.evidence, HasSubstr("this run's pinned copies"));
+}
+
+TEST(Advice, NeverPredictsMoreThanTheTimeLostToTheCause) {
+  Report r;
+  r.devices.push_back(Device(0, 4, 50));
+  SetIdle(&r.devices[0], Subcause::kH2DCopy, 30 * kMs);  // most copies overlapped compute
+  r.devices[0].h2d_pageable = {4, 1'000'000'000, 160 * kMs};
+  const Report advised = Advised(r);
+  EXPECT_EQ(AdviceFor(advised, Subcause::kH2DCopy).gain_ns, 30 * kMs);
+}
+
+TEST(Advice, PredictsNothingForTimeWithoutEvidence) {
+  Report r;
+  r.devices.push_back(Device(0, 4, 50));
+  SetIdle(&r.devices[0], Subcause::kUnattributed, 100 * kMs);
+  const Report a_report = Advised(r);
+  const Advice& a = AdviceFor(a_report, Subcause::kUnattributed);
+  EXPECT_EQ(a.gain_ns, 0);
+  EXPECT_FALSE(a.gain_per_step_ns.has_value());
+  EXPECT_EQ(PredictedGain(a), "");
+  EXPECT_THAT(a.evidence, HasSubstr("no evidence"));
+}
+
+TEST(Advice, GivesTheGainOverTheSteadyStateWhenTheRunHasNoSteps) {
+  Report r;
+  r.devices.push_back(Device(0, 0, 0));
+  r.devices[0].steady_end_ns = 500 * kMs;
+  SetIdle(&r.devices[0], Subcause::kLaunchOverhead, 200 * kMs);
+  r.devices[0].kernel_count = 4000;
+  const Report a_report = Advised(r);
+  const Advice& a = AdviceFor(a_report, Subcause::kLaunchOverhead);
+  EXPECT_EQ(a.gain_ns, 200 * kMs);
+  EXPECT_FALSE(a.gain_per_step_ns.has_value());
+  EXPECT_FALSE(a.gain_share_of_step.has_value());
+  EXPECT_EQ(PredictedGain(a), "up to 200.0 ms of the steady state");
+}
+
+TEST(Advice, NamesTheKernelsACudaGraphWouldReplayAndAFusedOptimizerWhenItLaunchesThem) {
+  Report r;
+  r.devices.push_back(Device(0, 10, 3));
+  SetIdle(&r.devices[0], Subcause::kLaunchOverhead, 25 * kMs);
+  r.devices[0].kernel_count = 1500;
+  r.offenders.push_back(Offender{Subcause::kLaunchOverhead,
+                                 "void at::native::multi_tensor_apply_kernel<...>",
+                                 "aten::_foreach_add_ at train.py(30): step", 20 * kMs, 900});
+  const Report a_report = Advised(r);
+  const Advice& a = AdviceFor(a_report, Subcause::kLaunchOverhead);
+  EXPECT_EQ(*a.gain_per_step_ns, 2'500'000);
+  EXPECT_THAT(a.fix, HasSubstr("CUDA graph"));
+  EXPECT_THAT(a.fix, HasSubstr("replays its 150 kernels"));
+  EXPECT_THAT(a.fix, HasSubstr("fused=True"));
+  EXPECT_THAT(a.evidence, HasSubstr("150 kernels per step"));
+}
+
+TEST(Advice, NamesTheItemCallSiteOnlyWhenTheFrameworkOpSaysSo) {
+  Report r;
+  r.devices.push_back(Device(0, 10, 12));
+  SetIdle(&r.devices[0], Subcause::kHostSync, 40 * kMs);
+  r.offenders.push_back(Offender{Subcause::kHostSync, "cudaStreamSynchronize",
+                                 "aten::item at train.py(42): step", 40 * kMs, 10});
+  const Report item_report = Advised(r);
+  const Advice& item = AdviceFor(item_report, Subcause::kHostSync);
+  EXPECT_THAT(item.fix, HasSubstr("remove .item() at aten::item at train.py(42)"));
+  EXPECT_THAT(item.evidence, HasSubstr("1x per step"));
+  EXPECT_EQ(*item.gain_per_step_ns, 4 * kMs);
+
+  // A file named after items is no evidence of .item().
+  r.offenders[0].site = "item_sync.py:26 in step";
+  const Report other_report = Advised(r);
+  const Advice& other = AdviceFor(other_report, Subcause::kHostSync);
+  EXPECT_THAT(other.fix, Not(HasSubstr("remove .item() at")));
+  EXPECT_THAT(other.fix, HasSubstr("at item_sync.py:26 in step"));
+}
+
+TEST(Advice, GivesThePerStepGainOfTheDeviceThatGainsMost) {
+  Report r;
+  r.devices.push_back(Device(0, 10, 10));
+  r.devices.push_back(Device(1, 10, 10));
+  SetIdle(&r.devices[0], Subcause::kDataLoader, 10 * kMs);
+  SetIdle(&r.devices[1], Subcause::kDataLoader, 60 * kMs);
+  const Report a_report = Advised(r);
+  const Advice& a = AdviceFor(a_report, Subcause::kDataLoader);
+  EXPECT_EQ(a.gain_ns, 70 * kMs);
+  EXPECT_EQ(*a.gain_per_step_ns, 6 * kMs);
+  EXPECT_NEAR(*a.gain_share_of_step, 0.6, 1e-9);
+}
+
+TEST(Advice, PredictsTheWaitForPeersAsTheGainOfFixingTheStraggler) {
+  Report r;
+  r.devices.push_back(Device(0, 10, 20));
+  r.devices[0].comm_wait_ns = 150 * kMs;
+  const Report a_report = Advised(r);
+  const Advice& a = AdviceFor(a_report, Subcause::kCommWait);
+  EXPECT_EQ(a.gain_ns, 150 * kMs);
+  EXPECT_EQ(*a.gain_per_step_ns, 15 * kMs);
+}
+
+}  // namespace
+}  // namespace gpuidle::internal
