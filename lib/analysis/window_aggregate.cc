@@ -195,7 +195,12 @@ std::optional<Report> WindowAggregate::Result(bool with_steps) const {
   if (r.offenders.size() > static_cast<size_t>(std::max(options_.max_offenders, 0))) {
     r.offenders.resize(static_cast<size_t>(std::max(options_.max_offenders, 0)));
   }
-  if (first_.has_value()) return r;
+  if (first_.has_value()) {
+    // Advice rests on the offenders (analysis/advice.cc): computed again from those kept, as
+    // the unsampled analysis does.
+    AddAdvice(options_, &r);
+    return r;
+  }
   // Unused overall: visible, and idle in every window.
   for (int u : unused_) {
     const bool used = std::any_of(r.devices.begin(), r.devices.end(),

@@ -75,8 +75,8 @@ class AdviceGain : public ::testing::TestWithParam<Scenario> {};
 
 TEST_P(AdviceGain, PredictedTheDropInStepTimeWithin20Percent) {
   const Scenario& s = GetParam();
-  const rapidjson::Document before = Load(s.name + ".before.json");
-  const rapidjson::Document after = Load(s.name + ".after.json");
+  const rapidjson::Document before = Load(s.name + ".before.report.json");
+  const rapidjson::Document after = Load(s.name + ".after.report.json");
   const double predicted = PredictedPerStep(before, s.subcauses);
   const double measured = TimesOf(before).step_ns - TimesOf(after).step_ns;
   ASSERT_GT(predicted, 0);
@@ -96,8 +96,8 @@ INSTANTIATE_TEST_SUITE_P(
 // predicted, but the GPU's own work per step grew (each matmul ran slower back to back than
 // after a rest), so the step shrank by less than the prediction.
 TEST(AdviceGainItemSync, RemovedThePredictedIdleTimeWhileTheGpuWorkGrew) {
-  const rapidjson::Document before = Load("item_sync.before.json");
-  const rapidjson::Document after = Load("item_sync.after.json");
+  const rapidjson::Document before = Load("item_sync.before.report.json");
+  const rapidjson::Document after = Load("item_sync.after.report.json");
   const double predicted = PredictedPerStep(before, {"sync_bound.host_sync"});
   const StepTimes b = TimesOf(before), a = TimesOf(after);
   ASSERT_GT(predicted, 0);
@@ -114,7 +114,8 @@ TEST_P(RecordedTrace, AnalysedAgainGivesTheRecordedReportAndItsPredictions) {
     options.skip_steps = 1;  // as the scenarios' gpuidle.profile(skip_steps=1)
     absl::StatusOr<Report> r = AnalyzeTraceFiles({RunPath(name + ".trace.json.gz")}, options);
     ASSERT_TRUE(r.ok()) << r.status();
-    EXPECT_TRUE(ReadsBackAs(*FormatReport(*r, "json"), ReadFileOrDie(RunPath(name + ".json"))))
+    EXPECT_TRUE(
+        ReadsBackAs(*FormatReport(*r, "json"), ReadFileOrDie(RunPath(name + ".report.json"))))
         << name;
   }
 }

@@ -8,7 +8,8 @@ within +-20% of the measured gain. The untraced step times (--plain) are printed
 
   PYTHONPATH=<package> tests/gpu/python/advice_gains.py OUT_DIR [GPUIDLE_CLI]
 
-Writes OUT_DIR/<scenario>.{before,after}.json (+ .trace.json), OUT_DIR/gains.md (the table) and,
+Writes OUT_DIR/<scenario>.{before,after}.json (+ .trace.json; tests/data/gpu_runs keeps them as
+<scenario>.{before,after}.report.json), OUT_DIR/gains.md (the table) and,
 with the CLI, OUT_DIR/<scenario>.diff.txt (gpuidle diff before after). Exit status 1 if a check
 fails.
 """
