@@ -377,6 +377,39 @@ The two FAIL lines are the checker's first version expecting NCCL kernels of a o
 it now reports them as SKIP for one rank. Outputs kept in `tests/data/gpu_runs/2026-12-01_ranks/`
 (the rank's trace and report), replayed in CI by `LiveRanksTest`.
 
+## Predicted gains of the advice (issue 18)
+
+Each Python ground-truth scenario ran on an H200 as it is and with the fix that its advice
+names (`--fix`; for the DataLoader, the `num_workers` the advice gave), both under
+`gpuidle.profile()` (`tests/gpu/run_on_device.sh gains`, `tests/gpu/python/advice_gains.py`).
+The prediction is the gain per step of the "before" report's advice; the measured gain is the
+drop of the mean step time from the "before" report to the "after" one. A check passes within
+±20%. The script's own table:
+
+MD
+sed -n '/^| scenario/,/^$/p' tests/data/gpu_runs/2026-12-02_gains/gains.md
+grep '^advice gains: [A-Z]' tests/data/gpu_runs/2026-12-02_gains/device.log
+cat <<'MD'
+
+The miss is item_sync, and it is not the idle time. `gpuidle diff` of its two reports (the same
+run's output):
+
+```
+MD
+grep -E '^step time|^    host_sync|resolved|GPU busy per step' \
+  tests/data/gpu_runs/2026-12-02_gains/item_sync.diff.txt
+cat <<'MD'
+```
+
+Without the per-step `.item()` the idle time went exactly as predicted, but the GPU's own work
+per step grew: the kernel with most GPU time (the bf16 matmul) ran slower back to back than when
+each step began after a rest (the table's "top kernel median" column), while nvidia-smi read the
+same SM clock. A prediction from idle time alone cannot see that the kernels will run slower
+once the GPU never rests; there the gain it gives is an upper bound, as the advice's "up to"
+says. Outputs kept in `tests/data/gpu_runs/2026-12-02_gains/` (reports before and after, traces
+of three scenarios, `gpuidle diff` of each pair), replayed in CI by `AdviceGain`,
+`AdviceGainItemSync` and `RecordedTrace`.
+
 ## Notes from reading the reports
 
 - item_sync: the top offender is `cudaStreamSynchronize` in `aten::item` at

@@ -4,7 +4,9 @@ of examples/python runs once as it is and once with the fix that the advice name
 under gpuidle.profile(). The prediction is the "before" report's gain per step for the scenario's
 cause; the measured gain is the drop in mean step time from the "before" report to the "after"
 one (the same profiler in both, as the prediction is made on a profiled run). A prediction passes
-within +-20% of the measured gain. The untraced step times (--plain) are printed beside them.
+within +-20% of the measured gain. Beside them: the GPU-busy time per step, the median duration
+of the kernel with most GPU time, the SM clock and power nvidia-smi sampled, and the untraced
+step times (--plain): what else changed between the two runs.
 
   PYTHONPATH=<package> tests/gpu/python/advice_gains.py OUT_DIR [GPUIDLE_CLI]
 
@@ -77,6 +79,25 @@ def mean_busy_ns(report):
     return statistics.mean(s["busy_ns"] for s in steps)
 
 
+def kernel_durations(trace_path):
+    """{kernel name: [durations in us]} of a gpuidle trace."""
+    with open(trace_path) as f:
+        trace = json.load(f)
+    kernels = {}
+    for e in trace["traceEvents"]:
+        if e.get("ph") == "X" and e.get("cat") == "kernel":
+            kernels.setdefault(e["name"], []).append(float(e["dur"]))
+    return kernels
+
+
+def top_kernel_medians(before_trace, after_trace):
+    """The kernel with most GPU time before: its median duration before and after (us)."""
+    before, after = kernel_durations(before_trace), kernel_durations(after_trace)
+    name = max(before, key=lambda k: sum(before[k]))
+    return (statistics.median(before[name]),
+            statistics.median(after[name]) if name in after else float("nan"))
+
+
 def plain_ms(text):
     m = re.search(r"([0-9.]+) ms/step", text)
     return float(m.group(1)) if m else float("nan")
@@ -125,6 +146,8 @@ def main():
             continue
         step_before, step_after = mean_step_ns(b), mean_step_ns(a_report)
         busy_before, busy_after = mean_busy_ns(b), mean_busy_ns(a_report)
+        trace = lambda path: path.rsplit(".json", 1)[0] + ".trace.json"
+        kernel_before, kernel_after = top_kernel_medians(trace(before), trace(after))
         measured = step_before - step_after
         error = (predicted - measured) / measured if measured > 0 else float("inf")
         ok = predicted > 0 and abs(error) <= TOLERANCE
@@ -133,17 +156,20 @@ def main():
         rows.append((name, "+".join(s.split(".")[-1] for s in subcauses), step_before / 1e6,
                      predicted / 1e6, step_after / 1e6, measured / 1e6, error, plain_before,
                      plain_after, " ".join(fix_args), "pass" if ok else "FAIL", fix_text,
-                     busy_before / 1e6, busy_after / 1e6, clocks))
+                     busy_before / 1e6, busy_after / 1e6, clocks, kernel_before,
+                     kernel_after))
     lines = [
         "| scenario | advice for | step ms before | predicted gain ms/step | step ms after fix | "
         "measured gain ms/step | prediction error | GPU busy ms/step before -> after | "
-        "SM MHz, W before -> after | untraced ms/step before -> after | fix applied | check |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "top kernel median us before -> after | SM MHz, W before -> after | "
+        "untraced ms/step before -> after | fix applied | check |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         (mhz0, w0), (mhz1, w1) = r[14]
         lines.append(f"| {r[0]} | {r[1]} | {r[2]:.2f} | {r[3]:.2f} | {r[4]:.2f} | {r[5]:.2f} | "
-                     f"{r[6]:+.1%} | {r[12]:.2f} -> {r[13]:.2f} | {mhz0:.0f}, {w0:.0f} -> "
+                     f"{r[6]:+.1%} | {r[12]:.2f} -> {r[13]:.2f} | {r[15]:.1f} -> {r[16]:.1f} | "
+                     f"{mhz0:.0f}, {w0:.0f} -> "
                      f"{mhz1:.0f}, {w1:.0f} | {r[7]:.2f} -> {r[8]:.2f} | `{r[9]}` | {r[10]} |")
     lines.append("")
     for r in rows:
