@@ -154,6 +154,27 @@ class NativeReport {
     ThrowIfCannotSave(status);
   }
 
+  // `gpuidle diff` of this report (before) and `after`: (text, JSON of schema gpuidle.diff/1).
+  std::pair<std::string, std::string> Diff(const NativeReport& after) const {
+    absl::StatusOr<std::string> text, json;
+    {
+      py::gil_scoped_release release;
+      ReportDiff diff;
+      if (state_ == after.state_) {  // a report against itself: one lock
+        std::lock_guard<std::mutex> lock(state_->mu);
+        diff = DiffReports(state_->report, state_->report);
+      } else {
+        std::scoped_lock lock(state_->mu, after.state_->mu);
+        diff = DiffReports(state_->report, after.state_->report);
+      }
+      text = FormatDiff(diff, "text");
+      json = FormatDiff(diff, "json");
+    }
+    if (!text.ok()) ThrowStatus(text.status());
+    if (!json.ok()) ThrowStatus(json.status());
+    return {*std::move(text), *std::move(json)};
+  }
+
   // A sampled collection's windows ({windows, traced_ns, span_ns}); None for any other report.
   std::optional<py::dict> Coverage() const {
     std::optional<gpuidle::Coverage> coverage;
@@ -536,6 +557,8 @@ PYBIND11_MODULE(_gpuidle, m) {
   py::class_<NativeReport>(m, "NativeReport")
       .def("format", &NativeReport::Format, py::arg("format"),
            "The report as \"text\", \"json\" or \"html\" (ValueError for another format).")
+      .def("diff", &NativeReport::Diff, py::arg("after"),
+           "gpuidle diff of this report and `after`: (text, JSON of schema gpuidle.diff/1).")
       .def("save", &NativeReport::Save, py::arg("path"), py::arg("format"), py::arg("overwrite"),
            "Writes the report by gpuidle's output rules; FileExistsError unless overwrite.")
       .def("summary_json", &NativeReport::SummaryJson,

@@ -179,15 +179,26 @@ Concrete DataLoaderAdvice(const Report& report, const StepView& v) {
                             "the ",
                             Duration(v.step_ns), " step took ", Duration(rest));
   const bool in_process = top != nullptr && absl::StrContains(top->what, "SingleProcess");
-  // With workers, a batch has to arrive every `rest`: loading that takes `wait` needs
-  // wait / rest workers at once.
-  const int workers = std::clamp(static_cast<int>(std::ceil(wait / rest)), 2, 64);
-  if (in_process) absl::StrAppend(&c.evidence, "; the DataLoader loads in the training process");
-  c.fix = absl::StrCat(
-      "the input pipeline cannot keep up: load batches in parallel, DataLoader(num_workers=",
-      workers, in_process ? "" : " or more",
-      ", pin_memory=True, persistent_workers=True, prefetch_factor=2 or more), within the free "
-      "CPU cores; if that is not enough, move decoding/augmentation onto the GPU");
+  // With workers, a batch has to arrive every `rest`: loading in the training process that
+  // takes `wait` needs wait / rest workers at once; workers there already need (wait + rest) /
+  // rest times as many (the trace says which only for torch.profiler's DataLoader names).
+  const int workers = std::clamp(static_cast<int>(std::ceil(wait / rest)), 1, 64);
+  const std::string settings =
+      "pin_memory=True, persistent_workers=True, prefetch_factor=2 or more";
+  if (in_process) {
+    absl::StrAppend(&c.evidence, "; the DataLoader loads in the training process");
+    c.fix = absl::StrCat(
+        "the input pipeline cannot keep up: load batches in parallel, "
+        "DataLoader(num_workers=",
+        workers, ", ", settings, "), within the free CPU cores");
+  } else {
+    c.fix = absl::StrCat(
+        "the input pipeline cannot keep up: load batches in parallel: DataLoader(num_workers=",
+        workers, ", ", settings, ") if it loads in the training process, else ",
+        absl::StrFormat("%.1f", (wait + rest) / rest),
+        "x the workers it has, within the free CPU cores");
+  }
+  absl::StrAppend(&c.fix, "; if that is not enough, move decoding/augmentation onto the GPU");
   return c;
 }
 

@@ -83,8 +83,10 @@ __all__ = [
     "StepReport",
     "TimelineSummary",
     "VisibleDevice",
+    "Diff",
     "analyze",
     "cli_main",
+    "diff",
     "data",
     "end_step",
     "merge_reports",
@@ -130,6 +132,58 @@ def analyze(
 
 
 ReportLike = Union[Report, str, "os.PathLike[str]"]
+
+
+class Diff:
+    """What changed from one run to another (``gpuidle diff``): step time, lost time per cause
+    and subcause (per step where both runs have steps), devices, communication, start-up apart,
+    the advice resolved or new with the gain predicted before, caveats, and a verdict."""
+
+    def __init__(self, text: str, json_text: str) -> None:
+        self._text = text
+        self._json = json_text
+
+    def summary(self) -> str:
+        """The text, as ``gpuidle diff`` prints it."""
+        return self._text
+
+    def to_json(self) -> str:
+        """The JSON (schema gpuidle.diff/1, docs/REPORT_SCHEMA.md), as ``gpuidle diff --format
+        json`` writes it."""
+        return self._json
+
+    def to_dict(self) -> dict:
+        """The JSON as plain Python values (a copy, made on each call)."""
+        import json
+
+        return dict(json.loads(self._json))
+
+    @property
+    def verdict(self) -> str:
+        """One line: "step time 13.6 -> 10.1 ms (-26%): sync_bound.host_sync -4.6 ms/step; the
+        fix worked"."""
+        return str(self.to_dict()["verdict"]["text"])
+
+    def __str__(self) -> str:
+        return self._text
+
+    def __repr__(self) -> str:
+        return f"<gpuidle.Diff: {self.verdict}>"
+
+
+def diff(before: Union[Report, PathLike, Iterable[PathLike]],
+         after: Union[Report, PathLike, Iterable[PathLike]], **thresholds: object) -> Diff:
+    """Compares two runs: did the fix work? Each side is a :class:`Report` or what
+    :func:`analyze` takes (a trace or JSON report path, or several: the ranks of one job),
+    analysed with the keywords of :func:`analyze`. Mismatches (other devices, no steps, lost
+    records) are caveats of the result, not errors.
+
+    Raises what :func:`analyze` raises for a side that cannot be read.
+    """
+    sides = [side if isinstance(side, Report) else analyze(side, **thresholds)  # type: ignore[arg-type]
+             for side in (before, after)]
+    text, json_text = sides[0]._native.diff(sides[1]._native)
+    return Diff(str(text), str(json_text))
 
 
 def merge_reports(reports: Iterable[ReportLike]) -> Report:
