@@ -9,13 +9,13 @@ import torch
 from _profile_steps import parse_args, run_profiled
 
 
-def make_step():
-    """One training step of the tiny MLP (tests/benchmarks/python uses it too)."""
+def _eager_step(capturable=False):
+    """The tiny MLP's model, optimizer and one eager training step on static inputs."""
     layers = []
     for _ in range(12):
         layers += [torch.nn.Linear(64, 64), torch.nn.ReLU()]
     model = torch.nn.Sequential(*layers).cuda()
-    opt = torch.optim.Adam(model.parameters(), lr=1e-3, foreach=False)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3, foreach=False, capturable=capturable)
     x = torch.randn(8, 64, device="cuda")
     y = torch.randn(8, 64, device="cuda")
 
@@ -25,26 +25,18 @@ def make_step():
         loss.backward()
         opt.step()
 
-    return step
+    return step, model, opt, x, y
+
+
+def make_step():
+    """One training step of the tiny MLP (tests/benchmarks/python uses it too)."""
+    return _eager_step()[0]
 
 
 def make_graphed_step():
     """The same step captured once in a CUDA graph (--fix, as gpuidle advises): one launch
     replays all its kernels. The optimizer is capturable; inputs are static."""
-    layers = []
-    for _ in range(12):
-        layers += [torch.nn.Linear(64, 64), torch.nn.ReLU()]
-    model = torch.nn.Sequential(*layers).cuda()
-    opt = torch.optim.Adam(model.parameters(), lr=1e-3, foreach=False, capturable=True)
-    x = torch.randn(8, 64, device="cuda")
-    y = torch.randn(8, 64, device="cuda")
-
-    def eager():
-        loss = torch.nn.functional.mse_loss(model(x), y)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-
+    eager, model, opt, x, y = _eager_step(capturable=True)
     side = torch.cuda.Stream()  # warm-up before capture, on a side stream as capture requires
     side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
@@ -52,7 +44,7 @@ def make_graphed_step():
             eager()
     torch.cuda.current_stream().wait_stream(side)
     graph = torch.cuda.CUDAGraph()
-    opt.zero_grad(set_to_none=True)
+    opt.zero_grad(set_to_none=True)  # the graph's backward allocates the gradients it writes
     with torch.cuda.graph(graph):
         loss = torch.nn.functional.mse_loss(model(x), y)
         loss.backward()

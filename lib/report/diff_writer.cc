@@ -15,8 +15,8 @@
 #include "absl/strings/str_split.h"
 #include "core/text_safety.h"
 #include "core/version.h"
-#include "rapidjson/prettywriter.h"
-#include "rapidjson/stringbuffer.h"
+#include "report/json_output.h"
+#include "report/phases.h"
 
 namespace gpuidle::internal {
 namespace {
@@ -182,37 +182,13 @@ void Communication(const ReportDiff& d, std::string* out) {
   if (d.comm_wait_per_unit) TimeRow(out, "waiting for peers", *d.comm_wait_per_unit);
 }
 
-absl::string_view OneOffLabel(OneOffKind k) {
-  switch (k) {
-    case OneOffKind::kCudaInit:
-      return "CUDA init";
-    case OneOffKind::kCompilation:
-      return "compilation";
-    case OneOffKind::kModuleLoad:
-      return "module load";
-    case OneOffKind::kFirstCall:
-      return "first calls";
-    case OneOffKind::kWarmUpStep:
-      return "warm-up step";
-    case OneOffKind::kSetUp:
-      return "set-up";
-    case OneOffKind::kWindDown:
-      return "teardown";
-    case OneOffKind::kGpuBusy:
-      return "GPU busy";
-    case OneOffKind::kRecordsLost:
-      return "records lost";
-  }
-  return OneOffKindName(k);
-}
-
 void StartUp(const ReportDiff& d, std::string* out) {
   if (d.start_up_ns.before == 0 && d.start_up_ns.after == 0) return;
   absl::StrAppend(out, "\n");
   Row(out, "start-up (apart, longest GPU)", "before", "after", "change");
   TimeRow(out, "start-up", d.start_up_ns);
   for (const OneOffChange& p : d.start_up_parts) {
-    TimeRow(out, absl::StrCat("  ", OneOffLabel(p.kind)), p.ns);
+    TimeRow(out, absl::StrCat("  ", OneOffLabel(p.kind, Phase::kStartUp)), p.ns);
   }
 }
 
@@ -309,20 +285,12 @@ void Caveats(const ReportDiff& d, std::string* out) {
 // ---------------------------------------------------------------------------------------------
 // JSON
 
-using Json = rapidjson::PrettyWriter<rapidjson::StringBuffer>;
-
-void Str(Json& w, absl::string_view s) {
-  const std::string valid = IsValidUtf8(s) ? std::string(s) : ToValidUtf8(s);
-  w.String(valid.data(), static_cast<rapidjson::SizeType>(valid.size()));
-}
-
-void Number(Json& w, double v) {
-  if (std::isfinite(v)) {
-    w.Double(v);
-  } else {
-    w.Null();
-  }
-}
+using json_output::Json;
+using json_output::Number;
+using json_output::OptionalInt;
+using json_output::OptionalInt64;
+using json_output::OptionalNumber;
+using json_output::Str;
 
 void JsonChange(Json& w, absl::string_view key, const Change& c) {
   Str(w, key);
@@ -334,11 +302,7 @@ void JsonChange(Json& w, absl::string_view key, const Change& c) {
   Str(w, "change");
   w.Int64(c.Delta());
   Str(w, "relative");
-  if (const std::optional<double> r = c.Relative()) {
-    Number(w, *r);
-  } else {
-    w.Null();
-  }
+  OptionalNumber(w, c.Relative());
   w.EndObject();
 }
 
@@ -398,11 +362,7 @@ void JsonDevice(Json& w, absl::string_view key, const DiffDevice& d) {
   if (!key.empty()) Str(w, key);
   w.StartObject();
   Str(w, "rank");
-  if (d.rank) {
-    w.Int(*d.rank);
-  } else {
-    w.Null();
-  }
+  OptionalInt(w, d.rank);
   Str(w, "device");
   w.Int(d.device);
   Str(w, "name");
@@ -539,18 +499,10 @@ std::string JsonText(const ReportDiff& d) {
     for (const auto& [key, share] :
          {std::pair{"share_before", a.share_before}, std::pair{"share_after", a.share_after}}) {
       Str(w, key);
-      if (share) {
-        Number(w, *share);
-      } else {
-        w.Null();
-      }
+      OptionalNumber(w, share);
     }
     Str(w, "predicted_gain_per_step_ns");
-    if (a.predicted_gain_per_step_ns) {
-      w.Int64(*a.predicted_gain_per_step_ns);
-    } else {
-      w.Null();
-    }
+    OptionalInt64(w, a.predicted_gain_per_step_ns);
     Str(w, "fix");
     Str(w, a.fix);
     w.EndObject();

@@ -9,43 +9,19 @@
 #include "core/text_safety.h"
 #include "core/version.h"
 #include "gpuidle/report.h"
-#include "rapidjson/prettywriter.h"
-#include "rapidjson/stringbuffer.h"
+#include "report/json_output.h"
 #include "report/phases.h"
 #include "report/writer.h"
 
 namespace gpuidle::internal {
 namespace {
 
-using Json = rapidjson::PrettyWriter<rapidjson::StringBuffer>;
-
-// Every string of the report: JSON must be UTF-8, and names from traces or programs may not be
-// (the readers replace and count what they read; this covers everything else).
-void Str(Json& w, absl::string_view s) {
-  if (!IsValidUtf8(s)) {
-    const std::string valid = ToValidUtf8(s);
-    w.String(valid.data(), static_cast<rapidjson::SizeType>(valid.size()));
-    return;
-  }
-  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
-}
-
-// JSON has no NaN or infinity (RapidJSON would leave the value out and break the document).
-void Number(Json& w, double v) {
-  if (std::isfinite(v)) {
-    w.Double(v);
-  } else {
-    w.Null();
-  }
-}
-
-void OptionalInt(Json& w, const std::optional<int>& v) {
-  if (v) {
-    w.Int(*v);
-  } else {
-    w.Null();
-  }
-}
+using json_output::Json;
+using json_output::Number;
+using json_output::OptionalInt;
+using json_output::OptionalInt64;
+using json_output::OptionalNumber;
+using json_output::Str;
 
 void Breakdown(Json& w, const IdleBreakdown& idle) {
   Str(w, "idle_by_cause");
@@ -142,14 +118,6 @@ void LongestPhaseSummary(Json& w, const Report& r, Phase p) {
   w.Int64(d->PhaseNs(p));
   Parts(w, *d, p);
   w.EndObject();
-}
-
-void OptionalInt64(Json& w, const std::optional<int64_t>& v) {
-  if (v) {
-    w.Int64(*v);
-  } else {
-    w.Null();
-  }
 }
 
 void CopyTotalsField(Json& w, const char* key, const CopyTotals& c) {
@@ -551,11 +519,7 @@ class JsonWriter : public ReportWriter {
       Str(w, "gain_per_step_ns");
       OptionalInt64(w, a.gain_per_step_ns);
       Str(w, "gain_share_of_step");
-      if (a.gain_share_of_step) {
-        Number(w, *a.gain_share_of_step);
-      } else {
-        w.Null();
-      }
+      OptionalNumber(w, a.gain_share_of_step);
       Str(w, "evidence");
       Str(w, a.evidence);
       w.EndObject();

@@ -1,5 +1,5 @@
 // What the writers share about a device's phases (docs/REPORT_SCHEMA.md, "Phases"): the one-off
-// parts of one phase, the device with the longest start-up.
+// parts of one phase, their names, the device with the longest start-up.
 #ifndef GPUIDLE_LIB_REPORT_PHASES_H_
 #define GPUIDLE_LIB_REPORT_PHASES_H_
 
@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "gpuidle/report.h"
 
 namespace gpuidle::internal {
@@ -20,6 +21,32 @@ inline std::vector<const OneOffTime*> PartsOf(const DeviceReport& d, Phase p) {
   std::stable_sort(parts.begin(), parts.end(),
                    [](const OneOffTime* a, const OneOffTime* b) { return a->ns > b->ns; });
   return parts;
+}
+
+// A one-off kind as the text outputs name it ("CUDA init"; compilation in the steady state is
+// a re-compilation).
+inline absl::string_view OneOffLabel(OneOffKind k, Phase p) {
+  switch (k) {
+    case OneOffKind::kCudaInit:
+      return "CUDA init";
+    case OneOffKind::kCompilation:
+      return p == Phase::kSteady ? "re-compilation" : "compilation";
+    case OneOffKind::kModuleLoad:
+      return "module load";
+    case OneOffKind::kFirstCall:
+      return "first calls";
+    case OneOffKind::kWarmUpStep:
+      return "warm-up step";
+    case OneOffKind::kSetUp:
+      return "set-up";
+    case OneOffKind::kWindDown:
+      return "teardown";
+    case OneOffKind::kGpuBusy:
+      return "GPU busy";
+    case OneOffKind::kRecordsLost:
+      return "records lost";
+  }
+  return OneOffKindName(k);
 }
 
 // The device whose phase p (start-up or wind-down) is longest; the first of equals; nullptr

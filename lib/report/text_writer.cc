@@ -141,31 +141,6 @@ void Communication(const DeviceReport& d, std::string* out) {
   }
 }
 
-// How one-off time reads in a sentence.
-absl::string_view OneOffLabel(OneOffKind k, Phase p) {
-  switch (k) {
-    case OneOffKind::kCudaInit:
-      return "CUDA init";
-    case OneOffKind::kCompilation:
-      return p == Phase::kSteady ? "re-compilation" : "compilation";
-    case OneOffKind::kModuleLoad:
-      return "module load";
-    case OneOffKind::kFirstCall:
-      return "first calls";
-    case OneOffKind::kWarmUpStep:
-      return "warm-up step";
-    case OneOffKind::kSetUp:
-      return "set-up";
-    case OneOffKind::kWindDown:
-      return "teardown";
-    case OneOffKind::kGpuBusy:
-      return "GPU busy";
-    case OneOffKind::kRecordsLost:
-      return "records lost";
-  }
-  return OneOffKindName(k);
-}
-
 // "compilation 2.20 s (cuModuleLoadData), CUDA init 310 ms, GPU busy 20.0 ms": the largest
 // max_parts parts, with their counts and evidence if notes_too.
 std::string PartsLine(const DeviceReport& d, Phase p, size_t max_parts = SIZE_MAX,

@@ -11,9 +11,9 @@ import gpuidle
 
 from conftest import DATA_DIR, run_cli
 
-GAINS = str(DATA_DIR / "gpu_runs" / "2026-12-02_gains")
-BEFORE = os.path.join(GAINS, "item_sync.before.report.json")
-AFTER = os.path.join(GAINS, "item_sync.after.report.json")
+GAINS = DATA_DIR / "gpu_runs" / "2026-12-02_gains"
+BEFORE = str(GAINS / "item_sync.before.report.json")
+AFTER = str(GAINS / "item_sync.after.report.json")
 
 
 def test_the_diff_of_paths_is_the_cli_diff():
