@@ -27,14 +27,15 @@
   window.addEventListener('error', function (e) { noteError(e.message || 'error'); });
   root.setAttribute('data-errors', '0');
 
-  // Colours of the causes, busy time and one-off time: the one home of the palette (canvas and
-  // swatches alike).
+  // Colours of the causes, busy time and one-off time: the one home of the page's palette
+  // (canvas and swatches alike), in the families of the trace and the terminal: reds for
+  // data-starved, blues for launch-bound, yellows for sync-bound, grey for no evidence.
   var CAUSES = ['data_starved', 'launch_bound', 'sync_bound', 'unattributed'];
   var COLOR = {
     busy: '#2a9d8f',
-    data_starved: '#e4572e',
-    launch_bound: '#f3a712',
-    sync_bound: '#7b2cbf',
+    data_starved: '#d62728',
+    launch_bound: '#1f77b4',
+    sync_bound: '#e6a800',
     unattributed: '#8d99ae',
     one_off: '#cfd8e3',
     untraced: '#ffffff'

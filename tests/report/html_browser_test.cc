@@ -280,8 +280,8 @@ TEST(HtmlBrowserTest, TheScreenshotShowsTheCauseColours) {
   // The palette of lib/report/html_report.js: busy, data-starved and sync-bound are drawn in the
   // timeline and the step bars, in solid blocks (no font is involved).
   EXPECT_GT(PixelsOf(img, 0x2a9d8f), 500u) << "busy";
-  EXPECT_GT(PixelsOf(img, 0xe4572e), 500u) << "data-starved";
-  EXPECT_GT(PixelsOf(img, 0x7b2cbf), 100u) << "sync-bound";
+  EXPECT_GT(PixelsOf(img, 0xd62728), 500u) << "data-starved";
+  EXPECT_GT(PixelsOf(img, 0xe6a800), 100u) << "sync-bound";
   EXPECT_LT(PixelsOf(img, 0xffffff), img.rgb.size());  // not a blank page
 }
 
