@@ -44,7 +44,9 @@ absl::string_view FixFor(Subcause s) {
     case Subcause::kCommWait:
       return "collectives waited for peer ranks: find the straggler (its input pipeline, "
              "its load, its clocks), balance work across ranks, check the interconnect "
-             "(nvidia-smi topo -m: NV# is NVLink, PIX/PHB is PCIe)";
+             "(nvidia-smi topo -m: NV# is NVLink, PIX/PHB is PCIe); where no rank is late, "
+             "overlap communication with compute (DDP bucket_cap_mb: smaller buckets start "
+             "sooner; gradient_as_bucket_view=True)";
     case Subcause::kCopyWait:
       return "kernels waited behind copies or memsets on their own stream: issue copies on a "
              "side stream (with an event for the consumer) so they overlap compute, and drop "
