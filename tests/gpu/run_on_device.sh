@@ -8,7 +8,8 @@
 #   here:   tests/gpu/make_device_bundle.sh
 #   device: run(carry [".devbundle", ".devdeps"],
 #               "tests/gpu/run_on_device.sh [scenarios] [overhead] [python] [python-overhead] [probe]
-#                [unchanged] [faults] [package] [profile-overhead] [sampled] [ranks] [gains]")
+#                [unchanged] [faults] [package] [profile-overhead] [sampled] [ranks] [gains]
+#                [two-gpus]")
 #
 # With no argument it runs scenarios and overhead; one call may last 10 minutes at most, so a
 # round runs the parts as separate calls on the same warm machine. `python` builds the Python
@@ -25,6 +26,8 @@
 # sampled_collection.py: windows, summaries, metrics file and port, shares against a full trace).
 # `ranks` runs a torch.distributed NCCL job under `gpuidle run` (one rank per GPU, at most two)
 # and checks each live rank's report for what the merge of ranks needs.
+# `two-gpus` builds the same package and runs the two-GPU proof (issue 17; a one-rank dry run on
+# one GPU): tests/gpu/python/ddp_job.py, tests/gpu/python/check_two_gpus.py.
 # `gains` builds the same package and checks the advice's predicted gains: each Python scenario
 # before and after the fix its advice names (tests/gpu/python/advice_gains.py).
 # `faults` runs the fault matrix's GPU rows (docs/RELIABILITY.md; it builds the same package for
@@ -208,6 +211,44 @@ if [[ $parts == *" ranks "* ]]; then
   "$b/bin/gpuidle" analyze "$out/ranks/"report.rank*.json >"$out/ranks/merged.txt" 2>&1
   echo "merged from the reports: exit $?" | tee -a "$log"
   sed -n '/^rank 0 GPU/,/^$/p; /^job/,/^$/p' "$out/ranks/merged.txt" | tee -a "$log"
+fi
+
+# The two-GPU proof (issue 17): a DDP job whose rank 1 is 30 ms slower per step, under `gpuidle
+# run` (%r outputs, merged afterwards from reports and from traces) and under
+# gpuidle.profile(merge_ranks=True); the same job without a straggler; one process that sees
+# both GPUs and uses one. On one GPU a one-rank dry run of the same commands (the checks that need
+# two ranks say SKIP). tests/gpu/python/check_two_gpus.py checks them.
+if [[ $parts == *" two-gpus "* ]]; then
+  build_python_package
+  n=$(( $(nvidia-smi -L | wc -l) >= 2 ? 2 : 1 ))
+  two=$out/two_gpus
+  mkdir -p "$two"/{run_straggler,profile_straggler,run_healthy,one_of_two}
+  visible=$( ((n == 2)) && echo 0,1 || echo 0)
+  for job in straggler healthy; do
+    flag=$([[ $job == straggler ]] && echo --straggler)
+    run "ddp_run_$job" env CUDA_VISIBLE_DEVICES=$visible "$b/bin/gpuidle" run \
+      --out "$two/run_$job/report.rank%r.json" --format json \
+      --trace "$two/run_$job/trace.rank%r.trace.json" -- \
+      torchrun --standalone --nproc-per-node=$n tests/gpu/python/ddp_job.py $flag
+    "$b/bin/gpuidle" analyze --format json "$two/run_$job/"report.rank*.json \
+      >"$two/run_$job/merged.json" 2>"$two/run_$job/merged.log"
+    echo "ddp $job: merged from the reports: exit $?" | tee -a "$log"
+  done
+  "$b/bin/gpuidle" analyze --format json "$two/run_straggler/"trace.rank*.trace.json \
+    >"$two/run_straggler/merged_traces.json" 2>"$two/run_straggler/merged_traces.log"
+  echo "ddp straggler: merged from the traces: exit $?" | tee -a "$log"
+  run ddp_profile_straggler env PYTHONPATH="$pybuild/python" CUDA_VISIBLE_DEVICES=$visible \
+    torchrun --standalone --nproc-per-node=$n tests/gpu/python/ddp_job.py --straggler \
+    --profile "$two/profile_straggler"
+  run one_of_two env CUDA_VISIBLE_DEVICES=$visible "$b/bin/gpuidle" run \
+    --out "$two/one_of_two/report.json" --format json -- \
+    python3 examples/python/healthy_matmul.py --plain --steps 20
+  "$b/bin/gpuidle" analyze "$two/run_straggler/"report.rank*.json >"$out/two_gpus_merged.txt" 2>&1
+  python3 tests/gpu/python/check_two_gpus.py "$two" "$n" >"$out/two_gpus_checks.log" 2>&1
+  echo "two-GPU checks: exit $?" | tee -a "$log"
+  cat "$out/two_gpus_checks.log" | tee -a "$log"
+  grep -h 'ddp_job:' "$out"/logs/ddp_*.log | tee -a "$log"
+  tar czf "$out/two_gpus.tar.gz" -C "$out" two_gpus && rm -rf "$two"  # one file comes back
 fi
 
 # Predicted gains (issue 18): each Python scenario before and after the fix its advice names;
