@@ -1,6 +1,10 @@
 #include "core/time_units.h"
 
 #include <limits>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 
 namespace gpuidle::internal {
 namespace {
@@ -131,6 +135,25 @@ std::optional<uint64_t> ParseUint64(absl::string_view text) {
     if (value > static_cast<Int128>(std::numeric_limits<uint64_t>::max())) return std::nullopt;
   }
   return static_cast<uint64_t>(value);
+}
+
+std::string FormatDuration(int64_t ns, bool sign) {
+  const char* prefix = ns < 0 ? "-" : (sign && ns > 0 ? "+" : "");
+  const uint64_t m = ns < 0 ? 0 - static_cast<uint64_t>(ns) : static_cast<uint64_t>(ns);
+  if (m < 1000) return absl::StrCat(prefix, m, " ns");
+  struct Unit {
+    double ns;
+    const char* name;
+  };
+  constexpr Unit kUnits[] = {{1e3, "us"}, {1e6, "ms"}, {1e9, "s"}};
+  for (size_t i = 0; i < 3; ++i) {
+    const double v = static_cast<double>(m) / kUnits[i].ns;
+    // The next unit once this one would print 1000 (999.96 ms is "1.00 s").
+    if (i + 1 < 3 && v >= 999.5) continue;
+    const int decimals = v >= 99.95 ? 0 : v >= 9.995 ? 1 : 2;
+    return absl::StrFormat("%s%.*f %s", prefix, decimals, v, kUnits[i].name);
+  }
+  return "";
 }
 
 }  // namespace gpuidle::internal

@@ -1,4 +1,5 @@
-// Exact conversion of decimal time stamps (as text) to int64 nanoseconds.
+// Exact conversion of decimal time stamps (as text) to int64 nanoseconds, and durations as the
+// text outputs write them.
 //
 // Trace formats write microseconds with three decimals ("5173123333453.718"); a double
 // holds only ~16 significant digits, so these are converted from the text, digit by digit.
@@ -7,6 +8,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 
 #include "absl/strings/string_view.h"
 
@@ -21,6 +23,10 @@ std::optional<int64_t> ParseDecimalToNs(absl::string_view text, int64_t scale_ns
 // Parses a JSON integer (no fraction, no exponent) into int64 / uint64.
 std::optional<int64_t> ParseInt64(absl::string_view text);
 std::optional<uint64_t> ParseUint64(absl::string_view text);
+
+// A duration with three significant digits in the unit that suits it ("2.61 s", "120 ms",
+// "15.2 us", "0 ns"), signed when asked ("+1.20 ms"; negatives always are: "-20.0 ms").
+std::string FormatDuration(int64_t ns, bool sign = false);
 
 }  // namespace gpuidle::internal
 

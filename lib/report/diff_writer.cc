@@ -14,6 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "core/text_safety.h"
+#include "core/time_units.h"
 #include "core/version.h"
 #include "report/json_output.h"
 #include "report/phases.h"
@@ -30,25 +31,7 @@ constexpr double kMinLostShareForFixes = 0.05;
 // ---------------------------------------------------------------------------------------------
 // Text
 
-// A duration with three significant digits in the unit that suits it ("2.61 s", "120 ms",
-// "15.2 us"), signed when asked ("+1.20 ms", "-20.0 ms", "0 ns").
-std::string Duration(int64_t ns, bool sign = false) {
-  const char* prefix = ns < 0 ? "-" : (sign && ns > 0 ? "+" : "");
-  const uint64_t m = ns < 0 ? 0 - static_cast<uint64_t>(ns) : static_cast<uint64_t>(ns);
-  if (m < 1000) return absl::StrCat(prefix, m, " ns");
-  struct Unit {
-    double ns;
-    const char* name;
-  };
-  constexpr Unit kUnits[] = {{1e3, "us"}, {1e6, "ms"}, {1e9, "s"}};
-  for (size_t i = 0; i < 3; ++i) {
-    const double v = static_cast<double>(m) / kUnits[i].ns;
-    if (i + 1 < 3 && v >= 999.5) continue;  // 999.96 ms is "1.00 s"
-    const int decimals = v >= 99.95 ? 0 : v >= 9.995 ? 1 : 2;
-    return absl::StrFormat("%s%.*f %s", prefix, decimals, v, kUnits[i].name);
-  }
-  return "";
-}
+std::string Duration(int64_t ns, bool sign = false) { return FormatDuration(ns, sign); }
 
 std::string Pct(double share) { return absl::StrFormat("%.1f%%", 100 * share); }
 

@@ -12,6 +12,7 @@
 #include "analysis/advice.h"
 #include "core/terminal.h"
 #include "core/text_safety.h"
+#include "core/time_units.h"
 #include "gpuidle/report.h"
 #include "report/phases.h"
 #include "report/writer.h"
@@ -73,25 +74,7 @@ std::string Pct(int64_t part, int64_t whole) {
   return absl::StrFormat("%.1f%%", 100.0 * static_cast<double>(part) / static_cast<double>(whole));
 }
 
-// A duration with three significant digits in the unit that suits it: "2.61 s", "120 ms",
-// "80.0 ms", "15.2 us".
-std::string Duration(int64_t ns) {
-  if (ns < 0) return absl::StrCat("-", Duration(-ns));
-  if (ns < 1000) return absl::StrCat(ns, " ns");
-  struct Unit {
-    double ns;
-    const char* name;
-  };
-  constexpr Unit kUnits[] = {{1e3, "us"}, {1e6, "ms"}, {1e9, "s"}};
-  for (size_t i = 0; i < 3; ++i) {
-    const double v = static_cast<double>(ns) / kUnits[i].ns;
-    // The next unit once this one would print 1000 (999.96 ms is "1.00 s").
-    if (i + 1 < 3 && v >= 999.5) continue;
-    const int decimals = v >= 99.95 ? 0 : v >= 9.995 ? 1 : 2;
-    return absl::StrFormat("%.*f %s", decimals, v, kUnits[i].name);
-  }
-  return "";
-}
+std::string Duration(int64_t ns) { return FormatDuration(ns); }
 
 // Kernel "void ns::kernel<T>(int, float*)" -> "ns::kernel<T>": the signature says little here.
 std::string DisplayName(absl::string_view name) {

@@ -15,6 +15,7 @@
 #include "gtest/gtest.h"
 #include "ingest/byte_source.h"
 #include "rapidjson/document.h"
+#include "testing/cli_run.h"
 #include "testing/temp_dir.h"
 
 namespace gpuidle::internal {
@@ -32,21 +33,8 @@ using ::testing::StartsWith;
 const std::string kTraces = GPUIDLE_TEST_DATA_DIR "/traces/torch";
 const std::string kItemSync = kTraces + "/item_sync.json.gz";
 
-struct CliResult {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
-
-CliResult Cli(const std::vector<std::string>& args) {
-  std::ostringstream out, err;
-  CliResult r;
-  r.code = RunCli(args, out, err);
-  r.out = out.str();
-  r.err = err.str();
-  EXPECT_LT(r.code, 124) << "exit codes from 124 up are reserved by shells and timeout(1)";
-  return r;
-}
+using ::gpuidle::testing::Cli;
+using ::gpuidle::testing::CliResult;
 
 bool IsJson(const std::string& text) {
   rapidjson::Document doc;

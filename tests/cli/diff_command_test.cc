@@ -10,6 +10,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "rapidjson/document.h"
+#include "testing/cli_run.h"
 #include "testing/temp_dir.h"
 
 namespace gpuidle::internal {
@@ -27,20 +28,8 @@ const std::string kHealthy = kTraces + "/healthy_matmul.json.gz";
 const std::string kRank0 = kTraces + "/nccl_straggler.rank0.json.gz";
 const std::string kRank1 = kTraces + "/nccl_straggler.rank1.json.gz";
 
-struct CliResult {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
-
-CliResult Cli(const std::vector<std::string>& args) {
-  std::ostringstream out, err;
-  CliResult r;
-  r.code = RunCli(args, out, err);
-  r.out = out.str();
-  r.err = err.str();
-  return r;
-}
+using ::gpuidle::testing::Cli;
+using ::gpuidle::testing::CliResult;
 
 rapidjson::Document ParseDiff(const std::string& text) {
   rapidjson::Document doc;
