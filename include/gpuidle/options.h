@@ -49,6 +49,11 @@ struct AnalysisOptions {
   int max_offenders = 20;
   // Advice is given for every subcause with at least this share of all idle time.
   double advice_min_share = 0.05;
+
+  // A live capture's own cost (the tracer's time on the host) is taken out of the timeline
+  // before the analysis, so that the report describes the program as it runs without gpuidle
+  // (docs/ANALYSIS.md, "The program without gpuidle"). True: analyse the timeline as recorded.
+  bool as_recorded = false;
 };
 
 // How SaveReport writes.

@@ -171,6 +171,9 @@ struct DeviceReport {
   int64_t PhaseNs(Phase p) const;  // the span of a phase: start-up, steady state, wind-down
   int64_t SteadyOneOffNs() const;  // idle time of one-off work inside the steady state
   int64_t step_count = 0;          // steady-state steps (Report::steps may list fewer of them)
+  // gpuidle's own cost taken out of the steady state's idle time (Report::tracer_time), so that
+  // busy_ns + idle_ns describe the program without gpuidle; 0 when nothing was taken out.
+  int64_t tracer_ns = 0;
   int64_t kernel_count = 0;
   int64_t memcpy_count = 0;
   int64_t memset_count = 0;
@@ -319,6 +322,11 @@ struct GPUIDLE_EXPORT Report {
   // Where the steps came from: "ProfilerStep" (torch.profiler), "gpuidle.step", "optimizer.step"
   // (gpuidle's hook in unchanged Python programs), "nvtx" ... ; "" when the run has none.
   std::string step_source;
+  // What became of gpuidle's own cost in a live capture: "taken_out" (the figures describe the
+  // program without gpuidle; DeviceReport::tracer_ns says how much), "as_recorded"
+  // (AnalysisOptions::as_recorded), "not_known" (a trace of another profiler, or of a gpuidle
+  // that did not record its cost).
+  std::string tracer_time = "not_known";
   // Warnings about the input that did not stop the analysis (fields skipped, ranks missing).
   std::vector<std::string> warnings;
   std::vector<GapRecord> longest_gaps;      // longest first

@@ -22,6 +22,7 @@
 #include "analysis/steps.h"
 #include "analysis/timeline_index.h"
 #include "analysis/timeline_summary.h"
+#include "analysis/untraced_view.h"
 #include "core/status_macros.h"
 
 // AnalyzeRanks runs these stages per rank (process):
@@ -268,9 +269,9 @@ absl::Status ValidateOptions(const AnalysisOptions& options) {
 
 namespace {
 
-// One process: its devices, steps, gaps, offenders and advice. `input` names it in errors.
-// `gap_counts`, if given, gets each device's number of steady-state gaps.
-absl::StatusOr<Report> AnalyzeProcess(const Timeline& t, const std::string& input,
+// One process as its timeline says: its devices, steps, gaps, offenders and advice. `input`
+// names it in errors. `gap_counts`, if given, gets each device's number of steady-state gaps.
+absl::StatusOr<Report> AnalyzeTimeline(const Timeline& t, const std::string& input,
                                       std::optional<int> rank, size_t step_rows_per_device,
                                       const AnalysisOptions& options,
                                       std::vector<std::pair<int, int64_t>>* gap_counts = nullptr) {
@@ -310,6 +311,31 @@ absl::StatusOr<Report> AnalyzeProcess(const Timeline& t, const std::string& inpu
   if (gap_counts != nullptr) *gap_counts = longest.counted();
   report.longest_gaps = longest.Take();
   AddAdvice(options, &report);
+  return report;
+}
+
+// One process, as it runs without gpuidle where the timeline says what gpuidle cost
+// (untraced_view.h): the analysis reads a copy with the tracer's time taken out.
+absl::StatusOr<Report> AnalyzeProcess(const Timeline& t, const std::string& input,
+                                      std::optional<int> rank, size_t step_rows_per_device,
+                                      const AnalysisOptions& options,
+                                      std::vector<std::pair<int, int64_t>>* gap_counts = nullptr) {
+  if (!t.info.tracer_cost || options.as_recorded) {
+    GPUIDLE_ASSIGN_OR_RETURN(
+        Report report,
+        AnalyzeTimeline(t, input, rank, step_rows_per_device, options, gap_counts));
+    if (t.info.tracer_cost) report.tracer_time = "as_recorded";
+    return report;
+  }
+  Timeline untraced = t.Copy();
+  const TracerShift shift = RemoveTracerTime(&untraced);
+  GPUIDLE_ASSIGN_OR_RETURN(
+      Report report,
+      AnalyzeTimeline(untraced, input, rank, step_rows_per_device, options, gap_counts));
+  report.tracer_time = "taken_out";
+  for (DeviceReport& d : report.devices) {
+    d.tracer_ns = shift.TakenOutNs(d.device, d.steady_start_ns, d.steady_end_ns);
+  }
   return report;
 }
 
@@ -353,6 +379,7 @@ absl::StatusOr<GapList> ListGaps(const Timeline& timeline, const AnalysisOptions
                                  int max_gaps) {
   AnalysisOptions o = options;
   o.max_gap_records = std::max(max_gaps, 0);
+  o.as_recorded = true;  // the gaps are drawn over the ops as recorded
   GPUIDLE_RETURN_IF_ERROR(ValidateOptions(o));
   const Timeline* one[] = {&timeline};
   std::vector<std::pair<int, int64_t>> counts;

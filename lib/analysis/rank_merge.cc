@@ -676,6 +676,7 @@ absl::StatusOr<Report> MergeRanks(std::vector<Report> ranks, const std::vector<s
     job.zero_timestamp_records += r.zero_timestamp_records;
     job.record_limit_reached |= r.record_limit_reached;
     if (job.step_source.empty()) job.step_source = r.step_source;
+    if (job.tracer_time == "not_known") job.tracer_time = r.tracer_time;
     if (r.coverage) {
       Coverage& c = job.coverage.emplace(job.coverage.value_or(Coverage{}));
       c.windows += r.coverage->windows;

@@ -114,6 +114,7 @@ void WindowAggregate::AddDevice(const DeviceReport& w) {
   AddOneOff(w, Phase::kWindDown, &d);
   SortOneOff(&d);
   d.step_count += w.step_count;
+  d.tracer_ns += w.tracer_ns;
   d.kernel_count += w.kernel_count;
   d.memcpy_count += w.memcpy_count;
   d.memset_count += w.memset_count;
@@ -165,6 +166,7 @@ void WindowAggregate::Add(int64_t start_ns, int64_t end_ns, const Report* window
   }
   s.steps_not_listed += w.steps_not_listed;
   if (s.step_source.empty()) s.step_source = w.step_source;
+  if (s.tracer_time == "not_known") s.tracer_time = w.tracer_time;
   s.visible_device_count = std::max(s.visible_device_count, w.visible_device_count);
   for (int u : w.unused_devices) {
     if (std::find(unused_.begin(), unused_.end(), u) == unused_.end()) unused_.push_back(u);

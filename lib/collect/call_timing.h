@@ -13,8 +13,18 @@
 
 #include "collect/collector_probes.h"
 #include "collect/cupti_api.h"
+#include "model/timeline.h"
 
 namespace gpuidle::internal {
+
+// What tracing adds to the calls timed here (model/timeline.h TracerCostModel), which the
+// analysis takes out of the timeline (analysis/untraced_view.h). Measured on the H200 (driver
+// 580, CUPTI 13.0; docs/PERFORMANCE.md, "What the tracer costs each call"): an untraced launch
+// call of PyTorch lasts about 3 us, a timed one 5-10 us; a launch over 30 us waited for the
+// GPU's queue rather than for CUPTI; each timed call also pays CUPTI's dispatch of its
+// callbacks and the interception of the untimed calls around it.
+inline constexpr TracerCostModel kTracerCostOfTimedCalls{
+    .launch_floor_ns = 3'000, .launch_excess_max_ns = 30'000, .per_call_ns = 3'000};
 
 // What a thread keeps across callbacks; reset at its first callback of each collection.
 struct CollectingThread {

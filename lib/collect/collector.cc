@@ -514,6 +514,7 @@ absl::StatusOr<Timeline> Collector::Stop(CuptiAfterStop after, StopCost* cost) {
   s.naming.MoveInto(&timeline);  // after the host ranges: samples may borrow their sites
   timeline.Finalize();
   timeline.info.source = "gpuidle";
+  timeline.info.tracer_cost = kTracerCostOfTimedCalls;
   // The host ranges dropped past their limit were counted in by MoveInto.
   timeline.info.dropped_records =
       timeline.info.dropped_records.value_or(0) + s.dropped.load() + dropped_calls;

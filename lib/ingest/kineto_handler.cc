@@ -61,6 +61,9 @@ bool KinetoHandler::GpuidleArgValue(ScalarKind kind, absl::string_view text) {
   return true;
 }
 
+// A tracer cost per call beyond this (a second) is not one a collector measured.
+constexpr int64_t kMaxTracerCostNs = 1'000'000'000;
+
 // A value in the "gpuidle" object of a gpuidle trace. Unlike event fields, these are errors:
 // gpuidle wrote them, and a file whose own metadata is wrong is not one to trust.
 bool KinetoHandler::GpuidleValue(ScalarKind kind, absl::string_view text) {
@@ -125,6 +128,21 @@ bool KinetoHandler::GpuidleValue(ScalarKind kind, absl::string_view text) {
       return true;
     case GpuidleKey::kWallClockOffsetNs:
       return integer(&info.wall_clock_offset_ns, true);
+    case GpuidleKey::kTracerLaunchFloorNs:
+    case GpuidleKey::kTracerLaunchExcessMaxNs:
+    case GpuidleKey::kTracerPerCallNs: {
+      std::optional<int64_t> ns;
+      if (!integer(&ns, false)) return false;
+      if (*ns < 0 || *ns > kMaxTracerCostNs) {
+        return Fail(absl::StrCat("\"gpuidle\": \"", GpuidleKeyName(gpuidle_key_), "\" = ", *ns,
+                                 " is outside 0 to ", kMaxTracerCostNs));
+      }
+      TracerCostModel& m = info.tracer_cost ? *info.tracer_cost : info.tracer_cost.emplace();
+      (gpuidle_key_ == GpuidleKey::kTracerLaunchFloorNs       ? m.launch_floor_ns
+       : gpuidle_key_ == GpuidleKey::kTracerLaunchExcessMaxNs ? m.launch_excess_max_ns
+                                                              : m.per_call_ns) = *ns;
+      return true;
+    }
     case GpuidleKey::kIgnored:
       break;
   }

@@ -184,6 +184,12 @@ class ReportParser {
     GPUIDLE_RETURN_IF_ERROR(Ints(doc, root, "unused_devices", &r.unused_devices));
     GPUIDLE_RETURN_IF_ERROR(VisibleDevices(doc, root, &r));
     GPUIDLE_RETURN_IF_ERROR(String(doc, root, "step_source", &r.step_source));
+    // Optional: reports before it lack it.
+    GPUIDLE_RETURN_IF_ERROR(String(doc, root, "tracer_time", &r.tracer_time, Need::kOptional));
+    if (r.tracer_time != "taken_out" && r.tracer_time != "as_recorded" &&
+        r.tracer_time != "not_known") {
+      return Error({&root, "tracer_time"}, "not one of taken_out, as_recorded, not_known");
+    }
     GPUIDLE_RETURN_IF_ERROR(Strings(doc, root, "warnings", &r.warnings));
     GPUIDLE_RETURN_IF_ERROR(Ranks(doc, root, &r));
     GPUIDLE_RETURN_IF_ERROR(
@@ -570,6 +576,8 @@ class ReportParser {
     GPUIDLE_RETURN_IF_ERROR(Subcauses(v, at, &d->idle));
     GPUIDLE_RETURN_IF_ERROR(Phases(v, at, d));
     GPUIDLE_RETURN_IF_ERROR(Int64(v, at, "step_count", &d->step_count, Need::kOptional));
+    GPUIDLE_RETURN_IF_ERROR(Int64(v, at, "tracer_ns", &d->tracer_ns, Need::kOptional));
+    if (d->tracer_ns < 0) return Error({&at, "tracer_ns"}, "negative");
     GPUIDLE_RETURN_IF_ERROR(Int64(v, at, "kernel_count", &d->kernel_count));
     GPUIDLE_RETURN_IF_ERROR(Int64(v, at, "memcpy_count", &d->memcpy_count));
     GPUIDLE_RETURN_IF_ERROR(Int64(v, at, "memset_count", &d->memset_count));

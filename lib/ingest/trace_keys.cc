@@ -158,6 +158,9 @@ GpuidleKey GpuidleKeyOf(absl::string_view k) {
   if (k == kZeroTimestampRecordsKey) return GpuidleKey::kZeroTimestampRecords;
   if (k == kRecordLimitReachedKey) return GpuidleKey::kRecordLimitReached;
   if (k == kWallClockOffsetKey) return GpuidleKey::kWallClockOffsetNs;
+  if (k == kTracerLaunchFloorKey) return GpuidleKey::kTracerLaunchFloorNs;
+  if (k == kTracerLaunchExcessMaxKey) return GpuidleKey::kTracerLaunchExcessMaxNs;
+  if (k == kTracerPerCallKey) return GpuidleKey::kTracerPerCallNs;
   return GpuidleKey::kIgnored;
 }
 
@@ -181,6 +184,12 @@ absl::string_view GpuidleKeyName(GpuidleKey k) {
       return kRecordLimitReachedKey;
     case GpuidleKey::kWallClockOffsetNs:
       return kWallClockOffsetKey;
+    case GpuidleKey::kTracerLaunchFloorNs:
+      return kTracerLaunchFloorKey;
+    case GpuidleKey::kTracerLaunchExcessMaxNs:
+      return kTracerLaunchExcessMaxKey;
+    case GpuidleKey::kTracerPerCallNs:
+      return kTracerPerCallKey;
     case GpuidleKey::kIgnored:
       break;
   }

@@ -289,6 +289,9 @@ enum class GpuidleKey : uint8_t {
   kZeroTimestampRecords,
   kRecordLimitReached,
   kWallClockOffsetNs,
+  kTracerLaunchFloorNs,
+  kTracerLaunchExcessMaxNs,
+  kTracerPerCallNs,
 };
 
 GpuidleKey GpuidleKeyOf(absl::string_view k);

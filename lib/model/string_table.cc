@@ -13,4 +13,10 @@ StringId StringTable::Intern(absl::string_view s) {
   return id;
 }
 
+StringTable StringTable::Copy() const {
+  StringTable copy;
+  for (size_t id = 1; id < views_.size(); ++id) copy.Intern(views_[id]);  // 0 is kEmpty
+  return copy;
+}
+
 }  // namespace gpuidle::internal

@@ -27,6 +27,8 @@ class StringTable {
   static constexpr StringId kEmpty = 0;
 
   StringId Intern(absl::string_view s);
+  // A table with the same strings under the same ids.
+  StringTable Copy() const;
   absl::string_view Get(StringId id) const { return views_[id]; }
   size_t size() const { return views_.size(); }
 

@@ -137,4 +137,16 @@ const DeviceTimeline* Timeline::FindDevice(int device) const {
   return nullptr;
 }
 
+Timeline Timeline::Copy() const {
+  Timeline copy;
+  copy.strings = strings.Copy();
+  copy.devices = devices;
+  copy.calls = calls;
+  copy.ranges = ranges;
+  copy.samples = samples;
+  copy.collectives = collectives;
+  copy.info = info;
+  return copy;
+}
+
 }  // namespace gpuidle::internal

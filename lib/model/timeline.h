@@ -129,6 +129,18 @@ struct LostRecordSpan {
   uint64_t records = 0;  // lost in it as CUPTI counted them; 0 where nobody counts them
 };
 
+// What a live capture's tracing added to the host calls it timed (docs/ANALYSIS.md, "The
+// program without gpuidle"): the analysis takes it out of the timeline before it looks for gaps.
+// A timed launch that lasted longer than launch_floor_ns (what the same call takes untraced)
+// spent the excess, up to launch_excess_max_ns (a longer one waited for the GPU's queue), in the
+// tracer; every timed call also paid per_call_ns outside itself (CUPTI's dispatch of the
+// callbacks, its interception of the untimed calls around it).
+struct TracerCostModel {
+  int64_t launch_floor_ns = 0;
+  int64_t launch_excess_max_ns = 0;
+  int64_t per_call_ns = 0;
+};
+
 // Where the timeline came from, and how complete it is.
 struct TimelineInfo {
   std::string source;       // "pytorch-profiler", "gpuidle"
@@ -153,6 +165,9 @@ struct TimelineInfo {
   std::optional<int64_t> pid;
   std::string host;
   std::optional<int64_t> wall_clock_offset_ns;
+  // Live captures: what the tracing cost each timed call; nullopt for other sources (their
+  // profiler's cost is not known) and for gpuidle traces written before it was recorded.
+  std::optional<TracerCostModel> tracer_cost;
 
   // What the producer skipped or doubts without rejecting the input, one line each (a field
   // that could not be used, with how many events it affected). The report repeats them.
@@ -173,6 +188,9 @@ struct Timeline {
   // Producers append in any order and call this once. Where the events span more than
   // kMaxTimelineSpanNs, those farther than half of it from the median start are dropped.
   void Finalize();
+
+  // A copy (the string table is not copyable by accident: it can be large).
+  Timeline Copy() const;
 
   // True if anything was recorded: a device op, a host call or a host range.
   bool HasActivity() const;

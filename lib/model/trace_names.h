@@ -47,6 +47,10 @@ inline constexpr absl::string_view kDroppedRecordsKey = "dropped_records";
 inline constexpr absl::string_view kZeroTimestampRecordsKey = "zero_timestamp_records";
 inline constexpr absl::string_view kRecordLimitReachedKey = "record_limit_reached";
 inline constexpr absl::string_view kWallClockOffsetKey = "wall_clock_offset_ns";
+// TracerCostModel (model/timeline.h): what the tracing cost each timed call.
+inline constexpr absl::string_view kTracerLaunchFloorKey = "tracer_launch_floor_ns";
+inline constexpr absl::string_view kTracerLaunchExcessMaxKey = "tracer_launch_excess_max_ns";
+inline constexpr absl::string_view kTracerPerCallKey = "tracer_per_call_ns";
 
 // The fields of an event that readers keep.
 inline constexpr absl::string_view kPhField = "ph";

@@ -370,6 +370,8 @@ class JsonWriter : public ReportWriter {
     VisibleDevices(w, r);
     Str(w, "step_source");
     Str(w, r.step_source);
+    Str(w, "tracer_time");
+    Str(w, r.tracer_time);
     Str(w, "warnings");
     w.StartArray();
     for (const std::string& warning : r.warnings) Str(w, warning);
@@ -402,6 +404,8 @@ class JsonWriter : public ReportWriter {
       Phases(w, d);
       Str(w, "step_count");
       w.Int64(d.step_count);
+      Str(w, "tracer_ns");
+      w.Int64(d.tracer_ns);
       Str(w, "kernel_count");
       w.Int64(d.kernel_count);
       Str(w, "memcpy_count");

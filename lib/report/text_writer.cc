@@ -302,6 +302,14 @@ void Device(const Report& r, const DeviceReport& d, const Palette& paint, std::s
                           paint.Bold(label), Pct(d.busy_ns, steady), Pct(d.idle_ns, steady),
                           Duration(d.idle_ns), Duration(steady));
   }
+  if (d.tracer_ns > 0) {
+    // The figures above describe the program without gpuidle (Report::tracer_time).
+    const std::string per = d.step_count > 0
+                                ? absl::StrCat(Duration(d.tracer_ns / d.step_count), "/step")
+                                : Duration(d.tracer_ns);
+    absl::StrAppend(out, "  gpuidle's own cost, ", per,
+                    ", is not counted (the timeline as recorded: --as-recorded)\n");
+  }
   if (d.idle_ns > 0) {
     absl::StrAppendFormat(out, "  %-14s %10s %8s   %s\n", "idle cause", "ms", "of idle",
                           "subcauses (ms)");

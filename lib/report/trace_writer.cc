@@ -438,6 +438,14 @@ class TraceFormatter {
     out_.append(info.record_limit_reached ? "true" : "false");
     key(kWallClockOffsetKey);
     AppendOptional(&out_, info.wall_clock_offset_ns);
+    if (info.tracer_cost) {
+      key(kTracerLaunchFloorKey);
+      absl::StrAppend(&out_, info.tracer_cost->launch_floor_ns);
+      key(kTracerLaunchExcessMaxKey);
+      absl::StrAppend(&out_, info.tracer_cost->launch_excess_max_ns);
+      key(kTracerPerCallKey);
+      absl::StrAppend(&out_, info.tracer_cost->per_call_ns);
+    }
     if (with_report_) AppendGapSummary();
     out_.push_back('}');
   }

@@ -108,6 +108,13 @@ absl::Status Python(absl::string_view value, ProfilerOptions* options) {
   return absl::OkStatus();
 }
 
+absl::Status AsRecorded(absl::string_view value, ProfilerOptions* options) {
+  const std::optional<bool> on = ParseSwitchWord(value);
+  if (!on) return Bad(kSwitchWords);
+  options->analysis.as_recorded = *on;
+  return absl::OkStatus();
+}
+
 absl::Status HostSampleMs(absl::string_view value, ProfilerOptions* options) {
   const std::optional<int64_t> ns = ParseDecimalToNs(absl::StripAsciiWhitespace(value), 1'000'000);
   if (!ns || *ns < 0 || *ns > 1'000'000'000) {

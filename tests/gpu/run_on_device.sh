@@ -9,7 +9,7 @@
 #   device: run(carry [".devbundle", ".devdeps"],
 #               "tests/gpu/run_on_device.sh [scenarios] [overhead] [python] [python-overhead] [probe]
 #                [unchanged] [faults] [package] [profile-overhead] [sampled] [ranks] [gains]
-#                [two-gpus]")
+#                [two-gpus] [observer]")
 #
 # With no argument it runs scenarios and overhead; one call may last 10 minutes at most, so a
 # round runs the parts as separate calls on the same warm machine. `python` builds the Python
@@ -84,6 +84,9 @@ build_python_package() {
   # The module finds its libgpuidle.so through RUNPATH, which LD_LIBRARY_PATH (the bundle's lib,
   # built here earlier and perhaps from other sources) overrides: the package's own goes first.
   export LD_LIBRARY_PATH=$pybuild/lib:$LD_LIBRARY_PATH
+  # Debian's Abseil, staged (the bundle's lib has a copy too, when a bundle came along).
+  [[ -d $root/.devdeps/usr/lib/x86_64-linux-gnu ]] &&
+    export LD_LIBRARY_PATH=$LD_LIBRARY_PATH:$root/.devdeps/usr/lib/x86_64-linux-gnu
 }
 
 if [[ $parts == *" scenarios "* ]]; then
@@ -316,6 +319,50 @@ if [[ $parts == *" profile-overhead "* ]]; then
     tests/benchmarks/python/run_profile_overhead.sh "${PO_REPEATS:-1}" >"$out/profile_overhead.log" 2>&1
   echo "profile overhead benchmark: exit $?" | tee -a "$log"
   sed -n '/^wall time/,$p' "$out/profile_overhead.log"
+fi
+
+# `observer` (issue 26): does the report describe the program as it runs without gpuidle? Each
+# workload in a process of its own (tests/benchmarks/python/observer.py): untraced rounds and one
+# traced profile in the same process; reported idle per step against the untraced step time
+# minus the busy time per step. OBSERVER_FULL, OBSERVER_SAMPLED, OBSERVER_LEAVE_OUTS
+# ("workload:part,part ..."), OBSERVER_RECORDED (workloads also run with tracer_cost="recorded")
+# and OBSERVER_TRAINER=1 (the transformers Trainer, unchanged, under gpuidle run) pick the runs;
+# no process starts after OBSERVER_BUDGET_S (default 480 s of the call).
+if [[ $parts == *" observer "* ]]; then
+  build_python_package
+  ob=$out/logs/observer
+  mkdir -p "$ob"
+  obudget=${OBSERVER_BUDGET_S:-480}
+  pin=()
+  [[ $(nproc) -ge 8 ]] && command -v taskset >/dev/null && pin=(taskset -c 2-7)
+  observe() {  # LABEL ARGS...: one process
+    local label=$1
+    shift
+    if ((SECONDS > obudget)); then echo "observer: budget spent, $label not run" | tee -a "$log"; return; fi
+    PYTHONPATH=$pybuild/python "${pin[@]}" timeout 150 python3 tests/benchmarks/python/observer.py \
+      --label "$label" --out "$ob" "$@" >"$ob/$label.log" 2>&1
+    echo "observer $label: exit $? $(grep '^result' "$ob/$label.log" | tail -1)" | tee -a "$log"
+  }
+  for w in ${OBSERVER_FULL-resnet50 gpt2 tiny_mlp dataloader item_sync}; do observe "$w.full" --workload "$w"; done
+  for w in ${OBSERVER_RECORDED-}; do observe "$w.recorded" --workload "$w" --as-recorded; done
+  for w in ${OBSERVER_SAMPLED-}; do
+    observe "$w.sampled" --workload "$w" --sample "${OBSERVER_WINDOW:-1/3}" --duration "${OBSERVER_DURATION:-10}"
+  done
+  for spec in ${OBSERVER_LEAVE_OUTS-}; do
+    observe "${spec%%:*}.without-${spec#*:}" --workload "${spec%%:*}" --leave-out "${spec#*:}"
+  done
+  if [[ ${OBSERVER_TRAINER:-} == 1 ]] && ((SECONDS < obudget)); then
+    # The Trainer's own timing, untraced: the difference of two runs' train() wall times over
+    # their difference in steps takes its start-up out.
+    tp=examples/python/unchanged/trainer_gpt2.py
+    for n in 100 400; do
+      UNCHANGED_STEPS=$n "${pin[@]}" timeout 150 python3 $tp >"$ob/trainer.untraced.$n.log" 2>&1
+    done
+    UNCHANGED_STEPS=400 PYTHONPATH=$pybuild/python "${pin[@]}" timeout 200 python3 -m gpuidle run \
+      --out "$ob/trainer.run.report.json" --format json -- python3 $tp >"$ob/trainer.run.log" 2>&1
+    echo "observer trainer: exit $? $(grep -h 'steps in' "$ob"/trainer.*.log | tr '\n' ' ')" | tee -a "$log"
+  fi
+  command -v perf >/dev/null && echo "perf: $(perf --version 2>&1)" | tee -a "$log" || echo "perf: none" | tee -a "$log"
 fi
 
 # The Python package stands alone: pip wheel / pip install into a clean folder, imported with no

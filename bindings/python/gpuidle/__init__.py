@@ -109,6 +109,7 @@ def analyze(
     data_ranges: Union[str, Iterable[str], None] = None,
     max_gaps: Optional[int] = None,
     skip_steps: Optional[int] = None,
+    as_recorded: Optional[bool] = None,
 ) -> Report:
     """Analyses trace files: why were the GPUs idle?
 
@@ -127,7 +128,8 @@ def analyze(
     """
     settings = _options.settings(
         launch_gap_max_us=launch_gap_max_us, dispatch_latency_max_us=dispatch_latency_max_us,
-        data_ranges=data_ranges, max_gaps=max_gaps, skip_steps=skip_steps)
+        data_ranges=data_ranges, max_gaps=max_gaps, skip_steps=skip_steps,
+        as_recorded=as_recorded)
     return Report._from_native(_gpuidle.analyze(_paths(paths), settings))
 
 

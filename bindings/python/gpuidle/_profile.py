@@ -51,6 +51,7 @@ class Profile:
         data_ranges: Union[str, Iterable[str], None] = None,
         max_gaps: Optional[int] = None,
         skip_steps: Optional[int] = None,
+        as_recorded: Optional[bool] = None,
         max_records: Optional[int] = None,
         buffer_mb: Optional[int] = None,
         host_sample_ms: Optional[float] = None,
@@ -67,6 +68,7 @@ class Profile:
             out=out, format=format, trace=trace, quiet=quiet,
             launch_gap_max_us=launch_gap_max_us, dispatch_latency_max_us=dispatch_latency_max_us,
             data_ranges=data_ranges, max_gaps=max_gaps, skip_steps=skip_steps,
+            as_recorded=as_recorded,
             max_records=max_records,
             buffer_mb=buffer_mb, host_sample_ms=host_sample_ms, sample=sample,
             summary_every_s=summary_every_s, summary_file=summary_file,
@@ -335,6 +337,7 @@ def profile(
     data_ranges: Union[str, Iterable[str], None] = None,
     max_gaps: Optional[int] = None,
     skip_steps: Optional[int] = None,
+    as_recorded: Optional[bool] = None,
     max_records: Optional[int] = None,
     buffer_mb: Optional[int] = None,
     host_sample_ms: Optional[float] = None,
@@ -380,6 +383,9 @@ def profile(out: Any = None, *args: Any, **kwargs: Any) -> Any:
         skip_steps: leave the first this many steps out of the report (warm-up: CUPTI spends
             milliseconds on the first CUDA call of each thread after a profile starts; default
             0). The report's window begins at the next step.
+        as_recorded: analyse the timeline as recorded, gpuidle's own cost left in the gaps it
+            lengthened (default False: the report describes the program without gpuidle, and
+            ``DeviceReport.tracer_ns`` says what was taken out).
         max_records: stop recording after this many records (default 20,000,000).
         buffer_mb: CUPTI buffer memory in MiB, 1 to 4096 (default 64).
         host_sample_ms: sample the Python stacks of the launching threads every this many ms

@@ -138,6 +138,8 @@ class DeviceReport(_Idle):
     comm_wait_ns: Optional[int]  #: part of comm_ns waiting for peers; None unless all ranks
     #: steady-state steps of the device (Report.steps lists at most 10,000 in all)
     step_count: int = 0
+    #: gpuidle's own cost taken out of the steady state's idle time (Report.tracer_time)
+    tracer_ns: int = 0
     #: lost time of the steady state: idle_ns plus comm_wait_ns (collectives waiting for peers
     #: are busy by the definition of utilisation, yet do no work)
     lost_ns: int = 0
@@ -397,6 +399,9 @@ class Report:
     #: where the steps came from: "ProfilerStep", "gpuidle.step", "optimizer.step", "nvtx";
     #: "" when the run has none
     step_source: str
+    #: gpuidle's own cost in a live capture: "taken_out" (the figures describe the program
+    #: without gpuidle; DeviceReport.tracer_ns), "as_recorded", "not_known" (another profiler)
+    tracer_time: str
     warnings: list[str]  #: problems with the input that did not stop the analysis
     longest_gaps: list[Gap]  #: longest first
     offenders: list[Offender]  #: most idle first
@@ -435,6 +440,7 @@ class Report:
             unused_devices=list(data["unused_devices"]),
             steps=[_pick(StepReport, s) for s in data["steps"]],
             step_source=data["step_source"],
+            tracer_time=data.get("tracer_time", "not_known"),
             warnings=list(data["warnings"]),
             longest_gaps=[_pick(Gap, g) for g in data["longest_gaps"]],
             offenders=[_pick(Offender, o) for o in data["offenders"]],

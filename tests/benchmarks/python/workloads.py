@@ -17,25 +17,34 @@ before the first step: the benchmark prices the profiler, not a data pipeline.
             language-model loss, AdamW, autocast bf16.
   healthy   examples/python/healthy_matmul.py's step: eight 8192x8192 bf16 matmuls; the GPU
             is the bottleneck and the queue never drains.
+  dataloader  a DataLoader with num_workers=0 over a dataset of 0.3 ms of Python per sample
+            (batch 32), feeding a 3-layer MLP: the GPU waits for input (data-starved).
+  item_sync six 8192x8192 bf16 matmuls, then loss.item() and 4 ms of host work that uses the
+            value: the GPU idles while the host works after each sync (sync-bound).
 
 Importing this module needs no torch (profile_overhead.py --dry-run and --help run anywhere).
 """
 
 import os
 import sys
+import time
 
-NAMES = ("tiny_mlp", "resnet50", "gpt2", "healthy")
+NAMES = ("tiny_mlp", "resnet50", "gpt2", "healthy", "dataloader", "item_sync")
 
 # Rough guesses for an H200, only for profile_overhead.py's time estimate: seconds from the
 # process's start to the first step (imports, CUDA, the model), and one untraced step's ms.
-STARTUP_S = {"tiny_mlp": 4.0, "resnet50": 6.0, "gpt2": 9.0, "healthy": 4.0}
-STEP_MS = {"tiny_mlp": 1.5, "resnet50": 25.0, "gpt2": 35.0, "healthy": 6.5}
-STEPS_PER_ROUND = {"tiny_mlp": 200, "resnet50": 12, "gpt2": 10, "healthy": 20}
+STARTUP_S = {"tiny_mlp": 4.0, "resnet50": 6.0, "gpt2": 9.0, "healthy": 4.0, "dataloader": 4.0,
+             "item_sync": 4.0}
+STEP_MS = {"tiny_mlp": 1.5, "resnet50": 25.0, "gpt2": 35.0, "healthy": 6.5, "dataloader": 12.0,
+           "item_sync": 13.0}
+STEPS_PER_ROUND = {"tiny_mlp": 200, "resnet50": 12, "gpt2": 10, "healthy": 20, "dataloader": 30,
+                   "item_sync": 30}
 
 
 def make(name):
     """(step, steps_per_round) of the workload called name (NAMES)."""
-    makers = {"tiny_mlp": _tiny_mlp, "resnet50": _resnet50, "gpt2": _gpt2, "healthy": _healthy}
+    makers = {"tiny_mlp": _tiny_mlp, "resnet50": _resnet50, "gpt2": _gpt2, "healthy": _healthy,
+              "dataloader": _dataloader, "item_sync": _item_sync}
     if name not in makers:
         raise ValueError(f"unknown workload {name!r} (workloads: {', '.join(NAMES)})")
     return makers[name](), STEPS_PER_ROUND[name]
@@ -113,3 +122,57 @@ def _healthy():
     import healthy_matmul
 
     return healthy_matmul.make_step()
+
+
+def _busy_wait(seconds):
+    deadline = time.perf_counter() + seconds
+    x = 0.0
+    while time.perf_counter() < deadline:
+        x += 1.0
+    return x
+
+
+def _dataloader():
+    import torch
+    from torch.utils.data import DataLoader, Dataset
+
+    class SlowDataset(Dataset):
+        def __len__(self):
+            return 1 << 30
+
+        def __getitem__(self, i):
+            _busy_wait(0.0003)  # "decode and augment", in the training process
+            return torch.full((1024,), float(i % 7)), i % 10
+
+    model = torch.nn.Sequential(torch.nn.Linear(1024, 4096), torch.nn.ReLU(),
+                                torch.nn.Linear(4096, 4096), torch.nn.ReLU(),
+                                torch.nn.Linear(4096, 10)).cuda()
+    opt = torch.optim.SGD(model.parameters(), lr=1e-3)
+    batches = iter(DataLoader(SlowDataset(), batch_size=32, num_workers=0))
+
+    def step():
+        x, y = next(batches)
+        x, y = x.cuda(non_blocking=True), y.cuda(non_blocking=True)
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+
+    return step
+
+
+def _item_sync():
+    import torch
+
+    a = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16) * 0.01
+
+    def step():
+        c = a
+        for _ in range(6):
+            c = torch.tanh(c @ b)
+        value = c.mean().item()  # the host sync
+        _busy_wait(0.004)  # host work that uses the value
+        return value
+
+    return step

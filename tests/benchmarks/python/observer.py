@@ -1,0 +1,173 @@
+"""Does the report describe the program as it runs without gpuidle? (issue 26)
+
+  python3 observer.py --workload resnet50 [--rounds 6] [--steps N] [--sample W/P --duration S]
+                      [--out DIR] [--label NAME] [--as-recorded]
+
+One process, one workload (workloads.py). After a warm-up (steps, and one profile thrown away:
+CUPTI's first attach in a process is slow), untraced rounds and one traced round:
+
+  untraced x rounds/2, traced (gpuidle.profile() around the round, a step mark per step),
+  untraced x rounds/2
+
+The untraced truth is measured in the same process: the untraced step time (median over the
+untraced rounds, each timed from a synchronize to a synchronize) minus the busy time per step
+that gpuidle reports (the GPU's busy time barely changes under tracing; the traced round's
+kernel time is what the report measures). gpuidle's claim is the idle time per steady step of
+its report. The result line gives both and their difference over the untraced step time (the
+issue's bar: within 5%), the busy time per step, the dominant cause, the top advice's predicted
+gain per step and the cap it must stay under (untraced step - busy), and what gpuidle said it
+took out of the answer (tracer_ns).
+
+--sample W/P profiles --duration seconds with sample="W/P" (a sampled collection) instead of
+one round; the truth's untraced rounds are the same. --as-recorded asks for the timeline as
+recorded (as_recorded=True): the uncorrected figures, for comparison. --out DIR keeps the
+report (JSON) and the trace (gzip) under DIR, named after --label (default: the workload).
+
+--leave-out PARTS (comma-separated; a lab probe of this benchmark, patched in from here, never a
+user setting) prices the Python layer's parts: `torch` (no PyTorch integration: module and
+optimizer hooks, sync-site marks), `call-sites` (no call-site provider), `sampler` (no host-stack
+sampler: host_sample_ms=0).
+"""
+import argparse
+import gc
+import json
+import os
+import statistics
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import workloads  # noqa: E402
+
+
+def timed_round(torch, step, steps):
+    """ms per step over one untraced round, from a synchronize to a synchronize."""
+    gc.collect()
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(steps):
+        step()
+    torch.cuda.synchronize()
+    return (time.perf_counter() - t0) * 1e3 / steps
+
+
+def traced(gpuidle, torch, step, steps, keywords, duration=0.0):
+    """(report, ms per step of the traced run as the program saw it, steps run)."""
+    gc.collect()
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    n = 0
+    with gpuidle.profile(quiet=True, **keywords) as p:
+        while (n < steps) if not duration else (time.perf_counter() - t0 < duration):
+            with p.step():
+                step()
+            n += 1
+        torch.cuda.synchronize()
+    return p.report, (time.perf_counter() - t0) * 1e3 / max(n, 1), n
+
+
+def device_figures(report):
+    """Per steady step of the busiest device: busy ms, idle ms, step ms, steps, dominant."""
+    d = max(report.devices, key=lambda d: d.busy_ns)
+    steps = d.step_count
+    if steps == 0:
+        return None
+    causes = d.idle_by_cause
+    dominant = max(causes, key=causes.get) if any(causes.values()) else "none"
+    return {
+        "busy_ms": d.busy_ns / steps / 1e6,
+        "idle_ms": d.idle_ns / steps / 1e6,
+        "step_ms": d.steady_ns / steps / 1e6,
+        "steps": steps,
+        "dominant": dominant,
+        "shares": {c: round(s, 4) for c, s in d.cause_shares.items()},
+        "tracer_ms": (getattr(d, "tracer_ns", 0) or 0) / steps / 1e6,
+    }
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--workload", required=True, choices=workloads.NAMES)
+    parser.add_argument("--rounds", type=int, default=6, help="untraced rounds (half before)")
+    parser.add_argument("--steps", type=int, default=0, help="steps per round")
+    parser.add_argument("--sample", default="", help='sample="W/P" (with --duration)')
+    parser.add_argument("--duration", type=float, default=0.0, help="seconds of the profile")
+    parser.add_argument("--out", default="", help="folder for the report and the trace")
+    parser.add_argument("--label", default="", help="name of the files and the result")
+    parser.add_argument("--leave-out", default="", help="torch,call-sites,sampler (a probe)")
+    parser.add_argument("--as-recorded", action="store_true",
+                        help="the timeline as recorded (as_recorded=True)")
+    args = parser.parse_args()
+    label = args.label or args.workload
+
+    import gpuidle  # before torch, as a user's script may
+    import gpuidle._call_sites  # noqa: F401  (--leave-out patches them)
+    import gpuidle._profile  # noqa: F401
+
+    import torch
+
+    keywords = {}
+    for part in filter(None, args.leave_out.split(",")):
+        if part == "torch":
+            gpuidle._profile.Profile._install_torch = lambda self: None
+        elif part == "call-sites":
+            gpuidle._call_sites.enable = lambda: None
+        elif part == "sampler":
+            keywords["host_sample_ms"] = 0
+        else:
+            parser.error(f"--leave-out: unknown part {part!r}")
+    step, steps = workloads.make(args.workload)
+    steps = args.steps or steps
+    for _ in range(max(3, steps // 4)):
+        step()
+    if args.sample:
+        keywords["sample"] = args.sample
+    if args.as_recorded:
+        keywords["as_recorded"] = True
+    traced(gpuidle, torch, step, max(3, steps // 4), dict(keywords))  # CUPTI's first attach, thrown away
+
+    untraced = [timed_round(torch, step, steps) for _ in range(args.rounds // 2)]
+    if args.out:
+        os.makedirs(args.out, exist_ok=True)
+        keywords["out"] = os.path.join(args.out, f"{label}.report.json")
+        keywords["format"] = "json"
+        if not args.sample:
+            keywords["trace"] = os.path.join(args.out, f"{label}.trace.json.gz")
+        for path in (keywords["out"], keywords.get("trace")):
+            if path and os.path.exists(path):
+                os.remove(path)
+    report, traced_ms, n = traced(gpuidle, torch, step, steps, keywords, args.duration)
+    untraced += [timed_round(torch, step, steps) for _ in range(args.rounds - args.rounds // 2)]
+    u = statistics.median(untraced)
+    head = f"result label={label} workload={args.workload} mode={'sampled-' + args.sample if args.sample else 'full'}"
+    if args.leave_out:
+        head += f" leave_out={args.leave_out}"
+    if report is None:
+        print(f"{head} failed=\"no report\"", flush=True)
+        return 1
+    f = device_figures(report)
+    if f is None:
+        print(f"{head} failed=\"no steady steps\"", flush=True)
+        return 1
+    truth = u - f["busy_ms"]
+    error = (f["idle_ms"] - truth) / u
+    cap = max(truth, 0.0)
+    top = report.advice[0] if report.advice else None
+    gain = (top.gain_per_step_ns or 0) / 1e6 if top else 0.0
+    print(f"untraced ms/step: {' '.join(f'{x:.3f}' for x in untraced)}", flush=True)
+    print(f"shares: {json.dumps(f['shares'])}", flush=True)
+    if top:
+        print(f"top advice: {top.subcause} gain {gain:.2f} ms/step: {top.fix[:160]}", flush=True)
+    print(f"{head} untraced_step_ms={u:.3f} traced_step_ms={traced_ms:.3f} "
+          f"report_step_ms={f['step_ms']:.3f} busy_ms={f['busy_ms']:.3f} "
+          f"truth_idle_ms={truth:.3f} reported_idle_ms={f['idle_ms']:.3f} "
+          f"error_of_step={error * 100:+.1f}% verdict={'PASS' if abs(error) <= 0.05 else 'FAIL'} "
+          f"steps={f['steps']} dominant={f['dominant']} tracer_ms={f['tracer_ms']:.3f} "
+          f"top_gain_ms={gain:.3f} gain_cap_ms={cap:.3f} "
+          f"gain_within_cap={'yes' if gain <= cap * 1.0001 + 1e-3 else 'NO'}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
