@@ -104,7 +104,11 @@ int Analyze(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     const SettingSpec* setting = a == "--out" ? nullptr : FindSettingByFlag(a);
     const bool takes_setting =
         setting != nullptr && (setting->front_ends & kSettingAnalyzeFlag) != 0;
-    if (a == "--out" || takes_setting) {
+    if (takes_setting && setting->flag_value == nullptr) {  // a switch: --as-recorded
+      if (absl::Status s = setting->apply(setting->flag_sets, &settings); !s.ok()) {
+        return UsageError(err, absl::StrCat(a, ": ", s.message()));
+      }
+    } else if (a == "--out" || takes_setting) {
       if (i + 1 >= args.size()) return UsageError(err, absl::StrCat(a, " needs a value"));
       const std::string& v = args[++i];
       if (v.empty()) return UsageError(err, absl::StrCat(a, " needs a non-empty value"));

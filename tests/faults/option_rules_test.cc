@@ -138,9 +138,9 @@ bool Applies(const Case& c, const std::string& front) {
   const SettingSpec* setting = FindSettingByVariable(c.Variable());
   if (setting == nullptr) return false;
   if (front == "env" || front == "run-env") return true;
-  // --quiet and --no-python take no value.
+  // --quiet, --no-python and --as-recorded take no value.
   if (front == "run") return (setting->front_ends & kSettingRunFlag) && setting->flag_value;
-  if (front == "analyze") return (setting->front_ends & kSettingAnalyzeFlag) != 0;
+  if (front == "analyze") return (setting->front_ends & kSettingAnalyzeFlag) && setting->flag_value;
   return false;
 }
 

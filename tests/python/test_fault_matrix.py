@@ -41,13 +41,14 @@ PROFILE_KEYWORDS = {"OUT": "out", "TRACE": "trace", "FORMAT": "format", "QUIET":
                     "LAUNCH_GAP_MAX_US": "launch_gap_max_us",
                     "DISPATCH_LATENCY_MAX_US": "dispatch_latency_max_us",
                     "DATA_RANGE": "data_ranges", "MAX_GAPS": "max_gaps",
-                    "SKIP_STEPS": "skip_steps", "HOST_SAMPLE_MS": "host_sample_ms",
+                    "SKIP_STEPS": "skip_steps", "AS_RECORDED": "as_recorded",
+                    "HOST_SAMPLE_MS": "host_sample_ms",
                     "SAMPLE": "sample", "SUMMARY_EVERY_S": "summary_every_s",
                     "SUMMARY_FILE": "summary_file", "METRICS_FILE": "metrics_file",
                     "METRICS_PORT": "metrics_port"}
 ANALYZE_KEYWORDS = {k: v for k, v in PROFILE_KEYWORDS.items()
                     if v in ("launch_gap_max_us", "dispatch_latency_max_us", "data_ranges",
-                             "max_gaps", "skip_steps")}
+                             "max_gaps", "skip_steps", "as_recorded")}
 
 
 class Case(NamedTuple):
