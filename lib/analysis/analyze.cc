@@ -272,9 +272,9 @@ namespace {
 // One process as its timeline says: its devices, steps, gaps, offenders and advice. `input`
 // names it in errors. `gap_counts`, if given, gets each device's number of steady-state gaps.
 absl::StatusOr<Report> AnalyzeTimeline(const Timeline& t, const std::string& input,
-                                      std::optional<int> rank, size_t step_rows_per_device,
-                                      const AnalysisOptions& options,
-                                      std::vector<std::pair<int, int64_t>>* gap_counts = nullptr) {
+                                       std::optional<int> rank, size_t step_rows_per_device,
+                                       const AnalysisOptions& options,
+                                       std::vector<std::pair<int, int64_t>>* gap_counts = nullptr) {
   std::optional<Interval> window = WindowOf(t);
   if (!window) {
     return absl::FailedPreconditionError(absl::StrCat(input, " holds no host or GPU activity"));
@@ -322,8 +322,7 @@ absl::StatusOr<Report> AnalyzeProcess(const Timeline& t, const std::string& inpu
                                       std::vector<std::pair<int, int64_t>>* gap_counts = nullptr) {
   if (!t.info.tracer_cost || options.as_recorded) {
     GPUIDLE_ASSIGN_OR_RETURN(
-        Report report,
-        AnalyzeTimeline(t, input, rank, step_rows_per_device, options, gap_counts));
+        Report report, AnalyzeTimeline(t, input, rank, step_rows_per_device, options, gap_counts));
     if (t.info.tracer_cost) report.tracer_time = "as_recorded";
     return report;
   }

@@ -37,9 +37,9 @@ struct HostPoint {
 }  // namespace
 
 int64_t TracerShift::ShiftAt(const DeviceShift& d, int64_t t) const {
-  auto it = std::upper_bound(
-      d.points.begin(), d.points.end(), t,
-      [](int64_t v, const std::pair<int64_t, int64_t>& p) { return v < p.first; });
+  auto it =
+      std::upper_bound(d.points.begin(), d.points.end(), t,
+                       [](int64_t v, const std::pair<int64_t, int64_t>& p) { return v < p.first; });
   return it == d.points.begin() ? 0 : std::prev(it)->second;
 }
 
@@ -62,7 +62,7 @@ TracerShift RemoveTracerTime(Timeline* t) {
   for (size_t i = 0; i < n; ++i) {
     if (calls[i].correlation_id != kNoCorrelation) call_of.emplace(calls[i].correlation_id, i);
   }
-  std::vector<int64_t> launch_shift(n, 0);  // the host's shift at the end of each call
+  std::vector<int64_t> launch_shift(n, 0);  // the host's shift when each call submitted its work
   size_t moved_calls = 0;                   // calls [0, moved_calls) have their shift
 
   std::vector<DeviceState> devices(t->devices.size());
@@ -80,11 +80,12 @@ TracerShift RemoveTracerTime(Timeline* t) {
         s = launch_shift[it->second];
       }
     }
-    if (d.any) s = std::min(s, d.frontier_shift + std::max<int64_t>(0, op.start_ns - d.frontier_end));
+    if (d.any)
+      s = std::min(s, d.frontier_shift + std::max<int64_t>(0, op.start_ns - d.frontier_end));
     auto [stream, fresh] = d.streams.try_emplace(op.stream, op.end_ns, s);
     if (!fresh) {
-      s = std::min(s, stream->second.second +
-                          std::max<int64_t>(0, op.start_ns - stream->second.first));
+      s = std::min(
+          s, stream->second.second + std::max<int64_t>(0, op.start_ns - stream->second.first));
     }
     s = std::max<int64_t>(s, 0);
     stream->second = {op.end_ns, s};
@@ -113,7 +114,7 @@ TracerShift RemoveTracerTime(Timeline* t) {
   std::vector<std::pair<int64_t, int64_t>> moved(n);
   for (size_t i = 0; i < n; ++i) {
     const HostCall& c = calls[i];
-    int64_t before = 0, inside = 0;
+    int64_t before = 0, inside = 0, after = 0;
     if (Timed(c.category)) {
       auto [prev, fresh] = last_end.try_emplace(c.thread, c.end_ns);
       // Outside the call: no more than the thread's time since its previous call.
@@ -123,14 +124,17 @@ TracerShift RemoveTracerTime(Timeline* t) {
       if (c.category == CallCategory::kLaunch) {
         inside = std::clamp<int64_t>(c.end_ns - c.start_ns - m.launch_floor_ns, 0,
                                      m.launch_excess_max_ns);
+        after = inside * m.outside_permille / 1000;
       }
     }
     shift += before;
     points.push_back({c.start_ns, shift});
     const int64_t start = c.start_ns - shift;
     shift += inside;
-    result.host_ns_ += before + inside;
-    launch_shift[i] = shift;
+    const int64_t launch_end = std::max(start, c.end_ns - shift);
+    launch_shift[i] = shift;  // its work was submitted before the cost after it
+    shift += after;
+    result.host_ns_ += before + inside + after;
     moved_calls = i + 1;
     if (MayWait(c.category) && c.end_ns > c.start_ns) {
       advance(c.end_ns);
@@ -145,7 +149,7 @@ TracerShift RemoveTracerTime(Timeline* t) {
       }
       if (waited != nullptr) shift = std::min(shift, waited->frontier_shift);
     }
-    moved[i] = {start, std::max(start, c.end_ns - shift)};
+    moved[i] = {start, after > 0 ? launch_end : std::max(start, c.end_ns - shift)};
     points.push_back({c.end_ns, shift});
   }
   advance(std::numeric_limits<int64_t>::max());
@@ -154,9 +158,8 @@ TracerShift RemoveTracerTime(Timeline* t) {
   for (size_t i = 0; i < n; ++i) std::tie(calls[i].start_ns, calls[i].end_ns) = moved[i];
   std::stable_sort(calls.begin(), calls.end(),
                    [](const HostCall& a, const HostCall& b) { return a.start_ns < b.start_ns; });
-  std::stable_sort(points.begin(), points.end(), [](const HostPoint& a, const HostPoint& b) {
-    return a.time_ns < b.time_ns;
-  });
+  std::stable_sort(points.begin(), points.end(),
+                   [](const HostPoint& a, const HostPoint& b) { return a.time_ns < b.time_ns; });
   auto host_shift = [&](int64_t time) {
     auto it = std::upper_bound(points.begin(), points.end(), time,
                                [](int64_t v, const HostPoint& p) { return v < p.time_ns; });

@@ -61,7 +61,8 @@ bool KinetoHandler::GpuidleArgValue(ScalarKind kind, absl::string_view text) {
   return true;
 }
 
-// A tracer cost per call beyond this (a second) is not one a collector measured.
+// A tracer cost per call beyond this (a second, or a factor of a million) is not one a collector
+// measured.
 constexpr int64_t kMaxTracerCostNs = 1'000'000'000;
 
 // A value in the "gpuidle" object of a gpuidle trace. Unlike event fields, these are errors:
@@ -130,6 +131,7 @@ bool KinetoHandler::GpuidleValue(ScalarKind kind, absl::string_view text) {
       return integer(&info.wall_clock_offset_ns, true);
     case GpuidleKey::kTracerLaunchFloorNs:
     case GpuidleKey::kTracerLaunchExcessMaxNs:
+    case GpuidleKey::kTracerOutsidePermille:
     case GpuidleKey::kTracerPerCallNs: {
       std::optional<int64_t> ns;
       if (!integer(&ns, false)) return false;
@@ -140,6 +142,7 @@ bool KinetoHandler::GpuidleValue(ScalarKind kind, absl::string_view text) {
       TracerCostModel& m = info.tracer_cost ? *info.tracer_cost : info.tracer_cost.emplace();
       (gpuidle_key_ == GpuidleKey::kTracerLaunchFloorNs       ? m.launch_floor_ns
        : gpuidle_key_ == GpuidleKey::kTracerLaunchExcessMaxNs ? m.launch_excess_max_ns
+       : gpuidle_key_ == GpuidleKey::kTracerOutsidePermille   ? m.outside_permille
                                                               : m.per_call_ns) = *ns;
       return true;
     }

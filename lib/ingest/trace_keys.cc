@@ -160,6 +160,7 @@ GpuidleKey GpuidleKeyOf(absl::string_view k) {
   if (k == kWallClockOffsetKey) return GpuidleKey::kWallClockOffsetNs;
   if (k == kTracerLaunchFloorKey) return GpuidleKey::kTracerLaunchFloorNs;
   if (k == kTracerLaunchExcessMaxKey) return GpuidleKey::kTracerLaunchExcessMaxNs;
+  if (k == kTracerOutsidePermilleKey) return GpuidleKey::kTracerOutsidePermille;
   if (k == kTracerPerCallKey) return GpuidleKey::kTracerPerCallNs;
   return GpuidleKey::kIgnored;
 }
@@ -188,6 +189,8 @@ absl::string_view GpuidleKeyName(GpuidleKey k) {
       return kTracerLaunchFloorKey;
     case GpuidleKey::kTracerLaunchExcessMaxNs:
       return kTracerLaunchExcessMaxKey;
+    case GpuidleKey::kTracerOutsidePermille:
+      return kTracerOutsidePermilleKey;
     case GpuidleKey::kTracerPerCallNs:
       return kTracerPerCallKey;
     case GpuidleKey::kIgnored:

@@ -291,6 +291,7 @@ enum class GpuidleKey : uint8_t {
   kWallClockOffsetNs,
   kTracerLaunchFloorNs,
   kTracerLaunchExcessMaxNs,
+  kTracerOutsidePermille,
   kTracerPerCallNs,
 };
 

@@ -133,11 +133,14 @@ struct LostRecordSpan {
 // program without gpuidle"): the analysis takes it out of the timeline before it looks for gaps.
 // A timed launch that lasted longer than launch_floor_ns (what the same call takes untraced)
 // spent the excess, up to launch_excess_max_ns (a longer one waited for the GPU's queue), in the
-// tracer; every timed call also paid per_call_ns outside itself (CUPTI's dispatch of the
-// callbacks, its interception of the untimed calls around it).
+// tracer, and outside_permille / 1000 times as much again outside the call (CUPTI's dispatch of
+// the callbacks, its interception of the untimed calls around it, the caches it evicts: a
+// process whose launches CUPTI slows more is slowed more between them too); every timed call
+// also paid per_call_ns before itself.
 struct TracerCostModel {
   int64_t launch_floor_ns = 0;
   int64_t launch_excess_max_ns = 0;
+  int64_t outside_permille = 0;
   int64_t per_call_ns = 0;
 };
 

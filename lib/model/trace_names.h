@@ -50,6 +50,7 @@ inline constexpr absl::string_view kWallClockOffsetKey = "wall_clock_offset_ns";
 // TracerCostModel (model/timeline.h): what the tracing cost each timed call.
 inline constexpr absl::string_view kTracerLaunchFloorKey = "tracer_launch_floor_ns";
 inline constexpr absl::string_view kTracerLaunchExcessMaxKey = "tracer_launch_excess_max_ns";
+inline constexpr absl::string_view kTracerOutsidePermilleKey = "tracer_outside_permille";
 inline constexpr absl::string_view kTracerPerCallKey = "tracer_per_call_ns";
 
 // The fields of an event that readers keep.

@@ -443,6 +443,8 @@ class TraceFormatter {
       absl::StrAppend(&out_, info.tracer_cost->launch_floor_ns);
       key(kTracerLaunchExcessMaxKey);
       absl::StrAppend(&out_, info.tracer_cost->launch_excess_max_ns);
+      key(kTracerOutsidePermilleKey);
+      absl::StrAppend(&out_, info.tracer_cost->outside_permille);
       key(kTracerPerCallKey);
       absl::StrAppend(&out_, info.tracer_cost->per_call_ns);
     }

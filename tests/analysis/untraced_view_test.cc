@@ -31,7 +31,8 @@ using ::testing::Pair;
 
 using Span = std::pair<int64_t, int64_t>;
 
-constexpr TracerCostModel kModel{3 * kUs, 10 * kUs, 2 * kUs};
+constexpr TracerCostModel kModel{
+    .launch_floor_ns = 3 * kUs, .launch_excess_max_ns = 10 * kUs, .per_call_ns = 2 * kUs};
 
 // [start, end) in microseconds, as nanoseconds; fractions of a microsecond allowed.
 Span Us(double start_us, double end_us) {
