@@ -133,11 +133,12 @@ inline constexpr SettingSpec kSettingTable[] = {
      "leave out the first N steps (warm-up: start-up costs that are not the program's, such as a "
      "profiler's); the window begins at step N+1",
      nullptr, kEveryFrontEnd, option_rules::SkipSteps},
-    {"GPUIDLE_AS_RECORDED", "--as-recorded", nullptr, "1", "as_recorded", SettingType::kSwitch,
-     "0", "", "1, true, yes / 0, false, no (any case)",
+    {"GPUIDLE_AS_RECORDED", "--as-recorded", nullptr, "1", "as_recorded", SettingType::kSwitch, "0",
+     "", "1, true, yes / 0, false, no (any case)",
      "analyse the timeline as recorded, gpuidle's own cost left in the gaps it lengthened (by "
      "default a live capture's report describes the program without gpuidle)",
-     "analyse the timeline as recorded: gpuidle's own cost stays in the gaps (GPUIDLE_AS_RECORDED=1)",
+     "analyse the timeline as recorded: gpuidle's own cost stays in the gaps "
+     "(GPUIDLE_AS_RECORDED=1)",
      kEveryFrontEnd, option_rules::AsRecorded},
     {"GPUIDLE_HOST_SAMPLE_MS", "--host-sample-ms", "N", nullptr, "host_sample_ms",
      SettingType::kNumber, "5", "", "0 (off) or a number of ms from 0.1 to 1000",
