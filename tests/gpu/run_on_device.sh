@@ -325,9 +325,12 @@ fi
 # workload in a process of its own (tests/benchmarks/python/observer.py): untraced rounds and one
 # traced profile in the same process; reported idle per step against the untraced step time
 # minus the busy time per step. OBSERVER_FULL, OBSERVER_SAMPLED, OBSERVER_LEAVE_OUTS
-# ("workload:part,part ..."), OBSERVER_RECORDED (workloads also run with tracer_cost="recorded")
-# and OBSERVER_TRAINER=1 (the transformers Trainer, unchanged, under gpuidle run) pick the runs;
-# no process starts after OBSERVER_BUDGET_S (default 480 s of the call).
+# ("workload:part,part ..."), OBSERVER_RECORDED (workloads also run with as_recorded=True),
+# OBSERVER_FIX ("workload:fixed_workload ...": the advice's predicted gain against the fix's
+# untraced gain, observer.py --fix), OBSERVER_AFTER (profilers: what each leaves behind after it
+# stops, tests/benchmarks/python/after_profile.py) and OBSERVER_TRAINER=1 (the transformers
+# Trainer, unchanged, under gpuidle run) pick the runs; no process starts after
+# OBSERVER_BUDGET_S (default 480 s of the call).
 if [[ $parts == *" observer "* ]]; then
   build_python_package
   ob=$out/logs/observer
@@ -347,6 +350,16 @@ if [[ $parts == *" observer "* ]]; then
   for w in ${OBSERVER_RECORDED-}; do observe "$w.recorded" --workload "$w" --as-recorded; done
   for w in ${OBSERVER_SAMPLED-}; do
     observe "$w.sampled" --workload "$w" --sample "${OBSERVER_WINDOW:-1/3}" --duration "${OBSERVER_DURATION:-10}"
+  done
+  for spec in ${OBSERVER_FIX-}; do
+    observe "${spec%%:*}.fix" --workload "${spec%%:*}" --fix "${spec#*:}"
+    grep '^gain' "$ob/${spec%%:*}.fix.log" | tee -a "$log"
+  done
+  for p in ${OBSERVER_AFTER-}; do
+    if ((SECONDS > obudget)); then echo "observer: budget spent, after-$p not run" | tee -a "$log"; continue; fi
+    PYTHONPATH=$pybuild/python "${pin[@]}" timeout 150 python3 tests/benchmarks/python/after_profile.py \
+      --profiler "$p" >"$ob/after.$p.log" 2>&1
+    echo "after $p: exit $? $(grep '^result' "$ob/after.$p.log" | tail -1)" | tee -a "$log"
   done
   for spec in ${OBSERVER_LEAVE_OUTS-}; do
     observe "${spec%%:*}.without-${spec#*:}" --workload "${spec%%:*}" --leave-out "${spec#*:}"

@@ -15,6 +15,9 @@ before the first step: the benchmark prices the profiler, not a data pipeline.
   gpt2      transformers' GPT2LMHeadModel built from a GPT-2 small GPT2Config (12 layers, 768
             wide, 12 heads, vocabulary 50257; nothing downloaded), batch 8 x 512 tokens,
             language-model loss, AdamW, autocast bf16.
+  resnet50_graphed  the same ResNet-50 step captured whole in one CUDA graph (forward, backward,
+            optimizer; autocast without its cast cache, as capture needs) and replayed: the fix
+            that gpuidle's launch-bound advice names, for measuring a predicted gain.
   healthy   examples/python/healthy_matmul.py's step: eight 8192x8192 bf16 matmuls; the GPU
             is the bottleneck and the queue never drains.
   dataloader  a DataLoader with num_workers=0 over a dataset of 0.3 ms of Python per sample
@@ -29,21 +32,22 @@ import os
 import sys
 import time
 
-NAMES = ("tiny_mlp", "resnet50", "gpt2", "healthy", "dataloader", "item_sync")
+NAMES = ("tiny_mlp", "resnet50", "resnet50_graphed", "gpt2", "healthy", "dataloader", "item_sync")
 
 # Rough guesses for an H200, only for profile_overhead.py's time estimate: seconds from the
 # process's start to the first step (imports, CUDA, the model), and one untraced step's ms.
-STARTUP_S = {"tiny_mlp": 4.0, "resnet50": 6.0, "gpt2": 9.0, "healthy": 4.0, "dataloader": 4.0,
+STARTUP_S = {"tiny_mlp": 4.0, "resnet50": 6.0, "resnet50_graphed": 8.0, "gpt2": 9.0, "healthy": 4.0, "dataloader": 4.0,
              "item_sync": 4.0}
-STEP_MS = {"tiny_mlp": 1.5, "resnet50": 25.0, "gpt2": 35.0, "healthy": 6.5, "dataloader": 12.0,
+STEP_MS = {"tiny_mlp": 1.5, "resnet50": 25.0, "resnet50_graphed": 15.0, "gpt2": 35.0, "healthy": 6.5, "dataloader": 12.0,
            "item_sync": 13.0}
-STEPS_PER_ROUND = {"tiny_mlp": 200, "resnet50": 12, "gpt2": 10, "healthy": 20, "dataloader": 30,
+STEPS_PER_ROUND = {"tiny_mlp": 200, "resnet50": 12, "resnet50_graphed": 12, "gpt2": 10, "healthy": 20, "dataloader": 30,
                    "item_sync": 30}
 
 
 def make(name):
     """(step, steps_per_round) of the workload called name (NAMES)."""
-    makers = {"tiny_mlp": _tiny_mlp, "resnet50": _resnet50, "gpt2": _gpt2, "healthy": _healthy,
+    makers = {"tiny_mlp": _tiny_mlp, "resnet50": _resnet50, "resnet50_graphed": _resnet50_graphed,
+              "gpt2": _gpt2, "healthy": _healthy,
               "dataloader": _dataloader, "item_sync": _item_sync}
     if name not in makers:
         raise ValueError(f"unknown workload {name!r} (workloads: {', '.join(NAMES)})")
@@ -70,7 +74,7 @@ def _tiny_mlp():
     return step
 
 
-def _resnet50():
+def _resnet50_parts():
     import torch
     import torchvision
 
@@ -80,14 +84,34 @@ def _resnet50():
     x = torch.randn(64, 3, 224, 224, device="cuda").to(memory_format=torch.channels_last)
     y = torch.randint(0, 1000, (64,), device="cuda")
 
-    def step():
-        with torch.autocast("cuda", dtype=torch.bfloat16):
+    def step(cache_casts=True):
+        with torch.autocast("cuda", dtype=torch.bfloat16, cache_enabled=cache_casts):
             loss = torch.nn.functional.cross_entropy(model(x), y)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
 
-    return step
+    return torch, step
+
+
+def _resnet50():
+    return _resnet50_parts()[1]
+
+
+def _resnet50_graphed():
+    # PyTorch's whole-network capture: warm up on a side stream (the optimizer's state is made
+    # there), capture one step, replay it.
+    torch, step = _resnet50_parts()
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            step(cache_casts=False)
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        step(cache_casts=False)
+    return graph.replay
 
 
 def _gpt2():
