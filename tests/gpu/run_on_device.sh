@@ -336,6 +336,7 @@ if [[ $parts == *" observer "* ]]; then
   ob=$out/logs/observer
   mkdir -p "$ob"
   obudget=${OBSERVER_BUDGET_S:-480}
+  lscpu | grep -E '^(Model name|Thread|Core|Socket|CPU\(s\))' | sed 's/^/lscpu: /' | tee -a "$log"
   pin=()
   [[ $(nproc) -ge 8 ]] && command -v taskset >/dev/null && pin=(taskset -c 2-7)
   observe() {  # LABEL ARGS...: one process
@@ -346,7 +347,11 @@ if [[ $parts == *" observer "* ]]; then
       --label "$label" --out "$ob" "$@" >"$ob/$label.log" 2>&1
     echo "observer $label: exit $? $(grep '^result' "$ob/$label.log" | tail -1)" | tee -a "$log"
   }
-  for w in ${OBSERVER_FULL-resnet50 gpt2 tiny_mlp dataloader item_sync}; do observe "$w.full" --workload "$w"; done
+  # OBSERVER_REPEAT: processes per full workload (labels w.full, w.full2, ...), for the spread.
+  for ((rep = 1; rep <= ${OBSERVER_REPEAT:-1}; rep++)); do
+    suffix=$((rep > 1 ? rep : 0)); suffix=${suffix#0}
+    for w in ${OBSERVER_FULL-resnet50 gpt2 tiny_mlp dataloader item_sync}; do observe "$w.full$suffix" --workload "$w"; done
+  done
   for w in ${OBSERVER_RECORDED-}; do observe "$w.recorded" --workload "$w" --as-recorded; done
   for w in ${OBSERVER_SAMPLED-}; do
     observe "$w.sampled" --workload "$w" --sample "${OBSERVER_WINDOW:-1/3}" --duration "${OBSERVER_DURATION:-10}"

@@ -71,6 +71,39 @@ def traced(gpuidle, torch, step, steps, keywords, duration=0.0):
     return p.report, (time.perf_counter() - t0) * 1e3 / max(n, 1), n
 
 
+def thread_cpu_ms():
+    """{(thread id, name): CPU ms so far} of this process's threads (Linux /proc)."""
+    import threading
+
+    tick = os.sysconf("SC_CLK_TCK")
+    python_names = {t.native_id: t.name for t in threading.enumerate()}
+    times = {}
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{tid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            with open(f"/proc/self/task/{tid}/comm") as f:
+                name = f.read().strip()
+        except OSError:
+            continue  # the thread ended
+        name = python_names.get(int(tid), name)
+        times[(int(tid), name)] = (int(fields[11]) + int(fields[12])) * 1e3 / tick
+    return times
+
+
+def cpu_placement():
+    """The CPUs this process may run on, and which of them share a core (SMT siblings)."""
+    cpus = sorted(os.sched_getaffinity(0))
+    siblings = set()
+    for c in cpus:
+        try:
+            with open(f"/sys/devices/system/cpu/cpu{c}/topology/thread_siblings_list") as f:
+                siblings.add(f.read().strip())
+        except OSError:
+            pass
+    return f"cpus={','.join(map(str, cpus))} cores={' '.join(sorted(siblings))}"
+
+
 def device_figures(report):
     """Per steady step of the busiest device: busy ms, idle ms, step ms, steps, dominant."""
     d = max(report.devices, key=lambda d: d.busy_ns)
@@ -144,7 +177,14 @@ def main():
         for path in (keywords["out"], keywords.get("trace")):
             if path and os.path.exists(path):
                 os.remove(path)
+    cpu_before = thread_cpu_ms()
     report, traced_ms, n = traced(gpuidle, torch, step, steps, keywords, args.duration)
+    cpu_after = thread_cpu_ms()
+    # Which threads ran during the traced round, and how much (the program's, gpuidle's, CUPTI's).
+    used = sorted(((cpu_after[k] - cpu_before.get(k, 0.0), k) for k in cpu_after), reverse=True)
+    print(f"placement: {cpu_placement()}", flush=True)
+    print("thread cpu ms in the traced round: " +
+          " ".join(f"{name}/{tid}={ms:.0f}" for ms, (tid, name) in used[:8] if ms > 0), flush=True)
     untraced += [timed_round(torch, step, steps) for _ in range(args.rounds - args.rounds // 2)]
     u = statistics.median(untraced)
     head = f"result label={label} workload={args.workload} mode={'sampled-' + args.sample if args.sample else 'full'}"
