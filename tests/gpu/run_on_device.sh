@@ -354,7 +354,7 @@ if [[ $parts == *" observer "* ]]; then
   done
   for w in ${OBSERVER_RECORDED-}; do observe "$w.recorded" --workload "$w" --as-recorded; done
   for w in ${OBSERVER_SAMPLED-}; do
-    observe "$w.sampled" --workload "$w" --sample "${OBSERVER_WINDOW:-1/3}" --duration "${OBSERVER_DURATION:-10}"
+    observe "$w.sampled" --workload "$w" --sample "${OBSERVER_WINDOW:-1/3}" --duration "${OBSERVER_DURATION:-10}" --profiles 1
   done
   for spec in ${OBSERVER_FIX-}; do
     observe "${spec%%:*}.fix" --workload "${spec%%:*}" --fix "${spec#*:}"
