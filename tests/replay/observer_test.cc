@@ -1,7 +1,8 @@
-// Replays the H200 run of the observer check (tests/data/gpu_runs/2026-12-02_observer2): each
-// workload ran once without gpuidle (its untraced step time, minus the GPU's busy time per step,
-// is the idle time the program really has: the truth) and once under gpuidle, which recorded a
-// trace and wrote a report with its own cost taken out of the timeline. CI checks what the GPU
+// Replays the H200 runs of the observer check (tests/data/gpu_runs/2026-12-02_observer2 and
+// _observer3, tests/benchmarks/python/observer.py): each workload ran without gpuidle (its
+// untraced step time, minus the GPU's busy time per step, is the idle time the program really
+// has: the truth) and under gpuidle, which recorded a trace and wrote a report with its own cost
+// taken out of the timeline. CI checks what the GPU
 // run showed: the recorded trace analysed again gives the live report, taking gpuidle's cost out
 // brings the idle time toward the truth and never changes the busy time, and the error against
 // the truth is the one the GPU run printed.
@@ -25,8 +26,9 @@ namespace {
 
 using ::gpuidle::testing::ReadFileOrDie;
 
+// name: "<run folder>/<label>.<suffix>", under tests/data/gpu_runs.
 std::string RunPath(const std::string& name) {
-  return std::string(GPUIDLE_TEST_DATA_DIR) + "/gpu_runs/2026-12-02_observer2/" + name;
+  return std::string(GPUIDLE_TEST_DATA_DIR) + "/gpu_runs/" + name;
 }
 
 // The key=value pairs of the log's line that starts with "result ".
@@ -207,16 +209,18 @@ TEST_P(ObserverRun, TakingTheTracerOutLeavesBusyTimeAlone) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(OnTheH200, ObserverRun,
-                         ::testing::Values("gpt2.full", "resnet50.fix", "dataloader.full",
-                                           "item_sync.full"),
-                         [](const ::testing::TestParamInfo<std::string>& param) {
-                           std::string name = param.param;
-                           for (char& c : name) {
-                             if (c == '.') c = '_';
-                           }
-                           return name;
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    OnTheH200, ObserverRun,
+    ::testing::Values("2026-12-02_observer2/gpt2.full", "2026-12-02_observer2/resnet50.fix",
+                      "2026-12-02_observer2/dataloader.full", "2026-12-02_observer2/item_sync.full",
+                      "2026-12-02_observer3/resnet50.full", "2026-12-02_observer3/gpt2.full2"),
+    [](const ::testing::TestParamInfo<std::string>& param) {
+      std::string name = param.param;
+      for (char& c : name) {
+        if (c == '.' || c == '/' || c == '-') c = '_';
+      }
+      return name;
+    });
 
 }  // namespace
 }  // namespace gpuidle
