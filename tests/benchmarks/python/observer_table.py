@@ -6,8 +6,10 @@
 Reads the `result`, `gain` and after_profile lines of DIR/*.log, and the transformers Trainer's
 runs (trainer.untraced.{100,400}.log: its own timing, untraced; trainer.run.report.json: the
 report of its run under `gpuidle run`), and prints markdown: reported idle per step against the
-untraced truth of the same process, the predicted gain against the fix's untraced gain, and
-what each profiler leaves behind after it stops. Needs nothing but the standard library.
+untraced truth of the same process (the last profile's figures; with several profiles a process,
+the verdict is on the median of their errors), the predicted gain against the fix's untraced
+gain, and what each profiler leaves behind after it stops. Needs nothing but the standard
+library.
 """
 import glob
 import json
@@ -65,8 +67,9 @@ def main():
             if "label" in r:
                 rows.append(r)
     print("| process | mode | untraced ms/step | busy ms/step | untraced idle | reported idle | "
-          "taken out | error (of the untraced step) | within 5% | dominant | top gain <= untraced idle |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+          "taken out | error (of the untraced step) | each profile's error, median | within 5% | "
+          "dominant | top gain <= untraced idle |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     within = 0
     for r in rows:
         ok = r["verdict"] == "PASS"
@@ -74,7 +77,9 @@ def main():
         print(f"| {r['label']} | {r['mode']} | {float(r['untraced_step_ms']):.2f} | "
               f"{float(r['busy_ms']):.2f} | {float(r['truth_idle_ms']):.2f} | "
               f"{float(r['reported_idle_ms']):.2f} | {float(r['tracer_ms']):.2f} | "
-              f"{r['error_of_step']} | {'yes' if ok else 'no'} | {r['dominant']} | "
+              f"{r['error_of_step']} | {r.get('profile_errors', '').replace(',', ', ')}"
+              f"{', median ' + r['median_error'] if 'median_error' in r else ''} | "
+              f"{'yes' if ok else 'no'} | {r['dominant']} | "
               f"{r['gain_within_cap']} |")
     t = trainer_row(folder)
     if t:
@@ -82,7 +87,7 @@ def main():
         within += ok
         print(f"| transformers Trainer (gpuidle run; untraced: its own timing, two other "
               f"processes) | full | {t[0]:.2f} | {t[1]:.2f} | {t[2]:.2f} | {t[3]:.2f} | "
-              f"{t[4]:.2f} | {t[5]:+.1f}% | {'yes' if ok else 'no'} | | |")
+              f"{t[4]:.2f} | {t[5]:+.1f}% | | {'yes' if ok else 'no'} | | |")
     print(f"\nwithin 5%: {within} of {len(rows) + (1 if t else 0)}")
     gains = [g for p in logs(folder)
              for g in lines_starting(p, "gain")]
