@@ -5,6 +5,8 @@
 #include <limits>
 
 #include "absl/container/flat_hash_map.h"
+#include "model/correlation_index.h"
+#include "model/stable_sort.h"
 
 namespace gpuidle::internal {
 namespace {
@@ -57,11 +59,7 @@ TracerShift RemoveTracerTime(Timeline* t) {
   std::vector<HostCall>& calls = t->calls;
   const size_t n = calls.size();
 
-  absl::flat_hash_map<uint64_t, size_t> call_of;  // correlation id -> the call that launched it
-  call_of.reserve(n);
-  for (size_t i = 0; i < n; ++i) {
-    if (calls[i].correlation_id != kNoCorrelation) call_of.emplace(calls[i].correlation_id, i);
-  }
+  const CorrelationIndex call_of(calls);    // correlation id -> the call that launched it
   std::vector<int64_t> launch_shift(n, 0);  // the host's shift when each call submitted its work
   size_t moved_calls = 0;                   // calls [0, moved_calls) have their shift
 
@@ -73,12 +71,9 @@ TracerShift RemoveTracerTime(Timeline* t) {
   // Moves one op; false while the call that launched it has no shift yet.
   auto move_op = [&](DeviceState& d, const DeviceOp& op) {
     int64_t s = d.any ? d.frontier_shift : 0;  // an op of no known call keeps its place
-    if (op.correlation_id != kNoCorrelation) {
-      auto it = call_of.find(op.correlation_id);
-      if (it != call_of.end()) {
-        if (it->second >= moved_calls) return false;
-        s = launch_shift[it->second];
-      }
+    if (const int32_t call = call_of.Find(op.correlation_id); call != CorrelationIndex::kNone) {
+      if (static_cast<size_t>(call) >= moved_calls) return false;
+      s = launch_shift[call];
     }
     if (d.any)
       s = std::min(s, d.frontier_shift + std::max<int64_t>(0, op.start_ns - d.frontier_end));
@@ -156,10 +151,9 @@ TracerShift RemoveTracerTime(Timeline* t) {
 
   // Everything moves.
   for (size_t i = 0; i < n; ++i) std::tie(calls[i].start_ns, calls[i].end_ns) = moved[i];
-  std::stable_sort(calls.begin(), calls.end(),
-                   [](const HostCall& a, const HostCall& b) { return a.start_ns < b.start_ns; });
-  std::stable_sort(points.begin(), points.end(),
-                   [](const HostPoint& a, const HostPoint& b) { return a.time_ns < b.time_ns; });
+  // The moves keep almost every sequence in order: StableSortByKey merges the few runs.
+  StableSortByKey(calls, [](const HostCall& c) { return c.start_ns; });
+  StableSortByKey(points, [](const HostPoint& p) { return p.time_ns; });
   auto host_shift = [&](int64_t time) {
     auto it = std::upper_bound(points.begin(), points.end(), time,
                                [](int64_t v, const HostPoint& p) { return v < p.time_ns; });
@@ -170,11 +164,9 @@ TracerShift RemoveTracerTime(Timeline* t) {
     r.end_ns = std::max(start, r.end_ns - host_shift(r.end_ns));
     r.start_ns = start;
   }
-  std::stable_sort(t->ranges.begin(), t->ranges.end(),
-                   [](const Range& a, const Range& b) { return a.start_ns < b.start_ns; });
+  StableSortByKey(t->ranges, [](const Range& r) { return r.start_ns; });
   for (HostSample& s : t->samples) s.time_ns -= host_shift(s.time_ns);
-  std::stable_sort(t->samples.begin(), t->samples.end(),
-                   [](const HostSample& a, const HostSample& b) { return a.time_ns < b.time_ns; });
+  StableSortByKey(t->samples, [](const HostSample& h) { return h.time_ns; });
   std::vector<LostRecordSpan> lost;
   for (LostRecordSpan span : t->info.lost_record_spans) {
     const int64_t start = span.start_ns - host_shift(span.start_ns);
@@ -201,9 +193,8 @@ TracerShift RemoveTracerTime(Timeline* t) {
       if (s != last) out.points.emplace_back(d.ops[k].start_ns, s);
       last = s;
     }
-    std::stable_sort(d.ops.begin(), d.ops.end(),
-                     [](const DeviceOp& a, const DeviceOp& b) { return a.start_ns < b.start_ns; });
-    std::stable_sort(out.points.begin(), out.points.end());
+    StableSortByKey(d.ops, [](const DeviceOp& op) { return op.start_ns; });
+    StableSortByKey(out.points, [](const std::pair<int64_t, int64_t>& p) { return p; });
   }
   return result;
 }
