@@ -122,6 +122,25 @@ void AddRankInfo(const Timeline& t, Interval window, Report* report) {
   report->warnings = t.info.warnings;
 }
 
+// A trace with launch calls but no GPU records: the tracer recorded the host's side only (CUDA
+// activities off) or lost the GPU's records. Its report cannot say when the GPU was idle; the
+// warning says so, with what to change.
+void NoteLaunchesWithoutGpuRecords(const Timeline& t, Report* report) {
+  for (const DeviceTimeline& d : t.devices) {
+    if (!d.ops.empty()) return;
+  }
+  const int64_t launches = std::count_if(t.calls.begin(), t.calls.end(), [](const HostCall& c) {
+    return c.category == CallCategory::kLaunch;
+  });
+  if (launches == 0) return;
+  report->warnings.push_back(absl::StrCat(
+      "the trace has ", launches, " launch call", launches == 1 ? "" : "s",
+      " but no record of GPU work: the GPU's activity was not recorded or was lost, so this "
+      "report cannot say when the GPU was idle; record it too (torch.profiler: "
+      "ProfilerActivity.CUDA among its activities; Nsight Systems: --trace=cuda; gpuidle's own "
+      "capture records it)"));
+}
+
 // What the devices of one rank share.
 struct RankAnalysis {
   const Timeline& t;
@@ -284,6 +303,7 @@ absl::StatusOr<Report> AnalyzeTimeline(const Timeline& t, const std::string& inp
   Report report;
   report.options = options;
   AddRankInfo(t, *window, &report);
+  NoteLaunchesWithoutGpuRecords(t, &report);
   if (rank) {
     RankReport& r = report.ranks.emplace_back();
     r.rank = *rank;

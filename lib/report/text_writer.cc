@@ -691,7 +691,7 @@ class TextWriter : public ReportWriter {
     out += "\n";
     // Start-up apart, then the steady state that every figure below describes, then wind-down.
     const bool has_steps = !r.steps.empty() || !r.step_source.empty();
-    if (r.devices.empty()) out += "no GPU work in this trace\n";
+    if (r.devices.empty()) out += "no GPU activity recorded in this trace\n";
     PhaseHeadline(r, Phase::kStartUp, has_steps, &out);
     SteadyHeadline(r, &out);
     for (const DeviceReport& d : r.devices) Device(r, d, paint, &out);

@@ -18,6 +18,7 @@ using internal::CopyKind;
 using ::gpuidle::testing::kUs;
 using ::gpuidle::testing::MustAnalyze;
 using ::gpuidle::testing::OnlyDevice;
+using ::testing::AllOf;
 using ::testing::Contains;
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -566,6 +567,32 @@ TEST(Analyze, MergedRanksCarryTheOptionsOfTheMergingAnalysis) {
   EXPECT_EQ(r->devices.size(), 2u);
   EXPECT_EQ(r->options.launch_gap_max_ns, 333'000);
   EXPECT_THAT(*FormatReport(*r, "json"), HasSubstr("\"launch_gap_max_ns\": 333000"));
+}
+
+// A trace of the host's side only (torch.profiler without ProfilerActivity.CUDA, or GPU records
+// lost): launch calls and no GPU record. The report says it cannot tell when the GPU was idle,
+// and what to record; a trace with GPU records, or without launches, gets no such warning.
+TEST(Analyze, SaysSoWhenLaunchCallsHaveNoRecordOfGpuWork) {
+  const auto host_only = TimelineBuilder()
+                             .Launch(1, 0, 5)
+                             .Launch(1, 10, 15)
+                             .Launch(1, 20, 25)
+                             .OtherCall(1, 30, 31)
+                             .Build();
+  absl::StatusOr<Report> r = Analyze(host_only, AnalysisOptions());
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->devices.empty());
+  EXPECT_THAT(r->warnings, Contains(AllOf(HasSubstr("3 launch calls but no record of GPU work"),
+                                          HasSubstr("ProfilerActivity.CUDA"))));
+  EXPECT_THAT(*FormatReport(*r, "text"), HasSubstr("no GPU activity recorded in this trace"));
+
+  const auto with_kernel =
+      TimelineBuilder().Launch(1, 0, 5).Kernel(10, 20).Launch(1, 30, 35).Build();
+  EXPECT_THAT(MustAnalyze(with_kernel).warnings, Not(Contains(HasSubstr("no record of GPU work"))));
+  const auto no_launch = TimelineBuilder().OtherCall(1, 0, 5).OtherCall(1, 10, 15).Build();
+  absl::StatusOr<Report> quiet = Analyze(no_launch, AnalysisOptions());
+  ASSERT_TRUE(quiet.ok()) << quiet.status();
+  EXPECT_THAT(quiet->warnings, Not(Contains(HasSubstr("no record of GPU work"))));
 }
 
 }  // namespace

@@ -237,7 +237,7 @@ TEST(TextWriter, ReportsCommunicationOfADeviceThatWasNeverIdle) {
 }
 
 TEST(TextWriter, SaysSoWhenThereIsNoGpuWork) {
-  EXPECT_THAT(WriteText(Report()), HasSubstr("no GPU work in this trace\n"));
+  EXPECT_THAT(WriteText(Report()), HasSubstr("no GPU activity recorded in this trace\n"));
   EXPECT_THAT(WriteText(SampleReport()), Not(HasSubstr("no GPU work")));
 }
 
