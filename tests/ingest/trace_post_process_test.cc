@@ -1,6 +1,12 @@
 // After the parse: placement, warnings, joins, the base time and sorting.
 #include "ingest/trace_post_process.h"
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "ingest/event_mapper.h"
@@ -69,6 +75,71 @@ TEST(TracePostProcess, ABaseTimeThatMovesTimesOutOfRangeIsAnError) {
   Timeline u;
   u.calls.emplace_back().start_ns = 10;
   EXPECT_FALSE(ShiftTimes(INT64_MAX, &u).ok());  // overflow, not wrap-around
+}
+
+Event Annotation(absl::string_view cat, absl::string_view name, int64_t ts_us, int64_t dur_us,
+                 uint64_t tid = 7) {
+  Event e;
+  e.ph = "X";
+  e.cat = std::string(cat);
+  e.name = std::string(name);
+  e.ts_ns = ts_us * 1000;
+  e.dur_ns = dur_us * 1000;
+  e.tid = tid;
+  return e;
+}
+
+std::vector<std::string> StepsOf(const Timeline& t) {
+  std::vector<std::string> steps;
+  for (const Range& r : t.ranges) {
+    if (r.kind == RangeKind::kStep) {
+      steps.push_back(
+          absl::StrCat(t.strings.Get(r.name), " ", r.start_ns / 1000, "-", r.end_ns / 1000));
+    }
+  }
+  return steps;
+}
+
+// Without ProfilerStep, PyTorch's own optimizer-step annotations make the steps: from one step's
+// end to the next's, for the first optimizer, its annotation and CPU op counted once.
+TEST(TracePostProcess, OptimizerStepCallsMakeTheStepsOfATraceWithoutSteps) {
+  Timeline t;
+  ReaderWarnings warnings;
+  EventMapper mapper(&t, &warnings);
+  for (int64_t at : {100, 300, 500, 700}) {
+    mapper.Map(Annotation("user_annotation", "Optimizer.step#SGD.step", at, 20));
+    mapper.Map(Annotation("cpu_op", "Optimizer.step#SGD.step", at, 20));
+    // A second optimizer, and the first's zero_grad: not steps.
+    mapper.Map(Annotation("user_annotation", "Optimizer.step#Adam.step", at + 50, 10));
+    mapper.Map(Annotation("user_annotation", "Optimizer.zero_grad#SGD.zero_grad", at + 80, 5));
+  }
+  // The same optimizer on another thread (a second process's trace merged in, say): not counted.
+  mapper.Map(Annotation("user_annotation", "Optimizer.step#SGD.step", 400, 20, /*tid=*/9));
+  ASSERT_TRUE(FinishTimeline(mapper, warnings, std::nullopt, &t).ok());
+  EXPECT_THAT(StepsOf(t), ElementsAre("optimizer.step#1 120-320", "optimizer.step#2 320-520",
+                                      "optimizer.step#3 520-720"));
+  EXPECT_TRUE(std::is_sorted(t.ranges.begin(), t.ranges.end(), [](const Range& a, const Range& b) {
+    return a.start_ns < b.start_ns;
+  }));
+}
+
+TEST(TracePostProcess, ATraceWithStepsKeepsThemAndOneOptimizerCallMakesNoStep) {
+  Timeline with_steps;
+  ReaderWarnings warnings;
+  EventMapper mapper(&with_steps, &warnings);
+  mapper.Map(Annotation("user_annotation", "ProfilerStep#4", 0, 250));
+  mapper.Map(Annotation("user_annotation", "ProfilerStep#5", 250, 250));
+  for (int64_t at : {100, 300}) {
+    mapper.Map(Annotation("user_annotation", "Optimizer.step#SGD.step", at, 20));
+  }
+  ASSERT_TRUE(FinishTimeline(mapper, warnings, std::nullopt, &with_steps).ok());
+  EXPECT_THAT(StepsOf(with_steps), ElementsAre("ProfilerStep#4 0-250", "ProfilerStep#5 250-500"));
+
+  Timeline once;
+  EventMapper mapper_once(&once, &warnings);
+  mapper_once.Map(Annotation("user_annotation", "Optimizer.step#SGD.step", 100, 20));
+  ASSERT_TRUE(FinishTimeline(mapper_once, warnings, std::nullopt, &once).ok());
+  EXPECT_THAT(StepsOf(once), ::testing::IsEmpty());
 }
 
 }  // namespace

@@ -2,9 +2,12 @@
 // docs/VALIDATION.md) and checks that each is given its known cause.
 #include <string>
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_replace.h"
 #include "gmock/gmock.h"
 #include "gpuidle/analyze.h"
 #include "gtest/gtest.h"
+#include "testing/temp_dir.h"
 
 namespace gpuidle {
 namespace {
@@ -88,6 +91,26 @@ TEST(RecordedOnH200, MixedResnetIsPartlyDataStarvedAndPartlyLaunchBound) {
   EXPECT_GE(Share(idle, Cause::kDataStarved), 0.30);
   EXPECT_GE(Share(idle, Cause::kLaunchBound), 0.30);
   EXPECT_GE(Share(idle, Cause::kDataStarved) + Share(idle, Cause::kLaunchBound), 0.95);
+}
+
+// The same trace as if torch.profiler had recorded it without step(): no ProfilerStep ranges.
+// PyTorch's own Optimizer.step annotations then make the steps, and the answer stays the same.
+TEST(RecordedOnH200, WithoutProfilerStepsTheOptimizerStepsAreTheSteps) {
+  const Report with_steps = MustAnalyze("mixed_resnet");
+  std::string json = testing::Gunzip(testing::ReadFileOrDie(TracePath("mixed_resnet")));
+  ASSERT_TRUE(absl::StrContains(json, "\"ProfilerStep#"));
+  absl::StrReplaceAll({{"\"ProfilerStep#", "\"Annotated#"}}, &json);
+  testing::TempDir dir;
+  absl::StatusOr<Report> r = AnalyzeTraceFiles({dir.Write("no_steps.json", json)});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->step_source, "optimizer.step");
+  ASSERT_EQ(r->devices.size(), 1u);
+  EXPECT_GE(r->devices[0].step_count, 8);
+  const IdleBreakdown& idle = r->devices[0].idle;
+  EXPECT_GE(Share(idle, Cause::kDataStarved), 0.30);
+  EXPECT_GE(Share(idle, Cause::kLaunchBound), 0.30);
+  EXPECT_NEAR(Share(idle, Cause::kDataStarved),
+              Share(with_steps.devices[0].idle, Cause::kDataStarved), 0.10);
 }
 
 TEST(RecordedOnTwoH200s, FindsTheStragglerAndThePeerWaitingForIt) {
