@@ -193,7 +193,18 @@ void EventMapper::Map(const Event& e) {
     return;
   }
   const EventCategory category = CategoryOf(e.cat);
-  if (category == EventCategory::kIgnored) return;
+  if (category == EventCategory::kIgnored) {
+    int64_t end = 0;
+    if (e.cat == kProfilerSpanCategory && e.ph == kCompletePhase && e.ts_ns && e.dur_ns &&
+        *e.dur_ns > 0 && (e.bad & (Bit(Field::kTs) | Bit(Field::kDur))) == 0 &&
+        !__builtin_add_overflow(*e.ts_ns, *e.dur_ns, &end)) {
+      const int64_t start = *e.ts_ns;
+      profiler_span_ = profiler_span_ ? std::pair{std::min(profiler_span_->first, start),
+                                                  std::max(profiler_span_->second, end)}
+                                      : std::pair{start, end};
+    }
+    return;
+  }
   // Complete events only; metadata, flows and instants carry nothing the analysis uses.
   // gpuidle's host samples are instants.
   const bool instant = category == EventCategory::kHostSample;

@@ -5,6 +5,7 @@
 #define GPUIDLE_LIB_INGEST_EVENT_MAPPER_H_
 
 #include <cstdint>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -35,6 +36,10 @@ class EventMapper {
   // AttachCallStreams.
   const std::vector<CallStreams>& syncs() const { return syncs_; }
   const std::vector<EventRecordStream>& event_records() const { return event_records_; }
+  // What torch.profiler says it recorded: its own span (a complete event of category "Trace",
+  // "PyTorch Profiler (0)") as [start, end) as written (before the base time); nullopt where it
+  // wrote none.
+  std::optional<std::pair<int64_t, int64_t>> profiler_span() const { return profiler_span_; }
 
  private:
   StringId InternText(absl::string_view text);
@@ -74,6 +79,7 @@ class EventMapper {
   ReaderWarnings& w_;
   std::vector<CallStreams> syncs_;
   std::vector<EventRecordStream> event_records_;
+  std::optional<std::pair<int64_t, int64_t>> profiler_span_;
   absl::flat_hash_map<int, size_t> device_slots_;  // device -> index in t_.devices
   absl::flat_hash_map<int64_t, uint32_t> folded_streams_;
   std::vector<std::pair<uint64_t, DeviceOp>> pending_ranges_;  // (pid, op)

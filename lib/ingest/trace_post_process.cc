@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -74,6 +76,54 @@ void StepsFromOptimizerCalls(Timeline* t) {
                    [](const Range& a, const Range& b) { return a.start_ns < b.start_ns; });
 }
 
+// Host ranges that ran past what the trace recorded (a last step that torch.profiler's
+// schedule closed long after it stopped recording) would stretch the window with time nobody
+// recorded, which the analysis would call idle. Where the trace gives the profiler's own span,
+// steps, data waits and annotations are clipped to it (events, which the profiler recorded as
+// they ended, are not); a warning says so where it took out a millisecond or more. A trace
+// without that span keeps its ranges: a step may rightly end after the last recorded op (host
+// work that made no CUDA call). Not for gpuidle's traces: the collector records its ranges
+// inside its own window.
+void ClipRangesToTheProfilersSpan(std::pair<int64_t, int64_t> span, Timeline* t) {
+  const auto [lo, hi] = span;
+  const auto is_event = [](const Range& r) {
+    return r.kind == RangeKind::kFrameworkOp || r.kind == RangeKind::kPython;
+  };
+  int64_t changed = 0, dropped = 0, longest = 0;
+  std::string longest_name;
+  std::vector<Range> kept;
+  kept.reserve(t->ranges.size());
+  for (Range r : t->ranges) {
+    if (!is_event(r) && (r.start_ns < lo || r.end_ns > hi)) {
+      const int64_t outside =
+          std::max<int64_t>(0, lo - r.start_ns) + std::max<int64_t>(0, r.end_ns - hi);
+      if (outside > longest) {
+        longest = outside;
+        longest_name = std::string(t->strings.Get(r.name));
+      }
+      ++changed;
+      if (r.end_ns <= lo || r.start_ns >= hi) {
+        ++dropped;
+        continue;
+      }
+      r.start_ns = std::max(r.start_ns, lo);
+      r.end_ns = std::min(r.end_ns, hi);
+    }
+    kept.push_back(r);
+  }
+  if (changed == 0) return;
+  std::stable_sort(kept.begin(), kept.end(),
+                   [](const Range& a, const Range& b) { return a.start_ns < b.start_ns; });
+  t->ranges = std::move(kept);
+  if (longest < 1'000'000) return;
+  t->info.warnings.push_back(
+      absl::StrCat(changed, " host range", changed == 1 ? "" : "s",
+                   " ran outside the profiler's recorded span (the longest, \"", longest_name,
+                   "\", by ", longest / 1'000'000, " ms): cut to it",
+                   dropped > 0 ? absl::StrCat(", ", dropped, " left out") : "",
+                   "; the time outside was not recorded and is not counted"));
+}
+
 }  // namespace
 
 absl::Status FinishTimeline(EventMapper& mapper, const ReaderWarnings& warnings,
@@ -85,6 +135,15 @@ absl::Status FinishTimeline(EventMapper& mapper, const ReaderWarnings& warnings,
   // several ranks line up.
   if (base_time_ns) GPUIDLE_RETURN_IF_ERROR(ShiftTimes(*base_time_ns, t));
   t->Finalize();
+  if (t->info.source != "gpuidle") {
+    std::optional<std::pair<int64_t, int64_t>> span = mapper.profiler_span();
+    if (span && base_time_ns &&
+        (__builtin_add_overflow(span->first, *base_time_ns, &span->first) ||
+         __builtin_add_overflow(span->second, *base_time_ns, &span->second))) {
+      span.reset();
+    }
+    if (span) ClipRangesToTheProfilersSpan(*span, t);
+  }
   StepsFromOptimizerCalls(t);
   return absl::OkStatus();
 }

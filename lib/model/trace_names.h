@@ -124,6 +124,8 @@ inline constexpr absl::string_view kFlowCategory = "ac2g";
 
 // Event phases: complete events, and instants (either case).
 inline constexpr absl::string_view kCompletePhase = "X";
+// The category of torch.profiler's own span ("PyTorch Profiler (0)"): what it recorded.
+inline constexpr absl::string_view kProfilerSpanCategory = "Trace";
 inline constexpr absl::string_view kInstantPhase = "i";
 inline constexpr absl::string_view kInstantPhaseUpper = "I";
 

@@ -14,6 +14,7 @@
 namespace gpuidle::internal::kineto {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
@@ -140,6 +141,39 @@ TEST(TracePostProcess, ATraceWithStepsKeepsThemAndOneOptimizerCallMakesNoStep) {
   mapper_once.Map(Annotation("user_annotation", "Optimizer.step#SGD.step", 100, 20));
   ASSERT_TRUE(FinishTimeline(mapper_once, warnings, std::nullopt, &once).ok());
   EXPECT_THAT(StepsOf(once), ::testing::IsEmpty());
+}
+
+// A step that torch.profiler closed long after its own span ended (its schedule stopped
+// recording mid-step) is cut to the span: the time after it was never recorded.
+TEST(TracePostProcess, StepsAreCutToTheProfilersSpan) {
+  Timeline t;
+  ReaderWarnings warnings;
+  EventMapper mapper(&t, &warnings);
+  Event span = Annotation("Trace", "PyTorch Profiler (0)", 50, 950);
+  span.pid = 0;
+  mapper.Map(span);
+  mapper.Map(Annotation("user_annotation", "ProfilerStep#1", 100, 300));
+  mapper.Map(Annotation("user_annotation", "ProfilerStep#2", 400, 13'600));  // ends at 14 ms
+  mapper.Map(Annotation("user_annotation", "late annotation", 2'000, 10));   // after the span
+  mapper.Map(Annotation("cpu_op", "aten::mm", 420, 30));
+  ASSERT_TRUE(FinishTimeline(mapper, warnings, int64_t{5'000'000}, &t).ok());
+  EXPECT_THAT(StepsOf(t), ElementsAre("ProfilerStep#1 5100-5400", "ProfilerStep#2 5400-6000"));
+  ASSERT_THAT(t.ranges, ::testing::SizeIs(3));  // the late annotation left out
+  EXPECT_THAT(
+      t.info.warnings,
+      ElementsAre(AllOf(HasSubstr("2 host ranges ran outside the profiler's recorded span"),
+                        HasSubstr("\"ProfilerStep#2\", by 13 ms"), HasSubstr("1 left out"))));
+}
+
+TEST(TracePostProcess, WithoutTheProfilersSpanRangesAreKept) {
+  Timeline t;
+  ReaderWarnings warnings;
+  EventMapper mapper(&t, &warnings);
+  mapper.Map(Annotation("user_annotation", "ProfilerStep#1", 100, 13'600));
+  mapper.Map(Annotation("cpu_op", "aten::mm", 120, 30));
+  ASSERT_TRUE(FinishTimeline(mapper, warnings, std::nullopt, &t).ok());
+  EXPECT_THAT(StepsOf(t), ElementsAre("ProfilerStep#1 100-13700"));
+  EXPECT_TRUE(t.info.warnings.empty());
 }
 
 }  // namespace

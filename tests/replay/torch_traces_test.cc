@@ -7,6 +7,9 @@
 #include "gmock/gmock.h"
 #include "gpuidle/analyze.h"
 #include "gtest/gtest.h"
+#include "rapidjson/document.h"
+#include "rapidjson/stringbuffer.h"
+#include "rapidjson/writer.h"
 #include "testing/temp_dir.h"
 
 namespace gpuidle {
@@ -111,6 +114,39 @@ TEST(RecordedOnH200, WithoutProfilerStepsTheOptimizerStepsAreTheSteps) {
   EXPECT_GE(Share(idle, Cause::kLaunchBound), 0.30);
   EXPECT_NEAR(Share(idle, Cause::kDataStarved),
               Share(with_steps.devices[0].idle, Cause::kDataStarved), 0.10);
+}
+
+// The same trace as if its last ProfilerStep had been closed 13 s after torch.profiler stopped
+// recording (a schedule that ended mid-step): the step is cut to the profiler's span, so no
+// unrecorded time reads as idle, and the report says so.
+TEST(RecordedOnH200, AStepThatOutlivesTheRecordingIsCutToTheProfilersSpan) {
+  const Report recorded = MustAnalyze("mixed_resnet");
+  rapidjson::Document doc;
+  doc.Parse(testing::Gunzip(testing::ReadFileOrDie(TracePath("mixed_resnet"))).c_str());
+  ASSERT_FALSE(doc.HasParseError());
+  rapidjson::Value* last = nullptr;
+  for (rapidjson::Value& e : doc["traceEvents"].GetArray()) {
+    if (!e.IsObject() || !e.HasMember("name") || !e["name"].IsString() ||
+        !absl::StartsWith(e["name"].GetString(), "ProfilerStep#") || !e.HasMember("cat") ||
+        std::string(e["cat"].GetString()) != "user_annotation" || !e.HasMember("ts")) {
+      continue;
+    }
+    if (last == nullptr || e["ts"].GetDouble() > (*last)["ts"].GetDouble()) last = &e;
+  }
+  ASSERT_NE(last, nullptr);
+  (*last)["dur"].SetDouble((*last)["dur"].GetDouble() + 13e6);  // microseconds
+  rapidjson::StringBuffer json;
+  rapidjson::Writer<rapidjson::StringBuffer> writer(json);
+  doc.Accept(writer);
+  testing::TempDir dir;
+  absl::StatusOr<Report> r = AnalyzeTraceFiles({dir.Write("late_step.json", json.GetString())});
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->devices.size(), 1u);
+  EXPECT_LE(r->window_end_ns - r->window_start_ns,
+            recorded.window_end_ns - recorded.window_start_ns + 1'000'000);
+  EXPECT_LE(r->devices[0].idle_ns, recorded.devices[0].idle_ns * 11 / 10);
+  EXPECT_THAT(r->warnings, ::testing::Contains(
+                               ::testing::HasSubstr("ran outside the profiler's recorded span")));
 }
 
 TEST(RecordedOnTwoH200s, FindsTheStragglerAndThePeerWaitingForIt) {
