@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "model/call_streams.h"
+#include "model/stable_sort.h"
 
 namespace gpuidle::internal::kineto {
 
@@ -72,8 +73,7 @@ void StepsFromOptimizerCalls(Timeline* t) {
                               t->strings.Intern(absl::StrCat("optimizer.step#", k)),
                               RangeKind::kStep});
   }
-  std::stable_sort(t->ranges.begin(), t->ranges.end(),
-                   [](const Range& a, const Range& b) { return a.start_ns < b.start_ns; });
+  StableSortByKey(t->ranges, [](const Range& r) { return r.start_ns; });  // two sorted runs
 }
 
 // Host ranges that ran past what the trace recorded (a last step that torch.profiler's
@@ -112,8 +112,7 @@ void ClipRangesToTheProfilersSpan(std::pair<int64_t, int64_t> span, Timeline* t)
     kept.push_back(r);
   }
   if (changed == 0) return;
-  std::stable_sort(kept.begin(), kept.end(),
-                   [](const Range& a, const Range& b) { return a.start_ns < b.start_ns; });
+  StableSortByKey(kept, [](const Range& r) { return r.start_ns; });  // raised starts moved
   t->ranges = std::move(kept);
   if (longest < 1'000'000) return;
   t->info.warnings.push_back(
