@@ -122,12 +122,22 @@ void AddRankInfo(const Timeline& t, Interval window, Report* report) {
   report->warnings = t.info.warnings;
 }
 
-// A trace with launch calls but no GPU records: the tracer recorded the host's side only (CUDA
-// activities off) or lost the GPU's records. Its report cannot say when the GPU was idle; the
-// warning says so, with what to change.
-void NoteLaunchesWithoutGpuRecords(const Timeline& t, Report* report) {
-  for (const DeviceTimeline& d : t.devices) {
-    if (!d.ops.empty()) return;
+// A trace with only one side of the program (docs/ANALYSIS.md, "Records lost"): launch calls
+// but no GPU records (CUDA activities off, or the GPU's records lost), so the report cannot say
+// when the GPU was idle; or GPU work but no CUDA call at all (a trace filtered to a few kinds
+// of event, or recorded without CPU activities), so it cannot say why. The warning says which,
+// and what to record.
+void NoteOneSidedTrace(const Timeline& t, Report* report) {
+  int64_t ops = 0;
+  for (const DeviceTimeline& d : t.devices) ops += static_cast<int64_t>(d.ops.size());
+  if (ops > 0) {
+    if (!t.calls.empty()) return;
+    report->warnings.push_back(absl::StrCat(
+        "the trace has ", ops, " GPU operation", ops == 1 ? "" : "s",
+        " but no CUDA runtime or driver call: when the host launched or waited is unknown, so "
+        "its idle time is unattributed; record the host's side too (torch.profiler: "
+        "ProfilerActivity.CPU among its activities, and no filter on the exported events)"));
+    return;
   }
   const int64_t launches = std::count_if(t.calls.begin(), t.calls.end(), [](const HostCall& c) {
     return c.category == CallCategory::kLaunch;
@@ -303,7 +313,7 @@ absl::StatusOr<Report> AnalyzeTimeline(const Timeline& t, const std::string& inp
   Report report;
   report.options = options;
   AddRankInfo(t, *window, &report);
-  NoteLaunchesWithoutGpuRecords(t, &report);
+  NoteOneSidedTrace(t, &report);
   if (rank) {
     RankReport& r = report.ranks.emplace_back();
     r.rank = *rank;

@@ -571,8 +571,8 @@ TEST(Analyze, MergedRanksCarryTheOptionsOfTheMergingAnalysis) {
 
 // A trace of the host's side only (torch.profiler without ProfilerActivity.CUDA, or GPU records
 // lost): launch calls and no GPU record. The report says it cannot tell when the GPU was idle,
-// and what to record; a trace with GPU records, or without launches, gets no such warning.
-TEST(Analyze, SaysSoWhenLaunchCallsHaveNoRecordOfGpuWork) {
+// and what to record; a trace with both sides, or without launches, gets no such warning.
+TEST(Analyze, SaysSoWhenATraceHasOnlyOneSideOfTheProgram) {
   const auto host_only = TimelineBuilder()
                              .Launch(1, 0, 5)
                              .Launch(1, 10, 15)
@@ -589,6 +589,13 @@ TEST(Analyze, SaysSoWhenLaunchCallsHaveNoRecordOfGpuWork) {
   const auto with_kernel =
       TimelineBuilder().Launch(1, 0, 5).Kernel(10, 20).Launch(1, 30, 35).Build();
   EXPECT_THAT(MustAnalyze(with_kernel).warnings, Not(Contains(HasSubstr("no record of GPU work"))));
+  // GPU work with no CUDA call at all (a trace filtered to a few kinds of event): why the GPU
+  // idled is unknown, and the report says so.
+  const auto gpu_only = TimelineBuilder().Kernel(10, 20).Kernel(50, 60).Build();
+  EXPECT_THAT(MustAnalyze(gpu_only).warnings,
+              Contains(AllOf(HasSubstr("2 GPU operations but no CUDA runtime or driver call"),
+                             HasSubstr("ProfilerActivity.CPU"))));
+  EXPECT_THAT(MustAnalyze(with_kernel).warnings, Not(Contains(HasSubstr("no CUDA runtime"))));
   const auto no_launch = TimelineBuilder().OtherCall(1, 0, 5).OtherCall(1, 10, 15).Build();
   absl::StatusOr<Report> quiet = Analyze(no_launch, AnalysisOptions());
   ASSERT_TRUE(quiet.ok()) << quiet.status();
