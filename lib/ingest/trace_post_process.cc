@@ -79,16 +79,29 @@ void StepsFromOptimizerCalls(Timeline* t) {
 // Host ranges that ran past what the trace recorded (a last step that torch.profiler's
 // schedule closed long after it stopped recording) would stretch the window with time nobody
 // recorded, which the analysis would call idle. Where the trace gives the profiler's own span,
-// steps, data waits and annotations are clipped to it (events, which the profiler recorded as
-// they ended, are not); a warning says so where it took out a millisecond or more. A trace
+// steps, data waits and annotations are clipped to it, widened to every recorded event (events,
+// which the profiler recorded as they ended, are never cut); a warning says so where it took
+// out a millisecond or more. A trace
 // without that span keeps its ranges: a step may rightly end after the last recorded op (host
 // work that made no CUDA call). Not for gpuidle's traces: the collector records its ranges
 // inside its own window.
 void ClipRangesToTheProfilersSpan(std::pair<int64_t, int64_t> span, Timeline* t) {
-  const auto [lo, hi] = span;
   const auto is_event = [](const Range& r) {
     return r.kind == RangeKind::kFrameworkOp || r.kind == RangeKind::kPython;
   };
+  // A span that does not hold every recorded event is not the whole recording: widened to them.
+  auto [lo, hi] = span;
+  auto cover = [&](int64_t start, int64_t end) {
+    lo = std::min(lo, start);
+    hi = std::max(hi, end);
+  };
+  for (const DeviceTimeline& d : t->devices) {
+    for (const DeviceOp& op : d.ops) cover(op.start_ns, op.end_ns);
+  }
+  for (const HostCall& c : t->calls) cover(c.start_ns, c.end_ns);
+  for (const Range& r : t->ranges) {
+    if (is_event(r)) cover(r.start_ns, r.end_ns);
+  }
   int64_t changed = 0, dropped = 0, longest = 0;
   std::string longest_name;
   std::vector<Range> kept;

@@ -165,6 +165,18 @@ TEST(TracePostProcess, StepsAreCutToTheProfilersSpan) {
                         HasSubstr("\"ProfilerStep#2\", by 13 ms"), HasSubstr("1 left out"))));
 }
 
+// A span that misses recorded events is widened to them: no step is cut inside the recording.
+TEST(TracePostProcess, TheProfilersSpanIsWidenedToTheRecordedEvents) {
+  Timeline t;
+  ReaderWarnings warnings;
+  EventMapper mapper(&t, &warnings);
+  mapper.Map(Annotation("Trace", "PyTorch Profiler (0)", 0, 100));
+  mapper.Map(Annotation("user_annotation", "ProfilerStep#1", 0, 5'000));
+  mapper.Map(Annotation("cpu_op", "aten::mm", 4'000, 500));  // recorded after the span's end
+  ASSERT_TRUE(FinishTimeline(mapper, warnings, std::nullopt, &t).ok());
+  EXPECT_THAT(StepsOf(t), ElementsAre("ProfilerStep#1 0-4500"));
+}
+
 TEST(TracePostProcess, WithoutTheProfilersSpanRangesAreKept) {
   Timeline t;
   ReaderWarnings warnings;
