@@ -90,7 +90,7 @@ void ClipRangesToTheProfilersSpan(std::pair<int64_t, int64_t> span, Timeline* t)
     return r.kind == RangeKind::kFrameworkOp || r.kind == RangeKind::kPython;
   };
   // A span that does not hold every recorded event is not the whole recording: widened to them.
-  auto [lo, hi] = span;
+  int64_t lo = span.first, hi = span.second;
   auto cover = [&](int64_t start, int64_t end) {
     lo = std::min(lo, start);
     hi = std::max(hi, end);
