@@ -59,6 +59,16 @@ def logs(folder, pattern="*.log"):
             if os.path.basename(p) != "device.log"]
 
 
+def table(header, rows):
+    """A markdown table after a blank line; nothing without rows."""
+    if not rows:
+        return
+    print("\n| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    for row in rows:
+        print("| " + " | ".join(row) + " |")
+
+
 def main():
     folder = sys.argv[1]
     rows = []
@@ -89,26 +99,18 @@ def main():
               f"processes) | full | {t[0]:.2f} | {t[1]:.2f} | {t[2]:.2f} | {t[3]:.2f} | "
               f"{t[4]:.2f} | {t[5]:+.1f}% | | {'yes' if ok else 'no'} | | |")
     print(f"\nwithin 5%: {within} of {len(rows) + (1 if t else 0)}")
-    gains = [g for p in logs(folder)
-             for g in lines_starting(p, "gain")]
-    if gains:
-        print("\n| workload | fix | untraced ms/step before | after | measured gain | "
-              "predicted gain | error | within 20% |")
-        print("|---|---|---|---|---|---|---|---|")
-        for g in gains:
-            print(f"| {g['label']} | {g['fix']} | {float(g['untraced_step_ms']):.2f} | "
-                  f"{float(g['fixed_step_ms']):.2f} | {float(g['measured_gain_ms']):.2f} | "
-                  f"{float(g['predicted_gain_ms']):.2f} | {g['error']} | "
-                  f"{'yes' if g['verdict'] == 'PASS' else 'no'} |")
-    after = [a for p in logs(folder, "after.*.log")
-             for a in lines_starting(p, "result")]
-    if after:
-        print("\n| profiler | ms added per profile (20 healthy steps) | launch-bound probe "
-              "just after a stop / before | after the last stop / before |")
-        print("|---|---|---|---|")
-        for a in after:
-            print(f"| {a['profiler']} | {float(a['profile_added_ms']):.1f} | "
-                  f"{a['first_probe_ratio']} | {a['after_ratio']} |")
+    gains = [g for p in logs(folder) for g in lines_starting(p, "gain")]
+    table(["workload", "fix", "untraced ms/step before", "after", "measured gain",
+           "predicted gain", "error", "within 20%"],
+          [[g["label"], g["fix"], f"{float(g['untraced_step_ms']):.2f}",
+            f"{float(g['fixed_step_ms']):.2f}", f"{float(g['measured_gain_ms']):.2f}",
+            f"{float(g['predicted_gain_ms']):.2f}", g["error"],
+            "yes" if g["verdict"] == "PASS" else "no"] for g in gains])
+    after = [a for p in logs(folder, "after.*.log") for a in lines_starting(p, "result")]
+    table(["profiler", "ms added per profile (20 healthy steps)",
+           "launch-bound probe just after a stop / before", "after the last stop / before"],
+          [[a["profiler"], f"{float(a['profile_added_ms']):.1f}", a["first_probe_ratio"],
+            a["after_ratio"]] for a in after])
     return 0
 
 
