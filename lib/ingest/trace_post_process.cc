@@ -104,9 +104,11 @@ void ClipRangesToTheProfilersSpan(std::pair<int64_t, int64_t> span, Timeline* t)
   }
   int64_t changed = 0, dropped = 0, longest = 0;
   std::string longest_name;
-  std::vector<Range> kept;
-  kept.reserve(t->ranges.size());
-  for (Range r : t->ranges) {
+  // In place: a trace's ranges can number millions, and most traces have none to cut.
+  std::vector<Range>& ranges = t->ranges;
+  size_t kept = 0;
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    Range r = ranges[i];
     if (!is_event(r) && (r.start_ns < lo || r.end_ns > hi)) {
       const int64_t outside =
           std::max<int64_t>(0, lo - r.start_ns) + std::max<int64_t>(0, r.end_ns - hi);
@@ -122,11 +124,11 @@ void ClipRangesToTheProfilersSpan(std::pair<int64_t, int64_t> span, Timeline* t)
       r.start_ns = std::max(r.start_ns, lo);
       r.end_ns = std::min(r.end_ns, hi);
     }
-    kept.push_back(r);
+    ranges[kept++] = r;
   }
   if (changed == 0) return;
-  StableSortByKey(kept, [](const Range& r) { return r.start_ns; });  // raised starts moved
-  t->ranges = std::move(kept);
+  ranges.resize(kept);
+  StableSortByKey(ranges, [](const Range& r) { return r.start_ns; });  // raised starts moved
   if (longest < 1'000'000) return;
   t->info.warnings.push_back(
       absl::StrCat(changed, " host range", changed == 1 ? "" : "s",
