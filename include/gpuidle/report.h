@@ -36,9 +36,11 @@ enum class Subcause : int {
   kDeviceWait,      // sync_bound: queued work waited on another stream's event
   kCommWait,        // sync_bound: a collective waited for peer ranks
   kCopyWait,        // sync_bound: queued work waited for a copy or memset ahead of it on its stream
+  kAllocator,       // sync_bound: the host was in the memory allocator (cudaMalloc/cudaFree; a
+                    // free first waits for the device)
   kUnattributed,    // no evidence
 };
-inline constexpr int kNumSubcauses = 10;
+inline constexpr int kNumSubcauses = 11;
 
 GPUIDLE_EXPORT Cause CauseOf(Subcause s);
 GPUIDLE_EXPORT absl::string_view CauseName(Cause c);           // "data_starved"
@@ -72,19 +74,20 @@ inline constexpr int kNumPhases = 3;
 
 // What one-off time was spent on.
 enum class OneOffKind : int {
-  kCudaInit,     // driver / context initialisation (cuInit, primary context, the first CUDA call)
-  kCompilation,  // JIT compilation (NVRTC, Triton/Inductor, XLA): host work that ends in loading
-                 // the code it made, or whose sampled stack is in a compiler
-  kModuleLoad,   // loading GPU code (cuModuleLoad*, cuLibraryLoad*, a kernel's first launch)
-  kFirstCall,    // the first call of an operation, far slower than its later calls (library
-                 // initialisation such as cuBLAS/cuDNN handles, autotuning, first allocation)
-  kWarmUpStep,   // the program's first step, far longer than the steady steps
-  kSetUp,        // the rest of the start-up: building the model, loading weights, ...
-  kWindDown,     // the rest of the wind-down
-  kGpuBusy,      // kernels ran (in start-up or wind-down: warm-up work, autotuning)
-  kRecordsLost,  // the capture lost records here (TimelineInfo::lost_record_spans): never idle
+  kCudaInit,      // driver / context initialisation (cuInit, primary context, the first CUDA call)
+  kCompilation,   // JIT compilation (NVRTC, Triton/Inductor, XLA): host work that ends in loading
+                  // the code it made, or whose sampled stack is in a compiler
+  kModuleLoad,    // loading GPU code (cuModuleLoad*, cuLibraryLoad*, a kernel's first launch)
+  kFirstCall,     // the first call of an operation, far slower than its later calls (library
+                  // initialisation such as cuBLAS/cuDNN handles, autotuning, first allocation)
+  kWarmUpStep,    // the program's first step, far longer than the steady steps
+  kSetUp,         // the rest of the start-up: building the model, loading weights, ...
+  kWindDown,      // the rest of the wind-down
+  kGpuBusy,       // kernels ran (in start-up or wind-down: warm-up work, autotuning)
+  kRecordsLost,   // the capture lost records here (TimelineInfo::lost_record_spans): never idle
+  kGraphCapture,  // capturing a CUDA graph (launches recorded, not run), instantiating it
 };
-inline constexpr int kNumOneOffKinds = 9;
+inline constexpr int kNumOneOffKinds = 10;
 
 GPUIDLE_EXPORT absl::string_view PhaseName(Phase p);            // "start_up"
 GPUIDLE_EXPORT absl::string_view OneOffKindName(OneOffKind k);  // "compilation"

@@ -52,6 +52,11 @@ absl::string_view FixFor(Subcause s) {
              "side stream (with an event for the consumer) so they overlap compute, and drop "
              "needless device-to-device copies (.contiguous(), .clone(), torch.cat of big "
              "tensors)";
+    case Subcause::kAllocator:
+      return "the host was allocating or freeing device memory (a free first waits for the GPU "
+             "to drain): stop calling torch.cuda.empty_cache() in the loop, reuse buffers and "
+             "keep tensor shapes fixed so the caching allocator serves them, and set "
+             "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True against fragmentation";
     case Subcause::kUnattributed:
       break;
   }

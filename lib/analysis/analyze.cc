@@ -142,6 +142,19 @@ void NoteOneSidedTrace(const Timeline& t, Report* report) {
   const int64_t launches = std::count_if(t.calls.begin(), t.calls.end(), [](const HostCall& c) {
     return c.category == CallCategory::kLaunch;
   });
+  if (launches == 0 && t.calls.empty()) {
+    // The framework's ops without a CUDA call under any: the CUDA side was not recorded at all.
+    const int64_t framework_ops =
+        std::count_if(t.ranges.begin(), t.ranges.end(),
+                      [](const Range& r) { return r.kind == RangeKind::kFrameworkOp; });
+    if (framework_ops == 0) return;
+    report->warnings.push_back(absl::StrCat(
+        "the trace has ", framework_ops, " framework op", framework_ops == 1 ? "" : "s",
+        " but no CUDA call and no record of GPU work: CUDA activities were not recorded, so "
+        "this report cannot say whether or why the GPU was idle; record them (torch.profiler: "
+        "ProfilerActivity.CUDA among its activities)"));
+    return;
+  }
   if (launches == 0) return;
   report->warnings.push_back(absl::StrCat(
       "the trace has ", launches, " launch call", launches == 1 ? "" : "s",

@@ -8,6 +8,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "model/cuda_api.h"
 #include "model/stable_sort.h"
 
 namespace gpuidle::internal {
@@ -19,7 +20,8 @@ constexpr int64_t kForever = std::numeric_limits<int64_t>::max();
 enum Evidence : uint8_t {
   kInDataRange,
   kInH2DCopyCall,
-  kInSyncCall,  // a sync, or a copy to the host (blocking, like .item())
+  kInSyncCall,       // a sync, or a copy to the host (blocking, like .item())
+  kInAllocatorCall,  // cudaMalloc, cudaFree and their kin
   kInOtherCudaCall,
   kInLaunchingOp,      // a framework op that issues GPU work
   kInOtherThreadSync,  // another thread of the process blocked in a sync (JAX/XLA, futures)
@@ -149,10 +151,11 @@ class DeviceAttributor {
   // Device-to-host copies issued by threads that launch no kernels (device ops, by start): a
   // runtime's transfer thread reading a value for the launching thread (JAX/XLA).
   std::vector<int32_t> reads_by_other_threads_;
-  CallsByStart host_calls_{timeline_};     // calls of the launching threads
-  std::vector<HostItem> host_items_;       // everything the host-late walk looks at
-  std::vector<int32_t> h2d_copies_;        // device ops: H2D memcpy, by start
-  std::vector<int64_t> h2d_copy_max_end_;  // prefix maximum of their end times
+  CallsByStart host_calls_{timeline_};          // calls of the launching threads
+  absl::flat_hash_set<int32_t> waiting_frees_;  // their frees that first wait for the device
+  std::vector<HostItem> host_items_;            // everything the host-late walk looks at
+  std::vector<int32_t> h2d_copies_;             // device ops: H2D memcpy, by start
+  std::vector<int64_t> h2d_copy_max_end_;       // prefix maximum of their end times
   // Per stream: its other copies and memsets, by start (work queued behind them waits).
   absl::flat_hash_map<uint32_t, std::vector<int32_t>> stream_copies_;
   absl::flat_hash_map<uint32_t, std::vector<int32_t>> wait_calls_by_stream_;
@@ -237,6 +240,9 @@ void DeviceAttributor::IndexHost() {
       if (k == CopyKind::kDtoH) ev = kInSyncCall;
     } else if (c.category == CallCategory::kWaitEvent && c.stream != kNoStream) {
       wait_calls_by_stream_[c.stream].push_back(ci);
+    } else if (c.category == CallCategory::kAllocator) {
+      ev = kInAllocatorCall;
+      if (FreeWaitsForDevice(timeline_.strings.Get(c.name))) waiting_frees_.insert(ci);
     }
     host_items_.push_back(HostItem{c.start_ns, c.end_ns, ev, ci, -1});
   }
@@ -270,10 +276,11 @@ void DeviceAttributor::Emit(int64_t start, int64_t end, Subcause s, int32_t next
   pieces.push_back(IdlePiece{start, end, s, gap_, next_op, call, range, stack});
 }
 
-// The blocking call (sync, or copy to the host) a launching thread was in at time t, the
-// longest if several; else another thread's, but only while the launching threads themselves
-// were idle (in no CUDA call, data range or launching op). -1 if none. Also notes whether they
-// were busy (launching_threads_busy_). Times t must not decrease from call to call (the sweep).
+// The blocking call (sync, copy to the host, or a free that waits for the device) a launching
+// thread was in at time t, the longest if several; else another thread's, but only while the
+// launching threads themselves were idle (in no CUDA call, data range or launching op). -1 if
+// none. Also notes whether they were busy (launching_threads_busy_). Times t must not decrease
+// from call to call (the sweep).
 int32_t DeviceAttributor::SyncInProgressAt(int64_t t) {
   sweep_->Overlapping(t, t + 1, &scratch_);
   int32_t own = -1, other = -1;
@@ -282,7 +289,9 @@ int32_t DeviceAttributor::SyncInProgressAt(int64_t t) {
   for (int32_t i : scratch_) {
     const HostItem& item = host_items_[i];
     const int64_t len = item.end_ns - item.start_ns;
-    if (item.evidence == kInSyncCall && item.call >= 0) {
+    const bool blocking = item.evidence == kInSyncCall ||
+                          (item.evidence == kInAllocatorCall && waiting_frees_.contains(item.call));
+    if (blocking && item.call >= 0) {
       if (len > own_len) std::tie(own, own_len) = std::make_pair(item.call, len);
     } else if (item.evidence == kInOtherThreadSync) {
       if (len > other_len) std::tie(other, other_len) = std::make_pair(item.call, len);
@@ -344,7 +353,8 @@ void DeviceAttributor::AttributeHostLate(int64_t t0, int64_t e, int32_t next_op)
     // GPU work, and the next op would have come that much sooner. When nothing follows, only
     // the time blocked inside the gap counts.
     u = work_follows ? std::min(e, t0 + (s.end_ns - s.start_ns)) : std::min(e, s.end_ns);
-    Emit(t0, u, Subcause::kHostSync, next_op, sync, -1);
+    const bool free = s.category == CallCategory::kAllocator;
+    Emit(t0, u, free ? Subcause::kAllocator : Subcause::kHostSync, next_op, sync, -1);
   } else if (const int32_t read = launching_threads_busy_ ? -1 : ValueReadByAnotherThread(t0, e);
              read >= 0 && work_follows) {
     // The launching threads waited, outside CUDA, for a value another thread copied to the
@@ -400,8 +410,9 @@ void DeviceAttributor::WalkHost(int64_t u, int64_t e, int32_t next_op) {
     if (kind < kEvidenceKinds) {
       const HostItem& it = host_items_[active[kind].back()];
       static constexpr std::array<Subcause, kEvidenceKinds> kSubcause = {
-          Subcause::kDataLoader,     Subcause::kH2DCopy,        Subcause::kHostSync,
-          Subcause::kLaunchOverhead, Subcause::kLaunchOverhead, Subcause::kHostSync};
+          Subcause::kDataLoader, Subcause::kH2DCopy,        Subcause::kHostSync,
+          Subcause::kAllocator,  Subcause::kLaunchOverhead, Subcause::kLaunchOverhead,
+          Subcause::kHostSync};
       Emit(s0, s1, kSubcause[kind], next_op, it.call, it.range);
       continue;
     }

@@ -22,6 +22,7 @@ void OffenderTable::Add(const DeviceTimeline& device, const IdlePiece& piece) {
     case Subcause::kDeviceWait:
     case Subcause::kCommWait:
     case Subcause::kCopyWait:
+    case Subcause::kAllocator:
       if (piece.call >= 0) {
         const HostCall& c = t.calls[piece.call];
         std::tie(what, at, thread, with_site) = std::make_tuple(c.name, c.start_ns, c.thread, true);

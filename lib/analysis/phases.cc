@@ -8,6 +8,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "model/cuda_api.h"
 
 namespace gpuidle::internal {
 namespace {
@@ -27,8 +28,10 @@ int Priority(OneOffKind k) {
       return 1;
     case OneOffKind::kModuleLoad:
       return 2;
-    default:
+    case OneOffKind::kGraphCapture:
       return 3;
+    default:
+      return 4;
   }
 }
 
@@ -68,6 +71,32 @@ void AddSlowFirstCalls(const Timeline& t, absl::flat_hash_map<OperationKey, Occu
   }
 }
 
+// Between a thread's cudaStreamBeginCapture and its cudaStreamEndCapture the launches are
+// recorded into a graph, not run: the GPU idles by design. Instantiating and uploading the graph
+// is one-off work too. (A runtime call and the driver call inside it begin and end one capture.)
+void AddGraphCapture(const StringTable& strings, const HostCall& c,
+                     absl::flat_hash_map<uint64_t, std::pair<int64_t, StringId>>& capturing,
+                     std::vector<OneOffSpan>* out) {
+  const absl::string_view name = strings.Get(c.name);
+  const CaptureCall step = CaptureCallOf(name);
+  if (step == CaptureCall::kBegin) {
+    capturing.try_emplace(c.thread, c.start_ns, c.name);
+    return;
+  }
+  if (step == CaptureCall::kEnd) {
+    auto it = capturing.find(c.thread);
+    if (it == capturing.end()) return;  // the driver's end inside the runtime's, or no begin
+    out->push_back(OneOffSpan{
+        it->second.first, c.end_ns, OneOffKind::kGraphCapture,
+        absl::StrCat(strings.Get(it->second.second), " to ", name, ": launches recorded, not run"),
+        c.thread});
+    capturing.erase(it);
+    return;
+  }
+  out->push_back(
+      OneOffSpan{c.start_ns, c.end_ns, OneOffKind::kGraphCapture, std::string(name), c.thread});
+}
+
 }  // namespace
 
 // Compiler samples at most this far apart, with no other work sampled between, are one
@@ -88,6 +117,8 @@ std::vector<OneOffSpan> FindOneOffSpans(const TimelineIndex& index, HostStacks& 
   }
   absl::flat_hash_map<uint64_t, int64_t> last_end_by_thread;
   absl::flat_hash_map<OperationKey, Occurrences> ops;
+  // Per thread, the stream capture in progress: where it began, and the call that began it.
+  absl::flat_hash_map<uint64_t, std::pair<int64_t, StringId>> capturing;
   auto occur = [&](OperationKey key, int64_t start, int64_t end, uint64_t thread) {
     auto [it, inserted] = ops.try_emplace(key);
     if (inserted) {
@@ -118,11 +149,15 @@ std::vector<OneOffSpan> FindOneOffSpans(const TimelineIndex& index, HostStacks& 
                                      absl::StrCat("before ", name), c.thread, true});
         }
         continue;
+      case CallCategory::kGraphCapture:
+        AddGraphCapture(t.strings, c, capturing, &spans);
+        continue;
       case CallCategory::kSync:
       case CallCategory::kCopy:
       case CallCategory::kWaitEvent:
         continue;  // they last as long as the GPU work they wait for
       case CallCategory::kLaunch:
+      case CallCategory::kAllocator:
       case CallCategory::kOther:
         break;
     }
@@ -148,6 +183,13 @@ std::vector<OneOffSpan> FindOneOffSpans(const TimelineIndex& index, HostStacks& 
       cover->second = r.end_ns;
     }
     occur({r.name, kRangeKey}, r.start_ns, r.end_ns, r.thread);
+  }
+  // A capture the trace ended in: until the thread's last call.
+  for (const auto& [thread, begun] : capturing) {
+    spans.push_back(OneOffSpan{begun.first, last_end_by_thread[thread], OneOffKind::kGraphCapture,
+                               absl::StrCat(t.strings.Get(begun.second),
+                                            " to the end of the trace: launches recorded, not run"),
+                               thread});
   }
   AddSlowFirstCalls(t, ops, options, &spans);
   // A stretch before a module load is compilation unless its sampled stacks say otherwise.

@@ -14,11 +14,13 @@ namespace {
 // The calls the collector times itself (collect/callback_ids.h): each paid the tracer.
 bool Timed(CallCategory c) {
   return c == CallCategory::kLaunch || c == CallCategory::kSync || c == CallCategory::kCopy ||
-         c == CallCategory::kWaitEvent;
+         c == CallCategory::kWaitEvent || c == CallCategory::kAllocator;
 }
 
-// Calls that can hold the host until GPU work ends.
-bool MayWait(CallCategory c) { return c == CallCategory::kSync || c == CallCategory::kCopy; }
+// Calls that can hold the host until GPU work ends (a free waits for the device first).
+bool MayWait(CallCategory c) {
+  return c == CallCategory::kSync || c == CallCategory::kCopy || c == CallCategory::kAllocator;
+}
 
 struct DeviceState {
   const DeviceTimeline* timeline = nullptr;

@@ -400,14 +400,17 @@ class ReportParser {
   }
 
   // idle_by_subcause: every subcause's ns (idle_by_cause is their sum, not read). Not negative,
-  // and their sum fits (the writers add them up).
+  // and their sum fits (the writers add them up). sync_bound.allocator came later within
+  // gpuidle.report/2: 0 where a report has none.
   absl::Status Subcauses(const Value& obj, const Path& at, IdleBreakdown* idle) const {
     GPUIDLE_ASSIGN_OR_RETURN(const Value* by, Object(obj, at, "idle_by_subcause"));
     const Path here{&at, "idle_by_subcause"};
     int64_t total = 0;
     for (int s = 0; s < kNumSubcauses; ++s) {
       const std::string name = QualifiedSubcauseName(static_cast<Subcause>(s));
-      GPUIDLE_RETURN_IF_ERROR(Int64(*by, here, name, &idle->ns[s]));
+      const Need need =
+          static_cast<Subcause>(s) == Subcause::kAllocator ? Need::kOptional : Need::kRequired;
+      GPUIDLE_RETURN_IF_ERROR(Int64(*by, here, name, &idle->ns[s], need));
       if (idle->ns[s] < 0) return Error({&here, name}, "negative");
       if (__builtin_add_overflow(total, idle->ns[s], &total)) {
         return Error(here, "the sum of the subcauses overflows");

@@ -47,12 +47,41 @@ CallCategory CategorizeCudaApi(absl::string_view name) {
       stem == "LinkComplete") {
     return CallCategory::kModuleLoad;
   }
+  // Memory management. Not cudaMemGetInfo or the pool queries: only what allocates or frees.
+  for (absl::string_view allocator :
+       {"Malloc",       "Free",           "MemAlloc",          "MemFree",
+        "HostAlloc",    "MemHostAlloc",   "HostMalloc",        "HostFree",
+        "ExtMalloc",    "MemCreate",      "MemRelease",        "MemMap",
+        "MemUnmap",     "MemSetAccess",   "MemAddressReserve", "MemAddressFree",
+        "HostRegister", "HostUnregister", "MemHostRegister",   "MemHostUnregister"}) {
+    if (absl::StartsWith(stem, allocator)) return CallCategory::kAllocator;
+  }
+  // Graph capture and instantiation: the launches in between are recorded, not run. Not
+  // cudaStreamIsCapturing or cudaStreamGetCaptureInfo, which PyTorch asks at every allocation.
+  if (absl::StartsWith(stem, "StreamBeginCapture") || absl::StartsWith(stem, "StreamEndCapture") ||
+      absl::StartsWith(stem, "GraphInstantiate") || absl::StartsWith(stem, "GraphUpload")) {
+    return CallCategory::kGraphCapture;
+  }
   // Driver and context initialisation: once per process and device.
   if (stem == "Init" || absl::StartsWith(stem, "DevicePrimaryCtxRetain") ||
       absl::StartsWith(stem, "CtxCreate") || stem == "InitDevice") {
     return CallCategory::kInit;
   }
   return CallCategory::kOther;
+}
+
+bool FreeWaitsForDevice(absl::string_view name) {
+  const absl::string_view stem = Stem(name);
+  if (absl::StrContains(stem, "Async")) return false;
+  return absl::StartsWith(stem, "Free") || absl::StartsWith(stem, "MemFree") ||
+         absl::StartsWith(stem, "HostFree");
+}
+
+CaptureCall CaptureCallOf(absl::string_view name) {
+  const absl::string_view stem = Stem(name);
+  if (absl::StartsWith(stem, "StreamBeginCapture")) return CaptureCall::kBegin;
+  if (absl::StartsWith(stem, "StreamEndCapture")) return CaptureCall::kEnd;
+  return CaptureCall::kGraphSetUp;
 }
 
 absl::string_view CanonicalCudaApiName(absl::string_view cupti_name) {

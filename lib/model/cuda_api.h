@@ -10,6 +10,16 @@ namespace gpuidle::internal {
 
 CallCategory CategorizeCudaApi(absl::string_view name);
 
+// Of the kAllocator calls, those that first wait for the device to finish its work: the
+// synchronous frees (cudaFree, cuMemFree, cudaFreeHost, hipFree; not the stream-ordered
+// cudaFreeAsync).
+bool FreeWaitsForDevice(absl::string_view name);
+
+// Of the kGraphCapture calls: the begin and end of a stream capture, and the rest
+// (instantiating, uploading a graph).
+enum class CaptureCall { kBegin, kEnd, kGraphSetUp };
+CaptureCall CaptureCallOf(absl::string_view name);
+
 // The API name users know: CUPTI's callback names carry the version of the entry point
 // ("cudaLaunchKernel_v7000", "cuMemcpyHtoD_v2"), which is dropped.
 absl::string_view CanonicalCudaApiName(absl::string_view cupti_name);

@@ -21,6 +21,7 @@ Cause CauseOf(Subcause s) {
     case Subcause::kDeviceWait:
     case Subcause::kCommWait:
     case Subcause::kCopyWait:
+    case Subcause::kAllocator:
       return Cause::kSyncBound;
     case Subcause::kUnattributed:
       break;
@@ -62,6 +63,8 @@ absl::string_view SubcauseName(Subcause s) {
       return "comm_wait";
     case Subcause::kCopyWait:
       return "copy_wait";
+    case Subcause::kAllocator:
+      return "allocator";
     case Subcause::kUnattributed:
       break;
   }
@@ -100,6 +103,8 @@ absl::string_view OneOffKindName(OneOffKind k) {
       return "gpu_busy";
     case OneOffKind::kRecordsLost:
       return "records_lost";
+    case OneOffKind::kGraphCapture:
+      return "graph_capture";
   }
   return "set_up";
 }

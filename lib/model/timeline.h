@@ -73,6 +73,8 @@ enum class CallCategory : uint8_t {
   kWaitEvent,   // makes a stream wait for an event recorded on another stream
   kInit,        // creates a context or initialises the driver (cuInit, primary-context retain)
   kModuleLoad,  // loads GPU code (cuModuleLoad*, cuLibraryLoad*): after JIT compilation, too
+  kAllocator,   // allocates or frees device or pinned memory (cudaMalloc, cudaFree, the VMM calls)
+  kGraphCapture,  // begins or ends a stream capture, instantiates or uploads a CUDA graph
   kOther,
 };
 

@@ -167,6 +167,10 @@ inline absl::string_view CallCategoryName(CallCategory c) {
       return "init";
     case CallCategory::kModuleLoad:
       return "module_load";
+    case CallCategory::kAllocator:
+      return "allocator";
+    case CallCategory::kGraphCapture:
+      return "graph_capture";
     case CallCategory::kOther:
       return "other";
   }
@@ -176,7 +180,8 @@ inline absl::string_view CallCategoryName(CallCategory c) {
 inline std::optional<CallCategory> ParseCallCategory(absl::string_view s) {
   for (CallCategory c :
        {CallCategory::kLaunch, CallCategory::kSync, CallCategory::kCopy, CallCategory::kWaitEvent,
-        CallCategory::kInit, CallCategory::kModuleLoad, CallCategory::kOther}) {
+        CallCategory::kInit, CallCategory::kModuleLoad, CallCategory::kAllocator,
+        CallCategory::kGraphCapture, CallCategory::kOther}) {
     if (s == CallCategoryName(c)) return c;
   }
   return std::nullopt;

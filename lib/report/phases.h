@@ -45,6 +45,8 @@ inline absl::string_view OneOffLabel(OneOffKind k, Phase p) {
       return "GPU busy";
     case OneOffKind::kRecordsLost:
       return "records lost";
+    case OneOffKind::kGraphCapture:
+      return "graph capture";
   }
   return OneOffKindName(k);
 }

@@ -137,6 +137,8 @@ absl::string_view GapColour(Subcause s) {
       return "cq_build_attempt_runnig";  // 222,222,75 (catapult's spelling)
     case Subcause::kCopyWait:
       return "cq_build_running";  // 255,255,119
+    case Subcause::kAllocator:
+      return "startup";  // 230,230,0
     case Subcause::kUnattributed:
       return "grey";  // 221,221,221
   }

@@ -180,6 +180,43 @@ TEST(Analyze, TreatsABlockingCopyToTheHostAsASync) {
   EXPECT_EQ(d.idle[Subcause::kHostSync], 2010 * kUs);
 }
 
+TEST(Analyze, AFreeThatWaitedForTheDeviceIsAllocatorTimeNotLaunchOverhead) {
+  // torch.cuda.empty_cache() after 10 ms of GPU work: cudaFree waits for the device, then
+  // returns the memory; the next step allocates again.
+  const auto t = TimelineBuilder()
+                     .Launch(1, 0, 5).Kernel(10, 10000)
+                     .OtherCall(1, 6, 10500, "cudaFree")
+                     .OtherCall(1, 10510, 11500, "cudaMalloc")
+                     .Launch(1, 11505, 11510).Kernel(11520, 12000)
+                     .Build();
+  const Report r = MustAnalyze(t);
+  const DeviceReport& d = OnlyDevice(r);
+  // As a sync: the free blocked 10494 us, so the whole host-late part [10000, 11510) is its.
+  EXPECT_EQ(d.idle[Subcause::kAllocator], 1510 * kUs);
+  EXPECT_EQ(d.idle[Subcause::kLaunchOverhead], 0);
+  EXPECT_EQ(d.idle[Subcause::kKernelGap], 10 * kUs);
+  EXPECT_EQ(CauseOf(Subcause::kAllocator), Cause::kSyncBound);
+  ASSERT_FALSE(r.advice.empty());
+  EXPECT_EQ(r.advice.front().subcause, Subcause::kAllocator);
+  EXPECT_THAT(r.advice.front().fix, HasSubstr("empty_cache"));
+}
+
+TEST(Analyze, AnAllocationIsAllocatorTimeOnlyWhileTheHostIsInsideIt) {
+  // A 2 ms cudaMalloc between launches; the host's short stretches around it stay launch
+  // overhead, and the stream-ordered free that follows waits for nothing.
+  const auto t = TimelineBuilder()
+                     .Launch(1, 0, 5).Kernel(10, 100)
+                     .OtherCall(1, 120, 2120, "cudaMalloc")
+                     .OtherCall(1, 2121, 2125, "cudaFreeAsync")
+                     .Launch(1, 2125, 2130).Kernel(2140, 3000)
+                     .Build();
+  const Report r = MustAnalyze(t);
+  const DeviceReport& d = OnlyDevice(r);
+  EXPECT_EQ(d.idle[Subcause::kAllocator], 2004 * kUs);  // the malloc and the free
+  EXPECT_EQ(d.idle[Subcause::kLaunchOverhead], 26 * kUs);
+  EXPECT_EQ(d.idle[Subcause::kKernelGap], 10 * kUs);
+}
+
 TEST(Analyze, CallsQueuedWorkBehindACrossStreamEventDeviceWait) {
   const auto t = TimelineBuilder()
                      .Stream(7).Launch(1, 0, 5).Kernel(10, 100)
@@ -600,6 +637,14 @@ TEST(Analyze, SaysSoWhenATraceHasOnlyOneSideOfTheProgram) {
   absl::StatusOr<Report> quiet = Analyze(no_launch, AnalysisOptions());
   ASSERT_TRUE(quiet.ok()) << quiet.status();
   EXPECT_THAT(quiet->warnings, Not(Contains(HasSubstr("no record of GPU work"))));
+  // torch.profiler with CUDA activities off: the framework's ops alone.
+  const auto cpu_ops_only =
+      TimelineBuilder().Op(1, 0, 50, "aten::linear").Op(1, 60, 90, "aten::relu").Build();
+  absl::StatusOr<Report> cpu_only = Analyze(cpu_ops_only, AnalysisOptions());
+  ASSERT_TRUE(cpu_only.ok()) << cpu_only.status();
+  EXPECT_THAT(cpu_only->warnings,
+              Contains(AllOf(HasSubstr("2 framework ops but no CUDA call and no record of GPU"),
+                             HasSubstr("ProfilerActivity.CUDA"))));
 }
 
 }  // namespace

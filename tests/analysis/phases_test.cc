@@ -105,6 +105,43 @@ TEST(Phases, ARecompilationInTheSteadyStateIsNamedAndLeftOutOfTheHeadline) {
   EXPECT_GT(d.idle.CauseNs(Cause::kLaunchBound), 0.99 * static_cast<double>(d.idle_ns));
 }
 
+TEST(Phases, CapturingAndInstantiatingAGraphIsOneOffNotLaunchBound) {
+  // The eager loop, then a capture (launches recorded, no kernels run), the graph's
+  // instantiation, and the loop again. The runtime's capture calls hold the driver's.
+  auto b = TimelineBuilder();
+  LaunchBoundLoop(b, 0, 100);  // the last kernel ends at 15400
+  b.OtherCall(1, 15500, 15510, "cudaStreamBeginCapture");
+  b.OtherCall(1, 15502, 15508, "cuStreamBeginCapture_v2");
+  for (int i = 0; i < 150; ++i) b.Launch(1, 15510 + 20 * i, 15520 + 20 * i);
+  b.OtherCall(1, 18500, 18510, "cudaStreamEndCapture");
+  b.OtherCall(1, 18502, 18509, "cuStreamEndCapture");
+  b.OtherCall(1, 18520, 20520, "cudaGraphInstantiateWithFlags");
+  LaunchBoundLoop(b, 20600, 100);
+  const Report r = MustAnalyze(b.Build());
+  const DeviceReport& d = OnlyDevice(r);
+  EXPECT_EQ(OneOffNs(d, Phase::kSteady, OneOffKind::kGraphCapture), (3010 + 2000) * kUs);
+  const OneOffTime* capture = FindOneOff(d, Phase::kSteady, OneOffKind::kGraphCapture);
+  ASSERT_NE(capture, nullptr);
+  EXPECT_EQ(capture->evidence,
+            "cudaStreamBeginCapture to cudaStreamEndCapture: launches recorded, not run");
+  // The headline keeps the loops' own launch overhead (105 us a gap) and the host's short
+  // stretches around the capture and the instantiation.
+  EXPECT_EQ(d.idle[Subcause::kLaunchOverhead], (198 * 105 + 100 + 10 + 85) * kUs);
+}
+
+TEST(Phases, ACaptureTheTraceEndsInIsOneOffToTheThreadsLastCall) {
+  auto b = TimelineBuilder();
+  LaunchBoundLoop(b, 0, 100);
+  b.OtherCall(1, 15500, 15510, "cudaStreamBeginCapture");
+  for (int i = 0; i < 50; ++i) b.Launch(1, 15510 + 20 * i, 15520 + 20 * i);
+  const Report r = MustAnalyze(b.Build());
+  const DeviceReport& d = OnlyDevice(r);
+  const OneOffTime* capture = FindOneOff(d, Phase::kWindDown, OneOffKind::kGraphCapture);
+  ASSERT_NE(capture, nullptr);
+  EXPECT_EQ(capture->ns, (16500 - 15500) * kUs);
+  EXPECT_THAT(capture->evidence, ::testing::HasSubstr("to the end of the trace"));
+}
+
 TEST(Phases, AFirstCallFarSlowerThanItsLaterCallsIsOneOff) {
   // cuBLAS initialisation inside the first aten::linear: 40 ms, later ones 60 us.
   auto b = TimelineBuilder();

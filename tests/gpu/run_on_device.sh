@@ -9,7 +9,7 @@
 #   device: run(carry [".devbundle", ".devdeps"],
 #               "tests/gpu/run_on_device.sh [scenarios] [overhead] [python] [python-overhead] [probe]
 #                [unchanged] [faults] [package] [profile-overhead] [sampled] [ranks] [gains]
-#                [two-gpus] [observer]")
+#                [two-gpus] [observer] [leave-out] [round3]")
 #
 # With no argument it runs scenarios and overhead; one call may last 10 minutes at most, so a
 # round runs the parts as separate calls on the same warm machine. `python` builds the Python
@@ -381,6 +381,78 @@ if [[ $parts == *" observer "* ]]; then
     echo "observer trainer: exit $? $(grep -h 'steps in' "$ob"/trainer.*.log | tr '\n' ' ')" | tee -a "$log"
   fi
   command -v perf >/dev/null && echo "perf: $(perf --version 2>&1)" | tee -a "$log" || echo "perf: none" | tee -a "$log"
+fi
+
+# `round3` (issue 27): unchanged programs that show allocator stalls (empty_cache every step,
+# with and without expandable_segments, and the loop without the call, untraced, for the
+# predicted gain), graph capture (by hand, and torch.compile's reduce-overhead), and
+# torch.profiler traces that end mid-step or hold no GPU activity. Under `gpuidle run` with a
+# trace each; the torch.profiler traces are read with `gpuidle analyze`. Everything lands in
+# $out/round3/ (reports, traces, text, logs).
+if [[ $parts == *" round3 "* ]]; then
+  build_python_package
+  r3=$out/round3
+  mkdir -p "$r3"
+  gi=$pybuild
+  export LD_LIBRARY_PATH=$gi/lib:$LD_LIBRARY_PATH
+  prog=examples/python/unchanged
+  r3run() {  # NAME COMMAND...: one run, its output in NAME.log
+    local name=$1
+    shift
+    timeout 150 "$@" >"$r3/$name.log" 2>&1
+    echo "round3 $name: exit $? $(grep -v '^gpuidle' "$r3/$name.log" | tail -1)" | tee -a "$log"
+  }
+  traced() {  # NAME PROGRAM [ENV...]: under gpuidle run, with a trace and the text beside it
+    local name=$1 program=$2
+    shift 2
+    r3run "$name" env "$@" TORCHINDUCTOR_CACHE_DIR=/tmp/r3cache/$name/inductor \
+      TRITON_CACHE_DIR=/tmp/r3cache/$name/triton "$gi/bin/gpuidle" run \
+      --out "$r3/$name.report.json" --format json --trace "$r3/$name.trace.json" -- \
+      python3 "$prog/$program"
+    "$gi/bin/gpuidle" analyze "$r3/$name.trace.json" >"$r3/$name.report.txt" 2>&1
+  }
+  traced empty_cache empty_cache_every_step.py
+  traced empty_cache_expandable empty_cache_every_step.py PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
+  for k in 1 2; do
+    r3run "empty_cache_untraced$k" python3 "$prog/empty_cache_every_step.py"
+    r3run "empty_cache_fixed_untraced$k" env UNCHANGED_EMPTY_CACHE=0 python3 "$prog/empty_cache_every_step.py"
+  done
+  traced graph_capture cuda_graph_capture.py
+  traced reduce_overhead torch_compile_reduce_overhead.py
+  for m in schedule stop_mid_step cpu_only; do
+    r3run "profiler_$m" python3 "$prog/torch_profiler_traces.py" "$m" "$r3/profiler_$m.trace.json"
+    "$gi/bin/gpuidle" analyze "$r3/profiler_$m.trace.json" >"$r3/profiler_$m.report.txt" 2>&1
+    "$gi/bin/gpuidle" analyze --format json --out "$r3/profiler_$m.report.json" \
+      "$r3/profiler_$m.trace.json" >/dev/null 2>&1
+  done
+  gzip -f "$r3"/*.trace.json
+  rm -rf /tmp/r3cache
+  for f in "$r3"/*.report.txt; do
+    echo "== $(basename "$f")"
+    grep -E 'warning|idle|allocator|graph_capture|graph capture|sync_bound|launch_bound|data_starved|steps' "$f" | head -14
+  done | tee -a "$log"
+fi
+
+# `leave-out` (issue 26, part 1): where a profile's cost goes, part by part, every variant in
+# one process (tests/benchmarks/python/leave_out.py). LEAVE_OUT_WORKLOADS, LEAVE_OUT_VARIANTS
+# and LEAVE_OUT_REPEATS choose; collector parts (-other-kinds, -call-timing) need PY_PROBES=1.
+# No process starts after LEAVE_OUT_BUDGET_S (default 300 s of the call).
+if [[ $parts == *" leave-out "* ]]; then
+  build_python_package
+  lo=$out/logs/leave_out
+  mkdir -p "$lo"
+  lbudget=${LEAVE_OUT_BUDGET_S:-300}
+  pin=()
+  [[ $(nproc) -ge 8 ]] && command -v taskset >/dev/null && pin=(taskset -c 2-7)
+  for w in ${LEAVE_OUT_WORKLOADS-tiny_mlp gpt2 resnet50}; do
+    if ((SECONDS > lbudget)); then echo "leave-out: budget spent, $w not run" | tee -a "$log"; continue; fi
+    PYTHONPATH=$pybuild/python GPUIDLE_BARE_CUPTI=$b/lib/libgpuidle_bare_cupti.so "${pin[@]}" \
+      timeout 200 python3 tests/benchmarks/python/leave_out.py --workload "$w" \
+      ${LEAVE_OUT_VARIANTS:+--variants "$LEAVE_OUT_VARIANTS"} --repeats "${LEAVE_OUT_REPEATS:-4}" \
+      >"$lo/$w.log" 2>&1
+    echo "leave-out $w: exit $?" | tee -a "$log"
+    grep '^result' "$lo/$w.log" | tee -a "$log"
+  done
 fi
 
 # The Python package stands alone: pip wheel / pip install into a clean folder, imported with no

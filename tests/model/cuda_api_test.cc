@@ -167,6 +167,28 @@ const Case kNeededCalls[] = {
     {"cuDevicePrimaryCtxRetain", CallCategory::kInit},
     {"cuCtxCreate_v4", CallCategory::kInit},
     {"cudaInitDevice_v12000", CallCategory::kInit},
+    // Memory management: the caching allocator's cudaMalloc and cudaFree (after empty_cache(),
+    // on fragmentation), pinned memory, the virtual-memory calls of expandable segments.
+    {"cudaMalloc_v3020", CallCategory::kAllocator},
+    {"cudaFree_v3020", CallCategory::kAllocator},
+    {"cudaFreeAsync_v11020", CallCategory::kAllocator},
+    {"cudaHostAlloc_v3020", CallCategory::kAllocator},
+    {"cudaFreeHost_v3020", CallCategory::kAllocator},
+    {"cuMemAlloc_v2", CallCategory::kAllocator},
+    {"cuMemFree_v2", CallCategory::kAllocator},
+    {"cuMemCreate", CallCategory::kAllocator},
+    {"cuMemMap", CallCategory::kAllocator},
+    {"cuMemSetAccess", CallCategory::kAllocator},
+    {"cuMemUnmap", CallCategory::kAllocator},
+    {"cuMemRelease", CallCategory::kAllocator},
+    {"cuMemAddressReserve", CallCategory::kAllocator},
+    // Graph capture: the launches between begin and end are recorded, not run.
+    {"cudaStreamBeginCapture_v10000", CallCategory::kGraphCapture},
+    {"cudaStreamBeginCapture_ptsz_v10000", CallCategory::kGraphCapture},
+    {"cuStreamBeginCapture_v2", CallCategory::kGraphCapture},
+    {"cudaStreamEndCapture_v10000", CallCategory::kGraphCapture},
+    {"cudaGraphInstantiateWithFlags_v11040", CallCategory::kGraphCapture},
+    {"cudaGraphUpload_v10000", CallCategory::kGraphCapture},
 };
 
 // Called often and never read by the analysis: their callbacks must stay off.
@@ -184,8 +206,7 @@ const char* const kHotCallsTheAnalysisDoesNotNeed[] = {
     "cudaGetDeviceProperties_v12000",
     "cudaFuncGetAttributes_v3020",
     "cudaPointerGetAttributes_v4000",
-    "cudaMalloc_v3020",
-    "cudaFree_v3020",
+    "cudaMemGetInfo_v3020",
     "cudaGraphAddMemcpyNode_v10000",
     "cudaGraphAddMemsetNode_v10000",
     "cuCtxGetCurrent",
@@ -226,6 +247,31 @@ TEST(CategorizeCudaApiTest, TraceNamesWithoutVersionAndHipNamesHaveTheSameCatego
   EXPECT_EQ(CategorizeCudaApi("hipDrvMemcpy2DUnaligned"), CallCategory::kCopy);
   EXPECT_EQ(CategorizeCudaApi("hipStreamWaitEvent"), CallCategory::kWaitEvent);
   EXPECT_EQ(CategorizeCudaApi("hipGetDevice"), CallCategory::kOther);
+  EXPECT_EQ(CategorizeCudaApi("cudaFree"), CallCategory::kAllocator);
+  EXPECT_EQ(CategorizeCudaApi("hipMalloc"), CallCategory::kAllocator);
+  EXPECT_EQ(CategorizeCudaApi("hipFree"), CallCategory::kAllocator);
+  EXPECT_EQ(CategorizeCudaApi("hipHostMalloc"), CallCategory::kAllocator);
+  EXPECT_EQ(CategorizeCudaApi("hipExtMallocWithFlags"), CallCategory::kAllocator);
+  EXPECT_EQ(CategorizeCudaApi("cudaMemGetInfo"), CallCategory::kOther);
+  EXPECT_EQ(CategorizeCudaApi("cudaStreamBeginCapture"), CallCategory::kGraphCapture);
+  EXPECT_EQ(CategorizeCudaApi("hipStreamEndCapture"), CallCategory::kGraphCapture);
+  EXPECT_EQ(CategorizeCudaApi("hipGraphInstantiate"), CallCategory::kGraphCapture);
+  EXPECT_EQ(CategorizeCudaApi("cudaStreamIsCapturing"), CallCategory::kOther);
+}
+
+TEST(CategorizeCudaApiTest, OnlySynchronousFreesWaitForTheDevice) {
+  for (absl::string_view name : {"cudaFree", "cuMemFree_v2", "cudaFreeHost", "hipFree",
+                                 "hipHostFree", "cuMemFreeHost", "cudaFreeArray"}) {
+    EXPECT_TRUE(FreeWaitsForDevice(name)) << name;
+  }
+  for (absl::string_view name : {"cudaFreeAsync", "cuMemFreeAsync", "cudaMalloc", "cuMemUnmap",
+                                 "cuMemRelease", "hipFreeAsync"}) {
+    EXPECT_FALSE(FreeWaitsForDevice(name)) << name;
+  }
+  EXPECT_EQ(CaptureCallOf("cudaStreamBeginCapture_v10000"), CaptureCall::kBegin);
+  EXPECT_EQ(CaptureCallOf("cuStreamEndCapture"), CaptureCall::kEnd);
+  EXPECT_EQ(CaptureCallOf("hipStreamBeginCapture"), CaptureCall::kBegin);
+  EXPECT_EQ(CaptureCallOf("cudaGraphInstantiate"), CaptureCall::kGraphSetUp);
 }
 
 TEST(CategorizeCudaApiTest, NamesThatAreNoCudaCallAreOther) {
@@ -290,7 +336,8 @@ TEST(CategorizeCudaApiTest, EveryCuptiCallbackOfANeededFamilyHasItsCategory) {
 }
 
 // Conversely, no callback outside those families is turned on: the ones that are stay within
-// launches, syncs, copies, waits, code loading and initialisation.
+// launches, syncs, copies, waits, code loading, initialisation, memory management and graph
+// capture.
 TEST(CategorizeCudaApiTest, NoCuptiCallbackOutsideTheNeededFamiliesIsTurnedOn) {
   const std::vector<std::string> names = AllCallbackNames();
   if (names.empty()) GTEST_SKIP() << "no CUPTI headers in this build";
@@ -318,7 +365,32 @@ TEST(CategorizeCudaApiTest, NoCuptiCallbackOutsideTheNeededFamiliesIsTurnedOn) {
                                                    "cuInit",
                                                    "cudaInitDevice",
                                                    "cuDevicePrimaryCtxRetain",
-                                                   "cuCtxCreate"};
+                                                   "cuCtxCreate",
+                                                   "cudaMalloc",
+                                                   "cudaFree",
+                                                   "cudaHostAlloc",
+                                                   "cudaHostRegister",
+                                                   "cudaHostUnregister",
+                                                   "cuMemAlloc",
+                                                   "cuMemFree",
+                                                   "cuMemHostAlloc",
+                                                   "cuMemHostRegister",
+                                                   "cuMemHostUnregister",
+                                                   "cuMemCreate",
+                                                   "cuMemRelease",
+                                                   "cuMemMap",
+                                                   "cuMemUnmap",
+                                                   "cuMemSetAccess",
+                                                   "cuMemAddressReserve",
+                                                   "cuMemAddressFree",
+                                                   "cudaStreamBeginCapture",
+                                                   "cuStreamBeginCapture",
+                                                   "cudaStreamEndCapture",
+                                                   "cuStreamEndCapture",
+                                                   "cudaGraphInstantiate",
+                                                   "cuGraphInstantiate",
+                                                   "cudaGraphUpload",
+                                                   "cuGraphUpload"};
   std::vector<std::string> unexpected;
   int turned_on = 0;
   for (const std::string& name : names) {
@@ -337,6 +409,8 @@ TEST(CategorizeCudaApiTest, NoCuptiGetterSetterOrQueryIsTurnedOn) {
   if (names.empty()) GTEST_SKIP() << "no CUPTI headers in this build";
   int checked = 0;
   for (const std::string& name : names) {
+    // cuMemSetAccess is no setter of state: it maps new memory (expandable segments' growth).
+    if (name == "cuMemSetAccess") continue;
     if (absl::StrContains(name, "Get") || absl::StrContains(name, "Set") ||
         absl::StrContains(name, "Query") || absl::StrContains(name, "IsCapturing")) {
       EXPECT_EQ(CategoryOfCallback(name), CallCategory::kOther) << name;

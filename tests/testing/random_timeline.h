@@ -168,8 +168,9 @@ inline Timeline RandomTimeline(std::mt19937_64& rng, const RandomTimelineOptions
       case 0:
         b.Data(thread, host, host + uniform(10, 5000));
         break;
-      case 1:
-        b.Sync(thread, host, std::max(host + 1, gpu_free[device] + uniform(0, 5)));
+      case 1:  // a sync, or a free (which waits for the device first, then frees)
+        b.Sync(thread, host, std::max(host + 1, gpu_free[device] + uniform(0, 5)),
+               chance(0.2) ? "cudaFree" : "cudaStreamSynchronize");
         break;
       case 2: {
         const double start = std::max(host + call, gpu_free[device]) + uniform(0, 10);
@@ -197,7 +198,11 @@ inline Timeline RandomTimeline(std::mt19937_64& rng, const RandomTimelineOptions
         break;
       }
       case 10:
-        b.OtherCall(thread, host, host + call, chance(0.5) ? "cudaGetDevice" : "cuCtxGetCurrent");
+        if (chance(0.5)) {
+          b.OtherCall(thread, host, host + call, chance(0.5) ? "cudaGetDevice" : "cuCtxGetCurrent");
+        } else {
+          b.OtherCall(thread, host, host + uniform(5, 2000), "cudaMalloc");
+        }
         break;
       case 11: {
         // Ranges whose kind the name does not give away (gpuidle.step / gpuidle.data markers,
