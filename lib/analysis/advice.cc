@@ -313,6 +313,37 @@ Concrete HostSyncAdvice(const Report& report, const StepView& v) {
   return c;
 }
 
+// Allocator stalls: where the virtual-memory calls of expandable segments are among the
+// evidence, those are on already, and emptying the cache unmaps their pages.
+Concrete AllocatorAdvice(const Report& report, const StepView& v) {
+  Concrete c;
+  bool expandable = false;
+  for (const Offender& o : report.offenders) {
+    if (o.subcause != Subcause::kAllocator) continue;
+    for (absl::string_view vmm :
+         {"cuMemMap", "cuMemUnmap", "cuMemCreate", "cuMemRelease", "cuMemSetAccess"}) {
+      expandable |= absl::StartsWith(o.what, vmm);
+    }
+  }
+  c.fix = expandable
+              ? "the host was mapping or unmapping device memory (expandable segments are on: "
+                "torch.cuda.empty_cache() unmaps their pages after a sync, and the next step maps "
+                "them again): stop calling torch.cuda.empty_cache() in the loop, and reuse buffers "
+                "and keep tensor shapes fixed so the caching allocator serves them"
+              : std::string(FixFor(Subcause::kAllocator));
+  const Offender* top = TopOffender(report, Subcause::kAllocator);
+  if (v.device != nullptr) {
+    c.evidence = absl::StrCat(Duration(v.Per(v.device->idle[Subcause::kAllocator])),
+                              " per step lost to sync_bound.allocator");
+  }
+  if (top != nullptr) {
+    const bool sync = absl::StrContains(top->what, "Synchronize");
+    absl::StrAppend(&c.evidence, c.evidence.empty() ? "" : "; ", "most of it in ", top->what,
+                    sync ? " (the allocator's, right before it released memory)" : "", AtSite(top));
+  }
+  return c;
+}
+
 Concrete OtherAdvice(const Report& report, Subcause s, const StepView& v) {
   Concrete c;
   c.fix = std::string(FixFor(s));
@@ -367,6 +398,9 @@ void AddAdvice(const AnalysisOptions& options, Report* report) {
         break;
       case Subcause::kHostSync:
         c = HostSyncAdvice(*report, v);
+        break;
+      case Subcause::kAllocator:
+        c = AllocatorAdvice(*report, v);
         break;
       default:
         c = OtherAdvice(*report, s, v);

@@ -96,8 +96,10 @@ size_t StepRowsPerDevice(std::span<const Timeline* const> ranks) {
 // window to the first step kept. FailedPrecondition if none is left.
 absl::StatusOr<std::vector<int32_t>> StepsAfterWarmUp(const Timeline& t, const std::string& input,
                                                       const AnalysisOptions& options,
-                                                      Interval* window) {
-  std::vector<int32_t> steps = StepRanges(t);
+                                                      Interval* window, std::string* why_no_steps) {
+  std::string dropped;
+  std::vector<int32_t> steps = StepRanges(t, &dropped);
+  if (!dropped.empty()) *why_no_steps = std::move(dropped);
   if (options.skip_steps > 0) {
     const auto skip = static_cast<size_t>(options.skip_steps);
     if (steps.size() <= skip) {
@@ -321,11 +323,13 @@ absl::StatusOr<Report> AnalyzeTimeline(const Timeline& t, const std::string& inp
   if (!window) {
     return absl::FailedPreconditionError(absl::StrCat(input, " holds no host or GPU activity"));
   }
+  std::string why_no_steps;
   GPUIDLE_ASSIGN_OR_RETURN(const std::vector<int32_t> steps,
-                           StepsAfterWarmUp(t, input, options, &*window));
+                           StepsAfterWarmUp(t, input, options, &*window, &why_no_steps));
   Report report;
   report.options = options;
   AddRankInfo(t, *window, &report);
+  if (!why_no_steps.empty()) report.warnings.push_back(std::move(why_no_steps));
   NoteOneSidedTrace(t, &report);
   if (rank) {
     RankReport& r = report.ranks.emplace_back();

@@ -151,11 +151,13 @@ class DeviceAttributor {
   // Device-to-host copies issued by threads that launch no kernels (device ops, by start): a
   // runtime's transfer thread reading a value for the launching thread (JAX/XLA).
   std::vector<int32_t> reads_by_other_threads_;
-  CallsByStart host_calls_{timeline_};          // calls of the launching threads
-  absl::flat_hash_set<int32_t> waiting_frees_;  // their frees that first wait for the device
-  std::vector<HostItem> host_items_;            // everything the host-late walk looks at
-  std::vector<int32_t> h2d_copies_;             // device ops: H2D memcpy, by start
-  std::vector<int64_t> h2d_copy_max_end_;       // prefix maximum of their end times
+  CallsByStart host_calls_{timeline_};  // calls of the launching threads
+  // Their calls that wait for the device on the allocator's behalf: synchronous frees, and the
+  // syncs right before the allocator released memory.
+  absl::flat_hash_set<int32_t> waiting_frees_;
+  std::vector<HostItem> host_items_;       // everything the host-late walk looks at
+  std::vector<int32_t> h2d_copies_;        // device ops: H2D memcpy, by start
+  std::vector<int64_t> h2d_copy_max_end_;  // prefix maximum of their end times
   // Per stream: its other copies and memsets, by start (work queued behind them waits).
   absl::flat_hash_map<uint32_t, std::vector<int32_t>> stream_copies_;
   absl::flat_hash_map<uint32_t, std::vector<int32_t>> wait_calls_by_stream_;
@@ -205,6 +207,10 @@ void DeviceAttributor::IndexHost() {
   std::erase_if(reads_by_other_threads_, [&](int32_t o) {
     return kernel_threads_.contains(timeline_.calls[index_.IssuingCall(device_, o)].thread);
   });
+  // Per launching thread, its latest sync (an index into host_items_): the allocator's own when
+  // the thread's next call, right after it, releases memory (expandable segments synchronize,
+  // then unmap).
+  absl::flat_hash_map<uint64_t, size_t> last_sync;
   // The thread of the previous call, and what it is here (calls of one thread come in runs).
   std::optional<uint64_t> previous_thread;
   bool launching_thread = false, kernel_thread = false;
@@ -243,6 +249,17 @@ void DeviceAttributor::IndexHost() {
     } else if (c.category == CallCategory::kAllocator) {
       ev = kInAllocatorCall;
       if (FreeWaitsForDevice(timeline_.strings.Get(c.name))) waiting_frees_.insert(ci);
+    }
+    if (auto sync = last_sync.find(c.thread); sync != last_sync.end()) {
+      HostItem& s = host_items_[sync->second];
+      if (ev == kInAllocatorCall && c.start_ns - s.end_ns < options_.launch_gap_max_ns) {
+        s.evidence = kInAllocatorCall;
+        waiting_frees_.insert(s.call);
+      }
+      last_sync.erase(sync);
+    }
+    if (ev == kInSyncCall && c.category == CallCategory::kSync) {
+      last_sync[c.thread] = host_items_.size();
     }
     host_items_.push_back(HostItem{c.start_ns, c.end_ns, ev, ci, -1});
   }
@@ -353,8 +370,8 @@ void DeviceAttributor::AttributeHostLate(int64_t t0, int64_t e, int32_t next_op)
     // GPU work, and the next op would have come that much sooner. When nothing follows, only
     // the time blocked inside the gap counts.
     u = work_follows ? std::min(e, t0 + (s.end_ns - s.start_ns)) : std::min(e, s.end_ns);
-    const bool free = s.category == CallCategory::kAllocator;
-    Emit(t0, u, free ? Subcause::kAllocator : Subcause::kHostSync, next_op, sync, -1);
+    const bool allocator = waiting_frees_.contains(sync);
+    Emit(t0, u, allocator ? Subcause::kAllocator : Subcause::kHostSync, next_op, sync, -1);
   } else if (const int32_t read = launching_threads_busy_ ? -1 : ValueReadByAnotherThread(t0, e);
              read >= 0 && work_follows) {
     // The launching threads waited, outside CUDA, for a value another thread copied to the

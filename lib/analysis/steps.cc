@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 
 namespace gpuidle::internal {
 namespace {
@@ -16,9 +17,21 @@ int64_t Overlap(int64_t a0, int64_t a1, int64_t b0, int64_t b1) {
   return std::max<int64_t>(0, std::min(a1, b1) - std::max(a0, b0));
 }
 
+// Kernel time of every device inside [from, to): overlapping kernels counted each (a share,
+// not a busy time).
+int64_t KernelNs(const Timeline& t, int64_t from, int64_t to) {
+  int64_t ns = 0;
+  for (const DeviceTimeline& d : t.devices) {
+    for (const DeviceOp& op : d.ops) {
+      if (op.kind == OpKind::kKernel) ns += Overlap(op.start_ns, op.end_ns, from, to);
+    }
+  }
+  return ns;
+}
+
 }  // namespace
 
-std::vector<int32_t> StepRanges(const Timeline& t) {
+std::vector<int32_t> StepRanges(const Timeline& t, std::string* dropped) {
   bool marked = false;
   for (const Range& r : t.ranges) marked |= r.kind == RangeKind::kStep && !IsOptimizerStep(t, r);
   std::vector<int32_t> steps;
@@ -29,6 +42,24 @@ std::vector<int32_t> StepRanges(const Timeline& t) {
     if (r.start_ns < covered_until && r.end_ns <= covered_until) continue;  // nested
     steps.push_back(static_cast<int32_t>(i));
     covered_until = std::max(covered_until, r.end_ns);
+  }
+  if (!marked && !steps.empty()) {
+    const int64_t inside = KernelNs(t, t.ranges[steps.front()].start_ns, covered_until);
+    const int64_t after = KernelNs(t, covered_until, std::numeric_limits<int64_t>::max());
+    if (after > inside) {
+      if (dropped != nullptr) {
+        *dropped = absl::StrCat(
+            "the ", steps.size(), " optimizer steps hold ", inside / 1000,
+            " us of kernel time "
+            "and ",
+            after / 1000,
+            " us ran after the last of them (a step captured in a CUDA "
+            "graph calls the optimizer only while it is captured): they do not describe the "
+            "loop, so the report has no steps; mark them (gpuidle.step(), torch.profiler's "
+            "step())");
+      }
+      steps.clear();
+    }
   }
   return steps;
 }

@@ -17,8 +17,11 @@
 namespace gpuidle::internal {
 
 // Outermost step ranges (indices into Timeline::ranges), by start. gpuidle's optimizer-step
-// boundaries stand in only for a program that marks no steps of its own.
-std::vector<int32_t> StepRanges(const Timeline& t);
+// boundaries stand in only for a program that marks no steps of its own, and only where more
+// of the GPU's kernel time lies inside them than after the last: a step captured once in a CUDA
+// graph calls the optimizer only while it is captured, and its replays run after the last
+// optimizer step. Then there are no steps, and `dropped` (if given) says why.
+std::vector<int32_t> StepRanges(const Timeline& t, std::string* dropped = nullptr);
 
 // Where the steps came from, by their names' prefix ("ProfilerStep#3" -> "ProfilerStep");
 // "marker" for another name, "" without steps.

@@ -15,10 +15,10 @@
 #include "collect/call_timing.h"
 #include "collect/callback_ids.h"
 #include "collect/clock.h"
-#include "collect/copy_records.h"
 #include "collect/cupti_detach.h"
 #include "collect/decode_worker.h"
 #include "collect/host_ranges.h"
+#include "collect/kinds_on_demand.h"
 #include "collect/record_translation.h"
 #include "collect/timed_calls.h"
 #include "core/status_macros.h"
@@ -87,10 +87,15 @@ struct CollectorState {
   NeededCallbackIdTable needed;
   CallTimer timer;
   CallSiteNaming naming;
-  CopyRecordsOnDemand copies;
-  // Whether the copy kinds wait for the first copy call (copies): they do when CUPTI calls back
-  // at copy calls, which it does unless a probe leaves the subscriber or the callbacks out.
-  bool copies_on_demand = false;
+  // Kinds enabled at the first call they record (collect/kinds_on_demand.h): the copies at the
+  // first copy call, the syncs and events at the first sync or wait-event call.
+  KindsOnDemand copies{{CallCategory::kCopy},
+                       {CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2}};
+  KindsOnDemand waits{{CallCategory::kSync, CallCategory::kWaitEvent},
+                      {CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, CUPTI_ACTIVITY_KIND_CUDA_EVENT}};
+  // Whether those kinds wait for their calls: they do when CUPTI calls back at the calls, which
+  // it does unless a probe leaves the subscriber or the callbacks out.
+  bool kinds_on_demand = false;
   LostRecordTracker lost;
   DecodeWorker worker;
   std::unique_ptr<RecordTranslator> translator;  // used by the worker only while it runs
@@ -170,7 +175,10 @@ void CUPTIAPI ApiCallback(void* userdata, CUpti_CallbackDomain domain, CUpti_Cal
   if (domain != CUPTI_CB_DOMAIN_RUNTIME_API && domain != CUPTI_CB_DOMAIN_DRIVER_API) return;
   CollectorState& s = *static_cast<CollectorState*>(userdata);
   const auto* call = static_cast<const CUpti_CallbackData*>(data);
-  if (call->callbackSite == CUPTI_API_ENTER) s.copies.OnCallEntry(domain, cbid);
+  if (call->callbackSite == CUPTI_API_ENTER) {
+    s.copies.OnCallEntry(domain, cbid);
+    s.waits.OnCallEntry(domain, cbid);
+  }
   // Named before the call's start is read, so that the provider's time is not the call's.
   if (call->callbackSite == CUPTI_API_ENTER && s.naming.naming()) {
     s.naming.OnCallEntry(domain, cbid, *call, s.timer);
@@ -252,13 +260,10 @@ absl::Status CollectorState::EnableActivityKinds(const CuptiApi& cupti) {
 #if GPUIDLE_COLLECTOR_PROBES
   EnableAddedProbes(probes);
 #endif
-  copies_on_demand = subscriber != nullptr && probes.TimesCalls() &&
-                     !probes.LeavesOut(PartsOfKind(CUPTI_ACTIVITY_KIND_MEMCPY));
+  kinds_on_demand = subscriber != nullptr && probes.TimesCalls();
   for (CUpti_ActivityKind kind : kCollectedKinds) {
     if (probes.LeavesOut(PartsOfKind(kind))) continue;
-    const bool copy_kind =
-        kind == CUPTI_ACTIVITY_KIND_MEMCPY || kind == CUPTI_ACTIVITY_KIND_MEMCPY2;
-    if (copy_kind && copies_on_demand) continue;  // at the first copy call (copies)
+    if (kinds_on_demand && (copies.Handles(kind) || waits.Handles(kind))) continue;  // at a call
     const CUptiResult r = cupti.ActivityEnable(kind);
     if (r == CUPTI_SUCCESS) {
       enabled_kinds.push_back(kind);
@@ -276,7 +281,11 @@ absl::Status CollectorState::EnableActivityKinds(const CuptiApi& cupti) {
 // Only the calls the analysis needs: tracing every API call costs far more (DESIGN.md).
 void CollectorState::EnableApiCalls(const CuptiApi& cupti) {
   needed.LookUp(cupti);
-  if (copies_on_demand) copies.Arm(cupti, needed);
+  if (kinds_on_demand) {
+    const auto wanted = [&](CUpti_ActivityKind k) { return !probes.LeavesOut(PartsOfKind(k)); };
+    copies.Arm(cupti, needed, wanted);
+    waits.Arm(cupti, needed, wanted);
+  }
   ApiRecords mode = probes.api_records;  // kCallbacks unless a probe says otherwise
   if constexpr (kProbesCompiledIn) {
     // Timing calls needs the subscriber (which only a probe leaves out).
@@ -341,6 +350,7 @@ void CollectorState::DisableRecording() {
     NoteFailure(CuptiStatus(*api, api->ActivityDisable(kind), "disabling an activity kind"));
   }
   NoteFailure(copies.Disarm());
+  NoteFailure(waits.Disarm());
 }
 
 void CollectorState::Decode(const DecodeWorker::Work& work) {
@@ -548,6 +558,7 @@ void Collector::AbandonAfterFork() {
   s.timer.Stop();
   s.naming.SetNaming(false);
   s.copies.AbandonAfterFork();
+  s.waits.AbandonAfterFork();
   TimedCallLog::Get().AbandonAfterFork();
   HostRangeRecorder::Get().ResetAfterFork();
 }

@@ -201,6 +201,34 @@ TEST(Analyze, AFreeThatWaitedForTheDeviceIsAllocatorTimeNotLaunchOverhead) {
   EXPECT_THAT(r.advice.front().fix, HasSubstr("empty_cache"));
 }
 
+TEST(Analyze, ASyncRightBeforeTheAllocatorReleasesMemoryIsTheAllocators) {
+  // empty_cache() with expandable segments: a stream sync, then the pages are unmapped; the
+  // next step maps new ones. The same sync before a launch stays a sync.
+  const auto t = TimelineBuilder()
+                     .Launch(1, 0, 5).Kernel(10, 10000)
+                     .Sync(1, 6, 10005)
+                     .OtherCall(1, 10006, 10100, "cuMemUnmap")
+                     .OtherCall(1, 10101, 10150, "cuMemRelease")
+                     .Launch(1, 10200, 10210).Kernel(10220, 11000)
+                     .OtherCall(1, 10300, 11100, "cuMemSetAccess")
+                     .Launch(1, 11105, 11110).Kernel(11120, 20000)
+                     .Sync(1, 11111, 20005)
+                     .Launch(1, 20100, 20110).Kernel(20120, 21000)
+                     .Build();
+  const Report r = MustAnalyze(t);
+  const DeviceReport& d = OnlyDevice(r);
+  EXPECT_EQ(d.idle[Subcause::kAllocator], (210 + 100) * kUs);
+  EXPECT_EQ(d.idle[Subcause::kHostSync], 110 * kUs);
+  // The unmapping says that expandable segments are on already: the advice does not ask for
+  // them.
+  ASSERT_FALSE(r.advice.empty());
+  EXPECT_EQ(r.advice.front().subcause, Subcause::kAllocator);
+  EXPECT_THAT(r.advice.front().fix, HasSubstr("expandable segments are on"));
+  EXPECT_THAT(r.advice.front().fix, Not(HasSubstr("PYTORCH_CUDA_ALLOC_CONF")));
+  EXPECT_THAT(r.advice.front().evidence,
+              HasSubstr("cudaStreamSynchronize (the allocator's, right before it released"));
+}
+
 TEST(Analyze, AnAllocationIsAllocatorTimeOnlyWhileTheHostIsInsideIt) {
   // A 2 ms cudaMalloc between launches; the host's short stretches around it stay launch
   // overhead, and the stream-ordered free that follows waits for nothing.

@@ -212,6 +212,28 @@ TEST(Phases, OptimizerStepsStandInOnlyWhereTheProgramMarksNoSteps) {
   for (const StepReport& s : r.steps) EXPECT_THAT(s.name, ::testing::StartsWith("ProfilerStep#"));
 }
 
+TEST(Phases, OptimizerStepsThatEndBeforeMostOfTheWorkAreNoSteps) {
+  // A step captured once in a CUDA graph: the optimizer runs in three warm-up steps and the
+  // capture; the 1000 replays after it never call it.
+  auto b = TimelineBuilder();
+  for (int k = 0; k < 3; ++k) {
+    b.Step(1, 2000.0 * k, 2000.0 * (k + 1), "optimizer.step#" + std::to_string(k + 1));
+    LaunchBoundLoop(b, 2000.0 * k, 12);
+  }
+  for (int i = 0; i < 1000; ++i) {
+    const double t = 7000 + 60.0 * i;
+    b.Launch(1, t, t + 5, "cudaGraphLaunch").Kernel(t + 5, t + 55);
+  }
+  const Report r = MustAnalyze(b.Build());
+  EXPECT_EQ(r.step_source, "");
+  EXPECT_TRUE(r.steps.empty());
+  EXPECT_THAT(r.warnings, ::testing::Contains(::testing::HasSubstr(
+                              "the 3 optimizer steps hold 1800 us of kernel time and 50000 us")));
+  // Without steps the replays are the steady state.
+  const DeviceReport& d = OnlyDevice(r);
+  EXPECT_GT(d.busy_ns, 45000 * kUs);
+}
+
 TEST(Phases, SampledStacksTellAnInputPipelineFromOtherHostWork) {
   // Two long host stretches: one in a collate function, one in a logging call.
   auto b = TimelineBuilder();

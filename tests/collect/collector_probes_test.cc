@@ -71,7 +71,7 @@ TEST_F(CollectorTest, LeavesOutOneActivityKindAtATime) {
   {
     fake::State& s = fake::GetState();
     std::lock_guard<std::mutex> lock(s.mu);
-    // The copy kinds wait for the first copy call (collect/copy_records.h).
+    // The copy kinds wait for the first copy call (collect/kinds_on_demand.h).
     EXPECT_THAT(s.enabled_kinds, UnorderedElementsAre(CUPTI_ACTIVITY_KIND_DEVICE,
                                                       CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
                                                       CUPTI_ACTIVITY_KIND_MEMSET));

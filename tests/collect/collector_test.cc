@@ -107,15 +107,15 @@ TEST_F(CollectorTest, EnablesConcurrentKernelAndNeverKernel) {
   EXPECT_THAT(enabled, Contains(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
   EXPECT_THAT(enabled, Not(Contains(CUPTI_ACTIVITY_KIND_KERNEL)));
   EXPECT_THAT(enabled, Contains(CUPTI_ACTIVITY_KIND_MEMSET));
-  EXPECT_THAT(enabled, Contains(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION));
-  EXPECT_THAT(enabled, Contains(CUPTI_ACTIVITY_KIND_CUDA_EVENT));
   EXPECT_THAT(enabled, Contains(CUPTI_ACTIVITY_KIND_DEVICE));
+  // Synchronization and event records wait for the first sync or wait (below).
+  EXPECT_THAT(enabled, Not(Contains(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION)));
   // Whole-kind API tracing would record every call (cudaGetDevice included).
   EXPECT_THAT(enabled, Not(Contains(CUPTI_ACTIVITY_KIND_RUNTIME)));
   EXPECT_THAT(enabled, Not(Contains(CUPTI_ACTIVITY_KIND_DRIVER)));
 }
 
-// Copy records cost every launch while enabled (collect/copy_records.h): the first copy call
+// Copy records cost every launch while enabled (collect/kinds_on_demand.h): the first copy call
 // enables them, at its entry, so that its own record is kept.
 TEST_F(CollectorTest, EnablesCopyRecordsAtTheFirstCopyCallOnly) {
   ASSERT_TRUE(collector().Start(fake::FakeApi(), Options()).ok());
@@ -136,6 +136,31 @@ TEST_F(CollectorTest, EnablesCopyRecordsAtTheFirstCopyCallOnly) {
   // The next collection waits for its own first copy again.
   ASSERT_TRUE(collector().Start(fake::FakeApi(), Options()).ok());
   EXPECT_THAT(enabled(), Not(Contains(CUPTI_ACTIVITY_KIND_MEMCPY)));
+  ASSERT_TRUE(collector().Stop().ok());
+}
+
+// Synchronization and event records cost every launch too: the first sync or wait-event call
+// enables both, at its entry; a copy does not.
+TEST_F(CollectorTest, EnablesSyncAndEventRecordsAtTheFirstSyncOrWaitOnly) {
+  ASSERT_TRUE(collector().Start(fake::FakeApi(), Options()).ok());
+  const auto enabled = [this] {
+    return Locked<std::set<CUpti_ActivityKind>>([](fake::State& s) { return s.enabled_kinds; });
+  };
+  EXPECT_TRUE(fake::CallApi(CUPTI_CB_DOMAIN_RUNTIME_API,
+                            CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, 1, [] {}));
+  EXPECT_THAT(enabled(), Not(Contains(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION))) << "a copy";
+  bool enabled_inside = false;
+  EXPECT_TRUE(fake::CallApi(
+      CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaStreamWaitEvent_v3020, 2,
+      [&] { enabled_inside = enabled().contains(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION); }));
+  EXPECT_TRUE(enabled_inside) << "enabled before the wait itself runs";
+  EXPECT_THAT(enabled(), Contains(CUPTI_ACTIVITY_KIND_CUDA_EVENT));
+  ASSERT_TRUE(collector().Stop().ok());
+  EXPECT_THAT(enabled(), Not(Contains(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION)));
+  EXPECT_THAT(enabled(), Not(Contains(CUPTI_ACTIVITY_KIND_CUDA_EVENT)));
+  ASSERT_TRUE(collector().Start(fake::FakeApi(), Options()).ok());
+  EXPECT_TRUE(fake::CallApi(CUPTI_CB_DOMAIN_RUNTIME_API, kStreamSync, 3, [] {}));
+  EXPECT_THAT(enabled(), Contains(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION)) << "a sync";
   ASSERT_TRUE(collector().Stop().ok());
 }
 
@@ -332,7 +357,7 @@ TEST_F(CollectorTest, KeepsCollectingWhenAnOptionalKindIsRefused) {
 }
 
 TEST_F(CollectorTest, ARefusedOptionalKindIsOneWarningOfTheTimeline) {
-  fake::GetState().refused_kinds = {CUPTI_ACTIVITY_KIND_CUDA_EVENT, CUPTI_ACTIVITY_KIND_MEMSET};
+  fake::GetState().refused_kinds = {CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_MEMSET};
   ASSERT_TRUE(collector().Start(fake::FakeApi(), Options()).ok());
   absl::StatusOr<Timeline> t = collector().Stop();
   ASSERT_TRUE(t.ok()) << t.status();

@@ -420,12 +420,12 @@ if [[ $parts == *" round3 "* ]]; then
   traced graph_capture cuda_graph_capture.py
   traced reduce_overhead torch_compile_reduce_overhead.py
   for m in schedule stop_mid_step cpu_only; do
-    r3run "profiler_$m" python3 "$prog/torch_profiler_traces.py" "$m" "$r3/profiler_$m.trace.json"
-    "$gi/bin/gpuidle" analyze "$r3/profiler_$m.trace.json" >"$r3/profiler_$m.report.txt" 2>&1
+    r3run "profiler_$m" python3 "$prog/torch_profiler_traces.py" "$m" "$r3/profiler_$m.json"
+    "$gi/bin/gpuidle" analyze "$r3/profiler_$m.json" >"$r3/profiler_$m.report.txt" 2>&1
     "$gi/bin/gpuidle" analyze --format json --out "$r3/profiler_$m.report.json" \
-      "$r3/profiler_$m.trace.json" >/dev/null 2>&1
+      "$r3/profiler_$m.json" >/dev/null 2>&1
   done
-  gzip -f "$r3"/*.trace.json
+  gzip -f "$r3"/*.trace.json "$r3"/profiler_{schedule,stop_mid_step,cpu_only}.json
   rm -rf /tmp/r3cache
   for f in "$r3"/*.report.txt; do
     echo "== $(basename "$f")"

@@ -2,7 +2,7 @@
 // 2026-12-01_overhead, docs/VALIDATION.md "Overhead changes"), so that CI guards what the GPU
 // proved:
 // - with CUPTI's copy records enabled only at a collection's first copy call
-//   (collect/copy_records.h), the copies of gpuidle.profile() runs are still recorded, and the
+//   (collect/kinds_on_demand.h), the copies of gpuidle.profile() runs are still recorded, and the
 //   traces read back to the reports the live runs wrote;
 // - a sampled collection's outputs agree with one another: the summary file and the Prometheus
 //   metrics file say the same windows and idle time.

@@ -322,7 +322,7 @@ Outputs kept in `tests/data/gpu_runs/2026-12-01_overhead/`, replayed in CI by
 `tests/replay/overhead_round_test.cc`; the timings are in docs/PERFORMANCE.md.
 
 **Copy records on demand.** CUPTI's memcpy records are now enabled at a collection's first copy
-call (`collect/copy_records.h`). Two ground-truth programs that copy, profiled with
+call (`collect/kinds_on_demand.h`). Two ground-truth programs that copy, profiled with
 `gpuidle.profile()` after the change (`examples/python/<program>.py --steps 12`): every copy
 recorded, the cause unchanged.
 

@@ -15,6 +15,7 @@ Variants (comma-separated):
   -call-sites   without the Python call-site marks
   -sampler      without the host-stack sampler (host_sample_ms=0)
   -python       all three left out
+  -A+B          several parts at once (-memcpy-records+memset-records)
   -PART         a collector part left out (GPUIDLE_BENCH_LEAVE_OUT=PART, lib/collect/
                 collector_probes.h: other-kinds, call-timing, driver, ...); needs a package
                 built with the collector's probes (a product build ignores the variable, and
@@ -45,7 +46,8 @@ class Variant:
     def __init__(self, name):
         self.name = name
         self.mark = None
-        parts = PYTHON_PARTS if name == "-python" else (name[1:],) if name.startswith("-") else ()
+        parts = PYTHON_PARTS if name == "-python" else (
+            tuple(name[1:].split("+")) if name.startswith("-") else ())
         self.python_parts = [p for p in parts if p in PYTHON_PARTS]
         self.collector_parts = [p for p in parts if p not in PYTHON_PARTS]
         if name in ("bare", "bare-timed"):
