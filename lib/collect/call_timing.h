@@ -19,11 +19,12 @@ namespace gpuidle::internal {
 
 // What tracing adds to the calls timed here (model/timeline.h TracerCostModel), which the
 // analysis takes out of the timeline (analysis/untraced_view.h). Fitted on the H200 (driver 580,
-// CUPTI 13.0, torch 2.11) to 26 PyTorch processes of five workloads, each traced against its own
-// untraced steps (docs/PERFORMANCE.md, "What the tracer costs each call"): an untraced launch call
-// lasts about 3 us and a timed one 5-20 us; for every microsecond beyond that, the program lost
-// 1.2 more outside the call; a launch over 30 us waited for the GPU's queue, not for CUPTI.
-inline constexpr TracerCostModel kTracerCostOfTimedCalls{.launch_floor_ns = 3'000,
+// CUPTI 13.0, torch 2.11) to PyTorch processes traced against their own untraced steps
+// (docs/PERFORMANCE.md, "What the tracer costs each call"): a timed launch call beyond 5 us spent
+// the excess in the tracer, and the program lost 1.2 us more outside the call per microsecond of
+// it; a launch over 30 us waited for the GPU's queue, not for CUPTI. (Refitted when the
+// synchronization and event records stopped costing every launch: the floor was 3 us.)
+inline constexpr TracerCostModel kTracerCostOfTimedCalls{.launch_floor_ns = 5'000,
                                                          .launch_excess_max_ns = 30'000,
                                                          .outside_permille = 1'200,
                                                          .per_call_ns = 0};
