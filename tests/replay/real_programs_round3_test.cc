@@ -109,9 +109,9 @@ TEST(Round3OnTheH200, AStepCapturedByHandIsGraphCaptureAndItsReplaysTheSteadySta
   EXPECT_GT(OneOffNs(d, OneOffKind::kGraphCapture), 1'000'000);
   // The replays: tiny kernels back to back, queued.
   EXPECT_GT(d.busy_ns, 50'000'000);
-  EXPECT_GE(static_cast<double>(d.idle.CauseNs(Cause::kLaunchBound)) /
-                static_cast<double>(d.idle_ns),
-            0.80);
+  EXPECT_GE(
+      static_cast<double>(d.idle.CauseNs(Cause::kLaunchBound)) / static_cast<double>(d.idle_ns),
+      0.80);
 }
 
 TEST(Round3OnTheH200, ReduceOverheadsCapturesAreOneOffAndItsStepsLaunchBound) {
@@ -120,9 +120,9 @@ TEST(Round3OnTheH200, ReduceOverheadsCapturesAreOneOffAndItsStepsLaunchBound) {
   const DeviceReport& d = r.devices[0];
   EXPECT_EQ(r.step_source, "optimizer.step");
   EXPECT_GT(OneOffNs(d, OneOffKind::kGraphCapture), 0);
-  EXPECT_GE(static_cast<double>(d.idle.CauseNs(Cause::kLaunchBound)) /
-                static_cast<double>(d.idle_ns),
-            0.80);
+  EXPECT_GE(
+      static_cast<double>(d.idle.CauseNs(Cause::kLaunchBound)) / static_cast<double>(d.idle_ns),
+      0.80);
 }
 
 TEST(Round3OnTheH200, ATorchProfilerTraceWithCudaActivitiesOffSaysWhatToRecord) {
