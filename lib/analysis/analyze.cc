@@ -129,13 +129,18 @@ void AddRankInfo(const Timeline& t, Interval window, Report* report) {
 // when the GPU was idle; or GPU work but no CUDA call at all (a trace filtered to a few kinds
 // of event, or recorded without CPU activities), so it cannot say why. The warning says which,
 // and what to record.
+// "1 launch call", "3 launch calls".
+std::string Counted(int64_t n, absl::string_view thing) {
+  return absl::StrCat(n, " ", thing, n == 1 ? "" : "s");
+}
+
 void NoteOneSidedTrace(const Timeline& t, Report* report) {
   int64_t ops = 0;
   for (const DeviceTimeline& d : t.devices) ops += static_cast<int64_t>(d.ops.size());
   if (ops > 0) {
     if (!t.calls.empty()) return;
     report->warnings.push_back(absl::StrCat(
-        "the trace has ", ops, " GPU operation", ops == 1 ? "" : "s",
+        "the trace has ", Counted(ops, "GPU operation"),
         " but no CUDA runtime or driver call: when the host launched or waited is unknown, so "
         "its idle time is unattributed; record the host's side too (torch.profiler: "
         "ProfilerActivity.CPU among its activities, and no filter on the exported events)"));
@@ -151,7 +156,7 @@ void NoteOneSidedTrace(const Timeline& t, Report* report) {
                       [](const Range& r) { return r.kind == RangeKind::kFrameworkOp; });
     if (framework_ops == 0) return;
     report->warnings.push_back(absl::StrCat(
-        "the trace has ", framework_ops, " framework op", framework_ops == 1 ? "" : "s",
+        "the trace has ", Counted(framework_ops, "framework op"),
         " but no CUDA call and no record of GPU work: CUDA activities were not recorded, so "
         "this report cannot say whether or why the GPU was idle; record them (torch.profiler: "
         "ProfilerActivity.CUDA among its activities)"));
@@ -159,7 +164,7 @@ void NoteOneSidedTrace(const Timeline& t, Report* report) {
   }
   if (launches == 0) return;
   report->warnings.push_back(absl::StrCat(
-      "the trace has ", launches, " launch call", launches == 1 ? "" : "s",
+      "the trace has ", Counted(launches, "launch call"),
       " but no record of GPU work: the GPU's activity was not recorded or was lost, so this "
       "report cannot say when the GPU was idle; record it too (torch.profiler: "
       "ProfilerActivity.CUDA among its activities; Nsight Systems: --trace=cuda; gpuidle's own "
