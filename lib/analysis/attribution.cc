@@ -154,7 +154,7 @@ class DeviceAttributor {
   CallsByStart host_calls_{timeline_};  // calls of the launching threads
   // Their calls that wait for the device on the allocator's behalf: synchronous frees, and the
   // syncs right before the allocator released memory.
-  absl::flat_hash_set<int32_t> waiting_frees_;
+  absl::flat_hash_set<int32_t> allocator_waits_;
   std::vector<HostItem> host_items_;       // everything the host-late walk looks at
   std::vector<int32_t> h2d_copies_;        // device ops: H2D memcpy, by start
   std::vector<int64_t> h2d_copy_max_end_;  // prefix maximum of their end times
@@ -248,13 +248,13 @@ void DeviceAttributor::IndexHost() {
       wait_calls_by_stream_[c.stream].push_back(ci);
     } else if (c.category == CallCategory::kAllocator) {
       ev = kInAllocatorCall;
-      if (FreeWaitsForDevice(timeline_.strings.Get(c.name))) waiting_frees_.insert(ci);
+      if (FreeWaitsForDevice(timeline_.strings.Get(c.name))) allocator_waits_.insert(ci);
     }
     if (auto sync = last_sync.find(c.thread); sync != last_sync.end()) {
       HostItem& s = host_items_[sync->second];
       if (ev == kInAllocatorCall && c.start_ns - s.end_ns < options_.launch_gap_max_ns) {
         s.evidence = kInAllocatorCall;
-        waiting_frees_.insert(s.call);
+        allocator_waits_.insert(s.call);
       }
       last_sync.erase(sync);
     }
@@ -307,7 +307,7 @@ int32_t DeviceAttributor::SyncInProgressAt(int64_t t) {
     const HostItem& item = host_items_[i];
     const int64_t len = item.end_ns - item.start_ns;
     const bool blocking = item.evidence == kInSyncCall ||
-                          (item.evidence == kInAllocatorCall && waiting_frees_.contains(item.call));
+                          (item.evidence == kInAllocatorCall && allocator_waits_.contains(item.call));
     if (blocking && item.call >= 0) {
       if (len > own_len) std::tie(own, own_len) = std::make_pair(item.call, len);
     } else if (item.evidence == kInOtherThreadSync) {
@@ -370,7 +370,7 @@ void DeviceAttributor::AttributeHostLate(int64_t t0, int64_t e, int32_t next_op)
     // GPU work, and the next op would have come that much sooner. When nothing follows, only
     // the time blocked inside the gap counts.
     u = work_follows ? std::min(e, t0 + (s.end_ns - s.start_ns)) : std::min(e, s.end_ns);
-    const bool allocator = waiting_frees_.contains(sync);
+    const bool allocator = allocator_waits_.contains(sync);
     Emit(t0, u, allocator ? Subcause::kAllocator : Subcause::kHostSync, next_op, sync, -1);
   } else if (const int32_t read = launching_threads_busy_ ? -1 : ValueReadByAnotherThread(t0, e);
              read >= 0 && work_follows) {
