@@ -306,8 +306,8 @@ int32_t DeviceAttributor::SyncInProgressAt(int64_t t) {
   for (int32_t i : scratch_) {
     const HostItem& item = host_items_[i];
     const int64_t len = item.end_ns - item.start_ns;
-    const bool blocking = item.evidence == kInSyncCall ||
-                          (item.evidence == kInAllocatorCall && allocator_waits_.contains(item.call));
+    const bool blocking = item.evidence == kInSyncCall || (item.evidence == kInAllocatorCall &&
+                                                           allocator_waits_.contains(item.call));
     if (blocking && item.call >= 0) {
       if (len > own_len) std::tie(own, own_len) = std::make_pair(item.call, len);
     } else if (item.evidence == kInOtherThreadSync) {
