@@ -7,6 +7,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "model/cuda_api.h"
 
 namespace gpuidle::internal {
 
@@ -319,11 +320,7 @@ Concrete AllocatorAdvice(const Report& report, const StepView& v) {
   Concrete c;
   bool expandable = false;
   for (const Offender& o : report.offenders) {
-    if (o.subcause != Subcause::kAllocator) continue;
-    for (absl::string_view vmm :
-         {"cuMemMap", "cuMemUnmap", "cuMemCreate", "cuMemRelease", "cuMemSetAccess"}) {
-      expandable |= absl::StartsWith(o.what, vmm);
-    }
+    expandable |= o.subcause == Subcause::kAllocator && MapsVirtualMemory(o.what);
   }
   c.fix = expandable
               ? "the host was mapping or unmapping device memory (expandable segments are on: "

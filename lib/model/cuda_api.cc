@@ -77,6 +77,14 @@ bool FreeWaitsForDevice(absl::string_view name) {
          absl::StartsWith(stem, "HostFree");
 }
 
+bool MapsVirtualMemory(absl::string_view name) {
+  const absl::string_view stem = Stem(name);
+  for (absl::string_view vmm : {"MemCreate", "MemMap", "MemSetAccess", "MemUnmap", "MemRelease"}) {
+    if (absl::StartsWith(stem, vmm)) return true;
+  }
+  return false;
+}
+
 CaptureCall CaptureCallOf(absl::string_view name) {
   const absl::string_view stem = Stem(name);
   if (absl::StartsWith(stem, "StreamBeginCapture")) return CaptureCall::kBegin;

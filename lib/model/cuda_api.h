@@ -15,6 +15,10 @@ CallCategory CategorizeCudaApi(absl::string_view name);
 // cudaFreeAsync).
 bool FreeWaitsForDevice(absl::string_view name);
 
+// Of the kAllocator calls, the virtual-memory ones (cuMemCreate, cuMemMap, cuMemSetAccess,
+// cuMemUnmap, cuMemRelease): PyTorch's expandable segments grow and shrink through them.
+bool MapsVirtualMemory(absl::string_view name);
+
 // Of the kGraphCapture calls: the begin and end of a stream capture, and the rest
 // (instantiating, uploading a graph).
 enum class CaptureCall { kBegin, kEnd, kGraphSetUp };

@@ -268,6 +268,10 @@ TEST(CategorizeCudaApiTest, OnlySynchronousFreesWaitForTheDevice) {
                                  "cuMemRelease", "hipFreeAsync"}) {
     EXPECT_FALSE(FreeWaitsForDevice(name)) << name;
   }
+  EXPECT_TRUE(MapsVirtualMemory("cuMemSetAccess"));
+  EXPECT_TRUE(MapsVirtualMemory("cuMemUnmap"));
+  EXPECT_FALSE(MapsVirtualMemory("cudaFree"));
+  EXPECT_FALSE(MapsVirtualMemory("cuMemAlloc_v2"));
   EXPECT_EQ(CaptureCallOf("cudaStreamBeginCapture_v10000"), CaptureCall::kBegin);
   EXPECT_EQ(CaptureCallOf("cuStreamEndCapture"), CaptureCall::kEnd);
   EXPECT_EQ(CaptureCallOf("hipStreamBeginCapture"), CaptureCall::kBegin);
