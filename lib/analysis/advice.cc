@@ -68,6 +68,24 @@ absl::string_view FixFor(Subcause s) {
 
 namespace {
 
+// Unattributed time is of two kinds (docs/ANALYSIS.md, rules 1 and 5): the launch call of the
+// kernel that ended the gap is not in the trace, or it is, had returned, and the queued work
+// still started late. The longest gaps say which dominates (a gap record names the launching
+// thread only where the call is known).
+std::string UnattributedFix(const Report& report) {
+  int64_t queued_ns = 0, no_call_ns = 0;
+  for (const GapRecord& g : report.longest_gaps) {
+    if (g.subcause != Subcause::kUnattributed || g.next_op.empty()) continue;
+    (g.thread != 0 ? queued_ns : no_call_ns) += g.end_ns - g.start_ns;
+  }
+  if (queued_ns <= no_call_ns) return std::string(FixFor(Subcause::kUnattributed));
+  return "the launch calls are in the trace and had returned, yet the queued work started late "
+         "with nothing in the trace holding it back: another process or MPS client on the "
+         "GPU, work queued before the trace began ahead of it, or waits the trace did not "
+         "record (events, streams, host functions); check nvidia-smi for other processes and "
+         "record with CPU and CUDA activities and no filter";
+}
+
 // A run's own pinned host-to-device copies give the link's speed once they move this much.
 constexpr int64_t kMinObservedPinnedBytes = 16 << 20;
 
@@ -345,6 +363,7 @@ Concrete OtherAdvice(const Report& report, Subcause s, const StepView& v) {
   Concrete c;
   c.fix = std::string(FixFor(s));
   if (s == Subcause::kUnattributed) {
+    c.fix = UnattributedFix(report);
     c.evidence = "no evidence: nothing to predict";
     return c;
   }

@@ -171,6 +171,39 @@ void NoteOneSidedTrace(const Timeline& t, Report* report) {
       "capture records it)"));
 }
 
+// A trace that recorded both sides but lacks calls from inside its window (docs/ANALYSIS.md,
+// "Records lost"): GPU work whose correlation id lies between those of recorded calls, yet
+// whose launch call is missing. Its events were filtered (or the profiler skipped the calls
+// that launched them), and the syncs and copies filtered with them cannot show. (Work launched
+// before the trace began has ids below every recorded call's: no warning.)
+constexpr int64_t kMinMissingCalls = 20;  // ... and a tenth of the GPU work in the range
+
+void NoteFilteredTrace(const Timeline& t, const TimelineIndex& index, Report* report) {
+  uint64_t first = std::numeric_limits<uint64_t>::max(), last = 0;
+  for (const HostCall& c : t.calls) {
+    if (c.correlation_id == kNoCorrelation) continue;
+    first = std::min(first, c.correlation_id);
+    last = std::max(last, c.correlation_id);
+  }
+  int64_t inside = 0, missing = 0;
+  for (const DeviceTimeline& d : t.devices) {
+    for (size_t i = 0; i < d.ops.size(); ++i) {
+      const uint64_t id = d.ops[i].correlation_id;
+      if (id == kNoCorrelation || id <= first || id >= last) continue;
+      ++inside;
+      missing += index.IssuingCall(d, static_cast<int32_t>(i)) < 0;
+    }
+  }
+  if (missing < kMinMissingCalls || missing * 10 < inside) return;
+  report->warnings.push_back(absl::StrCat(
+      Counted(missing, "GPU operation"), " of ", inside,
+      " between recorded calls have no launch call in the trace: its events were filtered, or "
+      "the profiler did not record the calls that launched them (driver-API launches: Triton, "
+      "NCCL); their gaps are unattributed, and any sync or copy left out with them cannot show "
+      "as sync-bound; record every CUDA runtime and driver call (torch.profiler: "
+      "ProfilerActivity.CPU and CUDA, no filter on the exported events)"));
+}
+
 // What the devices of one rank share.
 struct RankAnalysis {
   const Timeline& t;
@@ -346,6 +379,7 @@ absl::StatusOr<Report> AnalyzeTimeline(const Timeline& t, const std::string& inp
   }
   report.step_source = StepSource(t, steps);
   const TimelineIndex index(t, options);
+  NoteFilteredTrace(t, index, &report);
   HostStacks stacks(t, index.python_frames());
   const std::vector<OneOffSpan> one_off_spans = FindOneOffSpans(index, stacks, options);
   const RankAnalysis rank_analysis{

@@ -131,6 +131,9 @@ class DeviceAttributor {
   void AttributeHostLate(int64_t t0, int64_t e, int32_t next_op);
   void WalkHost(int64_t u, int64_t e, int32_t next_op);
   void AttributeQueued(int64_t q, int64_t t1, int32_t next_op, int32_t launch_call);
+  void AwayFromCuda(int64_t s0, int64_t s1, int32_t next_op, int32_t next_call);
+  void InLaunchingOp(int64_t s0, int64_t s1, int32_t next_op, int32_t root);
+  const std::vector<int64_t>& OpBoundaries(uint64_t thread);
   int32_t SyncInProgressAt(int64_t t);
   bool launching_threads_busy_ = false;  // at the time SyncInProgressAt last looked
   int32_t ValueReadByAnotherThread(int64_t t0, int64_t e) const;
@@ -156,6 +159,7 @@ class DeviceAttributor {
   // syncs right before the allocator released memory.
   absl::flat_hash_set<int32_t> allocator_waits_;
   std::vector<HostItem> host_items_;       // everything the host-late walk looks at
+  absl::flat_hash_map<uint64_t, std::vector<int64_t>> op_boundaries_;  // OpBoundaries
   std::vector<int32_t> h2d_copies_;        // device ops: H2D memcpy, by start
   std::vector<int64_t> h2d_copy_max_end_;  // prefix maximum of their end times
   // Per stream: its other copies and memsets, by start (work queued behind them waits).
@@ -424,6 +428,11 @@ void DeviceAttributor::WalkHost(int64_t u, int64_t e, int32_t next_op) {
       Emit(s0, s1, Subcause::kDataLoader, next_op, it.call, it.range, stack);
       continue;
     }
+    if (kind == kInLaunchingOp) {
+      const HostItem& it = host_items_[active[kind].back()];
+      InLaunchingOp(s0, s1, next_op, it.range);
+      continue;
+    }
     if (kind < kEvidenceKinds) {
       const HostItem& it = host_items_[active[kind].back()];
       static constexpr std::array<Subcause, kEvidenceKinds> kSubcause = {
@@ -443,15 +452,64 @@ void DeviceAttributor::WalkHost(int64_t u, int64_t e, int32_t next_op) {
       Emit(s0, s1, Subcause::kLaunchOverhead, next_op, next_call, -1);
       continue;
     }
-    // A long stretch away from CUDA: its Python stacks, where sampled, say what it was, part
-    // by part.
-    for (const StackSpan& part : stacks_.SpansFor(launching_threads_, s0, s1)) {
-      const bool input = part.evidence >= 0 &&
-                         stacks_.evidence(part.evidence).activity == HostActivity::kInputPipeline;
-      Emit(part.start_ns, part.end_ns, input ? Subcause::kDataLoader : Subcause::kHost, next_op,
-           next_call, -1, part.evidence);
-    }
+    AwayFromCuda(s0, s1, next_op, next_call);
   }
+}
+
+// A long stretch away from CUDA: its Python stacks, where sampled, say what it was, part by
+// part.
+void DeviceAttributor::AwayFromCuda(int64_t s0, int64_t s1, int32_t next_op, int32_t next_call) {
+  for (const StackSpan& part : stacks_.SpansFor(launching_threads_, s0, s1)) {
+    const bool input = part.evidence >= 0 &&
+                       stacks_.evidence(part.evidence).activity == HostActivity::kInputPipeline;
+    Emit(part.start_ns, part.end_ns, input ? Subcause::kDataLoader : Subcause::kHost, next_op,
+         next_call, -1, part.evidence);
+  }
+}
+
+// Inside a framework op that launches GPU work the host is issuing it, however long the op,
+// but not in a long stretch with neither a CUDA call nor a nested op's start or end (a
+// compiled region's guards or Python, a module's CPU work): that is host work as outside ops.
+void DeviceAttributor::InLaunchingOp(int64_t s0, int64_t s1, int32_t next_op, int32_t root) {
+  const int32_t next_call = host_calls_.FirstAtOrAfter(s1);
+  const int64_t call_after = next_call >= 0 ? timeline_.calls[next_call].start_ns : kForever;
+  const int64_t call_before = host_calls_.LastEndBefore(s0, window_.start_ns);
+  if (call_after - call_before < options_.launch_gap_max_ns) {
+    Emit(s0, s1, Subcause::kLaunchOverhead, next_op, -1, root);
+    return;
+  }
+  const std::vector<int64_t>& marks = OpBoundaries(timeline_.ranges[root].thread);
+  auto it = std::upper_bound(marks.begin(), marks.end(), s0);
+  int64_t from = s0;
+  int64_t mark_before = it == marks.begin() ? call_before : *(it - 1);
+  while (from < s1) {
+    const int64_t to = it != marks.end() ? std::min(*it, s1) : s1;
+    const int64_t mark_after = it != marks.end() ? *it : kForever;
+    const int64_t since = std::max(call_before, mark_before);
+    const int64_t until = std::min(call_after, mark_after);
+    if (until - since < options_.launch_gap_max_ns) {
+      Emit(from, to, Subcause::kLaunchOverhead, next_op, -1, root);
+    } else {
+      AwayFromCuda(from, to, next_op, next_call);
+    }
+    from = to;
+    if (it != marks.end()) mark_before = *it++;
+  }
+}
+
+// The starts and ends of the framework ops of a launching thread, in order (built at first
+// use: most programs never need them).
+const std::vector<int64_t>& DeviceAttributor::OpBoundaries(uint64_t thread) {
+  auto [it, inserted] = op_boundaries_.try_emplace(thread);
+  if (inserted) {
+    for (const Range& r : timeline_.ranges) {
+      if (r.kind != RangeKind::kFrameworkOp || r.thread != thread) continue;
+      it->second.push_back(r.start_ns);
+      it->second.push_back(r.end_ns);
+    }
+    std::sort(it->second.begin(), it->second.end());
+  }
+  return it->second;
 }
 
 // Queued work waiting on a stream-wait-event issued on its stream after the previous op there.

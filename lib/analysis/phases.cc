@@ -47,16 +47,61 @@ struct Occurrences {
   std::vector<int64_t> later;  // durations
 };
 
+// When the GPUs ran work whose launch call is not in the trace (launched before the trace
+// began): disjoint intervals, in time order.
+std::vector<std::pair<int64_t, int64_t>> UnlaunchedWork(const TimelineIndex& index) {
+  std::vector<std::pair<int64_t, int64_t>> spans;
+  for (const DeviceTimeline& d : index.timeline().devices) {
+    for (size_t i = 0; i < d.ops.size(); ++i) {
+      if (index.IssuingCall(d, static_cast<int32_t>(i)) < 0) {
+        spans.emplace_back(d.ops[i].start_ns, d.ops[i].end_ns);
+      }
+    }
+  }
+  std::sort(spans.begin(), spans.end());
+  std::vector<std::pair<int64_t, int64_t>> merged;
+  for (const auto& s : spans) {
+    if (!merged.empty() && s.first <= merged.back().second) {
+      merged.back().second = std::max(merged.back().second, s.second);
+    } else {
+      merged.push_back(s);
+    }
+  }
+  return merged;
+}
+
+int64_t CoveredNs(const std::vector<std::pair<int64_t, int64_t>>& spans, int64_t start,
+                  int64_t end) {
+  int64_t covered = 0;
+  auto it = std::lower_bound(spans.begin(), spans.end(), start,
+                             [](const auto& s, int64_t v) { return s.second <= v; });
+  for (; it != spans.end() && it->first < end; ++it) {
+    covered += std::min(end, it->second) - std::max(start, it->first);
+  }
+  return covered;
+}
+
 // The spans of first occurrences far slower than their operation's later ones; their kind and
-// evidence are worked out only for those.
-void AddSlowFirstCalls(const Timeline& t, absl::flat_hash_map<OperationKey, Occurrences>& ops,
+// evidence are worked out only for those. A first call that lasted while the GPU ran work
+// launched before the trace began waited for that work (a full launch queue, a blocking op):
+// the GPU was busy, nothing was set up.
+void AddSlowFirstCalls(const TimelineIndex& index,
+                       absl::flat_hash_map<OperationKey, Occurrences>& ops,
                        const AnalysisOptions& options, std::vector<OneOffSpan>* out) {
+  const Timeline& t = index.timeline();
+  std::vector<std::pair<int64_t, int64_t>> unlaunched;
+  bool unlaunched_found = false;
   for (auto& [key, occ] : ops) {
     const int64_t first = occ.first_end - occ.first_start;
     if (first < options.one_off_min_ns || occ.later.empty()) continue;
     auto mid = occ.later.begin() + static_cast<ptrdiff_t>(occ.later.size() / 2);
     std::nth_element(occ.later.begin(), mid, occ.later.end());
     if (static_cast<double>(first) < options.first_call_ratio * static_cast<double>(*mid)) continue;
+    if (!unlaunched_found) {
+      unlaunched = UnlaunchedWork(index);
+      unlaunched_found = true;
+    }
+    if (2 * CoveredNs(unlaunched, occ.first_start, occ.first_end) >= first) continue;
     const absl::string_view name = t.strings.Get(key.first);
     OneOffKind kind = OneOffKind::kFirstCall;
     std::string evidence = absl::StrCat("first ", name);
@@ -191,7 +236,7 @@ std::vector<OneOffSpan> FindOneOffSpans(const TimelineIndex& index, HostStacks& 
                                             " to the end of the trace: launches recorded, not run"),
                                thread});
   }
-  AddSlowFirstCalls(t, ops, options, &spans);
+  AddSlowFirstCalls(index, ops, options, &spans);
   // A stretch before a module load is compilation unless its sampled stacks say otherwise.
   std::erase_if(spans, [&](const OneOffSpan& s) {
     if (!s.inferred) return false;

@@ -8,6 +8,7 @@
 namespace gpuidle::internal {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
@@ -113,6 +114,29 @@ TEST(Advice, PredictsNothingForTimeWithoutEvidence) {
   EXPECT_FALSE(a.gain_per_step_ns.has_value());
   EXPECT_EQ(PredictedGain(a), "");
   EXPECT_THAT(a.evidence, HasSubstr("no evidence"));
+}
+
+// Unattributed time whose launch calls are in the trace (queued work that started late) is
+// not "launched outside the trace": the advice says which kind the longest gaps show.
+TEST(Advice, SaysWhetherUnattributedTimeLackedItsLaunchCallsOrWasQueuedWork) {
+  Report r;
+  r.devices.push_back(Device(0, 4, 50));
+  SetIdle(&r.devices[0], Subcause::kUnattributed, 100 * kMs);
+  GapRecord queued;
+  queued.subcause = Subcause::kUnattributed;
+  queued.start_ns = 0;
+  queued.end_ns = 60 * kMs;
+  queued.next_op = "gemm";
+  queued.thread = 4242;  // its launch call is in the trace
+  GapRecord no_call = queued;
+  no_call.end_ns = 40 * kMs;
+  no_call.thread = 0;
+  r.longest_gaps = {queued, no_call};
+  EXPECT_THAT(AdviceFor(Advised(r), Subcause::kUnattributed).fix,
+              AllOf(HasSubstr("launch calls are in the trace"), HasSubstr("another process"),
+                    Not(HasSubstr("fell outside"))));
+  r.longest_gaps = {no_call};
+  EXPECT_THAT(AdviceFor(Advised(r), Subcause::kUnattributed).fix, HasSubstr("fell outside"));
 }
 
 TEST(Advice, GivesTheGainOverTheSteadyStateWhenTheRunHasNoSteps) {

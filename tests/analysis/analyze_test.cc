@@ -92,16 +92,29 @@ TEST(Analyze, TheLaunchGapThresholdSeparatesLaunchOverheadFromHostWork) {
   EXPECT_EQ(OnlyDevice(MustAnalyze(t, options)).idle[Subcause::kHost], 505 * kUs);
 }
 
-TEST(Analyze, TimeInsideAFrameworkOpThatLaunchesIsLaunchOverheadHoweverLong) {
-  const auto t = TimelineBuilder()
-                     .Launch(1, 0, 5).Kernel(10, 100)
-                     .Op(1, 50, 5000, "aten::linear")
-                     .Launch(1, 4990, 4995).Kernel(5000, 5100)
-                     .Build();
-  const Report r = MustAnalyze(t);
-  const DeviceReport& d = OnlyDevice(r);
+// Inside a framework op that launches, the host is issuing work however long the op lasts
+// while nested ops or CUDA calls keep coming (eager dispatch); a long stretch with neither (a
+// compiled region's guards, CPU work inside a module) is host work, as outside ops.
+TEST(Analyze, TimeInsideAFrameworkOpThatLaunchesIsLaunchOverheadUnlessNothingHappensInIt) {
+  auto dispatching = TimelineBuilder();
+  dispatching.Launch(1, 0, 5).Kernel(10, 100).Op(1, 50, 5000, "aten::linear");
+  for (int i = 0; i < 12; ++i) dispatching.Op(1, 100 + 400 * i, 300 + 400 * i, "aten::t");
+  dispatching.Launch(1, 4990, 4995).Kernel(5000, 5100);
+  const DeviceReport d = OnlyDevice(MustAnalyze(dispatching.Build()));
   EXPECT_EQ(d.idle[Subcause::kHost], 0);
   EXPECT_EQ(d.idle[Subcause::kLaunchOverhead], 4895 * kUs);
+
+  const auto compiled = TimelineBuilder()
+                            .Launch(1, 0, 5).Kernel(10, 100)
+                            .Op(1, 50, 9000, "Torch-Compiled Region: 0/0")
+                            .Launch(1, 200, 205).Kernel(210, 300)
+                            .Launch(1, 8990, 8995).Kernel(9000, 9100)
+                            .Build();
+  const DeviceReport c = OnlyDevice(MustAnalyze(compiled));
+  // 300-8990 us: 8.7 ms without a call or a nested op; the short stretch before the second
+  // launch (100-200 us) and the launch calls stay launch overhead.
+  EXPECT_EQ(c.idle[Subcause::kHost], 8690 * kUs);
+  EXPECT_EQ(c.idle[Subcause::kLaunchOverhead], 110 * kUs);
 }
 
 TEST(Analyze, LooksAtEveryLaunchingThreadNotOnlyTheOneThatLaunchedTheNextKernel) {
@@ -673,6 +686,38 @@ TEST(Analyze, SaysSoWhenATraceHasOnlyOneSideOfTheProgram) {
   EXPECT_THAT(cpu_only->warnings,
               Contains(AllOf(HasSubstr("2 framework ops but no CUDA call and no record of GPU"),
                              HasSubstr("ProfilerActivity.CUDA"))));
+}
+
+// A trace whose events were filtered: GPU work between recorded calls whose launch calls are
+// missing. The report says the syncs and copies filtered with them cannot show; a complete
+// trace, and one that begins while work launched before it still runs, get no such warning.
+TEST(Analyze, SaysSoWhenCallsAreMissingFromInsideTheTrace) {
+  auto loop = [](TimelineBuilder& b, int n, double from_us = 0) {
+    for (int i = 0; i < n; ++i) {
+      const double t = from_us + 100.0 * i;
+      b.Launch(1, t, t + 5).Kernel(t + 10, t + 60);
+    }
+  };
+  auto complete = TimelineBuilder();
+  loop(complete, 60);
+  internal::Timeline filtered = complete.Build();
+  EXPECT_THAT(MustAnalyze(filtered).warnings, Not(Contains(HasSubstr("no launch call"))));
+  // Every other launch call dropped, as a filter on the exported events would.
+  for (size_t i = filtered.calls.size() - 2; i > 0; --i) {
+    if (i % 2 == 0) filtered.calls.erase(filtered.calls.begin() + static_cast<ptrdiff_t>(i));
+  }
+  EXPECT_THAT(MustAnalyze(filtered).warnings,
+              Contains(AllOf(HasSubstr("29 GPU operations of 58 between recorded calls have no "
+                                       "launch call"),
+                             HasSubstr("cannot show as sync-bound"))));
+  // Work launched before the trace began has correlation ids below every recorded call's.
+  auto late_start = TimelineBuilder();
+  for (int i = 0; i < 30; ++i) late_start.Launch(1, 0.1 * i, 0.1 * i + 0.05).Kernel(10.0 * i, 10.0 * i + 8);
+  loop(late_start, 30, 400);
+  internal::Timeline late = late_start.Build();
+  late.calls.erase(late.calls.begin(), late.calls.begin() + 30);
+  EXPECT_THAT(MustAnalyze(late).warnings, Not(Contains(HasSubstr("no launch call"))));
+
 }
 
 }  // namespace

@@ -164,6 +164,35 @@ TEST(Phases, AFirstCallFarSlowerThanItsLaterCallsIsOneOff) {
   EXPECT_GT(r.steps[0].one_off_ns, 39000 * kUs);
 }
 
+// A trace that begins while the GPU still runs work launched before it (a schedule's active
+// phase, a profiler started mid-run): the first aten::copy_ waits 30 ms for that work. It set
+// nothing up, so it is not a first call; the same op with the GPU idle meanwhile is.
+TEST(Phases, AFirstCallWaitingForWorkLaunchedBeforeTheTraceIsNotOneOff) {
+  auto build = [](bool work_before_the_trace) {
+    auto b = TimelineBuilder();
+    if (work_before_the_trace) b.Kernel(0, 30000, "launched_before_the_trace");
+    b.Op(1, 100, 30010, "aten::copy_");
+    b.CopyCall(1, 110, 30005).Copy(30000, 30004, CopyKind::kDtoH);
+    for (int k = 1; k < 8; ++k) {
+      const double s = 30000.0 + 1000 * k;
+      b.Launch(1, s, s + 5).Kernel(s + 5, s + 600);
+      b.Op(1, s + 610, s + 660, "aten::copy_");
+      b.CopyCall(1, s + 615, s + 655).Copy(s + 620, s + 624, CopyKind::kDtoH);
+    }
+    return b.Build();
+  };
+  const Report before = MustAnalyze(build(true));
+  for (const OneOffTime& o : OnlyDevice(before).one_off) {
+    EXPECT_NE(o.kind, OneOffKind::kFirstCall) << o.evidence;
+  }
+  const Report idle = MustAnalyze(build(false));
+  bool first_call = false;
+  for (const OneOffTime& o : OnlyDevice(idle).one_off) {
+    first_call |= o.kind == OneOffKind::kFirstCall && o.evidence == "first aten::copy_";
+  }
+  EXPECT_TRUE(first_call);
+}
+
 TEST(Phases, AKernelsFirstSlowLaunchIsModuleLoading) {
   auto b = TimelineBuilder();
   LaunchBoundLoop(b, 0, 1000);
