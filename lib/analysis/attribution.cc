@@ -158,7 +158,7 @@ class DeviceAttributor {
   // Their calls that wait for the device on the allocator's behalf: synchronous frees, and the
   // syncs right before the allocator released memory.
   absl::flat_hash_set<int32_t> allocator_waits_;
-  std::vector<HostItem> host_items_;       // everything the host-late walk looks at
+  std::vector<HostItem> host_items_;  // everything the host-late walk looks at
   absl::flat_hash_map<uint64_t, std::vector<int64_t>> op_boundaries_;  // OpBoundaries
   std::vector<int32_t> h2d_copies_;        // device ops: H2D memcpy, by start
   std::vector<int64_t> h2d_copy_max_end_;  // prefix maximum of their end times

@@ -712,12 +712,12 @@ TEST(Analyze, SaysSoWhenCallsAreMissingFromInsideTheTrace) {
                              HasSubstr("cannot show as sync-bound"))));
   // Work launched before the trace began has correlation ids below every recorded call's.
   auto late_start = TimelineBuilder();
-  for (int i = 0; i < 30; ++i) late_start.Launch(1, 0.1 * i, 0.1 * i + 0.05).Kernel(10.0 * i, 10.0 * i + 8);
+  for (int i = 0; i < 30; ++i)
+    late_start.Launch(1, 0.1 * i, 0.1 * i + 0.05).Kernel(10.0 * i, 10.0 * i + 8);
   loop(late_start, 30, 400);
   internal::Timeline late = late_start.Build();
   late.calls.erase(late.calls.begin(), late.calls.begin() + 30);
   EXPECT_THAT(MustAnalyze(late).warnings, Not(Contains(HasSubstr("no launch call"))));
-
 }
 
 }  // namespace
