@@ -14,6 +14,7 @@ Variants (comma-separated):
   -torch        without gpuidle's PyTorch hooks (module and optimizer hooks, DataLoader marks)
   -call-sites   without the Python call-site marks
   -sampler      without the host-stack sampler (host_sample_ms=0)
+  -marks        without the profile's step marker (Profile.step) after each step
   -python       all three left out
   -A+B          several parts at once (-memcpy-records+memset-records)
   -PART         a collector part left out (GPUIDLE_BENCH_LEAVE_OUT=PART, lib/collect/
@@ -38,6 +39,7 @@ import profile_overhead  # noqa: E402  (the timed round and the profilers; needs
 import workloads  # noqa: E402
 
 PYTHON_PARTS = ("torch", "call-sites", "sampler")
+BENCHMARK_PARTS = ("marks",)  # how the benchmark drives the profile, not a part of gpuidle
 
 
 class Variant:
@@ -49,7 +51,8 @@ class Variant:
         parts = PYTHON_PARTS if name == "-python" else (
             tuple(name[1:].split("+")) if name.startswith("-") else ())
         self.python_parts = [p for p in parts if p in PYTHON_PARTS]
-        self.collector_parts = [p for p in parts if p not in PYTHON_PARTS]
+        self.marks = "marks" not in parts
+        self.collector_parts = [p for p in parts if p not in PYTHON_PARTS + BENCHMARK_PARTS]
         if name in ("bare", "bare-timed"):
             self.inner = profile_overhead.BareCupti(times_launches=name == "bare-timed")
         elif name == "full" or name.startswith("-"):
@@ -88,7 +91,7 @@ class Variant:
         except RuntimeError:
             self._undo()
             raise
-        self.mark = self.inner.mark
+        self.mark = self.inner.mark if self.marks else None
 
     def stop(self):
         try:
@@ -132,13 +135,16 @@ def main():
     profile_overhead.timed_round(torch, step, steps, Variant("full"))
     ratios = {n: [] for n in names}
     traced = {n: [] for n in names}
+    step_added = {n: [] for n in names}  # us per step, traced - untraced, per visit
+    start_ms = {n: [] for n in names}
+    end_added = {n: [] for n in names}  # ms, traced - untraced (the stop and the final sync)
     failed = {}
     rng = random.Random(args.seed)
     for r in range(args.repeats):
         order = [n for n in names if n not in failed]
         rng.shuffle(order)
         for n in order:
-            u, _ = profile_overhead.timed_round(torch, step, steps)
+            u, u_info = profile_overhead.timed_round(torch, step, steps)
             try:
                 t, info = profile_overhead.timed_round(torch, step, steps, variants[n])
             except (RuntimeError, OSError) as e:
@@ -147,8 +153,13 @@ def main():
                 continue
             ratios[n].append(t / u)
             traced[n].append(t)
+            up, tp = u_info["parts"], info["parts"]
+            step_added[n].append(tp["step_us"] - up["step_us"])
+            start_ms[n].append(tp["start"])
+            end_added[n].append(tp["end"] - up["end"])
             print(f"visit repeat={r} variant={n} untraced_ms={u:.3f} traced_ms={t:.3f} "
-                  f"ratio={t / u:.4f} {profile_overhead.info_text(info)}", flush=True)
+                  f"ratio={t / u:.4f} untraced_step_us={up['step_us']:.2f} "
+                  f"{profile_overhead.info_text(info)}", flush=True)
     full = statistics.median(ratios["full"]) if ratios.get("full") else None
     for n in names:
         if n in failed and not ratios[n]:
@@ -157,9 +168,13 @@ def main():
         ratio = statistics.median(ratios[n])
         spread = max(ratios[n]) - min(ratios[n])
         versus = f" ratio_minus_full={ratio - full:+.4f}" if full is not None else ""
+        # The round's excess split: per step (the median step's added host time, paired within
+        # each visit) and once (the start, and what the stop adds to the final sync).
         print(f"result workload={args.workload} variant={n} visits={len(ratios[n])} steps={steps} "
               f"ratio={ratio:.4f} spread={spread:.4f} traced_ms={statistics.median(traced[n]):.3f}"
-              f"{versus}", flush=True)
+              f" step_added_us={statistics.median(step_added[n]):.2f}"
+              f" start_ms={statistics.median(start_ms[n]):.2f}"
+              f" stop_added_ms={statistics.median(end_added[n]):.2f}{versus}", flush=True)
     return 0
 
 
