@@ -1,10 +1,11 @@
 // Replays the H200 runs of the observer check (tests/data/gpu_runs/2026-12-02_observer2,
-// _observer3 and _observer4, tests/benchmarks/python/observer.py): each workload ran without
-// gpuidle (its untraced step time, minus the GPU's busy time per step, is the idle time the program
-// really has: the truth) and under gpuidle, which recorded a trace and wrote a report with its own
-// cost taken out of the timeline. CI checks what the GPU run showed: the recorded trace analysed
-// again gives the live report, taking gpuidle's cost out brings the idle time toward the truth and
-// never changes the busy time, and the error against the truth is the one the GPU run printed.
+// _observer3, _observer4 and 2026-12-04_observer5, tests/benchmarks/python/observer.py): each
+// workload ran without gpuidle (its untraced step time, minus the GPU's busy time per step, is the
+// idle time the program really has: the truth) and under gpuidle, which recorded a trace and wrote
+// a report with its own cost taken out of the timeline. CI checks what the GPU run showed: the
+// recorded trace analysed again gives the live report, taking gpuidle's cost out brings the idle
+// time toward the truth and never changes the busy time, and the error against the truth is the one
+// the GPU run printed.
 #include <cmath>
 #include <cstdint>
 #include <map>
@@ -221,8 +222,9 @@ INSTANTIATE_TEST_SUITE_P(
                       // The collection without sync and event records at start, the cost
                       // model refitted for it (floor 5 us).
                       "2026-12-02_observer4/gpt2.full", "2026-12-02_observer4/resnet50.full",
-                      "2026-12-02_observer4/dataloader.full",
-                      "2026-12-02_observer4/item_sync.full"),
+                      "2026-12-02_observer4/dataloader.full", "2026-12-02_observer4/item_sync.full",
+                      // Out of sample, two days later (issue 26's fourth session).
+                      "2026-12-04_observer5/resnet50.full"),
     [](const ::testing::TestParamInfo<std::string>& param) {
       std::string name = param.param;
       for (char& c : name) {
