@@ -132,6 +132,15 @@ struct CopyTotals {
   int64_t ns = 0;  // the copies executing, summed
 };
 
+// The steady state's kernels by how the host issued them: replayed from CUDA graphs (one
+// cudaGraphLaunch issues all of a graph's kernels) or launched one at a time. A step that already
+// replays graphs needs other advice than "capture it in a CUDA graph" (analysis/advice.cc).
+struct GraphReplays {
+  int64_t launches = 0;       // graph launches that issued kernels
+  int64_t kernels = 0;        // the kernels they issued
+  int64_t kernels_alone = 0;  // the other kernels (launched one at a time, or of unknown origin)
+};
+
 // A device's whole window in a bounded number of equal bins, for plots (the HTML report's
 // timeline; docs/REPORT_SCHEMA.md, "timeline"). Per bin: the time kernels ran, the steady-state
 // idle time by cause, and one-off time (start-up and wind-down apart from their kernels, one-off
@@ -183,8 +192,9 @@ struct DeviceReport {
   int64_t comm_ns = 0;                  // NCCL kernels executing
   int64_t exposed_comm_ns = 0;          // ... while no other kernel executes
   std::optional<int64_t> comm_wait_ns;  // part of comm_ns spent waiting for peers; needs all ranks
-  CopyTotals h2d_pageable;  // host-to-device copies from pageable memory (staged by the driver)
-  CopyTotals h2d_pinned;    // ... from pinned memory
+  CopyTotals h2d_pageable;     // host-to-device copies from pageable memory (staged by the driver)
+  CopyTotals h2d_pinned;       // ... from pinned memory
+  GraphReplays graph_replays;  // steady state
   std::vector<CollectiveStats> collectives;  // per kind, most time first
   // The collectives, for a later merge with the other ranks: at most kMaxCollectiveRows, a
   // contiguous stretch (the steady state's first ones, then start-up's last ones if there is

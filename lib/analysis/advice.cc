@@ -265,29 +265,73 @@ Concrete H2DAdvice(const Report& report, const StepView& v) {
   return c;
 }
 
+// The steady state already replays CUDA graphs when a graph launch issues, on average, at
+// least one of every ten of its kernels: then "capture the step in a CUDA graph" tells the
+// program what it does, and the advice is about the kernels launched outside the graphs.
+bool ReplaysGraphs(const GraphReplays& g) {
+  return g.launches > 0 && g.kernels * 10 >= g.kernels + g.kernels_alone;
+}
+
+// Launch-bound advice for a steady state that already replays CUDA graphs.
+constexpr char kLaunchOverheadWithGraphs[] =
+    "kernels finish faster than the host issues them, and the program already replays CUDA "
+    "graphs: bring the kernels launched outside them and the work between the replays into the "
+    "graphs (compile the loss with the model, torch.compile the optimizer step, or capture the "
+    "whole step with torch.cuda.graph), or give each replay more work (a larger batch)";
+constexpr char kKernelGapWithGraphs[] =
+    "work was queued but each kernel still paid the GPU's dispatch latency, inside the replayed "
+    "CUDA graphs too: fuse them into fewer, larger kernels (torch.compile's default mode) or "
+    "give each more work (a larger batch)";
+
 Concrete LaunchAdvice(const Report& report, Subcause s, const StepView& v) {
   Concrete c;
   c.fix = std::string(FixFor(s));
-  if (v.device == nullptr || v.device->kernel_count == 0) return c;
-  const double kernels = v.Per(v.device->kernel_count);
+  if (v.device == nullptr) {  // no steps: no figures per step, but the graphs still matter
+    const DeviceReport* d = MostLost(report, s);
+    if (d != nullptr && ReplaysGraphs(d->graph_replays)) {
+      c.fix = s == Subcause::kLaunchOverhead ? kLaunchOverheadWithGraphs : kKernelGapWithGraphs;
+      c.evidence = absl::StrFormat(
+          "%d of the steady state's %d kernels replayed from %d CUDA graph launches",
+          d->graph_replays.kernels, d->graph_replays.kernels + d->graph_replays.kernels_alone,
+          d->graph_replays.launches);
+    }
+    return c;
+  }
+  if (v.device->kernel_count == 0) return c;
+  const GraphReplays& graphs = v.device->graph_replays;
+  const bool replays = ReplaysGraphs(graphs);
+  // The steady state's own kernels where the report counts them (reports before it: the window's).
+  const int64_t steady_kernels = graphs.kernels + graphs.kernels_alone;
+  const double kernels = v.Per(steady_kernels > 0 ? steady_kernels : v.device->kernel_count);
   const double busy = v.Per(v.device->busy_ns);
   c.evidence = absl::StrFormat(
       "%.0f kernels per step doing %s of GPU work in all (%s each); the step took %s", kernels,
       Duration(busy), Duration(busy / kernels), Duration(v.step_ns));
+  if (replays) {
+    c.evidence = absl::StrFormat(
+        "%s; %.0f of them replayed from %.3g CUDA graph launches per step, %.0f launched one at "
+        "a time",
+        c.evidence, v.Per(graphs.kernels), v.Per(graphs.launches), v.Per(graphs.kernels_alone));
+  }
   const Offender* top = TopOffender(report, s);
   const bool optimizer = top != nullptr && (absl::StrContains(top->what, "multi_tensor_apply") ||
                                             absl::StrContains(top->site, "optim") ||
                                             absl::StrContains(top->site, ".step"));
-  if (s == Subcause::kLaunchOverhead) {
+  const char* optimizer_fix = optimizer ? "the optimizer launches many of them: use a fused "
+                                          "optimizer (torch.optim.AdamW(..., fused=True))"
+                                        : "use fused/foreach optimizers";
+  if (s == Subcause::kLaunchOverhead && replays) {
+    c.fix = absl::StrCat(kLaunchOverheadWithGraphs, "; ", optimizer_fix);
+  } else if (s == Subcause::kLaunchOverhead) {
     c.fix = absl::StrCat(
         "kernels finish faster than the host issues them: capture the step in a CUDA graph "
         "(torch.compile(mode=\"reduce-overhead\"), or torch.cuda.graph with static inputs) so "
         "one launch replays its ",
         static_cast<int64_t>(std::lround(kernels)),
-        " kernels; or give each kernel more work (a larger batch, fused ops with torch.compile)",
-        optimizer ? "; the optimizer launches many of them: use a fused optimizer "
-                    "(torch.optim.AdamW(..., fused=True))"
-                  : "; use fused/foreach optimizers");
+        " kernels; or give each kernel more work (a larger batch, fused ops with torch.compile); ",
+        optimizer_fix);
+  } else if (replays) {
+    c.fix = kKernelGapWithGraphs;
   } else {
     c.fix = absl::StrCat(
         "work was queued but each of the ", static_cast<int64_t>(std::lround(kernels)),

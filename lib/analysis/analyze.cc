@@ -24,6 +24,7 @@
 #include "analysis/timeline_summary.h"
 #include "analysis/untraced_view.h"
 #include "core/status_macros.h"
+#include "model/cuda_api.h"
 
 // AnalyzeRanks runs these stages per rank (process):
 //   window and steps (steps.h)  ->  per device: attribution (attribution.h), phases
@@ -218,20 +219,42 @@ struct RankAnalysis {
   size_t step_rows_per_device;
 };
 
-// The steady state's host-to-device copies by host memory kind (what a pinned-memory fix
-// predicts its gain from; analysis/advice.cc).
-void AddHostToDeviceCopies(const DeviceTimeline& device, Interval steady, DeviceReport* d) {
-  for (const DeviceOp& op : device.ops) {
+// One pass over the steady state's ops: its host-to-device copies by host memory kind (what a
+// pinned-memory fix predicts its gain from) and its kernels by how the host issued them (a step
+// that replays CUDA graphs gets other launch advice; analysis/advice.cc).
+void AddSteadyOpTotals(const TimelineIndex& index, const DeviceTimeline& device, Interval steady,
+                       DeviceReport* d) {
+  const Timeline& t = index.timeline();
+  std::vector<int8_t> graph_launch_name(t.strings.size(), -1);  // by call name: -1 not yet asked
+  absl::flat_hash_set<int32_t> graph_launches;
+  for (size_t i = 0; i < device.ops.size(); ++i) {
+    const DeviceOp& op = device.ops[i];
     if (op.start_ns >= steady.end_ns) break;
-    if (op.kind != OpKind::kMemcpy || op.copy_kind != CopyKind::kHtoD ||
-        op.start_ns < steady.start_ns) {
+    if (op.start_ns < steady.start_ns) continue;
+    if (op.kind == OpKind::kKernel) {
+      const int32_t call = index.IssuingCall(device, static_cast<int32_t>(i));
+      bool from_graph = false;
+      if (call >= 0) {
+        const StringId name = t.calls[call].name;
+        int8_t& known = graph_launch_name[name];
+        if (known < 0) known = LaunchesGraph(t.strings.Get(name)) ? 1 : 0;
+        from_graph = known == 1;
+      }
+      if (from_graph) {
+        ++d->graph_replays.kernels;
+        graph_launches.insert(call);
+      } else {
+        ++d->graph_replays.kernels_alone;
+      }
       continue;
     }
+    if (op.kind != OpKind::kMemcpy || op.copy_kind != CopyKind::kHtoD) continue;
     CopyTotals& c = op.pageable ? d->h2d_pageable : d->h2d_pinned;
     ++c.count;
     c.bytes += static_cast<int64_t>(op.bytes);
     c.ns += std::max<int64_t>(0, op.end_ns - op.start_ns);
   }
+  d->graph_replays.launches = static_cast<int64_t>(graph_launches.size());
 }
 
 // One device of a rank: its attribution and phases, idle totals, offenders and gap records of
@@ -293,7 +316,7 @@ DeviceReport AnalyzeDevice(const RankAnalysis& r, const DeviceTimeline& device,
     d.exposed_comm_ns = LengthNotCovered(comm, compute);
     AddCollectives(t, device, r.window, compute, &d);
   }
-  AddHostToDeviceCopies(device, steady, &d);
+  AddSteadyOpTotals(r.index, device, steady, &d);
   d.step_count = static_cast<int64_t>(r.steady_steps.count());
   FillSteps(t, r.steps, step_spans, first_step, end_step, a.busy, phased.steady, d,
             r.step_rows_per_device, &report->steps);

@@ -127,6 +127,9 @@ void WindowAggregate::AddDevice(const DeviceReport& w) {
     sum->bytes += add->bytes;
     sum->ns += add->ns;
   }
+  d.graph_replays.launches += w.graph_replays.launches;
+  d.graph_replays.kernels += w.graph_replays.kernels;
+  d.graph_replays.kernels_alone += w.graph_replays.kernels_alone;
   AddCollectivesOf(w, &d);
   AddTimeline(w.timeline, &d.timeline);  // time between the windows stays untraced
   if (d.name.empty()) d.name = w.name;

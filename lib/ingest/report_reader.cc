@@ -595,6 +595,7 @@ class ReportParser {
       return Error({&at, "comm_wait_ns"}, "idle_ns + comm_wait_ns overflows");
     }
     GPUIDLE_RETURN_IF_ERROR(CopyTotalsOf(v, at, d));
+    GPUIDLE_RETURN_IF_ERROR(GraphReplaysOf(v, at, d));
     GPUIDLE_RETURN_IF_ERROR(Collectives(v, at, d));
     GPUIDLE_RETURN_IF_ERROR(CollectiveTimings(v, at, d));
     return TimelineOf(v, at, d);
@@ -667,6 +668,22 @@ class ReportParser {
         return Error(at_kind, "negative");
       }
     }
+    return absl::OkStatus();
+  }
+
+  // graph_replays (optional: reports before it lack it).
+  absl::Status GraphReplaysOf(const Value& obj, const Path& at, DeviceReport* d) const {
+    GPUIDLE_ASSIGN_OR_RETURN(const Value* g, Object(obj, at, "graph_replays", Need::kOptional));
+    if (g == nullptr) return absl::OkStatus();
+    const Path here{&at, "graph_replays"};
+    GraphReplays& out = d->graph_replays;
+    GPUIDLE_RETURN_IF_ERROR(Int64(*g, here, "launches", &out.launches));
+    GPUIDLE_RETURN_IF_ERROR(Int64(*g, here, "kernels", &out.kernels));
+    GPUIDLE_RETURN_IF_ERROR(Int64(*g, here, "kernels_alone", &out.kernels_alone));
+    if (out.launches < 0 || out.kernels < 0 || out.kernels_alone < 0) {
+      return Error(here, "negative");
+    }
+    if (out.launches > out.kernels) return Error(here, "more launches than kernels");
     return absl::OkStatus();
   }
 

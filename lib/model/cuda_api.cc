@@ -24,7 +24,7 @@ CallCategory CategorizeCudaApi(absl::string_view name) {
       absl::StartsWith(stem, "ExtModuleLaunchKernel") ||
       absl::StartsWith(stem, "ExtLaunchKernel") ||
       absl::StartsWith(stem, "HccModuleLaunchKernel") ||
-      absl::StartsWith(stem, "LaunchCooperativeKernel") || absl::StartsWith(stem, "GraphLaunch") ||
+      absl::StartsWith(stem, "LaunchCooperativeKernel") || LaunchesGraph(name) ||
       absl::StartsWith(stem, "LaunchHostFunc") || absl::StartsWith(stem, "LaunchGrid") ||
       absl::StartsWith(stem, "Memset") ||
       // HIP only: multi-device launches, the launch by function pointer of older HIP releases.
@@ -84,6 +84,8 @@ bool MapsVirtualMemory(absl::string_view name) {
   }
   return false;
 }
+
+bool LaunchesGraph(absl::string_view name) { return absl::StartsWith(Stem(name), "GraphLaunch"); }
 
 CaptureCall CaptureCallOf(absl::string_view name) {
   const absl::string_view stem = Stem(name);

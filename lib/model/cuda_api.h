@@ -24,6 +24,10 @@ bool MapsVirtualMemory(absl::string_view name);
 enum class CaptureCall { kBegin, kEnd, kGraphSetUp };
 CaptureCall CaptureCallOf(absl::string_view name);
 
+// Of the kLaunch calls, those that replay a CUDA graph (cudaGraphLaunch, cuGraphLaunch,
+// hipGraphLaunch): every kernel of the graph carries the launch's correlation id.
+bool LaunchesGraph(absl::string_view name);
+
 // The API name users know: CUPTI's callback names carry the version of the entry point
 // ("cudaLaunchKernel_v7000", "cuMemcpyHtoD_v2"), which is dropped.
 absl::string_view CanonicalCudaApiName(absl::string_view cupti_name);

@@ -132,6 +132,18 @@ void CopyTotalsField(Json& w, const char* key, const CopyTotals& c) {
   w.EndObject();
 }
 
+void GraphReplaysField(Json& w, const GraphReplays& g) {
+  Str(w, "graph_replays");
+  w.StartObject();
+  Str(w, "launches");
+  w.Int64(g.launches);
+  Str(w, "kernels");
+  w.Int64(g.kernels);
+  Str(w, "kernels_alone");
+  w.Int64(g.kernels_alone);
+  w.EndObject();
+}
+
 // One kind of collective of a device; bytes and wait_ns only where known.
 void Collectives(Json& w, const DeviceReport& d) {
   Str(w, "collectives");
@@ -429,6 +441,7 @@ class JsonWriter : public ReportWriter {
       CopyTotalsField(w, "pageable", d.h2d_pageable);
       CopyTotalsField(w, "pinned", d.h2d_pinned);
       w.EndObject();
+      GraphReplaysField(w, d.graph_replays);
       Collectives(w, d);
       CollectiveTimings(w, d);
       Timeline(w, d.timeline);

@@ -170,6 +170,69 @@ TEST(Advice, NamesTheKernelsACudaGraphWouldReplayAndAFusedOptimizerWhenItLaunche
   EXPECT_THAT(a.evidence, HasSubstr("150 kernels per step"));
 }
 
+// A step that already replays CUDA graphs (torch.compile's reduce-overhead, torch.cuda.graph)
+// is told about what it launches outside them, not to capture the step in a graph.
+TEST(Advice, ToAStepThatReplaysCudaGraphsSpeaksOfTheKernelsLaunchedOutsideThem) {
+  Report r;
+  r.devices.push_back(Device(0, 10, 2));
+  SetIdle(&r.devices[0], Subcause::kLaunchOverhead, 15 * kMs);
+  r.devices[0].kernel_count = 900;  // the whole window: start-up's kernels too
+  r.devices[0].graph_replays = GraphReplays{.launches = 20, .kernels = 250, .kernels_alone = 150};
+  r.offenders.push_back(Offender{Subcause::kLaunchOverhead,
+                                 "void at::native::multi_tensor_apply_kernel<...>",
+                                 "aten::_foreach_add_ at train.py(30): step", 10 * kMs, 100});
+  const Report a_report = Advised(r);
+  const Advice& a = AdviceFor(a_report, Subcause::kLaunchOverhead);
+  EXPECT_THAT(a.fix, AllOf(HasSubstr("already replays CUDA graphs"),
+                           HasSubstr("kernels launched outside them"), HasSubstr("fused=True"),
+                           Not(HasSubstr("reduce-overhead"))));
+  EXPECT_THAT(a.evidence, AllOf(HasSubstr("40 kernels per step"),
+                                HasSubstr("25 of them replayed from 2 CUDA graph launches per "
+                                          "step, 15 launched one at a time")));
+  EXPECT_EQ(*a.gain_per_step_ns, 1'500'000);  // the prediction does not depend on the wording
+}
+
+TEST(Advice, ToAStepThatReplaysCudaGraphsSpeaksOfFusionForTheGapsInsideThem) {
+  Report r;
+  r.devices.push_back(Device(0, 10, 2));
+  SetIdle(&r.devices[0], Subcause::kKernelGap, 5 * kMs);
+  r.devices[0].kernel_count = 400;
+  r.devices[0].graph_replays = GraphReplays{.launches = 10, .kernels = 400, .kernels_alone = 0};
+  const Report advised = Advised(r);
+  const Advice& a = AdviceFor(advised, Subcause::kKernelGap);
+  EXPECT_THAT(a.fix, AllOf(HasSubstr("inside the replayed CUDA graphs"), HasSubstr("fuse"),
+                           Not(HasSubstr("replay them as a CUDA graph"))));
+}
+
+// A few graph launches beside many single launches (a small graph of one helper) are not a
+// program that replays its step: the usual advice stands.
+TEST(Advice, AFewGraphKernelsAmongManyDoNotChangeTheLaunchAdvice) {
+  Report r;
+  r.devices.push_back(Device(0, 10, 3));
+  SetIdle(&r.devices[0], Subcause::kLaunchOverhead, 25 * kMs);
+  r.devices[0].kernel_count = 1500;
+  r.devices[0].graph_replays = GraphReplays{.launches = 10, .kernels = 100, .kernels_alone = 1400};
+  const Report advised = Advised(r);
+  const Advice& a = AdviceFor(advised, Subcause::kLaunchOverhead);
+  EXPECT_THAT(a.fix, HasSubstr("capture the step in a CUDA graph"));
+  EXPECT_THAT(a.evidence, Not(HasSubstr("replayed")));
+}
+
+TEST(Advice, WithoutStepsAProgramThatReplaysGraphsIsStillToldSo) {
+  Report r;
+  r.devices.push_back(Device(0, 0, 0));
+  r.devices[0].steady_end_ns = 100 * kMs;
+  SetIdle(&r.devices[0], Subcause::kKernelGap, 10 * kMs);
+  r.devices[0].kernel_count = 29400;
+  r.devices[0].graph_replays = GraphReplays{.launches = 300, .kernels = 29400};
+  const Report advised = Advised(r);
+  const Advice& a = AdviceFor(advised, Subcause::kKernelGap);
+  EXPECT_THAT(a.fix, HasSubstr("inside the replayed CUDA graphs"));
+  EXPECT_EQ(a.evidence,
+            "29400 of the steady state's 29400 kernels replayed from 300 CUDA graph "
+            "launches");
+}
+
 TEST(Advice, NamesTheItemCallSiteOnlyWhenTheFrameworkOpSaysSo) {
   Report r;
   r.devices.push_back(Device(0, 10, 12));

@@ -429,6 +429,31 @@ TEST(Analyze, CutsStepsWhereTheHostRangeBeganAndThePreviousStepsGpuWorkEnded) {
   EXPECT_EQ(r.steps[1].idle.TotalNs(), 50 * kUs);
 }
 
+// The steady state's kernels by how the host issued them: every kernel of a graph replay
+// carries the correlation id of its cudaGraphLaunch.
+TEST(Analyze, CountsTheSteadyStatesKernelsReplayedFromCudaGraphsApartFromSingleLaunches) {
+  TimelineBuilder b;
+  for (int i = 0; i < 4; ++i) {
+    const double at = 1000.0 * i;
+    b.Step(1, at, at + 1000, absl::StrCat("step ", i + 1))
+        .Launch(1, at + 10, at + 20, "cudaGraphLaunch").Kernel(at + 30, at + 100)
+        .Kernel(at + 110, at + 200).Kernel(at + 210, at + 300)
+        .Launch(1, at + 600, at + 610).Kernel(at + 620, at + 700);
+  }
+  internal::Timeline t = b.Build();
+  // The builder joins one kernel to a launch: the graph's other two kernels join it here.
+  std::vector<internal::DeviceOp>& ops = t.devices[0].ops;
+  for (size_t i = 0; i < ops.size(); i += 4) {
+    ops[i + 1].correlation_id = ops[i].correlation_id;
+    ops[i + 2].correlation_id = ops[i].correlation_id;
+  }
+  const DeviceReport d = OnlyDevice(MustAnalyze(t));
+  ASSERT_GT(d.step_count, 0);
+  EXPECT_EQ(d.graph_replays.launches, d.step_count);
+  EXPECT_EQ(d.graph_replays.kernels, 3 * d.step_count);
+  EXPECT_EQ(d.graph_replays.kernels_alone, d.step_count);
+}
+
 TEST(Analyze, WarmUpStepsAreLeftOutAndTheWindowBeginsAtTheNextStep) {
   // Step 1's first launch call is slow (a profiler's start-up on this thread); steps 2 and 3
   // each sync on a long kernel, then do 4 ms of host work with the result (sync-bound).

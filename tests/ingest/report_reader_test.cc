@@ -132,6 +132,7 @@ Report FullReport() {
     d.kernel_count = 3000;
     d.memcpy_count = 5;
     d.memset_count = 1;
+    d.graph_replays = GraphReplays{.launches = 24, .kernels = 600, .kernels_alone = 2400};
     d.comm_ns = 35 * kMs;
     d.exposed_comm_ns = 33 * kMs;
     d.comm_wait_ns = rank == 0 ? 30 * kMs : 1 * kMs;
@@ -352,6 +353,9 @@ TEST(ReportReader, ErrorsNameTheFileAndTheField) {
        "r.json: devices[0].phases.start_up.parts[0].ns: negative"},
       {"\"collectives_not_listed\": 5", "\"collectives_not_listed\": -5",
        "devices[0].collectives_not_listed: negative"},
+      {"\"launches\": 24", "\"launches\": -24", "r.json: devices[0].graph_replays: negative"},
+      {"\"launches\": 24", "\"launches\": 601",
+       "r.json: devices[0].graph_replays: more launches than kernels"},
       {"\"subcause\": \"data_starved.host\"", "\"subcause\": \"data_starved.hostile\"",
        "r.json: longest_gaps[0].subcause: unknown \"data_starved.hostile\""},
       {"\"cause\": \"data_starved\"", "\"cause\": \"launch_bound\"",

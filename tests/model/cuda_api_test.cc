@@ -278,6 +278,19 @@ TEST(CategorizeCudaApiTest, OnlySynchronousFreesWaitForTheDevice) {
   EXPECT_EQ(CaptureCallOf("cudaGraphInstantiate"), CaptureCall::kGraphSetUp);
 }
 
+TEST(CategorizeCudaApiTest, GraphLaunchesAreLaunchesThatReplayAGraph) {
+  for (absl::string_view name :
+       {"cudaGraphLaunch", "cudaGraphLaunch_v10000", "cudaGraphLaunch_ptsz_v10000", "cuGraphLaunch",
+        "hipGraphLaunch"}) {
+    EXPECT_TRUE(LaunchesGraph(name)) << name;
+    EXPECT_EQ(CategorizeCudaApi(name), CallCategory::kLaunch) << name;
+  }
+  for (absl::string_view name : {"cudaLaunchKernel", "cuLaunchKernelEx", "cudaGraphInstantiate",
+                                 "cudaStreamBeginCapture", "cudaGraphUpload"}) {
+    EXPECT_FALSE(LaunchesGraph(name)) << name;
+  }
+}
+
 TEST(CategorizeCudaApiTest, NamesThatAreNoCudaCallAreOther) {
   EXPECT_EQ(CategorizeCudaApi(""), CallCategory::kOther);
   EXPECT_EQ(CategorizeCudaApi("aten::mm"), CallCategory::kOther);

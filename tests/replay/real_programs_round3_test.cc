@@ -112,6 +112,14 @@ TEST(Round3OnTheH200, AStepCapturedByHandIsGraphCaptureAndItsReplaysTheSteadySta
   EXPECT_GE(
       static_cast<double>(d.idle.CauseNs(Cause::kLaunchBound)) / static_cast<double>(d.idle_ns),
       0.80);
+  // Every steady kernel is a replay's (300 replays of the captured step): the advice speaks of
+  // the gaps inside the graphs, not of capturing a graph.
+  EXPECT_EQ(d.graph_replays.launches, 300);
+  EXPECT_EQ(d.graph_replays.kernels_alone, 0);
+  ASSERT_FALSE(r.advice.empty());
+  EXPECT_EQ(r.advice[0].subcause, Subcause::kKernelGap);
+  EXPECT_THAT(r.advice[0].fix, HasSubstr("inside the replayed CUDA graphs"));
+  EXPECT_THAT(r.advice[0].fix, Not(HasSubstr("replay them as a CUDA graph")));
 }
 
 TEST(Round3OnTheH200, ReduceOverheadsCapturesAreOneOffAndItsStepsLaunchBound) {
@@ -123,6 +131,17 @@ TEST(Round3OnTheH200, ReduceOverheadsCapturesAreOneOffAndItsStepsLaunchBound) {
   EXPECT_GE(
       static_cast<double>(d.idle.CauseNs(Cause::kLaunchBound)) / static_cast<double>(d.idle_ns),
       0.80);
+  // Each step replays its forward and backward graphs (25 kernels) and launches the loss and
+  // AdamW's foreach kernels one at a time (15): the advice is about those, since the program
+  // already does what "torch.compile(mode='reduce-overhead')" would have told it.
+  EXPECT_EQ(d.graph_replays.launches, 2 * d.step_count);
+  EXPECT_EQ(d.graph_replays.kernels, 25 * d.step_count);
+  EXPECT_EQ(d.graph_replays.kernels_alone, 15 * d.step_count);
+  ASSERT_FALSE(r.advice.empty());
+  EXPECT_EQ(r.advice[0].subcause, Subcause::kLaunchOverhead);
+  EXPECT_THAT(r.advice[0].fix, HasSubstr("already replays CUDA graphs"));
+  EXPECT_THAT(r.advice[0].fix, Not(HasSubstr("reduce-overhead")));
+  EXPECT_THAT(r.advice[0].evidence, HasSubstr("15 launched one at a time"));
 }
 
 TEST(Round3OnTheH200, ATorchProfilerTraceWithCudaActivitiesOffSaysWhatToRecord) {
