@@ -69,7 +69,7 @@ TEST(WindowAggregate, SumsTheSteadyStatesOfItsWindowsAndStatesTheCoverage) {
 
   ASSERT_EQ(r->devices.size(), 1u);
   const DeviceReport& d = r->devices[0];
-  int64_t steady = 0, busy = 0, idle = 0, steps = 0, kernels = 0;
+  int64_t steady = 0, busy = 0, idle = 0, steps = 0, kernels = 0, steady_kernels = 0;
   for (int first : {0, 100, 200}) {
     const Report w = MustAnalyze(Steps(first, 20), AnalysisOptions{});
     steady += w.devices[0].PhaseNs(Phase::kSteady);
@@ -77,6 +77,7 @@ TEST(WindowAggregate, SumsTheSteadyStatesOfItsWindowsAndStatesTheCoverage) {
     idle += w.devices[0].idle_ns;
     steps += w.devices[0].step_count;
     kernels += w.devices[0].kernel_count;
+    steady_kernels += w.devices[0].graph_replays.kernels_alone;
   }
   EXPECT_EQ(d.PhaseNs(Phase::kSteady), steady);
   EXPECT_EQ(d.busy_ns, busy);
@@ -84,6 +85,8 @@ TEST(WindowAggregate, SumsTheSteadyStatesOfItsWindowsAndStatesTheCoverage) {
   EXPECT_EQ(d.idle.TotalNs(), d.idle_ns);
   EXPECT_EQ(d.step_count, steps);
   EXPECT_EQ(d.kernel_count, kernels);
+  EXPECT_GT(steady_kernels, 0);
+  EXPECT_EQ(d.graph_replays.kernels_alone, steady_kernels);
   // The invariant of the headline holds for the sums.
   EXPECT_EQ(d.busy_ns + d.idle_ns + d.SteadyOneOffNs(), d.PhaseNs(Phase::kSteady));
   EXPECT_EQ(r->steps.size(), static_cast<size_t>(steps));
