@@ -2,8 +2,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "core/text_safety.h"
@@ -120,28 +122,26 @@ void LongestPhaseSummary(Json& w, const Report& r, Phase p) {
   w.EndObject();
 }
 
-void CopyTotalsField(Json& w, const char* key, const CopyTotals& c) {
+// An object of integer fields under `key`.
+void Int64Fields(Json& w, const char* key,
+                 std::initializer_list<std::pair<const char*, int64_t>> fields) {
   Str(w, key);
   w.StartObject();
-  Str(w, "count");
-  w.Int64(c.count);
-  Str(w, "bytes");
-  w.Int64(c.bytes);
-  Str(w, "ns");
-  w.Int64(c.ns);
+  for (const auto& [name, value] : fields) {
+    Str(w, name);
+    w.Int64(value);
+  }
   w.EndObject();
 }
 
+void CopyTotalsField(Json& w, const char* key, const CopyTotals& c) {
+  Int64Fields(w, key, {{"count", c.count}, {"bytes", c.bytes}, {"ns", c.ns}});
+}
+
 void GraphReplaysField(Json& w, const GraphReplays& g) {
-  Str(w, "graph_replays");
-  w.StartObject();
-  Str(w, "launches");
-  w.Int64(g.launches);
-  Str(w, "kernels");
-  w.Int64(g.kernels);
-  Str(w, "kernels_alone");
-  w.Int64(g.kernels_alone);
-  w.EndObject();
+  Int64Fields(
+      w, "graph_replays",
+      {{"launches", g.launches}, {"kernels", g.kernels}, {"kernels_alone", g.kernels_alone}});
 }
 
 // One kind of collective of a device; bytes and wait_ns only where known.
