@@ -13,6 +13,21 @@
 namespace gpuidle::internal {
 namespace {
 
+// torch.compile's compile-time ranges in a torch.profiler trace: Dynamo's and Inductor's phases,
+// recorded as "<phase> (dynamo_timed)" (torch 2.1 on), and the bare names of the main phases.
+// Not its run-time ranges ("Torch-Compiled Region", "TorchDynamo Cache Lookup",
+// "CompiledFunction"), which every call of compiled code opens.
+bool IsCompilerRange(absl::string_view name) {
+  if (absl::EndsWith(name, "(dynamo_timed)")) return true;
+  for (absl::string_view phase :
+       {"entire_frame_compile", "backend_compile", "inductor_compile", "compile_fx_inner",
+        "_compile.compile_inner", "OutputGraph.call_user_compiler",
+        "create_aot_dispatcher_function", "fx_codegen_and_compile"}) {
+    if (absl::StartsWith(name, phase)) return true;
+  }
+  return false;
+}
+
 bool NameSaysCompilation(absl::string_view name) {
   const std::string lower = absl::AsciiStrToLower(name);
   return absl::StrContains(lower, "compile") || absl::StrContains(lower, "dynamo") ||
@@ -191,7 +206,8 @@ std::vector<OneOffSpan> FindOneOffSpans(const TimelineIndex& index, HostStacks& 
         if (previous_end != std::numeric_limits<int64_t>::min() &&
             c.start_ns - previous_end >= options.launch_gap_max_ns) {
           spans.push_back(OneOffSpan{previous_end, c.start_ns, OneOffKind::kCompilation,
-                                     absl::StrCat("before ", name), c.thread, true});
+                                     absl::StrCat("before ", name), c.thread, true,
+                                     LoadsCodeCompiledAheadOfTime(name)});
         }
         continue;
       case CallCategory::kGraphCapture:
@@ -221,6 +237,13 @@ std::vector<OneOffSpan> FindOneOffSpans(const TimelineIndex& index, HostStacks& 
   absl::flat_hash_map<std::pair<uint64_t, bool>, int64_t> covered_until;
   for (const Range& r : t.ranges) {
     if (r.kind != RangeKind::kFrameworkOp && r.kind != RangeKind::kUser) continue;
+    // The compiler's own ranges name its time outright, however often it compiles, and
+    // wherever they nest (the first call of a compiled region compiles inside it).
+    if (const absl::string_view name = t.strings.Get(r.name); IsCompilerRange(name)) {
+      spans.push_back(
+          OneOffSpan{r.start_ns, r.end_ns, OneOffKind::kCompilation, std::string(name), r.thread});
+      continue;
+    }
     auto [cover, inserted] =
         covered_until.try_emplace(std::make_pair(r.thread, r.kind == RangeKind::kUser), r.end_ns);
     if (!inserted) {
@@ -237,7 +260,8 @@ std::vector<OneOffSpan> FindOneOffSpans(const TimelineIndex& index, HostStacks& 
                                thread});
   }
   AddSlowFirstCalls(index, ops, options, &spans);
-  // A stretch before a module load is compilation unless its sampled stacks say otherwise.
+  // A stretch before a module load is compilation unless its sampled stacks say otherwise;
+  // before a load of code compiled ahead of time, only where they show a compiler.
   std::erase_if(spans, [&](const OneOffSpan& s) {
     if (!s.inferred) return false;
     bool sampled = false, compiling = false;
@@ -246,7 +270,7 @@ std::vector<OneOffSpan> FindOneOffSpans(const TimelineIndex& index, HostStacks& 
       sampled = true;
       compiling |= stacks.evidence(part.evidence).activity == HostActivity::kCompilation;
     }
-    return sampled && !compiling;
+    return s.needs_compiler_stacks ? !compiling : sampled && !compiling;
   });
   // A compiler's own GPU work (autotuning) lies between its sampled stretches.
   for (HostStacks::Episode& e : stacks.CompilationEpisodes(kCompilationBridgeNs)) {

@@ -26,12 +26,18 @@ struct OneOffSpan {
   // Compilation inferred from a module load alone (the host stretch before it), which sampled
   // stacks may contradict: a load from a warm cache after other host work.
   bool inferred = false;
+  // ... from a load of code compiled ahead of time (cuLibraryLoad*: the CUDA runtime loads a
+  // program's own kernels at their first launch, after whatever host work came before): then
+  // compilation only where sampled stacks show a compiler.
+  bool needs_compiler_stacks = false;
 };
 
 // The one-off host work of one process, sorted by start (spans may overlap): initialisation
 // calls and slow first CUDA calls of threads, module loads and the compilation before them
-// (unless the stacks sampled there show other work), compilation seen in sampled stacks, first
-// calls far slower than the later calls of the same operation.
+// (unless the stacks sampled there show other work; before a load of code compiled ahead of time,
+// only where they show a compiler), compilation seen in sampled stacks or named by the
+// compiler's own ranges (torch.compile's), first calls far slower than the later calls of the
+// same operation.
 std::vector<OneOffSpan> FindOneOffSpans(const TimelineIndex& index, HostStacks& stacks,
                                         const AnalysisOptions& options);
 

@@ -85,6 +85,10 @@ bool MapsVirtualMemory(absl::string_view name) {
   return false;
 }
 
+bool LoadsCodeCompiledAheadOfTime(absl::string_view name) {
+  return absl::StartsWith(Stem(name), "LibraryLoad");
+}
+
 bool LaunchesGraph(absl::string_view name) { return absl::StartsWith(Stem(name), "GraphLaunch"); }
 
 CaptureCall CaptureCallOf(absl::string_view name) {

@@ -19,6 +19,12 @@ bool FreeWaitsForDevice(absl::string_view name);
 // cuMemUnmap, cuMemRelease): PyTorch's expandable segments grow and shrink through them.
 bool MapsVirtualMemory(absl::string_view name);
 
+// Of the kModuleLoad calls, those that load code compiled ahead of time: cuLibraryLoad* (and
+// HIP's alike), through which the CUDA runtime loads a program's own kernels at their first
+// launch. The others (cuModuleLoad*, cuLinkComplete) load what a compiler just made: NVRTC,
+// Triton, XLA, the PTX JIT.
+bool LoadsCodeCompiledAheadOfTime(absl::string_view name);
+
 // Of the kGraphCapture calls: the begin and end of a stream capture, and the rest
 // (instantiating, uploading a graph).
 enum class CaptureCall { kBegin, kEnd, kGraphSetUp };

@@ -11,6 +11,7 @@ namespace {
 
 using ::gpuidle::testing::TimelineBuilder;
 using internal::CopyKind;
+using internal::RangeKind;
 
 using ::gpuidle::testing::kUs;
 using ::gpuidle::testing::MustAnalyze;
@@ -364,6 +365,62 @@ TEST(Phases, AStretchBeforeAModuleLoadIsNotCompilationWhenItsStacksSaySo) {
   const DeviceReport& d = OnlyDevice(r);
   EXPECT_EQ(FindOneOff(d, Phase::kSteady, OneOffKind::kCompilation), nullptr);
   EXPECT_GT(d.idle[Subcause::kHost], 190000 * kUs);
+}
+
+// The CUDA runtime loads a program's own kernels (compiled ahead of time) at their first launch
+// through cuLibraryLoadData: the host work before that (imports, building the model) is set-up,
+// not compilation, unless a compiler is seen there.
+TEST(Phases, AStretchBeforeALoadOfCodeCompiledAheadOfTimeIsSetUpWithoutACompilersStacks) {
+  auto b = TimelineBuilder();
+  b.OtherCall(1, 0, 100000, "cuDevicePrimaryCtxRetain");
+  b.OtherCall(1, 2100000, 2100050, "cuLibraryLoadData");  // 2 s of imports and set-up before it
+  LaunchBoundLoop(b, 2100100, 300);
+  const Report r = MustAnalyze(b.Build());
+  const DeviceReport& d = OnlyDevice(r);
+  EXPECT_EQ(OneOffNs(d, Phase::kStartUp, OneOffKind::kCompilation), 0);
+  EXPECT_GT(OneOffNs(d, Phase::kStartUp, OneOffKind::kSetUp), 1990000 * kUs);
+  EXPECT_EQ(OneOffNs(d, Phase::kStartUp, OneOffKind::kModuleLoad), 50 * kUs);
+}
+
+TEST(Phases, AStretchBeforeALoadOfCodeCompiledAheadOfTimeIsCompilationWhereItsStacksCompile) {
+  // torch.compile: Inductor compiles, then the runtime loads the kernels it launches first.
+  auto b = TimelineBuilder();
+  b.OtherCall(1, 0, 100000, "cuDevicePrimaryCtxRetain");
+  for (int i = 1; i < 200; ++i) {
+    b.Sample(1, 100000 + 10000 * i,
+             "train.py:12 <module>\n/venv/site-packages/torch/_inductor/compile_fx.py:700 "
+             "compile_fx");
+  }
+  b.OtherCall(1, 2100000, 2100050, "cuLibraryLoadData");
+  LaunchBoundLoop(b, 2100100, 300);
+  const DeviceReport d = OnlyDevice(MustAnalyze(b.Build()));
+  EXPECT_GT(OneOffNs(d, Phase::kStartUp, OneOffKind::kCompilation), 1990000 * kUs);
+}
+
+// torch.compile's own ranges in a torch.profiler trace name its compilation, each time it
+// compiles, wherever they nest (here in an optimizer step that compiles once); its run-time
+// ranges, opened at every call of the compiled code, are not compilation.
+TEST(Phases, TorchCompilesOwnRangesAreCompilationAndItsRunTimeRangesAreNot) {
+  auto b = TimelineBuilder();
+  b.Range(1, 0, 1500000, RangeKind::kUser, "Optimizer.step#AdamW.step");
+  b.Range(1, 10, 1400000, RangeKind::kUser, "entire_frame_compile (dynamo_timed)");
+  b.Range(1, 500000, 1300000, RangeKind::kUser, "backend_compile (dynamo_timed)");
+  b.Launch(1, 1400100, 1400105).Kernel(1400110, 1400120);
+  for (int k = 0; k < 20; ++k) {
+    const double s = 1500000 + 1000 * k;
+    b.Step(1, s, s + 1000, "ProfilerStep#" + std::to_string(k));
+    b.Range(1, s, s + 900, RangeKind::kUser, "Torch-Compiled Region: 0/0");
+    b.Range(1, s, s + 20, RangeKind::kUser, "TorchDynamo Cache Lookup");
+    LaunchBoundLoop(b, s + 20, 6);
+  }
+  const Report r = MustAnalyze(b.Build());
+  const DeviceReport& d = OnlyDevice(r);
+  const OneOffTime* compile = FindOneOff(d, Phase::kStartUp, OneOffKind::kCompilation);
+  ASSERT_NE(compile, nullptr);
+  EXPECT_GE(compile->ns, 1399990 * kUs);
+  EXPECT_EQ(compile->evidence, "entire_frame_compile (dynamo_timed)");
+  EXPECT_EQ(FindOneOff(d, Phase::kSteady, OneOffKind::kCompilation), nullptr);
+  EXPECT_GT(d.idle.CauseNs(Cause::kLaunchBound), 0.9 * static_cast<double>(d.idle_ns));
 }
 
 TEST(Phases, AnotherThreadsSyncOfAnotherDevicesStreamIsNoEvidence) {

@@ -22,6 +22,7 @@ using ::testing::HasSubstr;
 using ::gpuidle::testing::ComparableJson;
 using ::gpuidle::testing::ReadFileOrDie;
 using ::gpuidle::testing::ReadsBackAs;
+using ::gpuidle::testing::ReadsBackAsRecordedBeforeIssue28;
 
 // folder: "live" (the CUDA scenarios, NCCL) or "live_python" (gpuidle.profile() in PyTorch).
 std::string LivePath(const std::string& name, const std::string& folder = "live") {
@@ -111,7 +112,12 @@ TEST(LiveTorchTest, UnmodifiedPyTorchUnderGpuidleRunReadsBackIdentically) {
   EXPECT_GT(r.devices[0].kernel_count, 1000);
   absl::StatusOr<std::string> replayed = FormatReport(r, "json");
   ASSERT_TRUE(replayed.ok());
-  EXPECT_TRUE(ReadsBackAs(*replayed, ReadFileOrDie(LivePath("torch_tiny_mlp.report.json"))));
+  // Recorded before issue 28: its 4.8 s before cuLibraryLoadData was "compilation" then.
+  EXPECT_TRUE(ReadsBackAsRecordedBeforeIssue28(
+      *replayed, ReadFileOrDie(LivePath("torch_tiny_mlp.report.json"))));
+  for (const OneOffTime& o : r.devices[0].one_off) {
+    EXPECT_NE(o.kind, OneOffKind::kCompilation) << "eager PyTorch compiles nothing: " << o.evidence;
+  }
 }
 
 // tests/gpu/nccl_ranks.py under `gpuidle run` with torchrun on two H200s: 40 all-reduces, rank 1
@@ -211,7 +217,8 @@ TEST(LiveRanksTest, ALiveRankReportNamesItsHostAndItsGpusUuid) {
   EXPECT_FALSE(r->straggler_rank.has_value());
   absl::StatusOr<std::string> replayed = FormatReport(*r, "json");
   ASSERT_TRUE(replayed.ok());
-  EXPECT_TRUE(ReadsBackAs(*replayed, ReadFileOrDie(dir + "one_rank.report.json")));
+  EXPECT_TRUE(
+      ReadsBackAsRecordedBeforeIssue28(*replayed, ReadFileOrDie(dir + "one_rank.report.json")));
 }
 
 // examples/python/*.py --gpuidle on an H200: gpuidle.profile() around 12 steps of each scenario,
