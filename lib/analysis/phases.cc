@@ -489,7 +489,11 @@ PhasedDevice SplitPhases(const DeviceAttribution& attribution, Interval steady, 
         if (phase == Phase::kStartUp && a >= warm_up.start_ns && a < warm_up.end_ns) {
           rest = OneOffKind::kWarmUpStep;
         }
-        table.Add(phase, rest, b - a, -4 - static_cast<int64_t>(rest), 0, "");
+        // Named by the frame its longest sampled stretch was spent in, where there is one.
+        const bool sampled = piece.stack >= 0 && rest == OneOffKind::kSetUp;
+        table.Add(phase, rest, b - a, -4 - static_cast<int64_t>(rest),
+                  sampled ? piece.end_ns - piece.start_ns : 0,
+                  sampled ? absl::string_view(stacks.evidence(piece.stack).frame) : "");
         continue;
       }
       if (!out.steady.empty()) {

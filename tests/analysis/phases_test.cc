@@ -382,6 +382,24 @@ TEST(Phases, AStretchBeforeALoadOfCodeCompiledAheadOfTimeIsSetUpWithoutACompiler
   EXPECT_EQ(OneOffNs(d, Phase::kStartUp, OneOffKind::kModuleLoad), 50 * kUs);
 }
 
+TEST(Phases, SetUpIsNamedByTheFrameItsLongestSampledStretchWasSpentIn) {
+  auto b = TimelineBuilder();
+  b.OtherCall(1, 0, 100000, "cuDevicePrimaryCtxRetain");
+  for (int i = 1; i < 200; ++i) {
+    b.Sample(1, 100000 + 10000 * i,
+             "train.py:40 main\n/venv/site-packages/transformers/modeling_utils.py:900 "
+             "from_pretrained");
+  }
+  b.OtherCall(1, 2100000, 2100050, "cuLibraryLoadData");
+  LaunchBoundLoop(b, 2100100, 300);
+  const DeviceReport d = OnlyDevice(MustAnalyze(b.Build()));
+  EXPECT_EQ(OneOffNs(d, Phase::kStartUp, OneOffKind::kCompilation), 0);
+  const OneOffTime* set_up = FindOneOff(d, Phase::kStartUp, OneOffKind::kSetUp);
+  ASSERT_NE(set_up, nullptr);
+  EXPECT_GT(set_up->ns, 1990000 * kUs);
+  EXPECT_EQ(set_up->evidence, "train.py:40 main");
+}
+
 TEST(Phases, AStretchBeforeALoadOfCodeCompiledAheadOfTimeIsCompilationWhereItsStacksCompile) {
   // torch.compile: Inductor compiles, then the runtime loads the kernels it launches first.
   auto b = TimelineBuilder();
