@@ -386,9 +386,9 @@ fi
 # `round3` (issue 27): unchanged programs that show allocator stalls (empty_cache every step,
 # with and without expandable_segments, and the loop without the call, untraced, for the
 # predicted gain), graph capture (by hand, and torch.compile's reduce-overhead), and
-# torch.profiler traces that end mid-step or hold no GPU activity. Under `gpuidle run` with a
-# trace each; the torch.profiler traces are read with `gpuidle analyze`. Everything lands in
-# $out/round3/ (reports, traces, text, logs).
+# torch.profiler traces that end mid-step, hold no GPU activity, or hold torch.compile's
+# compilation (issue 28). Under `gpuidle run` with a trace each; the torch.profiler traces are
+# read with `gpuidle analyze`. Everything lands in $out/round3/ (reports, traces, text, logs).
 if [[ $parts == *" round3 "* ]]; then
   build_python_package
   r3=$out/round3
@@ -419,13 +419,13 @@ if [[ $parts == *" round3 "* ]]; then
   done
   traced graph_capture cuda_graph_capture.py
   traced reduce_overhead torch_compile_reduce_overhead.py
-  for m in schedule stop_mid_step cpu_only; do
+  for m in schedule stop_mid_step cpu_only compile; do
     r3run "profiler_$m" python3 "$prog/torch_profiler_traces.py" "$m" "$r3/profiler_$m.json"
     "$gi/bin/gpuidle" analyze "$r3/profiler_$m.json" >"$r3/profiler_$m.report.txt" 2>&1
     "$gi/bin/gpuidle" analyze --format json --out "$r3/profiler_$m.report.json" \
       "$r3/profiler_$m.json" >/dev/null 2>&1
   done
-  gzip -f "$r3"/*.trace.json "$r3"/profiler_{schedule,stop_mid_step,cpu_only}.json
+  gzip -f "$r3"/*.trace.json "$r3"/profiler_{schedule,stop_mid_step,cpu_only,compile}.json
   rm -rf /tmp/r3cache
   for f in "$r3"/*.report.txt; do
     echo "== $(basename "$f")"

@@ -7,6 +7,7 @@ each mode writes a Chrome trace that `gpuidle analyze` reads afterwards.
     python3 torch_profiler_traces.py schedule      OUT.json   # schedule(wait=1, warmup=1, active=3)
     python3 torch_profiler_traces.py stop_mid_step OUT.json   # prof.stop() half-way through a step
     python3 torch_profiler_traces.py cpu_only      OUT.json   # activities=[ProfilerActivity.CPU]
+    python3 torch_profiler_traces.py compile       OUT.json   # torch.compile inside the profile
 
 schedule: the profiler records steps 3 to 5 of 8 and exports when its active steps end
 (on_trace_ready); the loop goes on without it. stop_mid_step: the profiler is started by hand,
@@ -14,11 +15,15 @@ records five steps, and is stopped after the forward pass of the sixth, which th
 host work and its backward untraced: the sixth step's range is open when the recording ends.
 cpu_only: CUDA activities off, as people set it to keep a trace small: the trace has the CPU
 ops but neither the CUDA calls nor a kernel.
+compile: a 4-layer version of the MLP under torch.compile (default mode), profiled from its first
+call, so Dynamo's and Inductor's compilation (their "(dynamo_timed)" ranges) is in the trace,
+then 8 compiled steps.
 
 Expected (gpuidle analyze OUT.json): schedule — steps from the trace's ProfilerStep ranges, the
 steady state data-starved (the sleep) as recorded; stop_mid_step — no idle time beyond the
 profiler's own span (the open step is cut where the recording ended, and the report says so);
-cpu_only — a report that says no GPU activity was recorded and what to record.
+cpu_only — a report that says no GPU activity was recorded and what to record; compile — the
+compilation named in the start-up (not "set-up"), the steps launch-bound.
 """
 import sys
 import time
@@ -30,10 +35,10 @@ WIDTH = 512
 BATCH = 256
 
 
-def make():
+def make(depth=12):
     torch.manual_seed(0)
     layers = []
-    for _ in range(12):
+    for _ in range(depth):
         layers += [torch.nn.Linear(WIDTH, WIDTH), torch.nn.ReLU()]
     model = torch.nn.Sequential(*layers[:-1]).cuda()
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
@@ -57,6 +62,17 @@ def train_step(model, opt, x, y, pause_after_forward_s=0.0, prof=None):
 
 def main():
     mode, out = sys.argv[1], sys.argv[2]
+    if mode == "compile":
+        model, opt, x, y = make(depth=4)
+        compiled = torch.compile(model)
+        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+            for _ in range(8):
+                train_step(compiled, opt, x, y)
+                prof.step()
+        torch.cuda.synchronize()
+        prof.export_chrome_trace(out)
+        print(f"torch_profiler_traces {mode}: wrote {out}")
+        return
     model, opt, x, y = make()
     for _ in range(3):  # warm-up, untraced
         train_step(model, opt, x, y)
@@ -83,7 +99,7 @@ def main():
                 prof.step()
         prof.export_chrome_trace(out)
     else:
-        raise SystemExit(f"unknown mode {mode!r} (schedule, stop_mid_step, cpu_only)")
+        raise SystemExit(f"unknown mode {mode!r} (schedule, stop_mid_step, cpu_only, compile)")
     torch.cuda.synchronize()
     print(f"torch_profiler_traces {mode}: wrote {out}")
 
