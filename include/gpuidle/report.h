@@ -267,7 +267,8 @@ struct Advice {
 struct Coverage {
   int64_t windows = 0;    // traced windows
   int64_t traced_ns = 0;  // the windows' lengths, summed
-  int64_t span_ns = 0;    // from the first window's start to the end of the last one
+  int64_t span_ns = 0;    // from the first window's start to the run's end (the stop), or to
+                          // the end of the last window where that is later
 };
 
 // A device the process could see, used or not.

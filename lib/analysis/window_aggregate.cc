@@ -139,7 +139,7 @@ void WindowAggregate::Add(int64_t start_ns, int64_t end_ns, const Report* window
   if (coverage_.windows == 0) first_start_ns_ = start_ns;
   ++coverage_.windows;
   coverage_.traced_ns += std::max<int64_t>(0, end_ns - start_ns);
-  coverage_.span_ns = std::max<int64_t>(0, end_ns - first_start_ns_);
+  coverage_.span_ns = std::max(coverage_.span_ns, end_ns - first_start_ns_);
   if (coverage_.windows == 1 && window != nullptr) first_ = *window;
   if (coverage_.windows == 2) first_.reset();
   if (window == nullptr) return;
@@ -190,13 +190,21 @@ void WindowAggregate::Add(int64_t start_ns, int64_t end_ns, const Report* window
   s.record_limit_reached = s.record_limit_reached || w.record_limit_reached;
 }
 
+void WindowAggregate::CoverUntil(int64_t now_ns) {
+  if (coverage_.windows == 0) return;
+  coverage_.span_ns = std::max(coverage_.span_ns, now_ns - first_start_ns_);
+}
+
 std::optional<Report> WindowAggregate::Result(bool with_steps) const {
   if (!sum_.has_value()) return std::nullopt;
   Report r = first_.has_value() ? *first_ : *sum_;
   if (!first_.has_value() && with_steps) r.steps = steps_;
   if (!with_steps) r.steps.clear();
   r.options = options_;
-  if (!first_.has_value()) r.coverage = coverage_;
+  const int64_t untraced_ns = coverage_.span_ns - coverage_.traced_ns;
+  if (!first_.has_value() || untraced_ns > std::max(kUntracedTailMin, coverage_.span_ns / 100)) {
+    r.coverage = coverage_;
+  }
   if (r.offenders.size() > static_cast<size_t>(std::max(options_.max_offenders, 0))) {
     r.offenders.resize(static_cast<size_t>(std::max(options_.max_offenders, 0)));
   }

@@ -28,11 +28,19 @@ class WindowAggregate {
   // (nullptr: the window recorded no GPU activity; it still counts as traced time).
   void Add(int64_t start_ns, int64_t end_ns, const Report* window);
 
+  // The collection ran until now_ns (the timeline's clock): the time after the last window is
+  // untraced time of the run, which the coverage's span counts (issue 28: a report says what it
+  // did not see). Only ever extends the span.
+  void CoverUntil(int64_t now_ns);
+
   int64_t windows() const { return coverage_.windows; }
   // The aggregate of the windows so far; nullopt while none had activity. After one window, that
-  // window's report (no coverage: nothing was left out). Without steps (the metrics' view, as
-  // each window closes), the step rows are not copied.
+  // window's report, with the coverage only when the run went on untraced after it (more than
+  // kUntracedTailMin and 1% of the span). Without steps (the metrics' view, as each window
+  // closes), the step rows are not copied.
   std::optional<Report> Result(bool with_steps = true) const;
+
+  static constexpr int64_t kUntracedTailMin = 100'000'000;  // 100 ms
 
  private:
   void AddDevice(const DeviceReport& w);

@@ -683,9 +683,10 @@ class TextWriter : public ReportWriter {
                           Duration(r.window_end_ns - r.window_start_ns), records);
     if (r.coverage.has_value()) {
       const Coverage& c = *r.coverage;
-      absl::StrAppendFormat(&out, "sampled: traced %s of %s in %d window%s (figures sum them)\n",
+      absl::StrAppendFormat(&out, "sampled: traced %s of %s in %d window%s (%s)\n",
                             Pct(c.traced_ns, c.span_ns), Duration(c.span_ns), c.windows,
-                            c.windows == 1 ? "" : "s");
+                            c.windows == 1 ? "" : "s",
+                            c.windows == 1 ? "the figures are that window's" : "figures sum them");
     }
     out += GpusLine(r);
     out += "\n";

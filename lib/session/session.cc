@@ -262,6 +262,8 @@ absl::StatusOr<std::shared_ptr<const CollectionResult>> Session::StopLocked(Cupt
     result = *std::move(closed);
   } else {
     if (recording_.load(std::memory_order_relaxed)) CloseWindowLocked(after);
+    // The run went on to here: time after the last window is untraced, and the report says so.
+    windows_->aggregate.CoverUntil(windows_->TimelineNowNs());
     // The summary file ends with the whole collection's report (stderr gets it below anyway).
     PublishWindowsLocked(/*summary=*/!windows_->summary_path.empty());
     std::unique_ptr<Windows> windows = std::move(windows_);
@@ -457,6 +459,8 @@ void Session::StartWindowsLocked() {
   w->summary_every = Ns(o.summary_every_ns);
   w->opened_at = Windows::Clock::now();
   w->opened_at_ns = TimelineNowNs();
+  w->first_opened_at = w->opened_at;  // the collection running now is the first window
+  w->first_opened_at_ns = w->opened_at_ns;
   w->next_summary = w->opened_at + w->summary_every;
   const ProcessIdentity id = CurrentProcessIdentity();
   auto expand = [&](const std::string& pattern, const char* what) -> std::string {
@@ -521,7 +525,10 @@ void Session::RunWindows() {
     if (summary_due) {
       while (w.next_summary <= now) w.next_summary += w.summary_every;
     }
-    if (closed || summary_due) PublishWindowsLocked(summary_due);
+    if (closed || summary_due) {
+      w.aggregate.CoverUntil(w.TimelineNowNs());
+      PublishWindowsLocked(summary_due);
+    }
   }
 }
 

@@ -142,6 +142,15 @@ class Session {
     Clock::duration first_window{}, window{}, period{}, summary_every{};
     Clock::time_point opened_at, next_summary;
     int64_t opened_at_ns = 0;  // on the timeline's clock
+    // The first window's opening on both clocks: the timeline's time once CUPTI is detached
+    // (between windows, at the stop) is read from the steady clock through them.
+    Clock::time_point first_opened_at;
+    int64_t first_opened_at_ns = 0;
+    int64_t TimelineNowNs() const {
+      return first_opened_at_ns +
+             std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - first_opened_at)
+                 .count();
+    }
     // The last window with a report: its timeline and own report make the trace output.
     std::shared_ptr<CollectionResult> last;
     bool gpu_work = false;

@@ -117,6 +117,43 @@ TEST(WindowAggregate, ARunThatEndsInItsFirstWindowIsReportedAsIfUnsampled) {
   EXPECT_EQ(*FormatReport(*r, "text"), *FormatReport(MustAnalyze(Steps(0, 30), options), "text"));
 }
 
+// gpuidle run's default: the first minute whole, then windows. A job that ended before the
+// next window (issue 28: an 89 s job read as if its 60 s were all of it) says what it did not
+// see; one that stopped in its first window (or just after it) is reported as if unsampled.
+TEST(WindowAggregate, AFirstWindowThatTheRunOutlivedStatesTheCoverage) {
+  const int64_t kMs = 1'000'000;
+  WindowAggregate ended_in_it(AnalysisOptions{});
+  AddWindow(ended_in_it, 0, 20);      // [0, 200 ms)
+  ended_in_it.CoverUntil(250 * kMs);  // 50 ms later: within the tolerance
+  ASSERT_TRUE(ended_in_it.Result().has_value());
+  EXPECT_FALSE(ended_in_it.Result()->coverage.has_value());
+
+  WindowAggregate outlived(AnalysisOptions{});
+  AddWindow(outlived, 0, 20);
+  outlived.CoverUntil(1500 * kMs);
+  const std::optional<Report> r = outlived.Result();
+  ASSERT_TRUE(r.has_value());
+  ASSERT_TRUE(r->coverage.has_value());
+  EXPECT_EQ(r->coverage->windows, 1);
+  EXPECT_EQ(r->coverage->traced_ns, 200 * kMs);
+  EXPECT_EQ(r->coverage->span_ns, 1500 * kMs);
+  // The figures are the window's own, as before.
+  EXPECT_EQ(r->steps.size(), ended_in_it.Result()->steps.size());
+  absl::StatusOr<std::string> text = FormatReport(*r, "text");
+  ASSERT_TRUE(text.ok());
+  EXPECT_THAT(*text, HasSubstr("traced 13.3% of 1.50 s in 1 window"));
+
+  // Several windows: the span runs to the end of the run, never back.
+  WindowAggregate windows(AnalysisOptions{});
+  AddWindow(windows, 0, 20);
+  AddWindow(windows, 100, 20);
+  windows.CoverUntil(3000 * kMs);
+  windows.CoverUntil(2000 * kMs);
+  ASSERT_TRUE(windows.Result()->coverage.has_value());
+  EXPECT_EQ(windows.Result()->coverage->span_ns, 3000 * kMs);
+  EXPECT_EQ(windows.Result()->coverage->traced_ns, 400 * kMs);
+}
+
 TEST(WindowAggregate, KeepsTheLongestGapsAndMergesOffendersAcrossWindows) {
   AnalysisOptions options;
   options.max_gap_records = 5;

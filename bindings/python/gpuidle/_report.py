@@ -355,7 +355,7 @@ class Coverage:
 
     windows: int  #: traced windows
     traced_ns: int  #: the windows' lengths, summed
-    span_ns: int  #: from the first window's start to the last one's end
+    span_ns: int  #: from the first window's start to the run's end
 
     @property
     def traced_s(self) -> float:
