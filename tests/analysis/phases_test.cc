@@ -367,32 +367,30 @@ TEST(Phases, AStretchBeforeAModuleLoadIsNotCompilationWhenItsStacksSaySo) {
   EXPECT_GT(d.idle[Subcause::kHost], 190000 * kUs);
 }
 
-// The CUDA runtime loads a program's own kernels (compiled ahead of time) at their first launch
-// through cuLibraryLoadData: the host work before that (imports, building the model) is set-up,
-// not compilation, unless a compiler is seen there.
-TEST(Phases, AStretchBeforeALoadOfCodeCompiledAheadOfTimeIsSetUpWithoutACompilersStacks) {
+// A context, then 2 s of host work (sampled every 10 ms with `stack` where one is given), then
+// the CUDA runtime loads the program's kernels (compiled ahead of time) at their first launch
+// through cuLibraryLoadData, and the loop runs.
+DeviceReport BeforeALibraryLoad(const std::string& stack) {
   auto b = TimelineBuilder();
   b.OtherCall(1, 0, 100000, "cuDevicePrimaryCtxRetain");
-  b.OtherCall(1, 2100000, 2100050, "cuLibraryLoadData");  // 2 s of imports and set-up before it
+  for (int i = 1; i < 200 && !stack.empty(); ++i) b.Sample(1, 100000 + 10000 * i, stack);
+  b.OtherCall(1, 2100000, 2100050, "cuLibraryLoadData");
   LaunchBoundLoop(b, 2100100, 300);
-  const Report r = MustAnalyze(b.Build());
-  const DeviceReport& d = OnlyDevice(r);
+  return OnlyDevice(MustAnalyze(b.Build()));
+}
+
+// The host work before that load (imports, building the model) is set-up, not compilation,
+// unless a compiler is seen there.
+TEST(Phases, AStretchBeforeALoadOfCodeCompiledAheadOfTimeIsSetUpWithoutACompilersStacks) {
+  const DeviceReport d = BeforeALibraryLoad("");
   EXPECT_EQ(OneOffNs(d, Phase::kStartUp, OneOffKind::kCompilation), 0);
   EXPECT_GT(OneOffNs(d, Phase::kStartUp, OneOffKind::kSetUp), 1990000 * kUs);
   EXPECT_EQ(OneOffNs(d, Phase::kStartUp, OneOffKind::kModuleLoad), 50 * kUs);
 }
 
 TEST(Phases, SetUpIsNamedByTheFrameItsLongestSampledStretchWasSpentIn) {
-  auto b = TimelineBuilder();
-  b.OtherCall(1, 0, 100000, "cuDevicePrimaryCtxRetain");
-  for (int i = 1; i < 200; ++i) {
-    b.Sample(1, 100000 + 10000 * i,
-             "train.py:40 main\n/venv/site-packages/transformers/modeling_utils.py:900 "
-             "from_pretrained");
-  }
-  b.OtherCall(1, 2100000, 2100050, "cuLibraryLoadData");
-  LaunchBoundLoop(b, 2100100, 300);
-  const DeviceReport d = OnlyDevice(MustAnalyze(b.Build()));
+  const DeviceReport d = BeforeALibraryLoad(
+      "train.py:40 main\n/venv/site-packages/transformers/modeling_utils.py:900 from_pretrained");
   EXPECT_EQ(OneOffNs(d, Phase::kStartUp, OneOffKind::kCompilation), 0);
   const OneOffTime* set_up = FindOneOff(d, Phase::kStartUp, OneOffKind::kSetUp);
   ASSERT_NE(set_up, nullptr);
@@ -402,16 +400,8 @@ TEST(Phases, SetUpIsNamedByTheFrameItsLongestSampledStretchWasSpentIn) {
 
 TEST(Phases, AStretchBeforeALoadOfCodeCompiledAheadOfTimeIsCompilationWhereItsStacksCompile) {
   // torch.compile: Inductor compiles, then the runtime loads the kernels it launches first.
-  auto b = TimelineBuilder();
-  b.OtherCall(1, 0, 100000, "cuDevicePrimaryCtxRetain");
-  for (int i = 1; i < 200; ++i) {
-    b.Sample(1, 100000 + 10000 * i,
-             "train.py:12 <module>\n/venv/site-packages/torch/_inductor/compile_fx.py:700 "
-             "compile_fx");
-  }
-  b.OtherCall(1, 2100000, 2100050, "cuLibraryLoadData");
-  LaunchBoundLoop(b, 2100100, 300);
-  const DeviceReport d = OnlyDevice(MustAnalyze(b.Build()));
+  const DeviceReport d = BeforeALibraryLoad(
+      "train.py:12 <module>\n/venv/site-packages/torch/_inductor/compile_fx.py:700 compile_fx");
   EXPECT_GT(OneOffNs(d, Phase::kStartUp, OneOffKind::kCompilation), 1990000 * kUs);
 }
 
