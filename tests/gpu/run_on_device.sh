@@ -9,7 +9,7 @@
 #   device: run(carry [".devbundle", ".devdeps"],
 #               "tests/gpu/run_on_device.sh [scenarios] [overhead] [python] [python-overhead] [probe]
 #                [unchanged] [faults] [package] [profile-overhead] [sampled] [ranks] [gains]
-#                [two-gpus] [observer] [leave-out] [round3]")
+#                [two-gpus] [observer] [leave-out] [round3] [where-time-goes]")
 #
 # With no argument it runs scenarios and overhead; one call may last 10 minutes at most, so a
 # round runs the parts as separate calls on the same warm machine. `python` builds the Python
@@ -452,6 +452,23 @@ if [[ $parts == *" leave-out "* ]]; then
       >"$lo/$w.log" 2>&1
     echo "leave-out $w: exit $?" | tee -a "$log"
     grep '^result' "$lo/$w.log" | tee -a "$log"
+  done
+fi
+
+# `where-time-goes` (issue 26, part 1): a wall-clock stack sampler on the program's thread
+# during leave_out's visits (tests/benchmarks/python/where_time_goes.py): us per step by object
+# and function, a variant against the floor. WHERE_WORKLOADS, WHERE_VARIANTS, WHERE_REPEATS.
+if [[ $parts == *" where-time-goes "* ]]; then
+  build_python_package
+  wt=$out/logs/where_time_goes
+  mkdir -p "$wt"
+  for w in ${WHERE_WORKLOADS-tiny_mlp}; do
+    PYTHONPATH=$pybuild/python GPUIDLE_BARE_CUPTI=$b/lib/libgpuidle_bare_cupti.so \
+      GPUIDLE_WALL_SAMPLER=$b/lib/libgpuidle_wall_sampler.so \
+      timeout 280 python3 tests/benchmarks/python/where_time_goes.py --workload "$w" \
+      ${WHERE_VARIANTS:+--variants "$WHERE_VARIANTS"} --repeats "${WHERE_REPEATS:-20}" \
+      --samples "/tmp/$w.samples" >"$wt/$w.log" 2>&1
+    echo "where-time-goes $w: exit $?" | tee -a "$log"
   done
 fi
 
