@@ -6,7 +6,7 @@
 // gpuidle_sampler_start(hz) samples the calling thread hz times a second of wall time (a
 // CLOCK_MONOTONIC timer delivered to that thread only); each tick taken while the label is not
 // 0 keeps the label and the interrupted stack (the leaf from the signal's context, its callers
-// from glibc's unwinder). gpuidle_sampler_dump(path) writes one line per sample: the label,
+// from glibc's unwinder when GPUIDLE_SAMPLER_CALLERS is set). gpuidle_sampler_dump(path) writes one line per sample: the label,
 // then each frame as object+offset, the objects' paths in a header, for the script to resolve.
 #include <dlfcn.h>
 #include <execinfo.h>
@@ -40,6 +40,7 @@ std::atomic<size_t> missed{0};
 std::atomic<int> label{0};
 std::atomic<bool> in_handler{false};
 timer_t timer{};
+bool with_callers = false;
 bool running = false;
 
 void OnTick(int, siginfo_t*, void* context) {
@@ -53,12 +54,15 @@ void OnTick(int, siginfo_t*, void* context) {
     s.label = l;
     const auto* uc = static_cast<const ucontext_t*>(context);
     s.pc[0] = reinterpret_cast<void*>(uc->uc_mcontext.gregs[REG_RIP]);
-    // Frames 0 and 1 are this handler and the signal trampoline; 2 is the interrupted pc again.
-    void* frames[kDepth + 2];
-    const int n = backtrace(frames, kDepth + 2);
-    int depth = 1;
-    for (int f = 3; f < n && depth < kDepth; ++f) s.pc[depth++] = frames[f];
-    s.depth = depth;
+    s.depth = 1;
+    // The callers, only where asked: glibc's unwinder crashed in a PyTorch process on the H200
+    // (exit 139) and hung in another; the leaf alone prices each object's own time.
+    if (with_callers) {
+      void* frames[kDepth + 2];
+      const int n = backtrace(frames, kDepth + 2);
+      // Frames 0 and 1 are this handler and the signal trampoline; 2 is the interrupted pc.
+      for (int f = 3; f < n && s.depth < kDepth; ++f) s.pc[s.depth++] = frames[f];
+    }
   }
   in_handler.store(false);
 }
@@ -69,8 +73,9 @@ extern "C" __attribute__((visibility("default"))) int gpuidle_sampler_start(int 
   if (running || hz <= 0) return 0;
   samples = static_cast<Sample*>(std::calloc(kCapacity, sizeof(Sample)));
   if (samples == nullptr) return 0;
+  with_callers = std::getenv("GPUIDLE_SAMPLER_CALLERS") != nullptr;
   void* warm[4];
-  backtrace(warm, 4);  // loads the unwinder now, not inside the first signal
+  if (with_callers) backtrace(warm, 4);  // loads the unwinder now, not inside the first signal
   struct sigaction sa {};
   sa.sa_sigaction = OnTick;
   sa.sa_flags = SA_SIGINFO | SA_RESTART;
