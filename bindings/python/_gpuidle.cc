@@ -316,6 +316,7 @@ class NativeProfiler {
       profiler_ =
           options_.ok() ? std::make_unique<Profiler>(*options_) : std::make_unique<Profiler>();
       status = profiler_->Start();
+      if (status.ok()) gpuidle::SetSummaryAtSignal(print_summary_);
     }
     if (status.ok()) return std::nullopt;
     return std::string(status.message());

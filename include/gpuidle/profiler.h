@@ -241,6 +241,11 @@ GPUIDLE_EXPORT bool Recording() noexcept;
 // outputs), leaving CUPTI attached: another tool (torch.profiler) is about to take CUPTI.
 // FailedPrecondition if nothing collects.
 GPUIDLE_EXPORT absl::Status StopCollectionForAnotherTool();
+// For language bindings that print the summary themselves (the Python package prints it through
+// sys.stderr, and collects with print_summary off): whether gpuidle prints it on stderr when a
+// terminating signal (SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGABRT with their default action)
+// stops the collection, as the binding gets no chance to then. Off until set.
+GPUIDLE_EXPORT void SetSummaryAtSignal(bool print) noexcept;
 
 // Host stack samples (bindings with their own stacks: Python). The clock of the timeline
 // (CUPTI's while collecting), in nanoseconds.

@@ -167,6 +167,8 @@ bool Recording() noexcept { return internal::Session::Get().Recording(); }
 
 absl::Status StopCollectionForAnotherTool() { return internal::Session::Get().StopAny(); }
 
+void SetSummaryAtSignal(bool print) noexcept { internal::Session::Get().SetSummaryAtSignal(print); }
+
 int64_t TimelineClockNs() noexcept { return internal::TimelineNowNs(); }
 
 std::vector<uint64_t> ThreadsAwayFromCuda(int64_t min_away_ns) {

@@ -1,6 +1,7 @@
 #include "session/session.h"
 
 #include <pthread.h>
+#include <string.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,6 +20,7 @@
 #include "core/output_path.h"
 #include "core/status_macros.h"
 #include "core/terminal.h"
+#include "core/termination_signals.h"
 #include "gpuidle/analyze.h"
 #include "report/prometheus_writer.h"
 #include "report/trace_writer.h"
@@ -27,6 +29,10 @@
 
 namespace gpuidle::internal {
 namespace {
+
+// How long a terminating signal waits for the report (docs/INJECTION.md): well inside the
+// grace period of schedulers (SLURM's KillWait and Kubernetes' default are 30 s).
+constexpr std::chrono::seconds kSignalReportDeadline{10};
 
 // The text summary as printed on standard error: coloured where that is a terminal and the
 // settings allow it (GPUIDLE_COLOR, NO_COLOR: core/terminal.h).
@@ -135,6 +141,7 @@ absl::Status Session::Start(const ProfilerOptions& options, const void* owner,
   recording_.store(true, std::memory_order_relaxed);
   owner_ = owner;
   started_by_ = std::string(how);
+  summary_at_signal_.store(false);  // a binding that prints the summary says so after this
   options_ = options;
   wall_clock_offset_ns_ = WallClockOffsetNs();
   {
@@ -148,6 +155,9 @@ absl::Status Session::Start(const ProfilerOptions& options, const void* owner,
     // kernels are registered, before main), so it runs before them: CUDA is still alive.
     std::atexit(&Session::StopAtExit);
     pthread_atfork(nullptr, nullptr, &Session::AfterForkInChild);
+    // SIGTERM and the like end a process without its exit handlers (docs/INJECTION.md, "How a
+    // job ends"): the report is written on the way out instead.
+    WatchTerminationSignals(&Session::StopForSignal, kSignalReportDeadline);
     exit_handler_registered_ = true;
   }
   return absl::OkStatus();
@@ -604,6 +614,21 @@ void Session::StopAtExit() {
   std::unique_lock<std::mutex> lock(s.mu_);
   if (s.owner_ == nullptr || s.forked_child_) return;
   s.StopHolding(lock, CuptiAfterStop::kStayAttached).IgnoreError();
+}
+
+bool Session::StopForSignal(int signal) {
+  Session& s = Get();
+  std::unique_lock<std::mutex> lock(s.mu_);
+  if (s.owner_ == nullptr || s.forked_child_) return false;
+  if (s.summary_at_signal_.load()) s.options_.print_summary = true;
+  if (s.options_.print_summary) {
+    const char* name = sigabbrev_np(signal);
+    Note(absl::StrCat(name != nullptr ? absl::StrCat("SIG", name) : absl::StrCat("signal ", signal),
+                      ": the process is ending; the report first (at most ",
+                      kSignalReportDeadline.count(), " s)"));
+  }
+  s.StopHolding(lock, CuptiAfterStop::kStayAttached).IgnoreError();
+  return true;
 }
 
 void Session::AfterForkInChild() {

@@ -118,6 +118,11 @@ class Session {
   // Stop does; FailedPrecondition if nothing collects.
   absl::Status StopAny();
 
+  // For bindings that print the summary themselves and so collect with print_summary off: the
+  // summary is printed on stderr when a terminating signal stops the collection (the binding
+  // has no chance to). gpuidle::SetSummaryAtSignal.
+  void SetSummaryAtSignal(bool print) { summary_at_signal_.store(print); }
+
   // Host stack samples of the running collection (a language binding's sampler; DESIGN.md,
   // evidence for host stretches): each (OS thread id, stack) taken at time_ns on the timeline's
   // clock. Ignored when nothing collects; bounded (HostSampleBuffer). Never takes the session's
@@ -182,6 +187,9 @@ class Session {
   // window of a sampled collection), else the result's.
   void WriteOutputsLocked(bool gpu_work, const Report* window_report, CollectionResult* result);
   static void StopAtExit();
+  // A terminating signal's last chance (core/termination_signals.h): the collection stopped,
+  // analysed and written as at exit. False when nothing collects.
+  static bool StopForSignal(int signal);
   static void AfterForkInChild();
 
   // Host samples: their own lock, taken after mu_ (in StopLocked) or alone.
@@ -200,6 +208,7 @@ class Session {
   bool forked_child_ = false;
   std::set<std::string> warned_;  // refusals already printed
   bool exit_handler_registered_ = false;
+  std::atomic<bool> summary_at_signal_{false};
 };
 
 }  // namespace gpuidle::internal
