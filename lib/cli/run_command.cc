@@ -412,14 +412,17 @@ int RunCommand(const std::vector<std::string>& args, std::ostream& out, std::ost
   }
   for (const auto& [name, value] : variables) env.push_back(absl::StrCat(name, "=", value));
   const int code = Execute(command, env, err);
-  // Reports are written at exit: a process killed by a signal may have left none (Ctrl-C in a
-  // Python program still writes one: its exit handlers run first).
+  // A process ended by SIGTERM, SIGINT, SIGHUP, SIGQUIT or SIGABRT (left at their default
+  // actions) wrote its report on the way out (core/termination_signals.h); by another signal
+  // (SIGKILL, the OOM killer, a crash) it could not.
   if (have_gpu && options->print_summary && code > 128 && code < 128 + NSIG &&
-      code != 128 + SIGPIPE && code != 128 + SIGINT) {
+      code != 128 + SIGPIPE && code != 128 + SIGINT && code != 128 + SIGTERM &&
+      code != 128 + SIGHUP && code != 128 + SIGQUIT && code != 128 + SIGABRT) {
     const char* name = ::sigabbrev_np(code - 128);
     err << "gpuidle: the command was killed by signal " << code - 128
         << (name != nullptr ? absl::StrCat(" (SIG", name, ")") : "")
-        << "; gpuidle writes its report when a process exits, so it may have none\n";
+        << ", which leaves no time to write a report; the periodic summary "
+           "(--summary-every-s, --summary-file) is what survives such an end\n";
   }
   return code;
 }

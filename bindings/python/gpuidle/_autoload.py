@@ -20,7 +20,7 @@ import sys
 import threading
 from typing import Optional
 
-from . import _call_sites, _sampler
+from . import _call_sites, _os_exit, _sampler
 from ._native import _gpuidle
 
 _lock = threading.Lock()
@@ -53,6 +53,7 @@ def activate(framework: str = "") -> bool:
                 _call_sites.enable()
                 _sampler.acquire()  # waits, GIL released, until the collection runs
                 _active = True
+                _os_exit.install()
             elif framework == "torch":
                 _call_sites.refresh()  # torch's folder is library code too
             _install_torch()

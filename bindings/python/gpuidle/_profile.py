@@ -10,7 +10,7 @@ import threading
 import weakref
 from typing import Any, Callable, Iterable, Optional, TypeVar, Union, overload
 
-from . import _call_sites, _markers, _options, _sampler
+from . import _call_sites, _markers, _options, _os_exit, _sampler
 from ._native import _gpuidle
 from ._report import Report
 
@@ -160,6 +160,7 @@ class Profile:
                 self._uninstall_torch()
             return False
         _running.add(self)
+        _os_exit.install()
         _sampler.acquire()  # host stacks during long stretches without CUDA
         self._sampling = True
         return True
