@@ -28,7 +28,7 @@ std::atomic<pid_t> watcher_thread{0};
 std::atomic<uint32_t> watched{0};            // bit per signal number
 std::atomic<int64_t> first_request_ns{0};    // when the request being served arrived
 int request_pipe[2] = {-1, -1};              // handler -> watcher: the signal's number
-int done_pipe[2] = {-1, -1};                 // watcher -> a waiting SIGABRT handler: closed
+int done_pipe[2] = {-1, -1};                 // watcher -> a waiting handler: closed
 static_assert(std::atomic<int64_t>::is_always_lock_free && std::atomic<pid_t>::is_always_lock_free);
 
 int64_t MonotonicNs() {
@@ -64,7 +64,7 @@ void DefaultActionOnReturn(int signal) {
   _exit(128 + signal);  // not reached: every watched signal's default action ends the process
 }
 
-// Waits, inside the SIGABRT handler, until the watcher is done or the deadline passed.
+// Waits, inside a handler, until the watcher is done or the deadline passed.
 void WaitForWatcher(int64_t since_ns) {
   const int64_t until = since_ns + deadline_ms.load() * 1'000'000;
   for (;;) {
@@ -76,12 +76,16 @@ void WaitForWatcher(int64_t since_ns) {
   }
 }
 
-void OnSignal(int signal, siginfo_t*, void*) {
+void OnSignal(int signal, siginfo_t* info, void*) {
   const int saved_errno = errno;
+  // raise(), abort(): this very thread asked, and expects not to go on. Waiting is safe here
+  // (it sits in raise, holding no lock of CUDA's or gpuidle's); a signal from elsewhere may
+  // find a thread inside CUDA, whose locks the watcher's flush could need.
+  const bool raised_here = info != nullptr && info->si_code == SI_TKILL && info->si_pid == getpid();
   if (getpid() != watching_pid.load()) {
     DefaultActionOnReturn(signal);  // a forked child: no watcher, and nothing of ours to finish
   } else if (static_cast<pid_t>(syscall(SYS_gettid)) == watcher_thread.load()) {
-    DefaultActionOnReturn(signal);  // the callback itself aborted: nobody else will finish
+    DefaultActionOnReturn(signal);  // the callback itself raised: nobody else will finish
   } else {
     const int64_t now = MonotonicNs();
     int64_t expected = 0;
@@ -89,15 +93,18 @@ void OnSignal(int signal, siginfo_t*, void*) {
       const unsigned char byte = static_cast<unsigned char>(signal);
       if (write(request_pipe[1], &byte, 1) != 1) {
         DefaultActionOnReturn(signal);
-      } else if (signal == SIGABRT) {
+      } else if (raised_here) {
         WaitForWatcher(now);
       }
-    } else if (signal == SIGABRT) {
-      WaitForWatcher(expected);  // abort() during another request: it ends the process after
+    } else if (raised_here) {
+      WaitForWatcher(expected);  // the watcher ends the process, however the request came
     } else if (now - expected >= kRepeatNs) {
       DefaultActionOnReturn(signal);  // asked again: end now
     }
   }
+  // Back from a wait that ran out (or an abort() that the watcher did not end): the default
+  // action, as the raising thread expects.
+  if (raised_here && getpid() == watching_pid.load()) DefaultActionOnReturn(signal);
   errno = saved_errno;
 }
 
@@ -117,7 +124,7 @@ void Watch() {
   }).detach();
   const TerminationCallback run = callback.load();
   if (run != nullptr) run(signal);
-  close(done_pipe[1]);  // wakes a waiting SIGABRT handler
+  close(done_pipe[1]);  // wakes a waiting handler
   EndBySignal(signal);
 }
 

@@ -9,9 +9,9 @@
 // action happen as it would have: the process ends by that signal (exit status, core dump).
 // If the callback has not returned within the deadline, the default action happens anyway.
 //
-// While the callback runs the program goes on (it is not stopped where the signal found it,
-// which could hold a lock the callback needs), except after SIGABRT: abort() ends the process
-// as soon as the handler returns, so that handler waits for the callback (up to the deadline).
+// While the callback runs the program goes on (a thread the signal found inside CUDA may hold a
+// lock the callback needs), except the thread that raised the signal itself (raise(), abort(),
+// which expect not to return): its handler waits for the callback, up to the deadline.
 // The same signal again within a second (a process group's SIGTERM, then the same signal
 // forwarded by `gpuidle run`) is one request; another one later ends the process at once (a
 // second Ctrl-C). In a forked child, and when the callback has nothing to do, the default

@@ -111,6 +111,28 @@ TEST(TerminationSignalsTest, AbortWaitsForTheCallback) {
   EXPECT_EQ(e.said, "started;finished;");
 }
 
+TEST(TerminationSignalsTest, RaiseWaitsForTheCallback) {
+  const Ending e = RunChild([] {
+    WatchTerminationSignals(&SlowFinish, milliseconds(5000));
+    raise(SIGTERM);
+    Say("went on after raise;");
+  });
+  EXPECT_TRUE(KilledBy(e, SIGTERM)) << e.status;
+  EXPECT_EQ(e.said, "started;finished;");
+}
+
+TEST(TerminationSignalsTest, ASignalFromElsewhereLetsTheProgramGoOn) {
+  const Ending e = RunChild([] {
+    WatchTerminationSignals(&SlowFinish, milliseconds(5000));
+    kill(getpid(), SIGTERM);
+    Say("went on;");
+    RunOn();
+  });
+  EXPECT_TRUE(KilledBy(e, SIGTERM)) << e.status;
+  EXPECT_NE(e.said.find("went on;"), std::string::npos) << e.said;
+  EXPECT_NE(e.said.find("finished;"), std::string::npos) << e.said;
+}
+
 TEST(TerminationSignalsTest, TheProgramsOwnHandlerStaysInCharge) {
   const Ending e = RunChild([] {
     struct sigaction own {};

@@ -8,6 +8,7 @@
 //     plain K                   K kernels, then exit 0
 //     exit KIND                 100 kernels, then end by KIND: normal, exit (3), _exit (4),
 //                               throw (uncaught: abort, 134), sigterm (143), sigint (130),
+//                               sighup (129), sigquit (131),
 //                               wait (print "ready", then sleep until a signal arrives)
 //     threads N K               N host threads start together, each launches K kernels on its
 //                               own stream
@@ -144,6 +145,8 @@ int EndBy(const std::string& kind, long launched, unsigned long long counted) {
   if (kind == "throw") throw std::runtime_error("fault_program: an exception nobody catches");
   if (kind == "sigterm") raise(SIGTERM);
   if (kind == "sigint") raise(SIGINT);
+  if (kind == "sighup") raise(SIGHUP);
+  if (kind == "sigquit") raise(SIGQUIT);
   if (kind == "wait") {
     std::printf("fault_program: ready\n");
     std::fflush(stdout);

@@ -88,18 +88,20 @@ step cxx.record_limit.run 60 "$G" run --max-records 5000 --out report.json --for
   "$FP" threads 8 5000
 
 # --- exits: gpuidle run and LD_PRELOAD ------------------------------------------------------------
-for kind in normal exit _exit throw sigterm sigint; do
+for kind in normal exit _exit throw sigterm sigint sighup sigquit; do
   pstep "cxx.exit.$kind.run" 60 "$G" run --out report.json --format json -- "$FP" exit "$kind"
   pstep "cxx.exit.$kind.preload" 60 env LD_PRELOAD="$L" GPUIDLE_OUT=report.json \
     GPUIDLE_FORMAT=json "$FP" exit "$kind"
 done
 
-# SIGTERM sent to gpuidle run (kill, timeout, a batch scheduler): forwarded to the program.
+# SIGTERM sent to gpuidle run (kill, timeout, a batch scheduler): forwarded to the program. With
+# `group`, to the whole process group, as SLURM and Kubernetes do: the program gets it twice
+# (from the group and forwarded).
 forwarded_sigterm() {
-  local name=cxx.exit.forwarded_sigterm.run
+  local name=cxx.exit.forwarded_sigterm$1.run
   local d=$fo/$name t0=$SECONDS
   mkdir -p "$d"
-  (cd "$d" && ulimit -c 0 && exec env --default-signal=INT,QUIT,TERM,HUP "$G" run \
+  (cd "$d" && ulimit -c 0 && exec setsid env --default-signal=INT,QUIT,TERM,HUP "$G" run \
     --out report.json --format json -- "$FP" exit wait) >"$d/out" 2>"$d/err" </dev/null &
   local pid=$! i
   for i in $(seq 100); do
@@ -107,15 +109,16 @@ forwarded_sigterm() {
     kill -0 "$pid" 2>/dev/null || break
     sleep 0.2
   done
-  kill -TERM "$pid" 2>/dev/null
+  if [[ $1 == .group ]]; then kill -TERM -- "-$pid" 2>/dev/null; else kill -TERM "$pid" 2>/dev/null; fi
   for i in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
-  kill -KILL "$pid" 2>/dev/null
+  kill -KILL -- "-$pid" 2>/dev/null
   wait "$pid"
   local rc=$?
   echo "exit=$rc wall_s=$((SECONDS - t0))" >"$d/status"
   echo "$name: exit $rc, $((SECONDS - t0)) s"
 }
-forwarded_sigterm &
+forwarded_sigterm "" &
+forwarded_sigterm .group &
 
 # --- 8 threads at once, cudaDeviceReset, CUDA graphs, fork ----------------------------------------
 for way in run preload; do
