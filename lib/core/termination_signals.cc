@@ -25,10 +25,10 @@ std::atomic<TerminationCallback> callback{nullptr};
 std::atomic<int64_t> deadline_ms{0};
 std::atomic<pid_t> watching_pid{0};
 std::atomic<pid_t> watcher_thread{0};
-std::atomic<uint32_t> watched{0};            // bit per signal number
-std::atomic<int64_t> first_request_ns{0};    // when the request being served arrived
-int request_pipe[2] = {-1, -1};              // handler -> watcher: the signal's number
-int done_pipe[2] = {-1, -1};                 // watcher -> a waiting handler: closed
+std::atomic<uint32_t> watched{0};          // bit per signal number
+std::atomic<int64_t> first_request_ns{0};  // when the request being served arrived
+int request_pipe[2] = {-1, -1};            // handler -> watcher: the signal's number
+int done_pipe[2] = {-1, -1};               // watcher -> a waiting handler: closed
 static_assert(std::atomic<int64_t>::is_always_lock_free && std::atomic<pid_t>::is_always_lock_free);
 
 int64_t MonotonicNs() {

@@ -6,8 +6,9 @@
 // gpuidle_sampler_start(hz) samples the calling thread hz times a second of wall time (a
 // CLOCK_MONOTONIC timer delivered to that thread only); each tick taken while the label is not
 // 0 keeps the label and the interrupted stack (the leaf from the signal's context, its callers
-// from glibc's unwinder when GPUIDLE_SAMPLER_CALLERS is set). gpuidle_sampler_dump(path) writes one line per sample: the label,
-// then each frame as object+offset, the objects' paths in a header, for the script to resolve.
+// from glibc's unwinder when GPUIDLE_SAMPLER_CALLERS is set). gpuidle_sampler_dump(path) writes one
+// line per sample: the label, then each frame as object+offset, the objects' paths in a header, for
+// the script to resolve.
 #include <dlfcn.h>
 #include <execinfo.h>
 #include <signal.h>
@@ -125,9 +126,9 @@ extern "C" __attribute__((visibility("default"))) long gpuidle_sampler_dump(cons
       auto [it, added] = objects.try_emplace(info.dli_fname, static_cast<int>(objects.size()));
       if (added) std::fprintf(f, "object %d %s\n", it->second, info.dli_fname);
       char frame[64];
-      std::snprintf(frame, sizeof frame, " %d+%lx", it->second,
-                    static_cast<unsigned long>(static_cast<char*>(at) -
-                                               static_cast<char*>(info.dli_fbase)));
+      std::snprintf(
+          frame, sizeof frame, " %d+%lx", it->second,
+          static_cast<unsigned long>(static_cast<char*>(at) - static_cast<char*>(info.dli_fbase)));
       line += frame;
     }
     std::fprintf(f, "sample %s\n", line.c_str());
