@@ -247,6 +247,19 @@ struct Offender {
   int64_t count = 0;  // gaps it caused
 };
 
+// Host work that recurs in the steady state — checkpointing, evaluation, logging — counted once
+// whatever causes its idle time fell under (docs/ANALYSIS.md, "Periodic work"): one program line,
+// each of its occurrences, and how its idle time splits. The causes above still hold that time.
+struct PeriodicWork {
+  std::string activity;  // "checkpointing", "evaluation" or "logging"
+  std::string site;      // the program's line that does it ("train.py:57 in main")
+  int64_t occurrences = 0;
+  int64_t span_ns = 0;    // the occurrences' own lengths, summed (first to last idle piece each)
+  int64_t idle_ns = 0;    // the GPU's idle time inside them, all devices
+  IdleBreakdown idle;     // the same by subcause
+  std::string fix;        // what to do about it
+};
+
 // Lost time is idle time plus the time collectives spent waiting for peer ranks (busy by the
 // definition of utilisation, yet no work done).
 struct Advice {
@@ -345,6 +358,7 @@ struct GPUIDLE_EXPORT Report {
   std::vector<std::string> warnings;
   std::vector<GapRecord> longest_gaps;      // longest first
   std::vector<Offender> offenders;          // most idle first
+  std::vector<PeriodicWork> periodic_work;  // most idle first
   std::vector<Advice> advice;               // most idle first
   std::optional<uint64_t> dropped_records;  // nullopt: the source does not say
   uint64_t zero_timestamp_records = 0;

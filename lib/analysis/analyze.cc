@@ -17,6 +17,7 @@
 #include "analysis/gap_records.h"
 #include "analysis/host_stacks.h"
 #include "analysis/offenders.h"
+#include "analysis/periodic_work.h"
 #include "analysis/phases.h"
 #include "analysis/rank_merge.h"
 #include "analysis/steps.h"
@@ -33,6 +34,9 @@
 // then merges the ranks' reports (rank_merge.h), as a merge of live ranks' reports does.
 namespace gpuidle::internal {
 namespace {
+
+// Periodic work below this share of the steady state's time is not listed (a stray log line).
+constexpr double kPeriodicWorkMinShare = 0.01;
 
 // Every device lists at least its first steps, however many devices share Report::kMaxStepRows.
 constexpr size_t kMinStepRowsPerDevice = 20;
@@ -260,7 +264,8 @@ void AddSteadyOpTotals(const TimelineIndex& index, const DeviceTimeline& device,
 // One device of a rank: its attribution and phases, idle totals, offenders and gap records of
 // its steady state, communication, and its steps (appended to report->steps).
 DeviceReport AnalyzeDevice(const RankAnalysis& r, const DeviceTimeline& device,
-                           OffenderTable* offenders, LongestGaps* longest, Report* report) {
+                           OffenderTable* offenders, PeriodicWorkTable* periodic,
+                           LongestGaps* longest, Report* report) {
   const Timeline& t = r.t;
   const size_t first_step = r.steady_steps.first;
   const size_t end_step = r.steady_steps.end;
@@ -303,6 +308,11 @@ DeviceReport AnalyzeDevice(const RankAnalysis& r, const DeviceTimeline& device,
     }
   }
   longest->CountDevice(device.device, static_cast<int64_t>(phased.steady.size()));
+  periodic->AddDevice(device, phased.steady,
+                      end_step > first_step
+                          ? std::vector<Interval>(step_spans.begin() + first_step,
+                                                  step_spans.begin() + end_step)
+                          : std::vector<Interval>());
   d.idle_ns = d.idle.TotalNs();
   d.timeline = SummarizeTimeline(r.window, a.busy, phased.steady);
   const std::vector<Interval> comm = a.communication_kernels > 0
@@ -409,14 +419,19 @@ absl::StatusOr<Report> AnalyzeTimeline(const Timeline& t, const std::string& inp
       t,       index, stacks,  one_off_spans,       steps, FindSteadySteps(t, steps, options),
       *window, rank,  options, step_rows_per_device};
   OffenderTable table(index, stacks);
+  PeriodicWorkTable periodic(index, stacks);
   LongestGaps longest(options.max_gap_records);
   std::set<int> used;
+  int64_t steady_ns = 0;
   for (const DeviceTimeline& device : t.devices) {
-    report.devices.push_back(AnalyzeDevice(rank_analysis, device, &table, &longest, &report));
+    report.devices.push_back(
+        AnalyzeDevice(rank_analysis, device, &table, &periodic, &longest, &report));
+    steady_ns += report.devices.back().steady_end_ns - report.devices.back().steady_start_ns;
     used.insert(device.device);
   }
   ListDevices(t.info, rank, used, &report);
   report.offenders = table.Top(options.max_offenders);
+  report.periodic_work = periodic.Take(steady_ns, kPeriodicWorkMinShare);
   if (gap_counts != nullptr) *gap_counts = longest.counted();
   report.longest_gaps = longest.Take();
   AddAdvice(options, &report);

@@ -110,16 +110,21 @@ bool IsInputPipeline(const Frame& f) {
          decoding || fn == "load_batch" || fn == "next_batch";
 }
 
-bool IsCheckpointOrLog(const Frame& f) {
-  if (AnyOf(f.file,
-            {"torch/serialization.py", "safetensors/", "logging/__init__.py",
-             "torch/utils/tensorboard", "tensorboard/", "wandb/", "mlflow/", "tqdm/",
-             "lightning/pytorch/loggers", "lightning/pytorch/callbacks/progress",
-             "lightning/fabric/utilities/cloud_io", "torch/distributed/checkpoint", "orbax/"})) {
+bool IsCheckpointing(const Frame& f) {
+  if (AnyOf(f.file, {"torch/serialization.py", "safetensors/", "torch/distributed/checkpoint",
+                     "orbax/", "lightning/fabric/utilities/cloud_io"})) {
     return true;
   }
-  const absl::string_view fn = f.function;
-  return AnyOf(fn, {"save_checkpoint", "save_pretrained", "save_model", "log_metrics"});
+  return AnyOf(f.function, {"save_checkpoint", "save_pretrained", "save_model"});
+}
+
+bool IsLogging(const Frame& f) {
+  if (AnyOf(f.file, {"logging/__init__.py", "torch/utils/tensorboard", "tensorboard/", "wandb/",
+                     "mlflow/", "tqdm/", "lightning/pytorch/loggers",
+                     "lightning/pytorch/callbacks/progress"})) {
+    return true;
+  }
+  return AnyOf(f.function, {"log_metrics"});
 }
 
 // Library code: installed packages and Python's standard library.
@@ -148,8 +153,10 @@ absl::string_view HostActivityName(HostActivity a) {
       return "compilation";
     case HostActivity::kInputPipeline:
       return "input pipeline";
-    case HostActivity::kCheckpointOrLog:
-      return "checkpointing/logging";
+    case HostActivity::kCheckpointing:
+      return "checkpointing";
+    case HostActivity::kLogging:
+      return "logging";
     case HostActivity::kOther:
       break;
   }
@@ -157,15 +164,17 @@ absl::string_view HostActivityName(HostActivity a) {
 }
 
 HostActivity ClassifyStack(absl::string_view stack) {
-  bool input = false, log = false;
+  bool input = false, save = false, log = false;
   for (absl::string_view text : Frames(stack)) {
     const Frame f = ParseFrame(text);
     if (IsCompilation(f)) return HostActivity::kCompilation;
     input = input || IsInputPipeline(f);
-    log = log || IsCheckpointOrLog(f);
+    save = save || IsCheckpointing(f);
+    log = log || IsLogging(f);
   }
   if (input) return HostActivity::kInputPipeline;
-  if (log) return HostActivity::kCheckpointOrLog;
+  if (save) return HostActivity::kCheckpointing;  // a checkpoint that logs is a checkpoint
+  if (log) return HostActivity::kLogging;
   return HostActivity::kOther;
 }
 
@@ -221,7 +230,7 @@ int32_t HostStacks::EvidenceFor(const absl::flat_hash_set<uint64_t>& threads, in
                                 int64_t end) {
   if (end <= start || empty()) return -1;
   // Votes per activity, and per activity the frames that showed it.
-  int64_t votes[4] = {0, 0, 0, 0};
+  int64_t votes[kNumHostActivities] = {};
   std::vector<std::pair<HostActivity, int32_t>> shown;
   auto vote = [&](const Classified& c) {
     if (c.frame < 0) return;
@@ -250,10 +259,10 @@ int32_t HostStacks::EvidenceFor(const absl::flat_hash_set<uint64_t>& threads, in
   return Decide(votes, shown);
 }
 
-int32_t HostStacks::Decide(const int64_t (&votes)[4],
+int32_t HostStacks::Decide(const int64_t (&votes)[kNumHostActivities],
                            const std::vector<std::pair<HostActivity, int32_t>>& shown) {
   int best = 0;
-  for (int a = 1; a < 4; ++a) {
+  for (int a = 1; a < kNumHostActivities; ++a) {
     if (votes[a] > votes[best]) best = a;  // ties keep the more telling (lower) activity
   }
   const auto activity = static_cast<HostActivity>(best);

@@ -20,9 +20,11 @@ namespace gpuidle::internal {
 enum class HostActivity : uint8_t {
   kCompilation,      // a JIT compiler (Dynamo/Inductor/Triton, XLA, NVRTC, CuPy, Numba)
   kInputPipeline,    // loading or preparing input (__getitem__, collate, decoding, transforms)
-  kCheckpointOrLog,  // saving, logging, progress bars, metrics
+  kCheckpointing,    // saving state: torch.save, safetensors, distributed checkpoints
+  kLogging,          // logging, progress bars, metrics
   kOther,            // other Python code: the framework's or the program's own glue
 };
+inline constexpr int kNumHostActivities = static_cast<int>(HostActivity::kOther) + 1;
 
 absl::string_view HostActivityName(HostActivity a);  // "input pipeline"
 
@@ -86,7 +88,7 @@ class HostStacks {
   Classified ClassifyFramesAt(uint64_t thread, int64_t t);
   int32_t InternFrame(std::string frame);
   int32_t InternEvidence(HostActivity activity, int32_t frame, int64_t samples);
-  int32_t Decide(const int64_t (&votes)[4],
+  int32_t Decide(const int64_t (&votes)[kNumHostActivities],
                  const std::vector<std::pair<HostActivity, int32_t>>& shown);
 
   const Timeline& timeline_;

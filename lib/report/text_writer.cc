@@ -349,6 +349,30 @@ void Device(const Report& r, const DeviceReport& d, const Palette& paint, std::s
   }
 }
 
+// Periodic work, each activity once however its idle time splits between causes.
+void PeriodicWorkLines(const Report& r, std::string* out) {
+  if (r.periodic_work.empty()) return;
+  int64_t steady_ns = 0, steps = 0;
+  for (const DeviceReport& d : r.devices) {
+    steady_ns += d.steady_end_ns - d.steady_start_ns;
+    steps = std::max(steps, d.step_count);
+  }
+  absl::StrAppend(out, "periodic work in the steady state (each once, whatever its causes):\n");
+  for (const PeriodicWork& w : r.periodic_work) {
+    std::vector<std::string> parts;
+    for (int s = 0; s < kNumSubcauses; ++s) {
+      const auto sub = static_cast<Subcause>(s);
+      if (w.idle[sub] > 0) parts.push_back(absl::StrCat(SubcauseName(sub), " ", Ms(w.idle[sub])));
+    }
+    absl::StrAppend(out, "  ", w.activity, " at ", Printable(w.site), ": ", w.occurrences, "x, ",
+                    Duration(w.span_ns / std::max<int64_t>(w.occurrences, 1)), " each; GPU idle ",
+                    Duration(w.idle_ns), " (", Pct(w.idle_ns, steady_ns),
+                    " of the steady state", steps > 0 ? absl::StrCat(", ", Duration(w.idle_ns / steps), "/step") : "",
+                    "): ", absl::StrJoin(parts, ", "), " ms\n");
+    absl::StrAppend(out, "    fix: ", w.fix, "\n");
+  }
+}
+
 void Warnings(const Report& r, const Palette& paint, std::string* out) {
   if (r.warnings.empty()) return;
   absl::StrAppend(out, paint.Warning(r.warnings.size() == 1 ? "warning:" : "warnings:"),
@@ -696,6 +720,7 @@ class TextWriter : public ReportWriter {
     PhaseHeadline(r, Phase::kStartUp, has_steps, &out);
     SteadyHeadline(r, &out);
     for (const DeviceReport& d : r.devices) Device(r, d, paint, &out);
+    PeriodicWorkLines(r, &out);
     PhaseHeadline(r, Phase::kWindDown, has_steps, &out);
     Job(r, paint, &out);
     Warnings(r, paint, &out);

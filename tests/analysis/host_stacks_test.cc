@@ -32,9 +32,13 @@ TEST(HostStacks, PythonsRegexCompilerIsNotJitCompilation) {
 
 TEST(HostStacks, NamesCheckpointingAndLogging) {
   EXPECT_EQ(ClassifyStack("train.py:50 main\n/venv/site-packages/torch/serialization.py:900 save"),
-            HostActivity::kCheckpointOrLog);
+            HostActivity::kCheckpointing);
   EXPECT_EQ(ClassifyStack("t.py:1 main\n/venv/site-packages/tqdm/std.py:1200 update"),
-            HostActivity::kCheckpointOrLog);
+            HostActivity::kLogging);
+  // A checkpoint that logs on its way is a checkpoint.
+  EXPECT_EQ(ClassifyStack("t.py:1 main\n/venv/site-packages/torch/serialization.py:900 save\n"
+                          "/usr/lib/python3.12/logging/__init__.py:1500 info"),
+            HostActivity::kCheckpointing);
 }
 
 TEST(HostStacks, ShowsTheInnermostFrameOfTheProgramsOwnCode) {

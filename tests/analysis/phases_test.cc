@@ -291,7 +291,7 @@ TEST(Phases, SampledStacksTellAnInputPipelineFromOtherHostWork) {
     }
     if (o.subcause == Subcause::kHost) {
       logging = true;
-      EXPECT_EQ(o.what, "checkpointing/logging (sampled stack)");
+      EXPECT_EQ(o.what, "logging (sampled stack)");
       EXPECT_EQ(o.site, "train.py:90 main");
     }
   }

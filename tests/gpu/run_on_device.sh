@@ -9,7 +9,8 @@
 #   device: run(carry [".devbundle", ".devdeps"],
 #               "tests/gpu/run_on_device.sh [scenarios] [overhead] [python] [python-overhead] [probe]
 #                [unchanged] [faults] [package] [profile-overhead] [sampled] [ranks] [gains]
-#                [two-gpus] [observer] [leave-out] [round3] [where-time-goes]")
+#                [two-gpus] [observer] [leave-out] [round3] [where-time-goes]
+#                [periodic]")
 #
 # With no argument it runs scenarios and overhead; one call may last 10 minutes at most, so a
 # round runs the parts as separate calls on the same warm machine. `python` builds the Python
@@ -453,6 +454,34 @@ if [[ $parts == *" leave-out "* ]]; then
     echo "leave-out $w: exit $?" | tee -a "$log"
     grep '^result' "$lo/$w.log" | tee -a "$log"
   done
+fi
+
+# `periodic` (issue 28): periodic host work under gpuidle run, each mode once untraced (the
+# program's own timing of the work is the truth) and once traced with a trace kept
+# (examples/python/unchanged/periodic_host_work.py); then a 20 s job sampled 2 s of every 30 s,
+# whose report must state its coverage (item 2).
+if [[ $parts == *" periodic "* ]]; then
+  build_python_package
+  pd=$out/logs/periodic
+  mkdir -p "$pd"
+  gi=$pybuild
+  export LD_LIBRARY_PATH=$gi/lib:$LD_LIBRARY_PATH
+  for m in checkpoint evaluate logging; do
+    timeout 150 python3 examples/python/unchanged/periodic_host_work.py --mode "$m" \
+      >"$pd/$m.untraced.log" 2>&1
+    echo "periodic $m untraced: exit $? $(tail -1 "$pd/$m.untraced.log")" | tee -a "$log"
+    timeout 150 "$gi/bin/gpuidle" run --out "$pd/$m.report.json" --format json \
+      --trace "$pd/$m.trace.json" -- python3 examples/python/unchanged/periodic_host_work.py \
+      --mode "$m" >"$pd/$m.log" 2>&1
+    echo "periodic $m traced: exit $? $(grep -v '^gpuidle' "$pd/$m.log" | tail -1)" | tee -a "$log"
+    "$gi/bin/gpuidle" analyze "$pd/$m.trace.json" >"$pd/$m.report.txt" 2>&1
+    grep -E "idle|host|sync|checkpoint|evaluat|logging" "$pd/$m.report.txt" | head -12 | tee -a "$log"
+  done
+  timeout 100 "$gi/bin/gpuidle" run --sample 2/30 --out "$pd/sampled.report.txt" -- python3 \
+    examples/python/tiny_mlp_launch_bound.py --plain --steps 6000 >"$pd/sampled.log" 2>&1
+  echo "periodic sampled: exit $?" | tee -a "$log"
+  grep -E "sampled|window" "$pd/sampled.report.txt" | head -3 | tee -a "$log"
+  gzip -f "$pd"/*.trace.json
 fi
 
 # `where-time-goes` (issue 26, part 1): a wall-clock stack sampler on the program's thread

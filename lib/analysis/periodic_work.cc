@@ -1,0 +1,214 @@
+#include "analysis/periodic_work.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+
+namespace gpuidle::internal {
+namespace {
+
+// Pieces of one activity closer than this are one occurrence when the trace has no steps.
+constexpr int64_t kJoinWithoutStepsNs = 50'000'000;
+
+constexpr absl::string_view kCheckpointing = "checkpointing";
+constexpr absl::string_view kEvaluation = "evaluation";
+constexpr absl::string_view kLogging = "logging";
+
+// "file" of "file:line".
+std::string FileOf(absl::string_view line) { return std::string(line.substr(0, line.rfind(':'))); }
+
+bool AllDigits(absl::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(c); });
+}
+
+absl::string_view FixFor(absl::string_view activity) {
+  if (activity == kCheckpointing) {
+    return "checkpoint less often, or without stopping the GPU: copy the state into pinned host "
+           "memory with .to(\"cpu\", non_blocking=True) and write it from a background thread "
+           "(torch.distributed.checkpoint.async_save does both)";
+  }
+  if (activity == kEvaluation) {
+    return "evaluate less often or on fewer batches, overlap it with training (another CUDA "
+           "stream or process), and batch its host reads: one .item()/.tolist() per evaluation, "
+           "not per batch";
+  }
+  return "log every N steps, and keep the metrics on the GPU between logs: accumulate tensors "
+         "and read them with one .item()/.tolist() when logging";
+}
+
+}  // namespace
+
+absl::string_view ActivityOfFunction(absl::string_view function) {
+  const std::string f = absl::AsciiStrToLower(function);
+  if (absl::StrContains(f, "checkpoint") || absl::StrContains(f, "ckpt") ||
+      absl::StartsWith(f, "save") || absl::StrContains(f, "_save")) {
+    return kCheckpointing;
+  }
+  if (absl::StartsWith(f, "eval") || absl::StrContains(f, "evaluat") ||
+      absl::StrContains(f, "validat") || absl::EndsWith(f, "_eval") || f == "test_step" ||
+      f == "predict_step" || f == "prediction_step") {
+    return kEvaluation;
+  }
+  if (absl::StartsWith(f, "log") || absl::StrContains(f, "_log") ||
+      absl::StrContains(f, "print_metrics") || absl::StrContains(f, "report_metrics")) {
+    return kLogging;
+  }
+  return "";
+}
+
+ProgramLine ParseProgramLine(absl::string_view site) {
+  // A framework op first ("aten::copy_ at file:line in f"): the Python frame is after it.
+  if (const size_t at = site.rfind(" at "); at != absl::string_view::npos) {
+    site.remove_prefix(at + 4);
+  }
+  ProgramLine p;
+  absl::string_view place = site, function;
+  if (const size_t in = site.find(" in "); in != absl::string_view::npos) {
+    place = site.substr(0, in);
+    function = site.substr(in + 4);
+  } else if (const size_t paren = site.find("): "); paren != absl::string_view::npos) {
+    // torch.profiler's "file(line): function".
+    const size_t open = site.rfind('(', paren);
+    if (open == absl::string_view::npos || !AllDigits(site.substr(open + 1, paren - open - 1))) {
+      return p;
+    }
+    p.line = absl::StrCat(site.substr(0, open), ":", site.substr(open + 1, paren - open - 1));
+    p.function = std::string(site.substr(paren + 3));
+    return p;
+  } else if (const size_t space = site.rfind(' '); space != absl::string_view::npos) {
+    place = site.substr(0, space);  // a sampled frame: "file:line function"
+    function = site.substr(space + 1);
+  }
+  const size_t colon = place.rfind(':');
+  if (colon == absl::string_view::npos || !AllDigits(place.substr(colon + 1))) return p;
+  p.line = std::string(place);
+  p.function = std::string(function);
+  return p;
+}
+
+ProgramLine PeriodicWorkTable::SiteOf(const DeviceTimeline& device, const IdlePiece& piece) const {
+  const Timeline& t = index_.timeline();
+  int32_t call = -1;
+  switch (piece.subcause) {
+    case Subcause::kDataLoader:  // the input pipeline is a cause of its own
+      return {};
+    case Subcause::kLaunchOverhead:
+    case Subcause::kKernelGap:
+    case Subcause::kUnattributed:
+      if (piece.next_op >= 0) call = index_.IssuingCall(device, piece.next_op);
+      break;
+    default:
+      call = piece.call;
+      break;
+  }
+  if (call < 0) return {};
+  const HostCall& c = t.calls[call];
+  return ParseProgramLine(index_.CallSite(c.thread, c.start_ns));
+}
+
+void PeriodicWorkTable::AddDevice(const DeviceTimeline& device,
+                                  const std::vector<IdlePiece>& steady,
+                                  const std::vector<Interval>& steps) {
+  // Each piece's line and the activity its own evidence shows.
+  struct Seen {
+    ProgramLine site;
+    absl::string_view activity;
+  };
+  std::vector<Seen> seen(steady.size());
+  absl::flat_hash_map<std::string, absl::string_view> activity_of_line;
+  for (size_t i = 0; i < steady.size(); ++i) {
+    const IdlePiece& piece = steady[i];
+    Seen& s = seen[i];
+    if (piece.stack >= 0) {
+      const StackEvidence& ev = stacks_.evidence(piece.stack);
+      s.site = ParseProgramLine(ev.frame);
+      if (ev.activity == HostActivity::kCheckpointing) s.activity = kCheckpointing;
+      if (ev.activity == HostActivity::kLogging) s.activity = kLogging;
+    } else {
+      s.site = SiteOf(device, piece);
+    }
+    if (s.site.line.empty()) continue;
+    if (s.activity.empty()) s.activity = ActivityOfFunction(s.site.function);
+    // A stack's evidence names the line for every piece issued from it (the copies of a
+    // torch.save at the line whose stacks show torch/serialization.py).
+    if (!s.activity.empty()) activity_of_line.try_emplace(s.site.line, s.activity);
+  }
+  // Occurrences: per activity and function, the pieces of one step (or close together). The
+  // lines of one function are one activity (a torch.save and the os.remove after it).
+  struct Open {
+    int64_t key = -1;  // the step, or the occurrence's ordinal without steps
+    int64_t start_ns = 0;
+    int64_t end_ns = 0;
+  };
+  std::map<RowId, Open> open;
+  auto close = [&](const RowId& id, const Open& o) {
+    Row& row = rows_[id];
+    ++row.occurrences;
+    row.span_ns += o.end_ns - o.start_ns;
+  };
+  for (size_t i = 0; i < steady.size(); ++i) {
+    const IdlePiece& piece = steady[i];
+    const ProgramLine& site = seen[i].site;
+    if (site.line.empty()) continue;
+    auto it = activity_of_line.find(site.line);
+    if (it == activity_of_line.end()) continue;
+    const RowId id{std::string(it->second), FileOf(site.line), site.function};
+    const int64_t ns = piece.end_ns - piece.start_ns;
+    Row& row = rows_[id];
+    row.idle[piece.subcause] += ns;
+    row.idle_by_line[site.line] += ns;
+    int64_t key = -1;
+    if (!steps.empty()) {
+      auto step = std::upper_bound(steps.begin(), steps.end(), piece.start_ns,
+                                   [](int64_t t, const Interval& s) { return t < s.end_ns; });
+      key = step - steps.begin();
+    }
+    auto [o, inserted] = open.try_emplace(id);
+    const bool same = !inserted && (steps.empty() ? piece.start_ns - o->second.end_ns <
+                                                        kJoinWithoutStepsNs
+                                                  : key == o->second.key);
+    if (!same) {
+      if (!inserted) close(id, o->second);
+      o->second = Open{key, piece.start_ns, piece.end_ns};
+    } else {
+      o->second.end_ns = piece.end_ns;
+    }
+  }
+  for (const auto& [id, o] : open) close(id, o);
+}
+
+std::vector<PeriodicWork> PeriodicWorkTable::Take(int64_t steady_ns, double min_share) const {
+  std::vector<PeriodicWork> out;
+  for (const auto& [id, row] : rows_) {
+    const int64_t idle = row.idle.TotalNs();
+    if (row.occurrences < 2 || steady_ns <= 0 ||
+        static_cast<double>(idle) < min_share * static_cast<double>(steady_ns)) {
+      continue;
+    }
+    PeriodicWork w;
+    w.activity = std::get<0>(id);
+    // The function's line with the most idle time names it.
+    auto heaviest = std::max_element(
+        row.idle_by_line.begin(), row.idle_by_line.end(),
+        [](const auto& a, const auto& b) { return a.second < b.second; });
+    w.site = std::get<2>(id).empty() ? heaviest->first
+                                     : absl::StrCat(heaviest->first, " in ", std::get<2>(id));
+    w.occurrences = row.occurrences;
+    w.span_ns = row.span_ns;
+    w.idle_ns = idle;
+    w.idle = row.idle;
+    w.fix = std::string(FixFor(std::get<0>(id)));
+    out.push_back(std::move(w));
+  }
+  std::sort(out.begin(), out.end(), [](const PeriodicWork& a, const PeriodicWork& b) {
+    return a.idle_ns != b.idle_ns ? a.idle_ns > b.idle_ns : a.site < b.site;
+  });
+  return out;
+}
+
+}  // namespace gpuidle::internal

@@ -1,0 +1,70 @@
+// Periodic host work in the steady state — checkpointing, evaluation, logging — as one row each
+// (docs/ANALYSIS.md, "Periodic work"). A torch.save every few steps makes the GPU idle under two
+// causes: data_starved.host while it pickles and writes (the sampled stack shows
+// torch/serialization.py) and sync_bound.host_sync while it copies the state to the host (the
+// copy's call site is the same program line). Both are one activity with one cost per
+// occurrence and one family of fixes.
+//
+// The evidence, per idle piece: the sampled stack's activity where there is one, else the name
+// of the program's function at the piece's call site (evaluate, validation_step, log_metrics,
+// save_checkpoint, ...). A program line seen doing checkpointing or logging in its stacks makes
+// every piece at that line the same activity. Pieces of one activity and function within one step
+// (without steps: less than 50 ms apart) are one occurrence.
+#ifndef GPUIDLE_LIB_ANALYSIS_PERIODIC_WORK_H_
+#define GPUIDLE_LIB_ANALYSIS_PERIODIC_WORK_H_
+
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "analysis/attribution.h"
+#include "analysis/host_stacks.h"
+#include "analysis/timeline_index.h"
+#include "gpuidle/report.h"
+
+namespace gpuidle::internal {
+
+// The periodic activity a function's name says it does ("" when it says none).
+absl::string_view ActivityOfFunction(absl::string_view function);
+
+// "file:line" and the function of a site as call sites and sampled frames write it: "file:line
+// in f", "op at file:line in f", "file(line): f", "file:line f". Empty when it has no line.
+struct ProgramLine {
+  std::string line;
+  std::string function;
+};
+ProgramLine ParseProgramLine(absl::string_view site);
+
+class PeriodicWorkTable {
+ public:
+  PeriodicWorkTable(const TimelineIndex& index, const HostStacks& stacks)
+      : index_(index), stacks_(stacks) {}
+
+  // One device's steady-state pieces and its steps' spans (none: empty).
+  void AddDevice(const DeviceTimeline& device, const std::vector<IdlePiece>& steady,
+                 const std::vector<Interval>& steps);
+  // The activities with at least two occurrences and at least min_share of the steady state's
+  // time (steady_ns, all devices), most idle first.
+  std::vector<PeriodicWork> Take(int64_t steady_ns, double min_share) const;
+
+ private:
+  using RowId = std::tuple<std::string, std::string, std::string>;  // activity, file, function
+  struct Row {
+    int64_t occurrences = 0;
+    int64_t span_ns = 0;
+    IdleBreakdown idle;
+    std::map<std::string, int64_t> idle_by_line;
+  };
+  // Where the piece was issued from, as offenders find it ({} when unknown).
+  ProgramLine SiteOf(const DeviceTimeline& device, const IdlePiece& piece) const;
+
+  const TimelineIndex& index_;
+  const HostStacks& stacks_;
+  std::map<RowId, Row> rows_;
+};
+
+}  // namespace gpuidle::internal
+
+#endif  // GPUIDLE_LIB_ANALYSIS_PERIODIC_WORK_H_
