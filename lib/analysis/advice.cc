@@ -468,6 +468,16 @@ void AddAdvice(const AnalysisOptions& options, Report* report) {
     }
     a.fix = std::move(c.fix);
     a.evidence = std::move(c.evidence);
+    // Most of it one periodic activity (a checkpoint's copies and its pickling): that activity's
+    // fix, the same in every subcause it spans.
+    for (const PeriodicWork& w : report->periodic_work) {
+      if (2 * w.idle[s] < lost[s]) continue;
+      a.fix = absl::StrFormat("%.0f%% of it is the periodic %s at %s (periodic work, one row "
+                              "whatever its causes): %s",
+                              100.0 * static_cast<double>(w.idle[s]) / static_cast<double>(lost[s]),
+                              w.activity, w.site, w.fix);
+      break;
+    }
   }
   std::stable_sort(
       report->advice.begin(), report->advice.end(),

@@ -182,6 +182,25 @@ void PeriodicWorkTable::AddDevice(const DeviceTimeline& device,
   for (const auto& [id, o] : open) close(id, o);
 }
 
+void MergePeriodicWork(const std::vector<PeriodicWork>& more, std::vector<PeriodicWork>* into) {
+  for (const PeriodicWork& w : more) {
+    auto same = std::find_if(into->begin(), into->end(), [&](const PeriodicWork& x) {
+      return x.activity == w.activity && x.site == w.site;
+    });
+    if (same == into->end()) {
+      into->push_back(w);
+      continue;
+    }
+    same->occurrences += w.occurrences;
+    same->span_ns += w.span_ns;
+    same->idle_ns += w.idle_ns;
+    same->idle += w.idle;
+  }
+  std::stable_sort(into->begin(), into->end(), [](const PeriodicWork& a, const PeriodicWork& b) {
+    return a.idle_ns > b.idle_ns;
+  });
+}
+
 std::vector<PeriodicWork> PeriodicWorkTable::Take(int64_t steady_ns, double min_share) const {
   std::vector<PeriodicWork> out;
   for (const auto& [id, row] : rows_) {

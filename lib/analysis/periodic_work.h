@@ -37,6 +37,10 @@ struct ProgramLine {
 };
 ProgramLine ParseProgramLine(absl::string_view site);
 
+// Folds `more` (another window's or rank's) into `into`: rows of the same activity and site add
+// up; most idle first.
+void MergePeriodicWork(const std::vector<PeriodicWork>& more, std::vector<PeriodicWork>* into);
+
 class PeriodicWorkTable {
  public:
   PeriodicWorkTable(const TimelineIndex& index, const HostStacks& stacks)

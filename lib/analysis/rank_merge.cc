@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "analysis/advice.h"
+#include "analysis/periodic_work.h"
 #include "analysis/gap_records.h"
 #include "analysis/job_checks.h"
 #include "analysis/offenders.h"
@@ -690,6 +691,7 @@ absl::StatusOr<Report> MergeRanks(std::vector<Report> ranks, const std::vector<s
       if (longest.WouldKeep(g.end_ns - g.start_ns)) longest.Offer(std::move(g));
     }
     offenders.insert(offenders.end(), r.offenders.begin(), r.offenders.end());
+    MergePeriodicWork(r.periodic_work, &job.periodic_work);
     job.ranks.push_back(rank);
   }
   ListDevices(ranks, &job);

@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "analysis/advice.h"
+#include "analysis/periodic_work.h"
 #include "analysis/communication.h"
 #include "analysis/timeline_summary.h"
 
@@ -152,6 +153,7 @@ void WindowAggregate::Add(int64_t start_ns, int64_t end_ns, const Report* window
     sum_->warnings.clear();
     sum_->longest_gaps.clear();
     sum_->offenders.clear();
+    sum_->periodic_work.clear();
     sum_->unused_devices.clear();
     sum_->dropped_records.reset();
     sum_->zero_timestamp_records = 0;
@@ -183,6 +185,7 @@ void WindowAggregate::Add(int64_t start_ns, int64_t end_ns, const Report* window
   MergeGaps(w.longest_gaps, static_cast<size_t>(std::max(options_.max_gap_records, 0)),
             &s.longest_gaps);
   MergeOffenders(w.offenders, static_cast<size_t>(WindowOptions().max_offenders), &s.offenders);
+  MergePeriodicWork(w.periodic_work, &s.periodic_work);
   if (w.dropped_records.has_value()) {
     s.dropped_records = s.dropped_records.value_or(0) + *w.dropped_records;
   }

@@ -224,6 +224,17 @@ class ReportParser {
     for (rapidjson::SizeType i = 0; i < offenders->Size(); ++i) {
       GPUIDLE_RETURN_IF_ERROR(OffenderAt((*offenders)[i], {&at_offenders, "", i}, &r.offenders[i]));
     }
+    // Periodic work (optional: reports before issue 28 lack it).
+    GPUIDLE_ASSIGN_OR_RETURN(const Value* periodic, Array(doc, root, "periodic_work",
+                                                          kMaxReportListRows, Need::kOptional));
+    if (periodic != nullptr) {
+      const Path at_periodic{&root, "periodic_work"};
+      r.periodic_work.resize(periodic->Size());
+      for (rapidjson::SizeType i = 0; i < periodic->Size(); ++i) {
+        GPUIDLE_RETURN_IF_ERROR(
+            PeriodicWorkAt((*periodic)[i], {&at_periodic, "", i}, &r.periodic_work[i]));
+      }
+    }
     GPUIDLE_ASSIGN_OR_RETURN(const Value* advice, Array(doc, root, "advice"));
     const Path at_advice{&root, "advice"};
     r.advice.resize(advice->Size());
@@ -720,6 +731,24 @@ class ReportParser {
     GPUIDLE_RETURN_IF_ERROR(String(v, at, "site", &o->site));
     GPUIDLE_RETURN_IF_ERROR(Int64(v, at, "idle_ns", &o->idle_ns));
     return Int64(v, at, "count", &o->count);
+  }
+
+  absl::Status PeriodicWorkAt(const Value& v, const Path& at, PeriodicWork* p) const {
+    GPUIDLE_RETURN_IF_ERROR(CheckObject(v, at));
+    GPUIDLE_RETURN_IF_ERROR(String(v, at, "activity", &p->activity));
+    GPUIDLE_RETURN_IF_ERROR(String(v, at, "site", &p->site));
+    GPUIDLE_RETURN_IF_ERROR(Int64(v, at, "occurrences", &p->occurrences));
+    GPUIDLE_RETURN_IF_ERROR(Int64(v, at, "span_ns", &p->span_ns));
+    GPUIDLE_RETURN_IF_ERROR(Int64(v, at, "idle_ns", &p->idle_ns));
+    for (const auto& [key, value] : {std::pair<const char*, int64_t>{"occurrences", p->occurrences},
+                                     {"span_ns", p->span_ns}, {"idle_ns", p->idle_ns}}) {
+      if (value < 0) return Error({&at, key}, "negative");
+    }
+    GPUIDLE_RETURN_IF_ERROR(Subcauses(v, at, &p->idle));
+    if (p->idle.TotalNs() != p->idle_ns) {
+      return Error({&at, "idle_by_subcause"}, "does not add up to idle_ns");
+    }
+    return String(v, at, "fix", &p->fix);
   }
 
   absl::Status AdviceAt(const Value& v, const Path& at, Advice* a) const {

@@ -522,6 +522,27 @@ class JsonWriter : public ReportWriter {
     }
     w.EndArray();
 
+    Str(w, "periodic_work");
+    w.StartArray();
+    for (const PeriodicWork& p : r.periodic_work) {
+      w.StartObject();
+      Str(w, "activity");
+      Str(w, p.activity);
+      Str(w, "site");
+      Str(w, p.site);
+      Str(w, "occurrences");
+      w.Int64(p.occurrences);
+      Str(w, "span_ns");
+      w.Int64(p.span_ns);
+      Str(w, "idle_ns");
+      w.Int64(p.idle_ns);
+      Breakdown(w, p.idle);
+      Str(w, "fix");
+      Str(w, p.fix);
+      w.EndObject();
+    }
+    w.EndArray();
+
     Str(w, "advice");
     w.StartArray();
     for (const Advice& a : r.advice) {

@@ -312,6 +312,20 @@ class Offender:
 
 
 @dataclass(frozen=True)
+class PeriodicWork:
+    """Host work that recurs in the steady state (checkpointing, evaluation, logging), counted
+    once whatever causes its idle time fell under."""
+
+    activity: str  #: "checkpointing", "evaluation" or "logging"
+    site: str  #: the program's line that does it
+    occurrences: int
+    span_ns: int  #: the occurrences' own lengths, summed
+    idle_ns: int  #: the GPU's idle time inside them
+    idle_by_subcause: dict[str, int]  #: that idle time by "cause.subcause"
+    fix: str
+
+
+@dataclass(frozen=True)
 class Advice:
     """The fix for one subcause that lost much time."""
 
@@ -405,6 +419,7 @@ class Report:
     warnings: list[str]  #: problems with the input that did not stop the analysis
     longest_gaps: list[Gap]  #: longest first
     offenders: list[Offender]  #: most idle first
+    periodic_work: list[PeriodicWork]  #: most idle first
     advice: list[Advice]  #: most lost time first
     completeness: str  #: "complete", "records_lost" or "unknown" (the source does not say)
     dropped_records: Optional[int]  #: None when unknown
@@ -444,6 +459,7 @@ class Report:
             warnings=list(data["warnings"]),
             longest_gaps=[_pick(Gap, g) for g in data["longest_gaps"]],
             offenders=[_pick(Offender, o) for o in data["offenders"]],
+            periodic_work=[_pick(PeriodicWork, p) for p in data.get("periodic_work", [])],
             advice=[_pick(Advice, a) for a in data["advice"]],
             completeness=c["status"],
             dropped_records=c["dropped_records"],
