@@ -254,10 +254,10 @@ struct PeriodicWork {
   std::string activity;  // "checkpointing", "evaluation" or "logging"
   std::string site;      // the program's line that does it ("train.py:57 in main")
   int64_t occurrences = 0;
-  int64_t span_ns = 0;    // the occurrences' own lengths, summed (first to last idle piece each)
-  int64_t idle_ns = 0;    // the GPU's idle time inside them, all devices
-  IdleBreakdown idle;     // the same by subcause
-  std::string fix;        // what to do about it
+  int64_t span_ns = 0;  // the occurrences' own lengths, summed (first to last idle piece each)
+  int64_t idle_ns = 0;  // the GPU's idle time inside them, all devices
+  IdleBreakdown idle;   // the same by subcause
+  std::string fix;      // what to do about it
 };
 
 // Lost time is idle time plus the time collectives spent waiting for peer ranks (busy by the

@@ -472,10 +472,11 @@ void AddAdvice(const AnalysisOptions& options, Report* report) {
     // fix, the same in every subcause it spans.
     for (const PeriodicWork& w : report->periodic_work) {
       if (2 * w.idle[s] < lost[s]) continue;
-      a.fix = absl::StrFormat("%.0f%% of it is the periodic %s at %s (periodic work, one row "
-                              "whatever its causes): %s",
-                              100.0 * static_cast<double>(w.idle[s]) / static_cast<double>(lost[s]),
-                              w.activity, w.site, w.fix);
+      a.fix = absl::StrFormat(
+          "%.0f%% of it is the periodic %s at %s (periodic work, one row "
+          "whatever its causes): %s",
+          100.0 * static_cast<double>(w.idle[s]) / static_cast<double>(lost[s]), w.activity, w.site,
+          w.fix);
       break;
     }
   }

@@ -309,10 +309,9 @@ DeviceReport AnalyzeDevice(const RankAnalysis& r, const DeviceTimeline& device,
   }
   longest->CountDevice(device.device, static_cast<int64_t>(phased.steady.size()));
   periodic->AddDevice(device, phased.steady,
-                      end_step > first_step
-                          ? std::vector<Interval>(step_spans.begin() + first_step,
-                                                  step_spans.begin() + end_step)
-                          : std::vector<Interval>());
+                      end_step > first_step ? std::vector<Interval>(step_spans.begin() + first_step,
+                                                                    step_spans.begin() + end_step)
+                                            : std::vector<Interval>());
   d.idle_ns = d.idle.TotalNs();
   d.timeline = SummarizeTimeline(r.window, a.busy, phased.steady);
   const std::vector<Interval> comm = a.communication_kernels > 0

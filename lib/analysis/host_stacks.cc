@@ -119,9 +119,9 @@ bool IsCheckpointing(const Frame& f) {
 }
 
 bool IsLogging(const Frame& f) {
-  if (AnyOf(f.file, {"logging/__init__.py", "torch/utils/tensorboard", "tensorboard/", "wandb/",
-                     "mlflow/", "tqdm/", "lightning/pytorch/loggers",
-                     "lightning/pytorch/callbacks/progress"})) {
+  if (AnyOf(f.file,
+            {"logging/__init__.py", "torch/utils/tensorboard", "tensorboard/", "wandb/", "mlflow/",
+             "tqdm/", "lightning/pytorch/loggers", "lightning/pytorch/callbacks/progress"})) {
     return true;
   }
   return AnyOf(f.function, {"log_metrics"});

@@ -18,11 +18,11 @@ namespace gpuidle::internal {
 
 // The kinds of host work a stack can show, most telling first.
 enum class HostActivity : uint8_t {
-  kCompilation,      // a JIT compiler (Dynamo/Inductor/Triton, XLA, NVRTC, CuPy, Numba)
-  kInputPipeline,    // loading or preparing input (__getitem__, collate, decoding, transforms)
-  kCheckpointing,    // saving state: torch.save, safetensors, distributed checkpoints
-  kLogging,          // logging, progress bars, metrics
-  kOther,            // other Python code: the framework's or the program's own glue
+  kCompilation,    // a JIT compiler (Dynamo/Inductor/Triton, XLA, NVRTC, CuPy, Numba)
+  kInputPipeline,  // loading or preparing input (__getitem__, collate, decoding, transforms)
+  kCheckpointing,  // saving state: torch.save, safetensors, distributed checkpoints
+  kLogging,        // logging, progress bars, metrics
+  kOther,          // other Python code: the framework's or the program's own glue
 };
 inline constexpr int kNumHostActivities = static_cast<int>(HostActivity::kOther) + 1;
 

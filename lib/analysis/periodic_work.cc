@@ -169,9 +169,9 @@ void PeriodicWorkTable::AddDevice(const DeviceTimeline& device,
       key = step - steps.begin();
     }
     auto [o, inserted] = open.try_emplace(id);
-    const bool same = !inserted && (steps.empty() ? piece.start_ns - o->second.end_ns <
-                                                        kJoinWithoutStepsNs
-                                                  : key == o->second.key);
+    const bool same =
+        !inserted && (steps.empty() ? piece.start_ns - o->second.end_ns < kJoinWithoutStepsNs
+                                    : key == o->second.key);
     if (!same) {
       if (!inserted) close(id, o->second);
       o->second = Open{key, piece.start_ns, piece.end_ns};
@@ -212,9 +212,9 @@ std::vector<PeriodicWork> PeriodicWorkTable::Take(int64_t steady_ns, double min_
     PeriodicWork w;
     w.activity = std::get<0>(id);
     // The function's line with the most idle time names it.
-    auto heaviest = std::max_element(
-        row.idle_by_line.begin(), row.idle_by_line.end(),
-        [](const auto& a, const auto& b) { return a.second < b.second; });
+    auto heaviest =
+        std::max_element(row.idle_by_line.begin(), row.idle_by_line.end(),
+                         [](const auto& a, const auto& b) { return a.second < b.second; });
     w.site = std::get<2>(id).empty() ? heaviest->first
                                      : absl::StrCat(heaviest->first, " in ", std::get<2>(id));
     w.occurrences = row.occurrences;

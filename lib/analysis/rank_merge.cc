@@ -15,10 +15,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "analysis/advice.h"
-#include "analysis/periodic_work.h"
 #include "analysis/gap_records.h"
 #include "analysis/job_checks.h"
 #include "analysis/offenders.h"
+#include "analysis/periodic_work.h"
 #include "analysis/timeline_summary.h"
 
 namespace gpuidle::internal {

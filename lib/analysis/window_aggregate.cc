@@ -9,8 +9,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "analysis/advice.h"
-#include "analysis/periodic_work.h"
 #include "analysis/communication.h"
+#include "analysis/periodic_work.h"
 #include "analysis/timeline_summary.h"
 
 namespace gpuidle::internal {

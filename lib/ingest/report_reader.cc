@@ -741,7 +741,8 @@ class ReportParser {
     GPUIDLE_RETURN_IF_ERROR(Int64(v, at, "span_ns", &p->span_ns));
     GPUIDLE_RETURN_IF_ERROR(Int64(v, at, "idle_ns", &p->idle_ns));
     for (const auto& [key, value] : {std::pair<const char*, int64_t>{"occurrences", p->occurrences},
-                                     {"span_ns", p->span_ns}, {"idle_ns", p->idle_ns}}) {
+                                     {"span_ns", p->span_ns},
+                                     {"idle_ns", p->idle_ns}}) {
       if (value < 0) return Error({&at, key}, "negative");
     }
     GPUIDLE_RETURN_IF_ERROR(Subcauses(v, at, &p->idle));

@@ -366,8 +366,8 @@ void PeriodicWorkLines(const Report& r, std::string* out) {
     }
     absl::StrAppend(out, "  ", w.activity, " at ", Printable(w.site), ": ", w.occurrences, "x, ",
                     Duration(w.span_ns / std::max<int64_t>(w.occurrences, 1)), " each; GPU idle ",
-                    Duration(w.idle_ns), " (", Pct(w.idle_ns, steady_ns),
-                    " of the steady state", steps > 0 ? absl::StrCat(", ", Duration(w.idle_ns / steps), "/step") : "",
+                    Duration(w.idle_ns), " (", Pct(w.idle_ns, steady_ns), " of the steady state",
+                    steps > 0 ? absl::StrCat(", ", Duration(w.idle_ns / steps), "/step") : "",
                     "): ", absl::StrJoin(parts, ", "), " ms\n");
     absl::StrAppend(out, "    fix: ", w.fix, "\n");
   }

@@ -83,7 +83,7 @@ TEST(PeriodicWorkOnTheH200, LoggingEveryStep) {
   const PeriodicWork& w = r.periodic_work[0];
   EXPECT_EQ(w.activity, "logging");
   EXPECT_THAT(w.site, HasSubstr("in log"));
-  EXPECT_EQ(w.occurrences, 23);  // every steady step
+  EXPECT_EQ(w.occurrences, 23);                           // every steady step
   EXPECT_GT(w.idle[Subcause::kHostSync], w.idle_ns / 2);  // its .item() reads
   // Longer than the untraced program's 0.9 ms: the tracer's cost inside a call-heavy activity is
   // not all taken out (docs/VALIDATION.md). Between the untraced and the traced measure.
