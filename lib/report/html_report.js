@@ -586,6 +586,22 @@
     if (a.evidence) add(box, el('div', 'note', 'Evidence: ' + String(a.evidence)));
   });
 
+  // ---- periodic work: each activity once, whatever its causes ---------------------------------
+  if ((report.periodic_work || []).length) {
+    add(root, el('h2', '', 'Periodic work'));
+    table(root, ['activity', 'site', 'times', 'each', 'GPU idle', 'by subcause', 'fix'],
+          report.periodic_work.map(function (w) {
+            var parts = Object.keys(w.idle_by_subcause || {}).filter(function (k) {
+              return num(w.idle_by_subcause[k]) > 0;
+            }).map(function (k) { return k + ' ' + fmtNs(num(w.idle_by_subcause[k])); });
+            var times = num(w.occurrences);
+            return [String(w.activity || ''), String(w.site || ''), String(times),
+                    fmtNs(times > 0 ? num(w.span_ns) / times : 0), fmtNs(num(w.idle_ns)),
+                    parts.join(', '), String(w.fix || '')];
+          }),
+          [false, false, true, true, true, false, false]);
+  }
+
   // ---- devices, ranks -----------------------------------------------------------------------
   add(root, el('h2', '', 'Devices'));
   table(root, ['device', 'name', 'busy', 'idle'].concat(CAUSES.map(function (c) { return LABEL[c]; }))

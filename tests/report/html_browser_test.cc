@@ -23,6 +23,7 @@
 #include "analysis/rank_merge.h"
 #include "analysis/timeline_summary.h"
 #include "gmock/gmock.h"
+#include "gpuidle/analyze.h"
 #include "gpuidle/report.h"
 #include "gtest/gtest.h"
 #include "report/writer.h"
@@ -439,6 +440,25 @@ TEST(HtmlBrowserTest, AHundredThousandGapsRenderWithABoundedDom) {
             << " ms (script), chromium ran " << wall_s << " s, " << ElementCount(r.out)
             << " elements\n";
   RecordProperty("render_ms", std::to_string(drawn.render_ms));
+}
+
+TEST(HtmlBrowserTest, PeriodicWorkIsOneRowWithItsSplitAndFix) {
+  REQUIRE_CHROMIUM(chromium);
+  TempDir dir;
+  // The H200 run of a torch.save every 4 steps (tests/replay/periodic_work_replay_test.cc).
+  absl::StatusOr<Report> report =
+      AnalyzeTraceFiles({std::string(GPUIDLE_TEST_DATA_DIR) +
+                         "/gpu_runs/2026-12-04_periodic/checkpoint.trace.json.gz"});
+  ASSERT_TRUE(report.ok()) << report.status();
+  ASSERT_FALSE(report->periodic_work.empty());
+  const std::string page = dir.Write("report.html", MakeHtmlWriter()->Write(*report));
+  const ProcessResult r = RunChromium(dir, *chromium, page, {"--dump-dom"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(ConsoleLines(r.err), ::testing::IsEmpty());
+  EXPECT_EQ(DrawnOf(r.out).status, "ready");
+  EXPECT_THAT(r.out, HasSubstr("Periodic work</h2>"));
+  EXPECT_THAT(r.out, HasSubstr("<td class=\"text\">checkpointing</td>"));
+  EXPECT_THAT(r.out, HasSubstr("data_starved.host 1.77 s, sync_bound.host_sync 212 ms"));
 }
 
 }  // namespace
