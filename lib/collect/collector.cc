@@ -383,6 +383,7 @@ void CollectorState::NoteLossesAtStop(Timeline* timeline) {
   if (taken.count > 0) {
     lost.AddUntil(taken.earliest_ns, now);
     buffers_taken.fetch_add(taken.count);
+    timeline->info.buffers_taken_by_another_client = taken.count;
     const int64_t missing_ms = std::max<int64_t>(0, now - taken.earliest_ns) / 1'000'000;
     timeline->info.warnings.push_back(
         absl::StrCat("another CUPTI client took ", taken.count, " activity buffer",

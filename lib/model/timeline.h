@@ -163,6 +163,9 @@ struct TimelineInfo {
   // early rather than silently losing records.
   bool record_limit_reached = false;
   std::vector<LostRecordSpan> lost_record_spans;  // sorted by start, disjoint
+  // A live capture whose activity buffers another CUPTI client took (it registered its own
+  // buffer callbacks after gpuidle started): how many. Said on stderr at the stop.
+  uint64_t buffers_taken_by_another_client = 0;
 
   // Live captures (gpuidle traces): the process, and the clock. Timestamps are the collector's
   // clock (CUPTI's timestamps); adding wall_clock_offset_ns gives Unix time in nanoseconds (on

@@ -225,6 +225,16 @@ absl::StatusOr<std::shared_ptr<CollectionResult>> Session::CloseCollectionLocked
     return timeline.status();
   }
   result->timeline = *std::move(timeline);
+  if (const uint64_t taken = result->timeline.info.buffers_taken_by_another_client; taken > 0) {
+    // Said whether or not a report follows (with no record left there is none to carry it).
+    Warn(absl::StrCat(
+        "another CUPTI client in this process took ", taken, " of gpuidle's activity buffer",
+        taken == 1 ? "" : "s",
+        " (a tool that registered its buffer callbacks after gpuidle started: a C++ CUPTI "
+        "client, torch.profiler without gpuidle's Python layer); gpuidle's report misses the "
+        "records from then on, and that tool misses what gpuidle had recorded: profile with one "
+        "tool at a time"));
+  }
   HostSampleBuffer::MoveInto(std::move(samples), analysis.launch_gap_max_ns, &result->timeline);
   TimelineInfo& info = result->timeline.info;
   const ProcessIdentity id = CurrentProcessIdentity();

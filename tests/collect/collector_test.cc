@@ -634,6 +634,7 @@ TEST_F(CollectorTest, AnotherClientTakingTheBufferCallbacksIsOneWarningAndALostS
   ASSERT_THAT(t->devices[0].ops, SizeIs(1)) << "the second kernel went to the other client";
   EXPECT_EQ(Name(*t, t->devices[0].ops[0].name), "first()");
   EXPECT_EQ(collector().counters().buffers_taken, taken_before + 1);
+  EXPECT_EQ(t->info.buffers_taken_by_another_client, 1u);  // the session says so on stderr
   ASSERT_THAT(t->info.warnings, SizeIs(1));
   EXPECT_THAT(t->info.warnings[0], HasSubstr("another CUPTI client took 1 activity buffer;"));
   EXPECT_THAT(t->info.warnings[0], HasSubstr("the report misses their records"));
@@ -653,6 +654,7 @@ TEST_F(CollectorTest, AnotherClientTakingTheBufferCallbacksIsOneWarningAndALostS
   ASSERT_THAT(next->devices, SizeIs(1));
   EXPECT_THAT(next->devices[0].ops, SizeIs(1));
   EXPECT_THAT(next->info.warnings, IsEmpty());
+  EXPECT_EQ(next->info.buffers_taken_by_another_client, 0u);
   EXPECT_THAT(collector().last_lost_record_spans(), IsEmpty());
   EXPECT_EQ(collector().counters().buffers_taken, taken_before + 1);
 

@@ -400,9 +400,14 @@ for _order in ("first", "after"):
         ours = kernels(report) if report is not None else None
         warned = [l for l in s.warnings() if re.search(r"CUPTI|another tool", l)]
         want_theirs = 200 if order == "first" else 100
-        if theirs < want_theirs:
+        if theirs < want_theirs and not warned:
             raise Fail(f"the other client got {theirs} of {want_theirs} kernels (gpuidle: "
-                       f"{ours} kernels, {short(warned) or 'no warning'})")
+                       f"{ours} kernels, no warning)")
+        if theirs < want_theirs:
+            # Issue 28, item 5: a client that registers after gpuidle takes its buffers; what
+            # gpuidle can do is say so, once, whatever the report (docs/RELIABILITY.md).
+            return (f"the other client got {theirs} of {want_theirs} kernels, and gpuidle said: "
+                    f"{short(warned[0], 110)}")
         if ours is not None and ours < 200 and not warned:
             raise Fail(f"gpuidle reported {ours} of 200 kernels without a word "
                        f"(the other client got {theirs})")
