@@ -107,13 +107,15 @@ absl::StatusOr<std::string> ExpandOutputPath(absl::string_view pattern, const Pr
   return out;
 }
 
+std::string TaggedOutputPath(const std::string& path, absl::string_view tag) {
+  const size_t ext = ExtensionStart(path);
+  return absl::StrCat(absl::string_view(path).substr(0, ext), ".", tag,
+                      absl::string_view(path).substr(ext));
+}
+
 std::string AlternativeOutputPath(const std::string& path, int64_t pid, int attempt) {
   if (attempt <= 0) return path;
-  const size_t ext = ExtensionStart(path);
-  std::string tag = absl::StrCat(".", pid);
-  if (attempt > 1) absl::StrAppend(&tag, "-", attempt);
-  return absl::StrCat(absl::string_view(path).substr(0, ext), tag,
-                      absl::string_view(path).substr(ext));
+  return TaggedOutputPath(path, attempt > 1 ? absl::StrCat(pid, "-", attempt) : absl::StrCat(pid));
 }
 
 }  // namespace gpuidle::internal

@@ -38,6 +38,10 @@ absl::StatusOr<std::string> ExpandOutputPath(absl::string_view pattern, const Pr
 // extension before it), "report" -> "report.12345". Attempt 0 is path itself.
 std::string AlternativeOutputPath(const std::string& path, int64_t pid, int attempt);
 
+// path with "." + tag inserted before its extension, by the same rule: ("report.json",
+// "partial") -> "report.partial.json".
+std::string TaggedOutputPath(const std::string& path, absl::string_view tag);
+
 }  // namespace gpuidle::internal
 
 #endif  // GPUIDLE_LIB_CORE_OUTPUT_PATH_H_

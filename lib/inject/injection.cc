@@ -93,6 +93,7 @@ void StartFromInjection(absl::string_view how) {
   if (const char* sample = std::getenv("GPUIDLE_SAMPLE"); sample == nullptr || *sample == '\0') {
     option_rules::Sample("auto", &*options).IgnoreError();
   }
+  option_rules::PartialReport(&*options);
   // Session::Start warns on failure.
   Session::Get().Start(*options, kInjectionOwner, how).IgnoreError();
 }

@@ -195,6 +195,15 @@ absl::Status Sample(absl::string_view value, ProfilerOptions* options) {
   return absl::OkStatus();
 }
 
+void PartialReport(ProfilerOptions* options) {
+  if (options->report_path.empty() || options->summary_every_ns != 0 ||
+      !options->summary_path.empty()) {
+    return;
+  }
+  options->summary_every_ns = kPartialReportEveryNs;
+  options->summary_path = TaggedOutputPath(options->report_path, "partial");
+}
+
 absl::Status SummaryEveryS(absl::string_view value, ProfilerOptions* options) {
   const std::optional<int64_t> ns =
       ParseDecimalToNs(absl::StripAsciiWhitespace(value), 1'000'000'000);

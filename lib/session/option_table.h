@@ -46,7 +46,14 @@ inline constexpr int64_t kAutoSampleFirstWindowNs = 60'000'000'000;
 inline constexpr int64_t kAutoSampleWindowNs = 1'000'000'000;
 inline constexpr int64_t kAutoSamplePeriodNs = 40'000'000'000;
 
+// The other default of gpuidle run and LD_PRELOAD, for a job with a report path and no summary
+// setting: the report so far, replaced every 5 minutes, under the report's name with ".partial"
+// ("report.partial.json"): what a job ended by SIGKILL or the OOM killer leaves
+// (docs/INJECTION.md, "How a job ends"). Removed once the whole report is written.
+inline constexpr int64_t kPartialReportEveryNs = 300'000'000'000;
+
 namespace option_rules {
+void PartialReport(ProfilerOptions* options);
 absl::Status Out(absl::string_view value, ProfilerOptions* options);
 absl::Status Format(absl::string_view value, ProfilerOptions* options);
 absl::Status Trace(absl::string_view value, ProfilerOptions* options);

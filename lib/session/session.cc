@@ -34,6 +34,12 @@ namespace {
 // grace period of schedulers (SLURM's KillWait and Kubernetes' default are 30 s).
 constexpr std::chrono::seconds kSignalReportDeadline{10};
 
+// Whether the summary file is the default partial report of gpuidle run and LD_PRELOAD
+// (session/option_table.h PartialReport): removed when the whole report is written.
+bool IsPartialReport(const ProfilerOptions& o) {
+  return !o.report_path.empty() && o.summary_path == TaggedOutputPath(o.report_path, "partial");
+}
+
 // The text summary as printed on standard error: coloured where that is a terminal and the
 // settings allow it (GPUIDLE_COLOR, NO_COLOR: core/terminal.h).
 absl::StatusOr<std::string> StderrSummary(const Report& report, const ProfilerOptions& options) {
@@ -275,6 +281,7 @@ absl::StatusOr<std::shared_ptr<const CollectionResult>> Session::StopLocked(Cupt
   std::shared_ptr<CollectionResult> result;
   bool gpu_work = false;
   std::optional<Report> last_window_report;  // a sampled collection's: the trace draws its gaps
+  std::string partial_report;                // the job's report so far (IsPartialReport)
   if (windows_ == nullptr) {
     absl::StatusOr<std::shared_ptr<CollectionResult>> closed =
         CloseCollectionLocked(after, options_.analysis, &gpu_work);
@@ -284,8 +291,10 @@ absl::StatusOr<std::shared_ptr<const CollectionResult>> Session::StopLocked(Cupt
     if (recording_.load(std::memory_order_relaxed)) CloseWindowLocked(after);
     // The run went on to here: time after the last window is untraced, and the report says so.
     windows_->aggregate.CoverUntil(windows_->TimelineNowNs());
-    // The summary file ends with the whole collection's report (stderr gets it below anyway).
-    PublishWindowsLocked(/*summary=*/!windows_->summary_path.empty());
+    // The summary file ends with the whole collection's report (stderr gets it below anyway);
+    // the partial report is removed once the whole one is written, below.
+    partial_report = IsPartialReport(options_) ? windows_->summary_path : "";
+    PublishWindowsLocked(/*summary=*/!windows_->summary_path.empty() && partial_report.empty());
     std::unique_ptr<Windows> windows = std::move(windows_);
     // The timeline (for the trace output) is the last window's with activity.
     result =
@@ -309,6 +318,7 @@ absl::StatusOr<std::shared_ptr<const CollectionResult>> Session::StopLocked(Cupt
     }
   }
   WriteOutputsLocked(gpu_work, last_window_report ? &*last_window_report : nullptr, result.get());
+  if (!partial_report.empty() && !result->report_path.empty()) ::unlink(partial_report.c_str());
   return std::shared_ptr<const CollectionResult>(std::move(result));
 }
 
@@ -490,6 +500,13 @@ void Session::StartWindowsLocked() {
     return path.ok() ? *path : "";
   };
   w->summary_path = expand(o.summary_path, "summaries");
+  // The default partial report never replaces a file it did not write (a killed job's partial
+  // report): a name with the pid added, as the report's own.
+  for (int attempt = 1; IsPartialReport(o) && !w->summary_path.empty() &&
+                        ::access(w->summary_path.c_str(), F_OK) == 0 && attempt < 100;
+       ++attempt) {
+    w->summary_path = AlternativeOutputPath(expand(o.summary_path, "summaries"), id.pid, attempt);
+  }
   w->metrics_path = expand(o.metrics_path, "metrics");
   if (o.metrics_port > 0) {
     // The ranks of one host each take their own port.

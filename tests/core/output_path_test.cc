@@ -135,6 +135,14 @@ TEST(AlternativeOutputPath, InsertsThePidBeforeTheExtension) {
   EXPECT_EQ(AlternativeOutputPath("/a/b/report.txt", 7, 3), "/a/b/report.7-3.txt");
 }
 
+TEST(TaggedOutputPath, InsertsTheTagBeforeTheExtension) {
+  EXPECT_EQ(TaggedOutputPath("report.json", "partial"), "report.partial.json");
+  EXPECT_EQ(TaggedOutputPath("out/report.%r.json", "partial"), "out/report.%r.partial.json");
+  EXPECT_EQ(TaggedOutputPath("trace.json.gz", "partial"), "trace.partial.json.gz");
+  EXPECT_EQ(TaggedOutputPath("report", "partial"), "report.partial");
+  EXPECT_EQ(TaggedOutputPath("/a.b/report", "partial"), "/a.b/report.partial");
+}
+
 TEST(AlternativeOutputPath, KeepsADoubleExtensionWithACompressionSuffixTogether) {
   EXPECT_EQ(AlternativeOutputPath("trace.json.gz", 12345, 1), "trace.12345.json.gz");
   EXPECT_EQ(AlternativeOutputPath("run.1.trace.json.gz", 9, 1), "run.1.trace.9.json.gz");

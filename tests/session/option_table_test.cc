@@ -65,6 +65,31 @@ const std::map<std::string, std::string>& OtherValues() {
   return *values;
 }
 
+TEST(OptionTable, AJobWithAReportPathKeepsItsPartialReportByDefault) {
+  ProfilerOptions o;
+  o.report_path = "report.%r.json";
+  option_rules::PartialReport(&o);
+  EXPECT_EQ(o.summary_every_ns, kPartialReportEveryNs);
+  EXPECT_EQ(o.summary_path, "report.%r.partial.json");
+  // Not without a report path, and never over a summary setting of the user's.
+  ProfilerOptions none;
+  option_rules::PartialReport(&none);
+  EXPECT_EQ(none.summary_every_ns, 0);
+  EXPECT_EQ(none.summary_path, "");
+  ProfilerOptions every;
+  every.report_path = "r.json";
+  every.summary_every_ns = 60'000'000'000;
+  option_rules::PartialReport(&every);
+  EXPECT_EQ(every.summary_every_ns, 60'000'000'000);
+  EXPECT_EQ(every.summary_path, "");
+  ProfilerOptions file;
+  file.report_path = "r.json";
+  file.summary_path = "s.txt";
+  option_rules::PartialReport(&file);
+  EXPECT_EQ(file.summary_every_ns, 0);
+  EXPECT_EQ(file.summary_path, "s.txt");
+}
+
 TEST(OptionTable, TheDefaultsAreThoseOfProfilerOptions) {
   const std::string defaults = Fields(ProfilerOptions{});
   for (const SettingSpec& s : kSettingTable) {
