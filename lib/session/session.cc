@@ -234,8 +234,7 @@ absl::StatusOr<std::shared_ptr<CollectionResult>> Session::CloseCollectionLocked
   if (const uint64_t taken = result->timeline.info.buffers_taken_by_another_client; taken > 0) {
     // Said whether or not a report follows (with no record left there is none to carry it).
     Warn(absl::StrCat(
-        "another CUPTI client in this process took ", taken, " of gpuidle's activity buffer",
-        taken == 1 ? "" : "s",
+        "another CUPTI client in this process took ", taken, " of gpuidle's activity buffers",
         " (a tool that registered its buffer callbacks after gpuidle started: a C++ CUPTI "
         "client, torch.profiler without gpuidle's Python layer); gpuidle's report misses the "
         "records from then on, and that tool misses what gpuidle had recorded: profile with one "
