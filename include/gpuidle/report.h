@@ -278,10 +278,16 @@ struct Advice {
 // A sampled collection (ProfilerOptions::sample_window_ns) traces windows of the run and
 // aggregates them: which part of the run the report covers.
 struct Coverage {
-  int64_t windows = 0;    // traced windows
-  int64_t traced_ns = 0;  // the windows' lengths, summed
-  int64_t span_ns = 0;    // from the first window's start to the run's end (the stop), or to
-                          // the end of the last window where that is later
+  int64_t windows = 0;          // traced windows
+  int64_t traced_ns = 0;        // the windows' lengths, summed
+  int64_t span_ns = 0;          // from the first window's start to the run's end (the stop), or to
+                                // the end of the last window where that is later
+  int64_t traced_until_ns = 0;  // from the first window's start to the last window's end
+  // The plan the windows followed, where known (0: not known, e.g. a report read from before
+  // issue 28): the first window's length, then window_ns of every period_ns.
+  int64_t first_window_ns = 0;
+  int64_t window_ns = 0;
+  int64_t period_ns = 0;
 };
 
 // A device the process could see, used or not.

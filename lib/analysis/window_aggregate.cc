@@ -141,6 +141,7 @@ void WindowAggregate::Add(int64_t start_ns, int64_t end_ns, const Report* window
   ++coverage_.windows;
   coverage_.traced_ns += std::max<int64_t>(0, end_ns - start_ns);
   coverage_.span_ns = std::max(coverage_.span_ns, end_ns - first_start_ns_);
+  coverage_.traced_until_ns = std::max(coverage_.traced_until_ns, end_ns - first_start_ns_);
   if (coverage_.windows == 1 && window != nullptr) first_ = *window;
   if (coverage_.windows == 2) first_.reset();
   if (window == nullptr) return;
@@ -191,6 +192,12 @@ void WindowAggregate::Add(int64_t start_ns, int64_t end_ns, const Report* window
   }
   s.zero_timestamp_records += w.zero_timestamp_records;
   s.record_limit_reached = s.record_limit_reached || w.record_limit_reached;
+}
+
+void WindowAggregate::SetPlan(int64_t first_window_ns, int64_t window_ns, int64_t period_ns) {
+  coverage_.first_window_ns = std::max<int64_t>(first_window_ns, 0);
+  coverage_.window_ns = std::max<int64_t>(window_ns, 0);
+  coverage_.period_ns = std::max<int64_t>(period_ns, 0);
 }
 
 void WindowAggregate::CoverUntil(int64_t now_ns) {

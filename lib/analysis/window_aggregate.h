@@ -32,6 +32,8 @@ class WindowAggregate {
   // untraced time of the run, which the coverage's span counts (issue 28: a report says what it
   // did not see). Only ever extends the span.
   void CoverUntil(int64_t now_ns);
+  // The sampling plan, for the coverage to say (Coverage::first_window_ns, ...).
+  void SetPlan(int64_t first_window_ns, int64_t window_ns, int64_t period_ns);
 
   int64_t windows() const { return coverage_.windows; }
   // The aggregate of the windows so far; nullopt while none had activity. After one window, that

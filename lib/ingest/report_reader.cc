@@ -179,6 +179,15 @@ class ReportParser {
       GPUIDLE_RETURN_IF_ERROR(Int64(*coverage, at, "windows", &c.windows));
       GPUIDLE_RETURN_IF_ERROR(Int64(*coverage, at, "traced_ns", &c.traced_ns));
       GPUIDLE_RETURN_IF_ERROR(Int64(*coverage, at, "span_ns", &c.span_ns));
+      // What was seen and the plan (optional: reports before issue 28 lack them).
+      for (const auto& [key, field] :
+           {std::pair<const char*, int64_t*>{"traced_until_ns", &c.traced_until_ns},
+            {"first_window_ns", &c.first_window_ns},
+            {"window_ns", &c.window_ns},
+            {"period_ns", &c.period_ns}}) {
+        GPUIDLE_RETURN_IF_ERROR(Int64(*coverage, at, key, field, Need::kOptional));
+        if (*field < 0) return Error({&at, key}, "negative");
+      }
     }
     GPUIDLE_RETURN_IF_ERROR(Int(doc, root, "visible_device_count", &r.visible_device_count));
     GPUIDLE_RETURN_IF_ERROR(Ints(doc, root, "unused_devices", &r.unused_devices));

@@ -371,6 +371,14 @@ class JsonWriter : public ReportWriter {
       w.Int64(r.coverage->traced_ns);
       Str(w, "span_ns");
       w.Int64(r.coverage->span_ns);
+      Str(w, "traced_until_ns");
+      w.Int64(r.coverage->traced_until_ns);
+      Str(w, "first_window_ns");
+      w.Int64(r.coverage->first_window_ns);
+      Str(w, "window_ns");
+      w.Int64(r.coverage->window_ns);
+      Str(w, "period_ns");
+      w.Int64(r.coverage->period_ns);
       w.EndObject();
     }
     Str(w, "visible_device_count");

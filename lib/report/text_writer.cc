@@ -707,10 +707,25 @@ class TextWriter : public ReportWriter {
                           Duration(r.window_end_ns - r.window_start_ns), records);
     if (r.coverage.has_value()) {
       const Coverage& c = *r.coverage;
-      absl::StrAppendFormat(&out, "sampled: traced %s of %s in %d window%s (%s)\n",
-                            Pct(c.traced_ns, c.span_ns), Duration(c.span_ns), c.windows,
-                            c.windows == 1 ? "" : "s",
-                            c.windows == 1 ? "the figures are that window's" : "figures sum them");
+      absl::StrAppendFormat(&out, "sampled: traced %s (%s) of %s in %d window%s",
+                            Duration(c.traced_ns), Pct(c.traced_ns, c.span_ns), Duration(c.span_ns),
+                            c.windows, c.windows == 1 ? "" : "s");
+      if (c.window_ns > 0 && c.period_ns > 0) {
+        absl::StrAppend(
+            &out, ": ",
+            c.first_window_ns > c.window_ns
+                ? absl::StrCat("the first ", Duration(c.first_window_ns), " whole, then ")
+                : "",
+            Duration(c.window_ns), " of every ", Duration(c.period_ns));
+      }
+      // The run went on after its last window: what was not seen, said (the rule of the
+      // coverage itself: more than 100 ms and 1% of the span).
+      const int64_t tail = c.span_ns - c.traced_until_ns;
+      if (c.traced_until_ns > 0 && tail > std::max<int64_t>(100'000'000, c.span_ns / 100)) {
+        absl::StrAppend(&out, "; nothing traced after ", Duration(c.traced_until_ns));
+      }
+      absl::StrAppend(
+          &out, c.windows == 1 ? " (the figures are that window's)\n" : " (figures sum them)\n");
     }
     out += GpusLine(r);
     out += "\n";

@@ -486,6 +486,9 @@ void Session::StartWindowsLocked() {
       sampled && o.sample_first_window_ns > 0 ? Ns(o.sample_first_window_ns) : w->window;
   w->period = Ns(sampled ? o.sample_period_ns : back_to_back);
   w->summary_every = Ns(o.summary_every_ns);
+  if (sampled) {
+    w->aggregate.SetPlan(w->first_window.count(), w->window.count(), w->period.count());
+  }
   w->opened_at = Windows::Clock::now();
   w->opened_at_ns = TimelineNowNs();
   w->first_opened_at = w->opened_at;  // the collection running now is the first window

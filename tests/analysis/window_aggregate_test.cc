@@ -141,7 +141,23 @@ TEST(WindowAggregate, AFirstWindowThatTheRunOutlivedStatesTheCoverage) {
   EXPECT_EQ(r->steps.size(), ended_in_it.Result()->steps.size());
   absl::StatusOr<std::string> text = FormatReport(*r, "text");
   ASSERT_TRUE(text.ok());
-  EXPECT_THAT(*text, HasSubstr("traced 13.3% of 1.50 s in 1 window"));
+  EXPECT_THAT(
+      *text, HasSubstr("traced 200 ms (13.3%) of 1.50 s in 1 window; nothing traced after 200 ms"));
+  // With the plan it followed (gpuidle run's auto: the first window whole, then 1 s of 40 s).
+  WindowAggregate planned(AnalysisOptions{});
+  planned.SetPlan(150 * kMs, 10 * kMs, 400 * kMs);
+  AddWindow(planned, 0, 20);
+  planned.CoverUntil(1500 * kMs);
+  text = FormatReport(*planned.Result(), "text");
+  ASSERT_TRUE(text.ok());
+  EXPECT_THAT(*text, HasSubstr(": the first 150 ms whole, then 10.0 ms of every"));
+  EXPECT_THAT(*text, HasSubstr("400 ms; nothing traced after 200 ms"));
+  const rapidjson::Document json =
+      ::gpuidle::testing::Parse(*FormatReport(*planned.Result(), "json"));
+  EXPECT_EQ(json["coverage"]["traced_until_ns"].GetInt64(), 200 * kMs);
+  EXPECT_EQ(json["coverage"]["first_window_ns"].GetInt64(), 150 * kMs);
+  EXPECT_EQ(json["coverage"]["window_ns"].GetInt64(), 10 * kMs);
+  EXPECT_EQ(json["coverage"]["period_ns"].GetInt64(), 400 * kMs);
 
   // Several windows: the span runs to the end of the run, never back.
   WindowAggregate windows(AnalysisOptions{});
@@ -206,7 +222,7 @@ TEST(WindowAggregate, WritersShowTheCoverageAndThePhaseSums) {
   AddWindow(aggregate, 90, 10);
   const Report r = *aggregate.Result();
   const std::string text = *FormatReport(r, "text");
-  EXPECT_THAT(text, HasSubstr("sampled: traced 20.0% of "));
+  EXPECT_THAT(text, HasSubstr("sampled: traced 200 ms (20.0%) of "));
   EXPECT_THAT(text, HasSubstr("in 2 windows"));
   const rapidjson::Document json = ::gpuidle::testing::Parse(*FormatReport(r, "json"));
   ASSERT_TRUE(json.HasMember("coverage"));

@@ -370,6 +370,10 @@ class Coverage:
     windows: int  #: traced windows
     traced_ns: int  #: the windows' lengths, summed
     span_ns: int  #: from the first window's start to the run's end
+    traced_until_ns: int = 0  #: from the first window's start to the last window's end
+    first_window_ns: int = 0  #: the plan, where known (0: not known): the first window,
+    window_ns: int = 0  #: then window_ns
+    period_ns: int = 0  #: of every period_ns
 
     @property
     def traced_s(self) -> float:
