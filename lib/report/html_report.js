@@ -669,8 +669,19 @@
                                 : 'live capture')
   ];
   if (report.coverage) {
-    facts.push('sampled: ' + report.coverage.windows + ' windows, ' + fmtNs(num(report.coverage.traced_ns)) +
-               ' traced of ' + fmtNs(num(report.coverage.span_ns)));
+    var cov = report.coverage;
+    var seen = 'sampled: ' + cov.windows + ' windows, ' + fmtNs(num(cov.traced_ns)) + ' traced of ' +
+               fmtNs(num(cov.span_ns));
+    if (num(cov.window_ns) > 0 && num(cov.period_ns) > 0) {
+      seen += ': ' + (num(cov.first_window_ns) > num(cov.window_ns)
+                          ? 'the first ' + fmtNs(num(cov.first_window_ns)) + ' whole, then ' : '') +
+              fmtNs(num(cov.window_ns)) + ' of every ' + fmtNs(num(cov.period_ns));
+    }
+    var tail = num(cov.span_ns) - num(cov.traced_until_ns);
+    if (num(cov.traced_until_ns) > 0 && tail > Math.max(1e8, num(cov.span_ns) / 100)) {
+      seen += '; nothing traced after ' + fmtNs(num(cov.traced_until_ns));
+    }
+    facts.push(seen);
   }
   if (report.clock && report.clock.method) {
     facts.push('clocks: ' + String(report.clock.method) + ', ' + report.clock.hosts + ' host(s), residual ' +
