@@ -155,15 +155,24 @@ class CollectiveMatcher {
   std::vector<int64_t> residuals_;       // |end - the reference's end|, aligned
   int64_t rows_ = 0, rows_matched_ = 0;  // rows of groups of two or more; matched in full
   bool any_offset_ = false;
+  // Per participant, its kinds by group and operation (SameKind), built at first use.
+  mutable std::vector<std::optional<absl::flat_hash_map<std::string, int32_t>>> kind_index_;
 };
 
 int32_t CollectiveMatcher::SameKind(size_t from, int32_t kind, size_t to) const {
-  const CollectiveStats& k = Kind(from, kind);
-  const std::vector<CollectiveStats>& kinds = Device(to).collectives;
-  for (size_t i = 0; i < kinds.size(); ++i) {
-    if (kinds[i].group == k.group && kinds[i].op == k.op) return static_cast<int32_t>(i);
+  // Looked up by name, not searched: a job can list thousands of kinds (issue 29: the merge was
+  // cubic in them). The first kind of a name wins, as the search did.
+  if (kind_index_.size() < p_.size()) kind_index_.resize(p_.size());
+  std::optional<absl::flat_hash_map<std::string, int32_t>>& index = kind_index_[to];
+  const auto name = [](const CollectiveStats& k) { return absl::StrCat(k.group, "\n", k.op); };
+  if (!index.has_value()) {
+    index.emplace();
+    const std::vector<CollectiveStats>& kinds = Device(to).collectives;
+    for (size_t i = 0; i < kinds.size(); ++i)
+      index->try_emplace(name(kinds[i]), static_cast<int32_t>(i));
   }
-  return -1;
+  const auto it = index->find(name(Kind(from, kind)));
+  return it == index->end() ? -1 : it->second;
 }
 
 int32_t CollectiveMatcher::Nearest(const GroupMember& ref, int32_t ref_kind, int64_t end) const {
@@ -241,16 +250,16 @@ int64_t CollectiveMatcher::EstimateOffset(const GroupMember& ref, const GroupMem
   // gather as well, at whole steps from it: of the offsets that gather, the one that matches the
   // most rows wins, and of equals the one nearest the prior.
   std::vector<int64_t> votes;
-  for (const auto& [ref_kind, ref_rows] : ref.rows) {
+  for (const auto& [kind, rows] : m.rows) {
+    const auto ref_rows_of = ref.rows.find(SameKind(m.participant, kind, ref.participant));
+    if (ref_rows_of == ref.rows.end()) continue;
+    const std::vector<int32_t>& ref_rows = ref_rows_of->second;
     const size_t n = ref_rows.size();
-    for (const auto& [kind, rows] : m.rows) {
-      if (SameKind(m.participant, kind, ref.participant) != ref_kind) continue;
-      for (size_t seed = 0; seed < std::min(n, kOffsetSeeds); ++seed) {
-        // Spread over the rows, off any period of the program's loop.
-        const size_t i = (seed * n / std::min(n, kOffsetSeeds) + seed) % n;
-        for (int32_t r : rows) {
-          votes.push_back(Row(ref.participant, ref_rows[i]).end_ns - Row(m.participant, r).end_ns);
-        }
+    for (size_t seed = 0; seed < std::min(n, kOffsetSeeds); ++seed) {
+      // Spread over the rows, off any period of the program's loop.
+      const size_t i = (seed * n / std::min(n, kOffsetSeeds) + seed) % n;
+      for (int32_t r : rows) {
+        votes.push_back(Row(ref.participant, ref_rows[i]).end_ns - Row(m.participant, r).end_ns);
       }
     }
   }

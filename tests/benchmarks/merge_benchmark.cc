@@ -14,13 +14,15 @@
 //   parts    the library's round by part: reading the reports back, MergeRanks, the JSON
 //
 //   build-speed/bin/merge_benchmark [--ranks 64,1024] [--rounds 5] [--no-prior] [--seq]
-//                                   [--host-offset-ns NS] [--steps N] [--cli PATH] [--keep DIR]
+//                                   [--host-offset-ns NS] [--steps N] [--kinds K] [--cli PATH]
+//                                   [--keep DIR]
 //
 // --no-prior drops the wall-clock priors (traces without them: every host's offset is then
 // found by votes), --seq gives the rows the trace's sequence numbers, --host-offset-ns sets how
 // far apart the hosts' clocks are (host h reads h x NS ahead; default an hour and a bit),
 // --steps the run's length (default 600: a row per step in each report, up to
-// Report::kMaxStepRows; the collective table stays at its 4096 rows). Every
+// Report::kMaxStepRows; the collective table stays at its 4096 rows), --kinds the collective
+// kinds the rows are spread over (default 1; issue 29's worst case: thousands). Every
 // merged report must name the straggler and align the hosts' clocks (within 5 us of the truth):
 // otherwise the benchmark prints what it got and exits 1. Prints the medians of R rounds, their
 // range, the peak RSS and the reports' sizes; the targets are checked and reported (not an exit
@@ -105,7 +107,7 @@ struct Job {
 };
 
 Job WriteJob(int ranks, bool prior, bool seq, std::optional<int64_t> host_offset_ns,
-             std::optional<int> steps, const std::string& base) {
+             std::optional<int> steps, int kinds, const std::string& base) {
   Job job;
   // The straggler on a host other than the first (whose clock is the job's).
   job.straggler = ranks * 5 / 8 + 3;
@@ -114,6 +116,7 @@ Job WriteJob(int ranks, bool prior, bool seq, std::optional<int64_t> host_offset
   job.spec.with_seq = seq;
   if (host_offset_ns) job.spec.host_offset_ns = *host_offset_ns;
   if (steps) job.spec.steps = *steps;
+  job.spec.kinds = kinds;
   job.dir = absl::StrCat(base, "/ranks", ranks);
   std::filesystem::remove_all(job.dir);
   std::filesystem::create_directories(job.dir);
@@ -270,6 +273,7 @@ int main(int argc, char** argv) {
   std::optional<std::string> keep;
   std::optional<int64_t> host_offset_ns;
   std::optional<int> steps;
+  int kinds = 1;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     const bool has_value = i + 1 < argc;
@@ -294,6 +298,8 @@ int main(int argc, char** argv) {
       int v = 0;
       if (!absl::SimpleAtoi(argv[++i], &v) || v < 2) Fail("bad --steps");
       steps = v;
+    } else if (a == "--kinds" && has_value) {
+      if (!absl::SimpleAtoi(argv[++i], &kinds) || kinds < 1) Fail("bad --kinds");
     } else if (a == "--no-prior") {
       prior = false;
     } else if (a == "--seq") {
@@ -301,7 +307,7 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: merge_benchmark [--ranks 64,1024] [--rounds 5] [--no-prior] [--seq] "
-                   "[--host-offset-ns NS] [--steps N] [--cli PATH] [--keep DIR]\n");
+                   "[--host-offset-ns NS] [--steps N] [--kinds K] [--cli PATH] [--keep DIR]\n");
       return 2;
     }
   }
@@ -318,7 +324,7 @@ int main(int argc, char** argv) {
   bool all_met = true;
   for (int n : ranks) {
     const Clock::time_point g0 = Clock::now();
-    const Job job = WriteJob(n, prior, seq, host_offset_ns, steps, base);
+    const Job job = WriteJob(n, prior, seq, host_offset_ns, steps, kinds, base);
     const Clock::time_point g1 = Clock::now();
     int64_t total = 0;
     for (int64_t s : job.sizes) total += s;

@@ -4,6 +4,7 @@
 #ifndef GPUIDLE_TESTS_TESTING_RANK_REPORTS_H_
 #define GPUIDLE_TESTS_TESTING_RANK_REPORTS_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <set>
@@ -30,6 +31,7 @@ struct JobSpec {
   std::set<int> missing;          // ranks with no report
   bool ragged_edges = true;       // rank r misses its first r % 3 and last r % 2 collectives
   bool with_seq = false;          // rows carry the trace's sequence numbers
+  int kinds = 1;                  // collective k is of kind k % kinds (op "allreduce<kind>")
 };
 
 // The true start of collective k of the job (before any clock offset).
@@ -75,9 +77,11 @@ inline Report RankReportOf(const JobSpec& s, int rank) {
   d.idle_ns = d.idle.TotalNs();
   d.busy_ns = steady - d.idle_ns;
   d.step_count = s.steps;
-  CollectiveStats& kind = d.collectives.emplace_back();
-  kind.group = "0";
-  kind.op = "allreduce";
+  for (int k = 0; k < std::max(s.kinds, 1); ++k) {
+    CollectiveStats& kind = d.collectives.emplace_back();
+    kind.group = "0";
+    kind.op = s.kinds > 1 ? "allreduce" + std::to_string(k) : "allreduce";
+  }
   r.window_start_ns = d.window_start_ns;
   r.window_end_ns = d.window_end_ns;
   uint64_t noise = 0x9e3779b97f4a7c15ull * static_cast<uint64_t>(rank + 1);
@@ -92,6 +96,8 @@ inline Report RankReportOf(const JobSpec& s, int rank) {
     const int64_t end =
         start + (s.straggler && first_of_step ? s.late_ns : 0) + s.jitter_ns + s.collective_ns;
     CollectiveTiming& row = d.collective_timings.emplace_back();
+    row.kind = k % std::max(s.kinds, 1);
+    CollectiveStats& kind = d.collectives[static_cast<size_t>(row.kind)];
     row.start_ns = arrival + clock;
     row.end_ns = end + clock + static_cast<int64_t>((noise >> 20) % 2'000);
     row.seq = s.with_seq ? k : -1;
@@ -100,9 +106,13 @@ inline Report RankReportOf(const JobSpec& s, int rank) {
     kind.ns += row.end_ns - row.start_ns;
     d.comm_ns += row.end_ns - row.start_ns;
   }
-  kind.exposed_ns = kind.ns;
+  int64_t count = 0;
+  for (CollectiveStats& kind : d.collectives) {
+    kind.exposed_ns = kind.ns;
+    count += kind.count;
+  }
   d.exposed_comm_ns = d.comm_ns;
-  d.kernel_count = kind.count * 3;
+  d.kernel_count = count * 3;
   return r;
 }
 
