@@ -6,8 +6,12 @@
 #include <limits>
 #include <memory>
 #include <new>
+#include <string>
 #include <utility>
+#include <vector>
 
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -75,11 +79,16 @@ class LimitedHandler {
     return Count() && Short(n) && d_.String(s, n, copy);
   }
   bool Key(const char* s, rapidjson::SizeType n, bool copy) {
-    return Count() && Short(n) && d_.Key(s, n, copy);
+    return Count() && Short(n) && Once(absl::string_view(s, n)) && d_.Key(s, n, copy);
   }
-  bool StartObject() { return Count() && Deeper() && d_.StartObject(); }
+  bool StartObject() {
+    if (!Count() || !Deeper()) return false;
+    keys_.emplace_back();
+    return d_.StartObject();
+  }
   bool EndObject(rapidjson::SizeType n) {
     --depth_;
+    if (!keys_.empty()) keys_.pop_back();
     return d_.EndObject(n);
   }
   bool StartArray() { return Count() && Deeper() && d_.StartArray(); }
@@ -90,6 +99,9 @@ class LimitedHandler {
 
   // Why the handler stopped the parse; "" if it did not.
   const std::string& limit() const { return limit_; }
+  // A key twice in one object (issue 29: gpuidle kept the first, Python's json and jsonschema
+  // the last, so a validated document was not the one gpuidle read); "" if none.
+  const std::string& duplicate() const { return duplicate_; }
 
  private:
   bool Count() {
@@ -102,6 +114,12 @@ class LimitedHandler {
     limit_ = absl::StrCat("a string longer than ", kMaxReportStringBytes, " bytes");
     return false;
   }
+  bool Once(absl::string_view key) {
+    if (keys_.empty() || keys_.back().insert(std::string(key)).second) return true;
+    duplicate_ = absl::StrCat("the key \"", absl::CHexEscape(key.substr(0, 64)),
+                              "\" appears twice in one object");
+    return false;
+  }
   bool Deeper() {
     if (++depth_ <= kMaxJsonDepth) return true;
     limit_ = absl::StrCat("nested deeper than ", kMaxJsonDepth, " levels");
@@ -112,6 +130,8 @@ class LimitedHandler {
   size_t values_ = 0;
   int depth_ = 0;
   std::string limit_;
+  std::string duplicate_;
+  std::vector<absl::flat_hash_set<std::string>> keys_;  // of each open object
 };
 
 std::optional<OneOffKind> ParseOneOffKind(absl::string_view name) {
@@ -953,7 +973,7 @@ absl::StatusOr<Report> ParseReportJson(absl::string_view json, absl::string_view
   try {
     rapidjson::Document doc;
     rapidjson::ParseResult result;
-    std::string limit;
+    std::string limit, duplicate;
     // Without recursion (a deep input cannot overflow the stack), UTF-8 checked, doubles exactly
     // as written (the writer's shortest form reads back to the same double: RawNumber).
     constexpr unsigned kFlags = rapidjson::kParseIterativeFlag |
@@ -965,9 +985,14 @@ absl::StatusOr<Report> ParseReportJson(absl::string_view json, absl::string_view
       rapidjson::Reader reader;
       result = reader.Parse<kFlags>(stream, handler);
       limit = handler.limit();
+      duplicate = handler.duplicate();
       return !result.IsError();
     };
     doc.Populate(parse);
+    if (!duplicate.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(name, ": ", duplicate, " (at byte ",
+                                                     result.Offset(), "): not a gpuidle report"));
+    }
     if (!limit.empty()) {
       return absl::ResourceExhaustedError(absl::StrCat(name, ": ", limit, " (at byte ",
                                                        result.Offset(), "): not a gpuidle report"));

@@ -408,6 +408,26 @@ TEST(ReportReader, RefusesWhatIsNotAReport) {
               StartsWith("u.json: not JSON"));
 }
 
+// Issue 29: gpuidle kept the first of two "schema" keys, Python's json and jsonschema the last:
+// a document validated as one report was read as another. A key twice in any object is refused.
+TEST(ReportReader, RefusesAKeyTwiceInOneObject) {
+  const std::string json = Json(FullReport());
+  const std::string twice = "{\"schema\": \"gpuidle.report/1\", " + json.substr(json.find('{') + 1);
+  absl::Status s = ParseReportJson(twice, "two.json").status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_THAT(Message(s), StartsWith("two.json: the key \"schema\" appears twice in one object"));
+  // Deeper down too: a device's busy time given twice.
+  std::string nested = json;
+  const size_t busy = nested.find("\"busy_ns\"");
+  ASSERT_NE(busy, std::string::npos);
+  nested.insert(busy, "\"busy_ns\": 1, ");
+  s = ParseReportJson(nested, "dev.json").status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_THAT(Message(s), HasSubstr("\"busy_ns\" appears twice"));
+  // The same key in two objects is no duplicate: the report reads back.
+  EXPECT_TRUE(ParseReportJson(json, "ok.json").ok());
+}
+
 TEST(ReportReader, BoundsWhatItReads) {
   // Deep nesting: an error, not a stack overflow or gigabytes.
   const std::string deep = "{\"schema\": \"gpuidle.report/2\", \"x\": " + std::string(1 << 20, '[');
