@@ -158,6 +158,12 @@ def test_merge_reports_errors_are_python_exceptions(rank_reports, tmp_path):
         gpuidle.merge_reports([tmp_path / "missing.json"])
     with pytest.raises(TypeError):
         gpuidle.merge_reports([42])  # type: ignore[list-item]
+    # One path, text or report where a list belongs (issue 29: a str's characters were each taken
+    # for a report): said so.
+    for one in (str(tmp_path / "r.json"), tmp_path / "r.json", rank_reports[0].to_json(),
+                rank_reports[0]):
+        with pytest.raises(TypeError, match=r"list of reports"):
+            gpuidle.merge_reports(one)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="report 1"):  # names the bad one
         gpuidle.merge_reports([rank_reports[0].to_json(), '{"schema": "something else"}'])
     # A trace is not a report: merge_reports reads reports only.

@@ -206,8 +206,13 @@ def merge_reports(reports: Iterable[ReportLike]) -> Report:
         FileNotFoundError: a file does not exist.
         ValueError: an item is not a gpuidle JSON report (a trace, a field of the wrong type),
             or no report is given.
+        TypeError: ``reports`` is one report, path or JSON text rather than a list of them.
         MemoryError: a report beyond the reader's limits (256 MiB).
     """
+    if isinstance(reports, (str, bytes, os.PathLike, Report)):
+        # A str is iterable too: its characters would each be taken for a report.
+        raise TypeError("merge_reports takes a list of reports, paths or JSON texts, not "
+                        f"one {type(reports).__name__}: merge_reports([...])")
     return Report._from_native(_merge_native(list(reports)))
 
 
