@@ -168,7 +168,7 @@ class GzipStream : public OutputStream {
 
 // Writes what `produce` gives (gzip-compressed if `gzip`) to a new temporary file in the
 // directory of path and syncs it; mode, if given, replaces the umask's permissions (those of a
-// file being replaced). Returns the temporary name; on failure nothing is left behind.
+// file being replaced, without its setuid, setgid and sticky bits). Returns the temporary name; on failure nothing is left behind.
 absl::StatusOr<std::string> WriteTemporaryFileNextTo(
     const std::string& path, absl::FunctionRef<absl::Status(OutputStream&)> produce, bool gzip,
     std::optional<mode_t> mode) {
@@ -184,7 +184,9 @@ absl::StatusOr<std::string> WriteTemporaryFileNextTo(
     ::unlink(name.c_str());
     return SystemError(path, what, err);
   };
-  if (mode && ::fchmod(fd, *mode & 07777) != 0) return fail("chmod failed", errno);
+  // The permissions only: a setuid, setgid or sticky bit of the file replaced never carries
+  // over to what gpuidle writes (issue 29).
+  if (mode && ::fchmod(fd, *mode & 0777) != 0) return fail("chmod failed", errno);
   FdStream file(fd, path);
   absl::Status written;
   if (gzip) {

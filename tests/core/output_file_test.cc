@@ -270,6 +270,16 @@ TEST(WriteOutputFile, ReplacesARegularFileWhenAskedKeepingItsMode) {
   EXPECT_THAT(dir.List(), ElementsAre("report.txt"));
 }
 
+TEST(WriteOutputFile, AReplacedFilesSetuidBitDoesNotCarryOver) {
+  TempDir dir;
+  const std::string path = dir.Write("report.txt", "old\n");
+  ASSERT_EQ(::chmod(path.c_str(), 04755), 0);
+  ASSERT_TRUE(WriteOutputFile(path, "new\n", Mode(IfExists::kReplace)).ok());
+  struct stat st {};
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0755u);
+}
+
 TEST(WriteOutputFile, NeverReplacesAReadOnlyFileNotEvenAsRoot) {
   TempDir dir;
   const std::string path = dir.Write("report.txt", "keep\n");
