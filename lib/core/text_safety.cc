@@ -8,10 +8,11 @@ namespace {
 
 constexpr char kReplacement[] = "\xef\xbf\xbd";  // U+FFFD
 
-// Bidirectional-text controls: they reorder what the terminal shows.
-bool IsBidiControl(uint32_t cp) {
+// Bidirectional-text controls reorder what the terminal shows; the line and paragraph
+// separators (U+2028, U+2029) break lines in some terminals and editors (issue 29).
+bool IsLayoutControl(uint32_t cp) {
   return (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069) || cp == 0x200e ||
-         cp == 0x200f || cp == 0x061c;
+         cp == 0x200f || cp == 0x061c || cp == 0x2028 || cp == 0x2029;
 }
 
 }  // namespace
@@ -85,7 +86,7 @@ std::string Printable(absl::string_view s) {
     }
     if (len == 1 && (cp < 0x20 || cp == 0x7f)) {
       absl::StrAppendFormat(&out, "\\x%02x", cp);
-    } else if (len > 1 && (cp <= 0x9f || IsBidiControl(cp))) {
+    } else if (len > 1 && (cp <= 0x9f || IsLayoutControl(cp))) {
       absl::StrAppendFormat(&out, "\\u%04x", cp);
     } else {
       out.append(s.data() + i, len);

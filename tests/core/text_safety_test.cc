@@ -33,6 +33,11 @@ TEST(Printable, EscapesControlsKeepsText) {
   EXPECT_EQ(Printable("a\xe2\x80\xae"
                       "b"),
             "a\\u202eb");  // right-to-left override
+  // The line and paragraph separators (issue 29: they reached the terminal raw).
+  EXPECT_EQ(Printable("a\xe2\x80\xa8"
+                      "b\xe2\x80\xa9"
+                      "c"),
+            "a\\u2028b\\u2029c");
   EXPECT_EQ(Printable("\xe6\x97\xa5\xe6\x9c\xac"), "\xe6\x97\xa5\xe6\x9c\xac");
   EXPECT_EQ(Printable("bad\xff"), "bad\\xff");
 }
