@@ -168,7 +168,8 @@ class GzipStream : public OutputStream {
 
 // Writes what `produce` gives (gzip-compressed if `gzip`) to a new temporary file in the
 // directory of path and syncs it; mode, if given, replaces the umask's permissions (those of a
-// file being replaced, without its setuid, setgid and sticky bits). Returns the temporary name; on failure nothing is left behind.
+// file being replaced, without its setuid, setgid and sticky bits). Returns the temporary name; on
+// failure nothing is left behind.
 absl::StatusOr<std::string> WriteTemporaryFileNextTo(
     const std::string& path, absl::FunctionRef<absl::Status(OutputStream&)> produce, bool gzip,
     std::optional<mode_t> mode) {

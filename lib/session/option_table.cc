@@ -41,10 +41,17 @@ std::optional<int64_t> Integer(absl::string_view value) {
 }
 
 absl::Status Microseconds(absl::string_view value, bool zero_allowed, int64_t* ns) {
-  const std::optional<int64_t> parsed = ParseDecimalToNs(absl::StripAsciiWhitespace(value), 1000);
-  if (!parsed || *parsed < 0 || (*parsed == 0 && !zero_allowed)) {
+  value = absl::StripAsciiWhitespace(value);
+  const std::optional<int64_t> parsed = ParseDecimalToNs(value, 1000);
+  // "-0" and "-1e-320" are negative as written, whatever they round to (issue 29).
+  if (!parsed || *parsed < 0 || absl::StartsWith(value, "-") || (*parsed == 0 && !zero_allowed)) {
     return Bad(zero_allowed ? "must be a non-negative number of microseconds"
                             : "must be a positive number of microseconds");
+  }
+  // A value that is not zero as written but rounds to 0 ns ("1e-400") is not taken for 0.
+  const absl::string_view digits = value.substr(0, value.find_first_of("eE"));
+  if (*parsed == 0 && digits.find_first_of("123456789") != absl::string_view::npos) {
+    return Bad("must be 0 or at least 0.001 microseconds (1 ns)");
   }
   if (*parsed > kMaxThresholdNs) return Bad("must be at most 3600000000 (one hour)");
   *ns = *parsed;

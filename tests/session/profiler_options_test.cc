@@ -148,6 +148,17 @@ TEST_F(ProfilerOptionsFromEnvironmentTest, AcceptsFractionalThresholdsAndAZeroLa
   ASSERT_TRUE(options.ok()) << options.status();
   EXPECT_EQ(options->analysis.dispatch_latency_max_ns, 1);
   ExpectRejected("GPUIDLE_LAUNCH_GAP_MAX_US", "0", "must be a positive number of microseconds");
+  // Written as 0 in other ways: "0.000", "0e5" are 0; negative or vanishing values are not taken
+  // for it (issue 29).
+  for (const char* zero : {"0.000", "0e5"}) {
+    Set("GPUIDLE_DISPATCH_LATENCY_MAX_US", zero);
+    options = ProfilerOptionsFromEnvironment();
+    ASSERT_TRUE(options.ok()) << zero << ": " << options.status();
+    EXPECT_EQ(options->analysis.dispatch_latency_max_ns, 0);
+  }
+  ExpectRejected("GPUIDLE_DISPATCH_LATENCY_MAX_US", "-0", "must be a non-negative number");
+  ExpectRejected("GPUIDLE_DISPATCH_LATENCY_MAX_US", "-1e-320", "must be a non-negative number");
+  ExpectRejected("GPUIDLE_DISPATCH_LATENCY_MAX_US", "1e-400", "must be 0 or at least 0.001");
 }
 
 TEST_F(ProfilerOptionsFromEnvironmentTest, AcceptsTheBufferSizeLimits) {
