@@ -1,12 +1,14 @@
 // The public offline API: files -> timelines (or reports read back) -> report -> formats.
 #include "session/analyze_files.h"
 
+#include <algorithm>
 #include <memory>
 #include <new>
 #include <optional>
 #include <stdexcept>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "analysis/analyze.h"
 #include "analysis/rank_merge.h"
 #include "core/output_file.h"
@@ -43,6 +45,15 @@ absl::StatusOr<Report> MergeReportsAndTraces(const std::vector<std::string>& pat
   std::vector<Report> ranks;
   ranks.reserve(paths.size());
   size_t next_trace = 0;
+  // A report was analysed once, with its own warm-up left out: --skip-steps cannot change it
+  // (issue 29: it was ignored without a word).
+  std::vector<std::string> kept_warm_up;
+  for (size_t i = 0; i < reports.size(); ++i) {
+    if (reports[i].has_value() && reports[i]->options.skip_steps != options.skip_steps) {
+      kept_warm_up.push_back(absl::StrCat(internal::QuoteForMessage(paths[i]), " (",
+                                          reports[i]->options.skip_steps, ")"));
+    }
+  }
   for (std::optional<Report>& r : reports) {
     if (r.has_value()) {
       ranks.push_back(*std::move(r));
@@ -54,6 +65,15 @@ absl::StatusOr<Report> MergeReportsAndTraces(const std::vector<std::string>& pat
   }
   GPUIDLE_ASSIGN_OR_RETURN(Report report, internal::MergeRanks(std::move(ranks), paths, options));
   report.inputs = paths;
+  if (!kept_warm_up.empty()) {
+    const size_t shown = std::min<size_t>(kept_warm_up.size(), 3);
+    report.warnings.push_back(absl::StrCat(
+        "skipping ", options.skip_steps, " warm-up steps applies to traces only: the reports ",
+        absl::StrJoin(kept_warm_up.begin(), kept_warm_up.begin() + static_cast<long>(shown), ", "),
+        kept_warm_up.size() > shown ? absl::StrCat(" and ", kept_warm_up.size() - shown, " more")
+                                    : "",
+        " keep the warm-up steps they were analysed with"));
+  }
   return report;
 }
 

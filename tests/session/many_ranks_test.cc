@@ -25,9 +25,11 @@ using ::gpuidle::testing::JobSpec;
 using ::gpuidle::testing::RealisticJob;
 using ::gpuidle::testing::RealisticRankReport;
 using ::gpuidle::testing::TempDir;
+using ::testing::AllOf;
 using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 constexpr int kRanks = 1024;
 constexpr int kStraggler = 643;  // on host 80, whose clock reads 80 hours ahead of host 0's
@@ -46,6 +48,25 @@ std::vector<std::string> WriteReports(const JobSpec& s, const TempDir& dir) {
     paths.push_back(dir.Write(name, *json));
   }
   return paths;
+}
+
+// Issue 29: --skip-steps was ignored without a word when the inputs were reports, which were
+// analysed once with their own warm-up left out.
+TEST(ManyRanksTest, SkippingWarmUpStepsSaysItAppliesToTracesOnly) {
+  TempDir dir;
+  const std::vector<std::string> paths = WriteReports(RealisticJob(16, 13), dir);
+  ASSERT_EQ(paths.size(), 16u);
+  AnalysisOptions skip;
+  skip.skip_steps = 7;
+  absl::StatusOr<Report> merged = AnalyzeTraceFiles(paths, skip);
+  ASSERT_TRUE(merged.ok()) << merged.status();
+  EXPECT_THAT(merged->warnings,
+              Contains(AllOf(HasSubstr("skipping 7 warm-up steps applies to traces only"),
+                             HasSubstr("rank0000.json"), HasSubstr("and 13 more"))));
+  // Asked nothing of the kind: no such warning.
+  absl::StatusOr<Report> plain = AnalyzeTraceFiles(paths);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_THAT(plain->warnings, Not(Contains(HasSubstr("applies to traces only"))));
 }
 
 TEST(ManyRanksTest, AJobOf1024RanksMergesFromItsReportFiles) {
