@@ -2,12 +2,17 @@
 
 #include <algorithm>
 #include <cctype>
+#include <initializer_list>
+#include <string>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 
 namespace gpuidle::internal {
 namespace {
@@ -44,18 +49,24 @@ absl::string_view FixFor(absl::string_view activity) {
 }  // namespace
 
 absl::string_view ActivityOfFunction(absl::string_view function) {
+  // By the words of the name ("save_checkpoint", "_log_to_wandb", "validation_step"), so that
+  // log_softmax, log_prob or logits are no logging, nor a value named "saved" a checkpoint.
   const std::string f = absl::AsciiStrToLower(function);
-  if (absl::StrContains(f, "checkpoint") || absl::StrContains(f, "ckpt") ||
-      absl::StartsWith(f, "save") || absl::StrContains(f, "_save")) {
-    return kCheckpointing;
-  }
-  if (absl::StartsWith(f, "eval") || absl::StrContains(f, "evaluat") ||
-      absl::StrContains(f, "validat") || absl::EndsWith(f, "_eval") || f == "test_step" ||
+  const std::vector<absl::string_view> words = absl::StrSplit(f, '_', absl::SkipEmpty());
+  const auto has = [&](std::initializer_list<absl::string_view> any) {
+    return std::any_of(words.begin(), words.end(), [&](absl::string_view w) {
+      return std::find(any.begin(), any.end(), w) != any.end();
+    });
+  };
+  if (has({"checkpoint", "checkpointing", "ckpt", "save"})) return kCheckpointing;
+  if (has({"eval", "evaluate", "evaluation", "validate", "validation"}) || f == "test_step" ||
       f == "predict_step" || f == "prediction_step") {
     return kEvaluation;
   }
-  if (absl::StartsWith(f, "log") || absl::StrContains(f, "_log") ||
-      absl::StrContains(f, "print_metrics") || absl::StrContains(f, "report_metrics")) {
+  if (has({"softmax", "prob", "probs", "sigmoid", "likelihood", "sum", "exp", "det", "space"})) {
+    return "";  // the mathematical log
+  }
+  if (has({"log", "logging", "logger"}) || f == "print_metrics" || f == "report_metrics") {
     return kLogging;
   }
   return "";
@@ -91,12 +102,33 @@ ProgramLine ParseProgramLine(absl::string_view site) {
   return p;
 }
 
-ProgramLine PeriodicWorkTable::SiteOf(const DeviceTimeline& device, const IdlePiece& piece) const {
+void PeriodicWorkTable::LearnFunctions() {
+  if (learned_functions_) return;
+  learned_functions_ = true;
+  const Timeline& t = index_.timeline();
+  absl::flat_hash_set<StringId> names;
+  for (const Range& r : t.ranges) {
+    if (r.kind != RangeKind::kPython || !names.insert(r.name).second) continue;
+    const ProgramLine* site = Parsed(t.strings.Get(r.name));
+    if (site == nullptr) continue;
+    const absl::string_view activity = ActivityOfFunction(site->function);
+    if (!activity.empty()) activity_of_line_.try_emplace(site->line, activity);
+  }
+}
+
+const ProgramLine* PeriodicWorkTable::Parsed(absl::string_view site) const {
+  auto [it, inserted] = lines_.try_emplace(site);
+  if (inserted) it->second = ParseProgramLine(site);
+  return it->second.line.empty() ? nullptr : &it->second;
+}
+
+const ProgramLine* PeriodicWorkTable::SiteOf(const DeviceTimeline& device,
+                                             const IdlePiece& piece) const {
   const Timeline& t = index_.timeline();
   int32_t call = -1;
   switch (piece.subcause) {
     case Subcause::kDataLoader:  // the input pipeline is a cause of its own
-      return {};
+      return nullptr;
     case Subcause::kLaunchOverhead:
     case Subcause::kKernelGap:
     case Subcause::kUnattributed:
@@ -106,37 +138,39 @@ ProgramLine PeriodicWorkTable::SiteOf(const DeviceTimeline& device, const IdlePi
       call = piece.call;
       break;
   }
-  if (call < 0) return {};
+  if (call < 0) return nullptr;
   const HostCall& c = t.calls[call];
-  return ParseProgramLine(index_.CallSite(c.thread, c.start_ns));
+  // The call's Python frame, its name parsed once: a launch-bound run has a piece per kernel.
+  const int32_t frame = index_.UserPythonFrame(c.thread, c.start_ns);
+  return frame < 0 ? nullptr : Parsed(t.strings.Get(t.ranges[frame].name));
 }
 
 void PeriodicWorkTable::AddDevice(const DeviceTimeline& device,
                                   const std::vector<IdlePiece>& steady,
                                   const std::vector<Interval>& steps) {
-  // Each piece's line and the activity its own evidence shows.
-  struct Seen {
-    ProgramLine site;
-    absl::string_view activity;
-  };
-  std::vector<Seen> seen(steady.size());
-  absl::flat_hash_map<std::string, absl::string_view> activity_of_line;
+  // The lines doing an activity: the program's functions named for one (once per timeline),
+  // and the lines whose sampled stacks show one (the copies of a torch.save come from the line
+  // whose stacks show torch/serialization.py).
+  LearnFunctions();
+  for (const IdlePiece& piece : steady) {
+    if (piece.stack < 0) continue;
+    const StackEvidence& ev = stacks_.evidence(piece.stack);
+    const ProgramLine* site = Parsed(ev.frame);
+    if (site == nullptr) continue;
+    absl::string_view activity = ev.activity == HostActivity::kCheckpointing ? kCheckpointing
+                                 : ev.activity == HostActivity::kLogging     ? kLogging
+                                                                             : "";
+    if (activity.empty()) activity = ActivityOfFunction(site->function);
+    if (!activity.empty()) activity_of_line_.try_emplace(site->line, activity);
+  }
+  // Most programs have none: their pieces are not looked at (a launch-bound run has one per
+  // kernel).
+  if (activity_of_line_.empty()) return;
+  std::vector<const ProgramLine*> seen(steady.size());  // owned by lines_
   for (size_t i = 0; i < steady.size(); ++i) {
     const IdlePiece& piece = steady[i];
-    Seen& s = seen[i];
-    if (piece.stack >= 0) {
-      const StackEvidence& ev = stacks_.evidence(piece.stack);
-      s.site = ParseProgramLine(ev.frame);
-      if (ev.activity == HostActivity::kCheckpointing) s.activity = kCheckpointing;
-      if (ev.activity == HostActivity::kLogging) s.activity = kLogging;
-    } else {
-      s.site = SiteOf(device, piece);
-    }
-    if (s.site.line.empty()) continue;
-    if (s.activity.empty()) s.activity = ActivityOfFunction(s.site.function);
-    // A stack's evidence names the line for every piece issued from it (the copies of a
-    // torch.save at the line whose stacks show torch/serialization.py).
-    if (!s.activity.empty()) activity_of_line.try_emplace(s.site.line, s.activity);
+    seen[i] =
+        piece.stack >= 0 ? Parsed(stacks_.evidence(piece.stack).frame) : SiteOf(device, piece);
   }
   // Occurrences: per activity and function, the pieces of one step (or close together). The
   // lines of one function are one activity (a torch.save and the os.remove after it).
@@ -153,10 +187,10 @@ void PeriodicWorkTable::AddDevice(const DeviceTimeline& device,
   };
   for (size_t i = 0; i < steady.size(); ++i) {
     const IdlePiece& piece = steady[i];
-    const ProgramLine& site = seen[i].site;
-    if (site.line.empty()) continue;
-    auto it = activity_of_line.find(site.line);
-    if (it == activity_of_line.end()) continue;
+    if (seen[i] == nullptr) continue;
+    const ProgramLine& site = *seen[i];
+    auto it = activity_of_line_.find(site.line);
+    if (it == activity_of_line_.end()) continue;
     const RowId id{std::string(it->second), FileOf(site.line), site.function};
     const int64_t ns = piece.end_ns - piece.start_ns;
     Row& row = rows_[id];

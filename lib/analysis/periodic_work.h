@@ -18,6 +18,8 @@
 #include <tuple>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/node_hash_map.h"
 #include "absl/strings/string_view.h"
 #include "analysis/attribution.h"
 #include "analysis/host_stacks.h"
@@ -61,11 +63,18 @@ class PeriodicWorkTable {
     IdleBreakdown idle;
     std::map<std::string, int64_t> idle_by_line;
   };
-  // Where the piece was issued from, as offenders find it ({} when unknown).
-  ProgramLine SiteOf(const DeviceTimeline& device, const IdlePiece& piece) const;
+  // Where the piece was issued from, as offenders find it (nullptr when unknown).
+  const ProgramLine* SiteOf(const DeviceTimeline& device, const IdlePiece& piece) const;
+  // ParseProgramLine(site), once per site (nullptr: no line).
+  const ProgramLine* Parsed(absl::string_view site) const;
+  // The lines of the program's functions named for an activity (its Python frame ranges).
+  void LearnFunctions();
 
   const TimelineIndex& index_;
   const HostStacks& stacks_;
+  mutable absl::node_hash_map<std::string, ProgramLine> lines_;  // by site: stable addresses
+  absl::flat_hash_map<std::string, absl::string_view> activity_of_line_;
+  bool learned_functions_ = false;
   std::map<RowId, Row> rows_;
 };
 

@@ -91,13 +91,17 @@ bool TimelineIndex::LaunchedWithin(uint64_t thread, int64_t start, int64_t end) 
   return first != it->second.end() && *first < end;
 }
 
+int32_t TimelineIndex::UserPythonFrame(uint64_t thread, int64_t t) const {
+  return python_frames_.InnermostMatching(thread, t, [this](const Range& r) {
+    return IsUserPythonFrame(timeline_.strings.Get(r.name));
+  });
+}
+
 std::string TimelineIndex::CallSite(uint64_t thread, int64_t t) const {
   std::string site;
   const int32_t op = framework_ops_.Outermost(thread, t);
   if (op >= 0) site = std::string(timeline_.strings.Get(timeline_.ranges[op].name));
-  const int32_t frame = python_frames_.InnermostMatching(thread, t, [this](const Range& r) {
-    return IsUserPythonFrame(timeline_.strings.Get(r.name));
-  });
+  const int32_t frame = UserPythonFrame(thread, t);
   if (frame >= 0) {
     absl::StrAppend(&site, site.empty() ? "" : " at ",
                     timeline_.strings.Get(timeline_.ranges[frame].name));

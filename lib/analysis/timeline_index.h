@@ -38,6 +38,9 @@ class TimelineIndex {
   // "aten::item at train.py(42): step": the outermost framework op and the innermost user
   // Python frame around time t on thread, as far as the trace has them ("" if neither).
   std::string CallSite(uint64_t thread, int64_t t) const;
+  // The innermost Python frame of the program's own code around time t on thread: its range's
+  // index, or -1.
+  int32_t UserPythonFrame(uint64_t thread, int64_t t) const;
 
  private:
   const Timeline& timeline_;

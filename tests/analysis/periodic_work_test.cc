@@ -26,13 +26,18 @@ TEST(PeriodicWork, ReadsTheLineOfEverySiteFormat) {
 TEST(PeriodicWork, NamesTheActivityOfAFunction) {
   EXPECT_EQ(ActivityOfFunction("save_checkpoint"), "checkpointing");
   EXPECT_EQ(ActivityOfFunction("_save_to_state_dict"), "checkpointing");
+  EXPECT_EQ(ActivityOfFunction("checkpoint"), "checkpointing");
   EXPECT_EQ(ActivityOfFunction("evaluate"), "evaluation");
   EXPECT_EQ(ActivityOfFunction("validation_step"), "evaluation");
   EXPECT_EQ(ActivityOfFunction("run_eval"), "evaluation");
   EXPECT_EQ(ActivityOfFunction("log_metrics"), "logging");
   EXPECT_EQ(ActivityOfFunction("_log_to_wandb"), "logging");
-  // The training loop's own functions are none of them.
-  for (const char* f : {"main", "train_step", "forward", "step", "loss_fn", "backward"}) {
+  EXPECT_EQ(ActivityOfFunction("log"), "logging");
+  EXPECT_EQ(ActivityOfFunction("evaluate"), "evaluation");
+  // The training loop's own functions are none of them, nor the mathematical log.
+  for (const char* f :
+       {"main", "train_step", "forward", "step", "loss_fn", "backward", "log_softmax", "log_prob",
+        "compute_logits", "logits", "saved_values", "logsumexp", "evaluator_free_fn_x"}) {
     EXPECT_EQ(ActivityOfFunction(f), "") << f;
   }
 }
