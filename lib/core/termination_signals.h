@@ -23,9 +23,8 @@
 
 namespace gpuidle::internal {
 
-// Runs on the watching thread with the signal's number; returns whether it did anything (false:
-// the process ends at once).
-using TerminationCallback = bool (*)(int signal);
+// Runs on the watching thread with the signal's number; the process ends when it returns.
+using TerminationCallback = void (*)(int signal);
 
 // Once per process; later calls change nothing. Signals whose action is not the default at the
 // time of the call are left alone for good.

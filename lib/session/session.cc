@@ -645,10 +645,10 @@ void Session::StopAtExit() {
   s.StopHolding(lock, CuptiAfterStop::kStayAttached).IgnoreError();
 }
 
-bool Session::StopForSignal(int signal) {
+void Session::StopForSignal(int signal) {
   Session& s = Get();
   std::unique_lock<std::mutex> lock(s.mu_);
-  if (s.owner_ == nullptr || s.forked_child_) return false;
+  if (s.owner_ == nullptr || s.forked_child_) return;
   if (s.summary_at_signal_.load()) s.options_.print_summary = true;
   if (s.options_.print_summary) {
     const char* name = sigabbrev_np(signal);
@@ -657,7 +657,6 @@ bool Session::StopForSignal(int signal) {
                       kSignalReportDeadline.count(), " s)"));
   }
   s.StopHolding(lock, CuptiAfterStop::kStayAttached).IgnoreError();
-  return true;
 }
 
 void Session::AfterForkInChild() {

@@ -188,8 +188,8 @@ class Session {
   void WriteOutputsLocked(bool gpu_work, const Report* window_report, CollectionResult* result);
   static void StopAtExit();
   // A terminating signal's last chance (core/termination_signals.h): the collection stopped,
-  // analysed and written as at exit. False when nothing collects.
-  static bool StopForSignal(int signal);
+  // analysed and written as at exit (nothing when nothing collects).
+  static void StopForSignal(int signal);
   static void AfterForkInChild();
 
   // Host samples: their own lock, taken after mu_ (in StopLocked) or alone.

@@ -62,26 +62,21 @@ bool KilledBy(const Ending& e, int signal) {
   return WIFSIGNALED(e.status) && WTERMSIG(e.status) == signal;
 }
 
-bool Finish(int signal) {
-  Say(signal == SIGTERM ? "finished TERM;" : "finished;");
-  return true;
-}
+void Finish(int signal) { Say(signal == SIGTERM ? "finished TERM;" : "finished;"); }
 
-bool SlowFinish(int) {
+void SlowFinish(int) {
   Say("started;");
   std::this_thread::sleep_for(milliseconds(300));
   Say("finished;");
-  return true;
 }
 
-bool Hang(int) {
+void Hang(int) {
   Say("started;");
   std::this_thread::sleep_for(std::chrono::seconds(60));
   Say("finished;");
-  return true;
 }
 
-bool NothingToDo(int) { return false; }
+void NothingToDo(int) {}
 
 // The program goes on after the signal until the watcher ends it.
 [[noreturn]] void RunOn() {
