@@ -13,6 +13,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -206,12 +207,16 @@ struct AnalysisJob {
   std::condition_variable done_cv;
   bool done = false;
   absl::StatusOr<Report> report;
+  std::atomic<bool> cancelled{false};  // the caller gave up: the analysis stops early
 };
+
+// An analysis that stops (Cancelled) soon after its flag is set.
+using Analysis = std::function<absl::StatusOr<Report>(const std::atomic<bool>& cancel)>;
 
 // Starts an analysis (of trace files, or a merge of reports) on a thread of its own, which owns
 // copies of everything it uses and never touches a Python object, so that the caller may stop
 // waiting for it. Null if no thread could be started.
-std::shared_ptr<AnalysisJob> StartAnalysis(std::function<absl::StatusOr<Report>()> analysis) {
+std::shared_ptr<AnalysisJob> StartAnalysis(Analysis analysis) {
   auto job = std::make_shared<AnalysisJob>();
   // Signals sent to the process go to the threads that wait for them (Python handles them on
   // the main thread); taken by the analysis they would only interrupt its reads (EINTR). Its
@@ -227,7 +232,7 @@ std::shared_ptr<AnalysisJob> StartAnalysis(std::function<absl::StatusOr<Report>(
     std::thread([job, analysis = std::move(analysis)] {
       absl::StatusOr<Report> report = absl::InternalError("the analysis failed");
       try {
-        report = analysis();
+        report = analysis(job->cancelled);
       } catch (const std::exception& e) {  // on this thread it would end the process
         report = absl::InternalError(absl::StrCat("the analysis failed: ", e.what()));
       }
@@ -248,13 +253,15 @@ constexpr auto kSignalCheckInterval = std::chrono::milliseconds(20);
 
 // Runs an analysis on its own thread while this one waits in short slices and runs Python's
 // signal handlers in between, so that Ctrl-C (KeyboardInterrupt) ends the call at once; the
-// abandoned analysis then finishes in the background and is thrown away.
-NativeReport RunInterruptibly(std::function<absl::StatusOr<Report>()> analysis) {
+// abandoned analysis is told to stop, and does within a fraction of a second while it reads (the
+// analysis after the read runs to its end: seconds per million kernels).
+NativeReport RunInterruptibly(Analysis analysis) {
   std::shared_ptr<AnalysisJob> job = StartAnalysis(analysis);
   absl::StatusOr<Report> report;
   if (job == nullptr) {  // no thread to be had: analyse here, uninterruptibly
     py::gil_scoped_release release;
-    report = analysis();
+    const std::atomic<bool> never{false};
+    report = analysis(never);
   } else {
     for (;;) {
       {
@@ -265,7 +272,10 @@ NativeReport RunInterruptibly(std::function<absl::StatusOr<Report>()> analysis) 
           break;
         }
       }
-      if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+      if (PyErr_CheckSignals() != 0) {
+        job->cancelled = true;
+        throw py::error_already_set();
+      }
     }
   }
   if (!report.ok()) ThrowStatus(report.status());
@@ -276,8 +286,9 @@ NativeReport RunInterruptibly(std::function<absl::StatusOr<Report>()> analysis) 
 NativeReport Analyze(const std::vector<std::string>& paths, const std::vector<Setting>& settings) {
   ProfilerOptions options;  // the analysis part only; the environment is not read (as the CLI)
   ApplySettings(settings, &options);
-  return RunInterruptibly(
-      [paths, analysis = options.analysis] { return AnalyzeTraceFiles(paths, analysis); });
+  return RunInterruptibly([paths, analysis = options.analysis](const std::atomic<bool>& cancel) {
+    return AnalyzeTraceFiles(paths, analysis, cancel);
+  });
 }
 
 // The merge of a job's per-rank JSON reports (texts, each named for errors and warnings), with
@@ -285,8 +296,9 @@ NativeReport Analyze(const std::vector<std::string>& paths, const std::vector<Se
 NativeReport MergeReports(std::vector<std::string> json_reports, std::vector<std::string> names) {
   auto shared = std::make_shared<std::pair<std::vector<std::string>, std::vector<std::string>>>(
       std::move(json_reports), std::move(names));
-  return RunInterruptibly(
-      [shared] { return MergeReportJson(shared->first, shared->second, AnalysisOptions{}); });
+  return RunInterruptibly([shared](const std::atomic<bool>& cancel) {
+    return MergeReportJson(shared->first, shared->second, AnalysisOptions{}, cancel);
+  });
 }
 
 // gpuidle::Profiler with the options fixed at construction: the GPUIDLE_* environment first,

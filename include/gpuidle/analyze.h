@@ -8,6 +8,7 @@
 #ifndef GPUIDLE_INCLUDE_GPUIDLE_ANALYZE_H_
 #define GPUIDLE_INCLUDE_GPUIDLE_ANALYZE_H_
 
+#include <atomic>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,13 @@ namespace gpuidle {
 GPUIDLE_EXPORT absl::StatusOr<Report> AnalyzeTraceFiles(const std::vector<std::string>& paths,
                                                         const AnalysisOptions& options = {});
 
+// The same, for a caller that may give up (another thread sets `cancel`): the read stops within
+// a fraction of a second of it and the call returns Cancelled. The analysis after the read runs
+// to its end (about a second per million kernels).
+GPUIDLE_EXPORT absl::StatusOr<Report> AnalyzeTraceFiles(const std::vector<std::string>& paths,
+                                                        const AnalysisOptions& options,
+                                                        const std::atomic<bool>& cancel);
+
 // Merges a job's per-rank reports, each the text of a gpuidle JSON report (docs/REPORT_SCHEMA.md:
 // a rank's `profile(out="r.json")`, `gpuidle analyze --format json`), as `gpuidle analyze
 // report.*.json` merges their files: names[i] names json_reports[i] in errors and warnings and
@@ -36,6 +44,11 @@ GPUIDLE_EXPORT absl::StatusOr<Report> AnalyzeTraceFiles(const std::vector<std::s
 GPUIDLE_EXPORT absl::StatusOr<Report> MergeReportJson(const std::vector<std::string>& json_reports,
                                                       const std::vector<std::string>& names,
                                                       const AnalysisOptions& options = {});
+// The same, stopping between reports once `cancel` is set (Cancelled).
+GPUIDLE_EXPORT absl::StatusOr<Report> MergeReportJson(const std::vector<std::string>& json_reports,
+                                                      const std::vector<std::string>& names,
+                                                      const AnalysisOptions& options,
+                                                      const std::atomic<bool>& cancel);
 
 // The report as "text" (the terminal summary), "json" (schema gpuidle.report/2) or "html" (one
 // self-contained page, docs/HTML_REPORT.md), with the thresholds of the analysis that made it

@@ -141,17 +141,22 @@ void SortCollectives(DeviceReport* report) {
 
 void AddCollectivesOf(const DeviceReport& from, DeviceReport* to) {
   std::vector<int32_t> kind_of(from.collectives.size());
+  // Kinds by group and op: a lookup per kind, not a search (issue 29's complexity budget).
+  absl::flat_hash_map<std::pair<std::string, std::string>, int32_t> index;
+  index.reserve(to->collectives.size() + from.collectives.size());
+  for (size_t k = 0; k < to->collectives.size(); ++k) {
+    index.try_emplace({to->collectives[k].group, to->collectives[k].op}, static_cast<int32_t>(k));
+  }
   for (size_t k = 0; k < from.collectives.size(); ++k) {
     const CollectiveStats& f = from.collectives[k];
-    auto same =
-        std::find_if(to->collectives.begin(), to->collectives.end(),
-                     [&](const CollectiveStats& c) { return c.group == f.group && c.op == f.op; });
-    if (same == to->collectives.end()) {
+    const auto [it, added] =
+        index.try_emplace({f.group, f.op}, static_cast<int32_t>(to->collectives.size()));
+    kind_of[k] = it->second;
+    if (added) {
       to->collectives.push_back(f);
-      kind_of[k] = static_cast<int32_t>(to->collectives.size() - 1);
       continue;
     }
-    kind_of[k] = static_cast<int32_t>(same - to->collectives.begin());
+    CollectiveStats* same = &to->collectives[static_cast<size_t>(it->second)];
     same->count += f.count;
     same->ns += f.ns;
     same->exposed_ns += f.exposed_ns;

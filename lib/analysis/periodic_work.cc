@@ -217,14 +217,18 @@ void PeriodicWorkTable::AddDevice(const DeviceTimeline& device,
 }
 
 void MergePeriodicWork(const std::vector<PeriodicWork>& more, std::vector<PeriodicWork>* into) {
+  // Rows by activity and site: a lookup per row, not a search (issue 29's complexity budget).
+  absl::flat_hash_map<std::pair<std::string, std::string>, size_t> index;
+  index.reserve(into->size() + more.size());
+  for (size_t i = 0; i < into->size(); ++i)
+    index.try_emplace({(*into)[i].activity, (*into)[i].site}, i);
   for (const PeriodicWork& w : more) {
-    auto same = std::find_if(into->begin(), into->end(), [&](const PeriodicWork& x) {
-      return x.activity == w.activity && x.site == w.site;
-    });
-    if (same == into->end()) {
+    const auto [it, added] = index.try_emplace({w.activity, w.site}, into->size());
+    if (added) {
       into->push_back(w);
       continue;
     }
+    PeriodicWork* same = &(*into)[it->second];
     same->occurrences += w.occurrences;
     same->span_ns += w.span_ns;
     same->idle_ns += w.idle_ns;

@@ -3,6 +3,14 @@
 #include <algorithm>
 
 namespace gpuidle::internal {
+namespace {
+
+// Ranges that overlap without nesting (each starting inside the last and ending after it) chain
+// as parents without bound; a walk up stops after this many, far deeper than any real stack, so
+// that a query costs at most this much (issue 29's complexity budget).
+constexpr int kMaxWalk = 1024;
+
+}  // namespace
 
 RangeIndex::RangeIndex(const Timeline& timeline, const std::function<bool(const Range&)>& keep)
     : timeline_(timeline) {
@@ -47,7 +55,9 @@ int32_t RangeIndex::InnermostMatching(uint64_t thread, int64_t t,
                                       const std::function<bool(const Range&)>& accept) const {
   const std::vector<Node>* nodes = NodesOf(thread);
   if (nodes == nullptr) return kNone;
-  for (int32_t n = LastStartedAtOrBefore(*nodes, t); n != kNone; n = (*nodes)[n].parent) {
+  int steps = 0;
+  for (int32_t n = LastStartedAtOrBefore(*nodes, t); n != kNone && steps < kMaxWalk;
+       n = (*nodes)[n].parent, ++steps) {
     const Range& r = timeline_.ranges[(*nodes)[n].range];
     if (r.end_ns > t && accept(r)) return (*nodes)[n].range;
   }
@@ -62,7 +72,9 @@ int32_t RangeIndex::Outermost(uint64_t thread, int64_t t) const {
   const std::vector<Node>* nodes = NodesOf(thread);
   if (nodes == nullptr) return kNone;
   int32_t found = kNone;
-  for (int32_t n = LastStartedAtOrBefore(*nodes, t); n != kNone; n = (*nodes)[n].parent) {
+  int steps = 0;
+  for (int32_t n = LastStartedAtOrBefore(*nodes, t); n != kNone && steps < kMaxWalk;
+       n = (*nodes)[n].parent, ++steps) {
     if (timeline_.ranges[(*nodes)[n].range].end_ns > t) found = (*nodes)[n].range;
   }
   return found;
@@ -72,7 +84,9 @@ std::vector<int32_t> RangeIndex::Enclosing(uint64_t thread, int64_t t) const {
   std::vector<int32_t> out;
   const std::vector<Node>* nodes = NodesOf(thread);
   if (nodes == nullptr) return out;
-  for (int32_t n = LastStartedAtOrBefore(*nodes, t); n != kNone; n = (*nodes)[n].parent) {
+  int steps = 0;
+  for (int32_t n = LastStartedAtOrBefore(*nodes, t); n != kNone && steps < kMaxWalk;
+       n = (*nodes)[n].parent, ++steps) {
     if (timeline_.ranges[(*nodes)[n].range].end_ns > t) out.push_back((*nodes)[n].range);
   }
   return out;

@@ -14,12 +14,14 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/string_view.h"
 #include "analysis/advice.h"
 #include "analysis/gap_records.h"
 #include "analysis/job_checks.h"
 #include "analysis/offenders.h"
 #include "analysis/periodic_work.h"
 #include "analysis/timeline_summary.h"
+#include "model/timeline.h"
 
 namespace gpuidle::internal {
 namespace {
@@ -42,6 +44,19 @@ constexpr double kStragglerMinShareOfLateness = 0.25;
 constexpr double kStragglerMinShareOfSteadyState = 0.02;
 // Every device lists at least its first steps while Report::kMaxStepRows allows it.
 constexpr size_t kMinStepRowsPerDevice = 20;
+
+// Time stamps shifted by clock offsets (issue 29: hostile reports overflowed here). Offsets stay
+// within 2^60 ns either way, as the report reader requires of a rank's clock_offset_ns, and a
+// shifted time stamp saturates rather than wrapping: an offset that large matches nothing.
+constexpr int64_t kMaxClockOffsetNs = int64_t{1} << 60;
+int64_t ClampOffset(int64_t offset) {
+  return std::clamp(offset, -kMaxClockOffsetNs, kMaxClockOffsetNs);
+}
+int64_t Shifted(int64_t time_ns, int64_t offset_ns) {
+  int64_t out = 0;
+  if (!__builtin_add_overflow(time_ns, offset_ns, &out)) return out;
+  return offset_ns > 0 ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
+}
 
 // Step rows per device when `devices` share Report::kMaxStepRows: at least
 // kMinStepRowsPerDevice, but never more than kMaxStepRows in all (a merged report is read back).
@@ -205,7 +220,7 @@ size_t CollectiveMatcher::Fit(const GroupMember& ref, const GroupMember& m, int6
     const int32_t ref_kind = SameKind(m.participant, kind, ref.participant);
     if (ref_kind < 0) continue;
     for (int32_t r : rows) {
-      if (Nearest(ref, ref_kind, Row(m.participant, r).end_ns + offset) >= 0) ++fit;
+      if (Nearest(ref, ref_kind, Shifted(Row(m.participant, r).end_ns, offset)) >= 0) ++fit;
     }
   }
   return fit;
@@ -215,17 +230,20 @@ int64_t CollectiveMatcher::EstimateOffset(const GroupMember& ref, const GroupMem
   const Participant& mp = p_[m.participant];
   const Participant& rp = p_[ref.participant];
   int64_t prior = 0;
-  if (mp.wall_clock_offset_ns && rp.wall_clock_offset_ns) {
-    prior = *mp.wall_clock_offset_ns - *rp.wall_clock_offset_ns;
+  if (mp.wall_clock_offset_ns && rp.wall_clock_offset_ns &&
+      __builtin_sub_overflow(*mp.wall_clock_offset_ns, *rp.wall_clock_offset_ns, &prior)) {
+    prior = 0;  // clocks that far apart say nothing
   }
+  prior = ClampOffset(prior);
   // Rows with the trace's sequence numbers pair up without any clock: the offset is the median
   // difference of their ends.
   std::vector<int64_t> paired;
   for (const auto& [kind, rows] : m.rows) {
-    const int32_t ref_kind = SameKind(m.participant, kind, ref.participant);
-    if (ref_kind < 0) continue;
+    // The reference may list a kind without rows of it (its table ended sooner).
+    const auto ref_rows = ref.rows.find(SameKind(m.participant, kind, ref.participant));
+    if (ref_rows == ref.rows.end()) continue;
     absl::flat_hash_map<int64_t, int64_t> ends;
-    for (int32_t r : ref.rows.at(ref_kind)) {
+    for (int32_t r : ref_rows->second) {
       if (Row(ref.participant, r).seq >= 0) {
         ends.emplace(Row(ref.participant, r).seq, Row(ref.participant, r).end_ns);
       }
@@ -237,7 +255,7 @@ int64_t CollectiveMatcher::EstimateOffset(const GroupMember& ref, const GroupMem
       }
     }
   }
-  if (!paired.empty()) return Median(std::move(paired));
+  if (!paired.empty()) return ClampOffset(Median(std::move(paired)));
   const size_t half = std::min(ref.row_count, m.row_count) / 2;
   if (Fit(ref, m, prior) > half) {
     // Ends of one collective differ by microseconds across ranks: an offset that close to the
@@ -302,11 +320,11 @@ int64_t CollectiveMatcher::Refine(const GroupMember& ref, const GroupMember& m,
     if (ref_kind < 0) continue;
     for (int32_t r : rows) {
       const int64_t end = Row(m.participant, r).end_ns;
-      const int32_t match = Nearest(ref, ref_kind, end + offset);
+      const int32_t match = Nearest(ref, ref_kind, Shifted(end, offset));
       if (match >= 0) differences.push_back(Row(ref.participant, match).end_ns - end);
     }
   }
-  return differences.empty() ? offset : Median(std::move(differences));
+  return ClampOffset(differences.empty() ? offset : Median(std::move(differences)));
 }
 
 void CollectiveMatcher::MatchGroup(const std::vector<GroupMember>& members) {
@@ -325,7 +343,8 @@ void CollectiveMatcher::MatchGroup(const std::vector<GroupMember>& members) {
     Participant& mp = p_[members[i].participant];
     auto [it, added] = host_offsets.try_emplace(mp.clock, 0);
     if (added) {
-      it->second = mp.aligned ? mp.offset_ns : EstimateOffset(ref, members[i]) + rp.offset_ns;
+      it->second =
+          mp.aligned ? mp.offset_ns : ClampOffset(EstimateOffset(ref, members[i]) + rp.offset_ns);
     }
     if (!mp.aligned) mp.offset_ns = it->second, mp.aligned = true;
     any_offset_ |= mp.offset_ns != rp.offset_ns;
@@ -340,10 +359,12 @@ void CollectiveMatcher::MatchGroup(const std::vector<GroupMember>& members) {
       const int32_t ref_kind =
           i == ref_index ? kind : SameKind(m.participant, kind, ref.participant);
       rows_ += static_cast<int64_t>(rows.size());
-      if (ref_kind < 0) continue;
+      // The reference may list a kind without rows of it (its table ended sooner).
+      const auto ref_rows = ref.rows.find(ref_kind);
+      if (ref_rows == ref.rows.end()) continue;
       // By the trace's sequence numbers where both have them, else by the nearest end.
       absl::flat_hash_map<int64_t, int32_t> by_seq;
-      for (int32_t r : ref.rows.at(ref_kind)) {
+      for (int32_t r : ref_rows->second) {
         if (Row(ref.participant, r).seq >= 0) by_seq.emplace(Row(ref.participant, r).seq, r);
       }
       for (int32_t r : rows) {
@@ -353,7 +374,7 @@ void CollectiveMatcher::MatchGroup(const std::vector<GroupMember>& members) {
           const auto s = row.seq >= 0 ? by_seq.find(row.seq) : by_seq.end();
           match = s != by_seq.end()
                       ? s->second
-                      : Nearest(ref, ref_kind, row.end_ns + mp.offset_ns - rp.offset_ns);
+                      : Nearest(ref, ref_kind, Shifted(row.end_ns, mp.offset_ns - rp.offset_ns));
         }
         if (match < 0) continue;
         const CollectiveTiming& ref_row = Row(ref.participant, match);
@@ -378,8 +399,8 @@ void CollectiveMatcher::MatchGroup(const std::vector<GroupMember>& members) {
     int64_t second = std::numeric_limits<int64_t>::min();
     size_t last = 0;
     for (size_t i = 0; i < members.size(); ++i) {
-      const int64_t start =
-          Row(members[i].participant, matched[i]).start_ns + p_[members[i].participant].offset_ns;
+      const int64_t start = Shifted(Row(members[i].participant, matched[i]).start_ns,
+                                    p_[members[i].participant].offset_ns);
       if (start > latest) {
         second = latest, latest = start, last = i;
       } else if (start > second) {
@@ -393,12 +414,17 @@ void CollectiveMatcher::MatchGroup(const std::vector<GroupMember>& members) {
       const CollectiveTiming& row = Row(p, matched[i]);
       ++rows_matched_;
       if (i != ref_index) {
-        residuals_.push_back(std::abs(row.end_ns + mp.offset_ns - ref_row.end_ns - rp.offset_ns));
+        // Time stamps are at least -2^60: their negations fit; the difference saturates.
+        const int64_t residual =
+            Shifted(Shifted(row.end_ns, mp.offset_ns - rp.offset_ns), -ref_row.end_ns);
+        residuals_.push_back(residual == std::numeric_limits<int64_t>::min()
+                                 ? std::numeric_limits<int64_t>::max()
+                                 : std::abs(residual));
       }
       const DeviceReport& d = Device(p);
       if (row.start_ns < d.steady_start_ns || row.start_ns >= d.steady_end_ns) continue;
-      const int64_t wait =
-          std::clamp<int64_t>(latest - row.start_ns - mp.offset_ns, 0, row.end_ns - row.start_ns);
+      const int64_t wait = std::clamp<int64_t>(
+          Shifted(latest, -Shifted(row.start_ns, mp.offset_ns)), 0, row.end_ns - row.start_ns);
       waits_.push_back({p, row.kind, row.start_ns, wait});
       Lateness& l = lateness_[mp.rank];
       ++l.matched;
@@ -416,10 +442,14 @@ void CollectiveMatcher::Run() {
   for (size_t p = 0; p < p_.size(); ++p) {
     const DeviceReport& d = Device(p);
     std::map<std::string, GroupMember> mine;
+    // Each kind's group, looked up once per kind rather than per row (names may be long).
+    std::vector<GroupMember*> member_of_kind(d.collectives.size(), nullptr);
     for (size_t r = 0; r < d.collective_timings.size(); ++r) {
       const CollectiveTiming& row = d.collective_timings[r];
       if (row.kind < 0 || static_cast<size_t>(row.kind) >= d.collectives.size()) continue;
-      GroupMember& m = mine[d.collectives[static_cast<size_t>(row.kind)].group];
+      GroupMember*& member = member_of_kind[static_cast<size_t>(row.kind)];
+      if (member == nullptr) member = &mine[d.collectives[static_cast<size_t>(row.kind)].group];
+      GroupMember& m = *member;
       m.participant = p;
       m.rows[row.kind].push_back(static_cast<int32_t>(r));
       ++m.row_count;
@@ -461,13 +491,14 @@ void CollectiveMatcher::Run() {
   AddStepWaits(waited);
   // Clocks.
   ClockAlignment& c = job_.clock;
-  std::set<std::string> hosts;
+  // Ranks by number (the last of a duplicate number, as the job lists them): a lookup per
+  // participant rather than a pass over the ranks (issue 29's complexity budget).
+  absl::flat_hash_map<int, const RankReport*> rank_by_number;
+  for (const RankReport& rr : job_.ranks) rank_by_number.insert_or_assign(rr.rank, &rr);
+  std::set<absl::string_view> hosts;
   for (size_t p : waited) {
-    const RankReport* r = nullptr;
-    for (const RankReport& rr : job_.ranks) {
-      if (rr.rank == p_[p].rank) r = &rr;
-    }
-    if (r != nullptr && !r->host.empty()) hosts.insert(r->host);
+    const auto r = rank_by_number.find(p_[p].rank);
+    if (r != rank_by_number.end() && !r->second->host.empty()) hosts.insert(r->second->host);
   }
   if (!waited.empty()) {
     c.method = any_offset_ ? "aligned" : "one clock";
@@ -476,9 +507,13 @@ void CollectiveMatcher::Run() {
     c.matched_share =
         rows_ > 0 ? static_cast<double>(rows_matched_) / static_cast<double>(rows_) : 0;
   }
+  absl::flat_hash_map<int, int64_t> offset_by_rank;
+  for (const Participant& p : p_) {
+    if (p.aligned) offset_by_rank.insert_or_assign(p.rank, p.offset_ns);
+  }
   for (RankReport& r : job_.ranks) {
-    for (const Participant& p : p_) {
-      if (p.rank == r.rank && p.aligned) r.clock_offset_ns = p.offset_ns;
+    if (const auto offset = offset_by_rank.find(r.rank); offset != offset_by_rank.end()) {
+      r.clock_offset_ns = offset->second;
     }
     const auto it = lateness_.find(r.rank);
     if (it == lateness_.end()) continue;
@@ -536,12 +571,11 @@ void Label(int rank, Report* r) {
 
 // The rank's own dominant cause: of its lost time (idle and waits for peers), the subcause with
 // most of it.
-void SetOwnCause(const Report& job, RankReport* rank) {
+void SetOwnCause(const std::vector<const DeviceReport*>& devices, RankReport* rank) {
   IdleBreakdown lost;
-  for (const DeviceReport& d : job.devices) {
-    if (d.rank != rank->rank) continue;
-    lost += d.idle;
-    lost[Subcause::kCommWait] += d.comm_wait_ns.value_or(0);
+  for (const DeviceReport* d : devices) {
+    lost += d->idle;
+    lost[Subcause::kCommWait] += d->comm_wait_ns.value_or(0);
   }
   const int64_t total = lost.TotalNs();
   if (total <= 0) return;
@@ -614,10 +648,19 @@ void KeepFirstSteps(size_t per_device, Report* report) {
 // of unknown hosts are taken as one host, as their devices are numbered alike).
 void ListDevices(const std::vector<Report>& ranks, Report* job) {
   std::set<int> visible, used;
-  std::map<std::pair<std::string, int>, VisibleDevice> listed;
-  std::set<std::pair<std::string, int>> used_on_host;
+  // Hosts by number, in the order of their names: a name is compared once per report, not once
+  // per device (names may be long).
+  const auto host_of = [](const Report& r) {
+    return r.ranks.empty() ? absl::string_view() : absl::string_view(r.ranks.front().host);
+  };
+  std::map<absl::string_view, int> host_numbers;
+  for (const Report& r : ranks) host_numbers.try_emplace(host_of(r), 0);
+  int next = 0;
+  for (auto& [name, number] : host_numbers) number = next++;
+  std::map<std::pair<int, int>, VisibleDevice> listed;
+  std::set<std::pair<int, int>> used_on_host;
   for (const Report& r : ranks) {
-    const std::string host = r.ranks.empty() ? "" : r.ranks.front().host;
+    const int host = host_numbers.at(host_of(r));
     for (const DeviceReport& d : r.devices) {
       used.insert(d.device);
       used_on_host.insert({host, d.device});
@@ -657,6 +700,23 @@ absl::StatusOr<Report> MergeRanks(std::vector<Report> ranks, const std::vector<s
   LongestGaps longest(options.max_gap_records);
   std::vector<Offender> offenders;
   bool first = true;
+  // The job's report adds up what its inputs do: within kMaxReportSum, as each input is.
+  int64_t windows_ns = 0, offenders_ns = 0;
+  for (const Report& r : ranks) {
+    for (const DeviceReport& d : r.devices) {
+      if (__builtin_add_overflow(windows_ns, d.window_ns, &windows_ns))
+        windows_ns = kMaxReportSum + 1;
+    }
+    for (const Offender& o : r.offenders) {
+      if (__builtin_add_overflow(offenders_ns, o.idle_ns, &offenders_ns))
+        offenders_ns = kMaxReportSum + 1;
+    }
+    if (windows_ns > kMaxReportSum || offenders_ns > kMaxReportSum) {
+      return absl::InvalidArgumentError(
+          "the inputs' devices' windows or idle times add up to more than 2^62 ns: no job's "
+          "reports do");
+    }
+  }
   for (size_t i = 0; i < ranks.size(); ++i) {
     Report& r = ranks[i];
     if (r.ranks.size() > 1) {
@@ -715,13 +775,13 @@ absl::StatusOr<Report> MergeRanks(std::vector<Report> ranks, const std::vector<s
   job.offenders = MergeOffenders(std::move(offenders), options.max_offenders);
 
   std::vector<Participant> participants;
+  absl::flat_hash_map<int, const RankReport*> rank_by_number;  // the last of a duplicate number
+  for (const RankReport& r : job.ranks) rank_by_number.insert_or_assign(r.rank, &r);
   for (size_t d = 0; d < job.devices.size(); ++d) {
     const DeviceReport& dev = job.devices[d];
     if (dev.collective_timings.empty()) continue;
-    const RankReport* rank = nullptr;
-    for (const RankReport& r : job.ranks) {
-      if (r.rank == *dev.rank) rank = &r;
-    }
+    const auto found = rank_by_number.find(*dev.rank);
+    const RankReport* rank = found == rank_by_number.end() ? nullptr : found->second;
     Participant p{d, *dev.rank, "", std::nullopt};
     p.clock = rank && !rank->host.empty() ? rank->host : absl::StrCat("rank ", *dev.rank);
     if (rank) p.wall_clock_offset_ns = rank->wall_clock_offset_ns;
@@ -740,18 +800,20 @@ absl::StatusOr<Report> MergeRanks(std::vector<Report> ranks, const std::vector<s
   // The checks see the windows on the job's clock: hosts whose clocks differ still overlap.
   for (size_t i = 0; i < members.size(); ++i) {
     const int64_t offset = job.ranks[i].clock_offset_ns;
-    if (members[i].start_ns) *members[i].start_ns += offset;
-    if (members[i].end_ns) *members[i].end_ns += offset;
+    if (members[i].start_ns) *members[i].start_ns = Shifted(*members[i].start_ns, offset);
+    if (members[i].end_ns) *members[i].end_ns = Shifted(*members[i].end_ns, offset);
   }
   std::vector<std::string> checks = CheckJob(members, names);
   job.warnings.insert(job.warnings.end(), checks.begin(), checks.end());
+  absl::flat_hash_map<int, std::vector<const DeviceReport*>> devices_of_rank;
+  for (const DeviceReport& d : job.devices) devices_of_rank[d.rank.value_or(-1)].push_back(&d);
   for (RankReport& r : job.ranks) {
-    for (const DeviceReport& d : job.devices) {
-      if (d.rank != r.rank) continue;
-      for (const CollectiveStats& k : d.collectives) r.collectives += k.count;
-      r.wait_ns += d.comm_wait_ns.value_or(0);
+    const std::vector<const DeviceReport*>& devices = devices_of_rank[r.rank];
+    for (const DeviceReport* d : devices) {
+      for (const CollectiveStats& k : d->collectives) r.collectives += k.count;
+      r.wait_ns += d->comm_wait_ns.value_or(0);
     }
-    SetOwnCause(job, &r);
+    SetOwnCause(devices, &r);
   }
   NameStragglers(steady_spans, &job);
   AddAdvice(options, &job);

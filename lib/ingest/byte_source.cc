@@ -331,7 +331,7 @@ class ProgressSource : public ByteSource {
     const bool end = got.ok() && *got == 0 && n > 0;
     if (at >= told_ + kProgressStep || (end && at != told_)) {
       told_ = at;
-      progress_(at);
+      if (!progress_(at)) return absl::CancelledError("the read was cancelled");
     }
     return got;
   }

@@ -41,11 +41,13 @@ absl::StatusOr<std::unique_ptr<ByteSource>> OpenMemoryByteSource(absl::string_vi
 std::unique_ptr<ByteSource> ReadAhead(std::unique_ptr<ByteSource> inner,
                                       size_t chunk_bytes = size_t{1} << 20);
 
-// Told how far into its file a source has read (ByteSource::file_bytes_read).
-using ReadProgress = std::function<void(uint64_t file_bytes)>;
+// Told how far into its file a source has read (ByteSource::file_bytes_read); returns false to
+// stop the read (the caller gave up on it).
+using ReadProgress = std::function<bool(uint64_t file_bytes)>;
 
 // `inner` telling `progress` in the reading thread each time it has read on by kProgressStep
-// bytes of the file or more, and at its end: a comparison per Read, no call per event.
+// bytes of the file or more, and at its end: a comparison per Read, no call per event. Once
+// progress returns false, reads fail with Cancelled.
 inline constexpr uint64_t kProgressStep = uint64_t{1} << 18;
 std::unique_ptr<ByteSource> WithProgress(std::unique_ptr<ByteSource> inner, ReadProgress progress);
 

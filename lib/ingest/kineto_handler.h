@@ -47,6 +47,9 @@ class KinetoHandler {
     const int rel = depth_ - events_depth_;
     if (depth_ == 1 && !root_is_array_) {
       top_ = TopKeyOf(k);
+      if (top_ != Top::kNone && !FirstTime(&top_keys_seen_, static_cast<int>(top_))) {
+        return Twice(k, "the trace's top-level object");
+      }
     } else if (in_events_ && rel == 1) {
       field_ = EventField(k);
     } else if (in_events_ && rel == 2 && in_args_) {
@@ -59,8 +62,15 @@ class KinetoHandler {
                                                  : 0;
     } else if (top_ == Top::kDistributedInfo && depth_ == 2) {
       prop_key_ = k == kRankKey ? 1 : k == kWorldSizeKey ? 2 : 0;
+      if (prop_key_ != 0 && !FirstTime(&distributed_keys_seen_, prop_key_)) {
+        return Twice(k, "\"distributedInfo\"");
+      }
     } else if (top_ == Top::kGpuidle && depth_ == 2) {
       gpuidle_key_ = GpuidleKeyOf(k);
+      if (gpuidle_key_ != GpuidleKey::kIgnored &&
+          !FirstTime(&gpuidle_keys_seen_, static_cast<int>(gpuidle_key_))) {
+        return Twice(k, "\"gpuidle\"");
+      }
     }
     return true;
   }
@@ -197,6 +207,19 @@ class KinetoHandler {
     error_ = std::move(message);
     return false;
   }
+  // Marks `bit` seen; false if it was. A key read twice is refused: JSON readers differ on which
+  // of the two counts (Python's json and jsonschema take the last), so a trace checked by one
+  // would be read as another (issue 29).
+  static bool FirstTime(uint32_t* seen, int bit) {
+    const uint32_t mask = uint32_t{1} << bit;
+    if ((*seen & mask) != 0) return false;
+    *seen |= mask;
+    return true;
+  }
+  bool Twice(absl::string_view key, absl::string_view where) {
+    return Fail(absl::StrCat("\"", key, "\" appears twice in ", where,
+                             ": JSON readers disagree on which one counts"));
+  }
 
   bool NoGpuidleFormat();
   // Marks a field of the current event as unusable. Whether that costs the event or only the
@@ -245,6 +268,12 @@ class KinetoHandler {
   bool in_args_ = false;
   bool saw_trace_events_ = false;
   Top top_ = Top::kNone;
+  // The keys read so far, by Top, GpuidleKey and distributedInfo's prop_key_ (FirstTime).
+  uint32_t top_keys_seen_ = 0;
+  uint32_t gpuidle_keys_seen_ = 0;
+  uint32_t distributed_keys_seen_ = 0;
+  static_assert(static_cast<int>(GpuidleKey::kTracerPerCallNs) < 32 &&
+                static_cast<int>(Top::kGpuidle) < 32);
   Field field_ = Field::kIgnored;
   int prop_key_ = 0;
   std::optional<int64_t> prop_id_;

@@ -176,6 +176,8 @@ class ReportParser {
     const Path at_window{&root, "window"};
     GPUIDLE_RETURN_IF_ERROR(Time(*window, at_window, "start_ns", &r.window_start_ns));
     GPUIDLE_RETURN_IF_ERROR(Time(*window, at_window, "end_ns", &r.window_end_ns));
+    GPUIDLE_RETURN_IF_ERROR(
+        InOrder(at_window, "start_ns", r.window_start_ns, "end_ns", r.window_end_ns));
 
     GPUIDLE_ASSIGN_OR_RETURN(const Value* completeness, Object(doc, root, "completeness"));
     const Path at_completeness{&root, "completeness"};
@@ -196,20 +198,20 @@ class ReportParser {
     if (coverage != nullptr) {
       const Path at{&root, "coverage"};
       Coverage& c = r.coverage.emplace();
-      GPUIDLE_RETURN_IF_ERROR(Int64(*coverage, at, "windows", &c.windows));
-      GPUIDLE_RETURN_IF_ERROR(Int64(*coverage, at, "traced_ns", &c.traced_ns));
-      GPUIDLE_RETURN_IF_ERROR(Int64(*coverage, at, "span_ns", &c.span_ns));
+      GPUIDLE_RETURN_IF_ERROR(Count(*coverage, at, "windows", &c.windows));
+      GPUIDLE_RETURN_IF_ERROR(Duration(*coverage, at, "traced_ns", &c.traced_ns));
+      GPUIDLE_RETURN_IF_ERROR(Duration(*coverage, at, "span_ns", &c.span_ns));
       // What was seen and the plan (optional: reports before issue 28 lack them).
       for (const auto& [key, field] :
            {std::pair<const char*, int64_t*>{"traced_until_ns", &c.traced_until_ns},
             {"first_window_ns", &c.first_window_ns},
             {"window_ns", &c.window_ns},
             {"period_ns", &c.period_ns}}) {
-        GPUIDLE_RETURN_IF_ERROR(Int64(*coverage, at, key, field, Need::kOptional));
-        if (*field < 0) return Error({&at, key}, "negative");
+        GPUIDLE_RETURN_IF_ERROR(Duration(*coverage, at, key, field, Need::kOptional));
       }
     }
     GPUIDLE_RETURN_IF_ERROR(Int(doc, root, "visible_device_count", &r.visible_device_count));
+    if (r.visible_device_count < 0) return Error({&root, "visible_device_count"}, "negative");
     GPUIDLE_RETURN_IF_ERROR(Ints(doc, root, "unused_devices", &r.unused_devices));
     GPUIDLE_RETURN_IF_ERROR(VisibleDevices(doc, root, &r));
     GPUIDLE_RETURN_IF_ERROR(String(doc, root, "step_source", &r.step_source));
@@ -229,8 +231,13 @@ class ReportParser {
     GPUIDLE_ASSIGN_OR_RETURN(const Value* devices, Array(doc, root, "devices", kMaxReportDevices));
     const Path at_devices{&root, "devices"};
     r.devices.resize(devices->Size());
+    // Every figure of a device is within its window, so this bounds every sum over devices.
+    int64_t windows_ns = 0;
     for (rapidjson::SizeType i = 0; i < devices->Size(); ++i) {
-      GPUIDLE_RETURN_IF_ERROR(Device((*devices)[i], {&at_devices, "", i}, &r.devices[i]));
+      const Path at_device{&at_devices, "", i};
+      GPUIDLE_RETURN_IF_ERROR(Device((*devices)[i], at_device, &r.devices[i]));
+      GPUIDLE_RETURN_IF_ERROR(AddToSum({&at_device, "window_ns"}, r.devices[i].window_ns,
+                                       &windows_ns, "the devices' windows"));
     }
 
     GPUIDLE_RETURN_IF_ERROR(
@@ -238,20 +245,33 @@ class ReportParser {
     GPUIDLE_ASSIGN_OR_RETURN(const Value* steps, Array(doc, root, "steps", Report::kMaxStepRows));
     const Path at_steps{&root, "steps"};
     r.steps.resize(steps->Size());
+    int64_t steps_ns = 0;
     for (rapidjson::SizeType i = 0; i < steps->Size(); ++i) {
-      GPUIDLE_RETURN_IF_ERROR(Step((*steps)[i], {&at_steps, "", i}, &r.steps[i]));
+      const Path at_step{&at_steps, "", i};
+      GPUIDLE_RETURN_IF_ERROR(Step((*steps)[i], at_step, &r.steps[i]));
+      GPUIDLE_RETURN_IF_ERROR(AddToSum(at_step, r.steps[i].end_ns - r.steps[i].start_ns, &steps_ns,
+                                       "the steps' spans"));
     }
     GPUIDLE_ASSIGN_OR_RETURN(const Value* gaps, Array(doc, root, "longest_gaps"));
     const Path at_gaps{&root, "longest_gaps"};
     r.longest_gaps.resize(gaps->Size());
+    int64_t gaps_ns = 0;
     for (rapidjson::SizeType i = 0; i < gaps->Size(); ++i) {
-      GPUIDLE_RETURN_IF_ERROR(Gap((*gaps)[i], {&at_gaps, "", i}, &r.longest_gaps[i]));
+      const Path at_gap{&at_gaps, "", i};
+      GPUIDLE_RETURN_IF_ERROR(Gap((*gaps)[i], at_gap, &r.longest_gaps[i]));
+      GPUIDLE_RETURN_IF_ERROR(AddToSum(at_gap,
+                                       r.longest_gaps[i].end_ns - r.longest_gaps[i].start_ns,
+                                       &gaps_ns, "the gaps' spans"));
     }
     GPUIDLE_ASSIGN_OR_RETURN(const Value* offenders, Array(doc, root, "offenders"));
     const Path at_offenders{&root, "offenders"};
     r.offenders.resize(offenders->Size());
+    int64_t offenders_ns = 0;
     for (rapidjson::SizeType i = 0; i < offenders->Size(); ++i) {
-      GPUIDLE_RETURN_IF_ERROR(OffenderAt((*offenders)[i], {&at_offenders, "", i}, &r.offenders[i]));
+      const Path at_offender{&at_offenders, "", i};
+      GPUIDLE_RETURN_IF_ERROR(OffenderAt((*offenders)[i], at_offender, &r.offenders[i]));
+      GPUIDLE_RETURN_IF_ERROR(AddToSum({&at_offender, "idle_ns"}, r.offenders[i].idle_ns,
+                                       &offenders_ns, "the offenders' idle times"));
     }
     // Periodic work (optional: reports before issue 28 lack it).
     GPUIDLE_ASSIGN_OR_RETURN(const Value* periodic, Array(doc, root, "periodic_work",
@@ -259,9 +279,14 @@ class ReportParser {
     if (periodic != nullptr) {
       const Path at_periodic{&root, "periodic_work"};
       r.periodic_work.resize(periodic->Size());
+      int64_t span_ns = 0, idle_ns = 0;
       for (rapidjson::SizeType i = 0; i < periodic->Size(); ++i) {
-        GPUIDLE_RETURN_IF_ERROR(
-            PeriodicWorkAt((*periodic)[i], {&at_periodic, "", i}, &r.periodic_work[i]));
+        const Path at_row{&at_periodic, "", i};
+        GPUIDLE_RETURN_IF_ERROR(PeriodicWorkAt((*periodic)[i], at_row, &r.periodic_work[i]));
+        GPUIDLE_RETURN_IF_ERROR(AddToSum({&at_row, "span_ns"}, r.periodic_work[i].span_ns, &span_ns,
+                                         "the periodic work's spans"));
+        GPUIDLE_RETURN_IF_ERROR(AddToSum({&at_row, "idle_ns"}, r.periodic_work[i].idle_ns, &idle_ns,
+                                         "the periodic work's idle times"));
       }
     }
     GPUIDLE_ASSIGN_OR_RETURN(const Value* advice, Array(doc, root, "advice"));
@@ -331,6 +356,59 @@ class ReportParser {
                                             "2^63 - 2^60 ns)"));
     }
     return absl::OkStatus();
+  }
+
+  // A length of time: 0 to kMaxDurationNs, as every span of a timeline.
+  absl::Status Duration(const Value& obj, const Path& at, absl::string_view key, int64_t* out,
+                        Need need = Need::kRequired) const {
+    GPUIDLE_RETURN_IF_ERROR(Int64(obj, at, key, out, need));
+    if (*out < 0 || *out > kMaxDurationNs) {
+      return Error({&at, key}, absl::StrCat(*out,
+                                            " is not a length of time gpuidle writes (0 to "
+                                            "2^52 ns)"));
+    }
+    return absl::OkStatus();
+  }
+
+  // A number of things (kernels, windows, bytes): 0 to kMaxReportSum.
+  absl::Status Count(const Value& obj, const Path& at, absl::string_view key, int64_t* out,
+                     Need need = Need::kRequired) const {
+    GPUIDLE_RETURN_IF_ERROR(Int64(obj, at, key, out, need));
+    if (*out < 0 || *out > kMaxReportSum) {
+      return Error({&at, key}, absl::StrCat(*out, " is not a count gpuidle writes (0 to 2^62)"));
+    }
+    return absl::OkStatus();
+  }
+
+  // A share: 0 to 1, or null (not known: NaN).
+  absl::Status Share(const Value& obj, const Path& at, absl::string_view key, double* out) const {
+    GPUIDLE_RETURN_IF_ERROR(Double(obj, at, key, out));
+    if (*out < 0 || *out > 1) return Error({&at, key}, absl::StrCat(*out, " is not within 0 to 1"));
+    return absl::OkStatus();
+  }
+
+  // A span's end at or after its start.
+  absl::Status InOrder(const Path& at, absl::string_view start_key, int64_t start,
+                       absl::string_view end_key, int64_t end) const {
+    if (start <= end) return absl::OkStatus();
+    return Error({&at, end_key}, absl::StrCat(end, " is before ", start_key, " (", start,
+                                              "): it ends before it starts"));
+  }
+
+  // Adds `value` to a running total, which must stay within kMaxReportSum: the writers, the diff
+  // and the merges add these up.
+  absl::Status AddToSum(const Path& at, int64_t value, int64_t* sum, absl::string_view what) const {
+    if (__builtin_add_overflow(*sum, value, sum) || *sum > kMaxReportSum) {
+      return Error(at, absl::StrCat(what, " add up to more than 2^62"));
+    }
+    return absl::OkStatus();
+  }
+
+  // A part no larger than its whole ("busy_ns 5 is more than steady state 3").
+  absl::Status Within(const Path& at, absl::string_view key, int64_t part,
+                      absl::string_view whole_name, int64_t whole) const {
+    if (part <= whole) return absl::OkStatus();
+    return Error({&at, key}, absl::StrCat(part, " is more than ", whole_name, " (", whole, ")"));
   }
 
   absl::Status Uint64(const Value& obj, const Path& at, absl::string_view key, uint64_t* out,
@@ -475,11 +553,9 @@ class ReportParser {
       const std::optional<OneOffKind> k = ParseOneOffKind(kind);
       if (!k) return Error({&at_part, "kind"}, absl::StrCat("unknown ", QuoteForMessage(kind)));
       o.kind = *k;
-      GPUIDLE_RETURN_IF_ERROR(Int64(v, at_part, "ns", &o.ns));
-      if (o.ns < 0) return Error({&at_part, "ns"}, "negative");
-      if (__builtin_add_overflow(sum, o.ns, &sum))
-        return Error({&at_part, "ns"}, "the sum overflows");
-      GPUIDLE_RETURN_IF_ERROR(Int64(v, at_part, "count", &o.count));
+      GPUIDLE_RETURN_IF_ERROR(Duration(v, at_part, "ns", &o.ns));
+      GPUIDLE_RETURN_IF_ERROR(AddToSum({&at_part, "ns"}, o.ns, &sum, "the parts"));
+      GPUIDLE_RETURN_IF_ERROR(Count(v, at_part, "count", &o.count));
       GPUIDLE_RETURN_IF_ERROR(String(v, at_part, "evidence", &o.evidence));
       d->one_off.push_back(std::move(o));
     }
@@ -501,7 +577,9 @@ class ReportParser {
       const Path at_phase{&here, key};
       GPUIDLE_RETURN_IF_ERROR(Time(*phase, at_phase, "start_ns", &start[i]));
       GPUIDLE_RETURN_IF_ERROR(Time(*phase, at_phase, "end_ns", &end[i]));
-      GPUIDLE_RETURN_IF_ERROR(Int64(*phase, at_phase, "ns", &ns[i]));
+      GPUIDLE_RETURN_IF_ERROR(InOrder(at_phase, "start_ns", start[i], "end_ns", end[i]));
+      if (end[i] - start[i] > kMaxDurationNs) return Error(at_phase, "longer than 2^52 ns");
+      GPUIDLE_RETURN_IF_ERROR(Duration(*phase, at_phase, "ns", &ns[i]));
       GPUIDLE_RETURN_IF_ERROR(Parts(*phase, at_phase, p, d));
     }
     constexpr int kStart = static_cast<int>(Phase::kStartUp);
@@ -537,6 +615,9 @@ class ReportParser {
     if (list == nullptr) return absl::OkStatus();
     const Path here{&at, "collectives"};
     d->collectives.resize(list->Size());
+    int64_t kinds_ns = 0;
+    // A kind is its group and op, listed once (the merge looks kinds up by them).
+    absl::flat_hash_set<std::pair<absl::string_view, absl::string_view>> kinds;
     for (rapidjson::SizeType i = 0; i < list->Size(); ++i) {
       const Value& v = (*list)[i];
       const Path at_kind{&here, "", i};
@@ -544,11 +625,21 @@ class ReportParser {
       CollectiveStats& c = d->collectives[i];
       GPUIDLE_RETURN_IF_ERROR(String(v, at_kind, "group", &c.group));
       GPUIDLE_RETURN_IF_ERROR(String(v, at_kind, "op", &c.op));
-      GPUIDLE_RETURN_IF_ERROR(Int64(v, at_kind, "count", &c.count));
-      GPUIDLE_RETURN_IF_ERROR(Int64(v, at_kind, "ns", &c.ns));
-      GPUIDLE_RETURN_IF_ERROR(Int64(v, at_kind, "exposed_ns", &c.exposed_ns));
+      if (!kinds.emplace(c.group, c.op).second) {
+        return Error(at_kind, absl::StrCat("the kind ", QuoteForMessage(c.op), " of group ",
+                                           QuoteForMessage(c.group), " is listed twice"));
+      }
+      GPUIDLE_RETURN_IF_ERROR(Count(v, at_kind, "count", &c.count));
+      GPUIDLE_RETURN_IF_ERROR(Duration(v, at_kind, "ns", &c.ns));
+      GPUIDLE_RETURN_IF_ERROR(Duration(v, at_kind, "exposed_ns", &c.exposed_ns));
+      GPUIDLE_RETURN_IF_ERROR(Within(at_kind, "exposed_ns", c.exposed_ns, "ns", c.ns));
       GPUIDLE_RETURN_IF_ERROR(OptionalInt64(v, at_kind, "bytes", &c.bytes, Need::kOptional));
+      if (c.bytes.value_or(0) < 0) return Error({&at_kind, "bytes"}, "negative");
       GPUIDLE_RETURN_IF_ERROR(OptionalInt64(v, at_kind, "wait_ns", &c.wait_ns, Need::kOptional));
+      GPUIDLE_RETURN_IF_ERROR(Within(at_kind, "wait_ns", c.wait_ns.value_or(0), "ns", c.ns));
+      if (c.wait_ns.value_or(0) < 0) return Error({&at_kind, "wait_ns"}, "negative");
+      GPUIDLE_RETURN_IF_ERROR(
+          AddToSum({&at_kind, "ns"}, c.ns, &kinds_ns, "the collectives' times"));
     }
     return absl::OkStatus();
   }
@@ -596,7 +687,9 @@ class ReportParser {
       t.end_ns = v[0] + v[1];
       if (t.end_ns >= kMaxTimeNs) return cell_error(1, "ends past the last time stamp");
       t.seq = v[2];
+      if (t.seq < -1) return cell_error(2, "below -1 (none)");
       t.bytes = v[3];
+      if (t.bytes < -1) return cell_error(3, "below -1 (not known)");
       if (v[4] < 0 || static_cast<uint64_t>(v[4]) >= d->collectives.size()) {
         return cell_error(4, absl::StrCat(v[4], " is not an index into collectives (",
                                           d->collectives.size(), " kinds)"));
@@ -606,34 +699,57 @@ class ReportParser {
     return absl::OkStatus();
   }
 
+  // The timeline's conservation: the phases tile the window, and the steady state is busy, idle
+  // and one-off time (tests/analysis/invariants_test.cc holds the analysis to the same).
+  absl::Status Conserved(const Path& at, const DeviceReport& d) const {
+    const int64_t phases =
+        d.PhaseNs(Phase::kStartUp) + d.PhaseNs(Phase::kSteady) + d.PhaseNs(Phase::kWindDown);
+    if (phases != d.window_ns) {
+      return Error({&at, "window_ns"},
+                   absl::StrCat(d.window_ns, " is not the phases' sum (", phases, ")"));
+    }
+    const int64_t steady = d.busy_ns + d.idle_ns + d.SteadyOneOffNs();
+    if (steady != d.PhaseNs(Phase::kSteady)) {
+      return Error({&at, "busy_ns"},
+                   absl::StrCat("busy_ns + idle_ns + the steady state's one-off parts (", steady,
+                                ") is not the steady state (", d.PhaseNs(Phase::kSteady), ")"));
+    }
+    return absl::OkStatus();
+  }
+
   absl::Status Device(const Value& v, const Path& at, DeviceReport* d) const {
     GPUIDLE_RETURN_IF_ERROR(CheckObject(v, at));
     GPUIDLE_RETURN_IF_ERROR(OptionalInt(v, at, "rank", &d->rank));
     GPUIDLE_RETURN_IF_ERROR(Int(v, at, "device", &d->device));
     GPUIDLE_RETURN_IF_ERROR(String(v, at, "name", &d->name));
-    GPUIDLE_RETURN_IF_ERROR(Int64(v, at, "window_ns", &d->window_ns));
+    GPUIDLE_RETURN_IF_ERROR(Duration(v, at, "window_ns", &d->window_ns));
     GPUIDLE_RETURN_IF_ERROR(Time(v, at, "steady_start_ns", &d->steady_start_ns));
     GPUIDLE_RETURN_IF_ERROR(Time(v, at, "steady_end_ns", &d->steady_end_ns));
-    GPUIDLE_RETURN_IF_ERROR(Int64(v, at, "busy_ns", &d->busy_ns));
-    GPUIDLE_RETURN_IF_ERROR(Int64(v, at, "idle_ns", &d->idle_ns));
+    GPUIDLE_RETURN_IF_ERROR(
+        InOrder(at, "steady_start_ns", d->steady_start_ns, "steady_end_ns", d->steady_end_ns));
+    GPUIDLE_RETURN_IF_ERROR(Duration(v, at, "busy_ns", &d->busy_ns));
+    GPUIDLE_RETURN_IF_ERROR(Duration(v, at, "idle_ns", &d->idle_ns));
     GPUIDLE_RETURN_IF_ERROR(Subcauses(v, at, &d->idle));
-    GPUIDLE_RETURN_IF_ERROR(Phases(v, at, d));
-    GPUIDLE_RETURN_IF_ERROR(Int64(v, at, "step_count", &d->step_count, Need::kOptional));
-    GPUIDLE_RETURN_IF_ERROR(Int64(v, at, "tracer_ns", &d->tracer_ns, Need::kOptional));
-    if (d->tracer_ns < 0) return Error({&at, "tracer_ns"}, "negative");
-    GPUIDLE_RETURN_IF_ERROR(Int64(v, at, "kernel_count", &d->kernel_count));
-    GPUIDLE_RETURN_IF_ERROR(Int64(v, at, "memcpy_count", &d->memcpy_count));
-    GPUIDLE_RETURN_IF_ERROR(Int64(v, at, "memset_count", &d->memset_count));
-    GPUIDLE_RETURN_IF_ERROR(Int64(v, at, "comm_ns", &d->comm_ns));
-    GPUIDLE_RETURN_IF_ERROR(Int64(v, at, "exposed_comm_ns", &d->exposed_comm_ns));
-    GPUIDLE_RETURN_IF_ERROR(OptionalInt64(v, at, "comm_wait_ns", &d->comm_wait_ns));
-    // Lost time (LostNs) is their sum.
-    int64_t lost = 0;
-    if (d->idle_ns < 0) return Error({&at, "idle_ns"}, "negative");
-    if (d->comm_wait_ns.value_or(0) < 0) return Error({&at, "comm_wait_ns"}, "negative");
-    if (__builtin_add_overflow(d->idle_ns, d->comm_wait_ns.value_or(0), &lost)) {
-      return Error({&at, "comm_wait_ns"}, "idle_ns + comm_wait_ns overflows");
+    if (d->idle.TotalNs() != d->idle_ns) {
+      return Error({&at, "idle_by_subcause"}, absl::StrCat("adds up to ", d->idle.TotalNs(),
+                                                           ", not idle_ns (", d->idle_ns, ")"));
     }
+    GPUIDLE_RETURN_IF_ERROR(Phases(v, at, d));
+    GPUIDLE_RETURN_IF_ERROR(Conserved(at, *d));
+    GPUIDLE_RETURN_IF_ERROR(Count(v, at, "step_count", &d->step_count, Need::kOptional));
+    GPUIDLE_RETURN_IF_ERROR(Duration(v, at, "tracer_ns", &d->tracer_ns, Need::kOptional));
+    GPUIDLE_RETURN_IF_ERROR(Count(v, at, "kernel_count", &d->kernel_count));
+    GPUIDLE_RETURN_IF_ERROR(Count(v, at, "memcpy_count", &d->memcpy_count));
+    GPUIDLE_RETURN_IF_ERROR(Count(v, at, "memset_count", &d->memset_count));
+    GPUIDLE_RETURN_IF_ERROR(Duration(v, at, "comm_ns", &d->comm_ns));
+    GPUIDLE_RETURN_IF_ERROR(Within(at, "comm_ns", d->comm_ns, "busy_ns", d->busy_ns));
+    GPUIDLE_RETURN_IF_ERROR(Duration(v, at, "exposed_comm_ns", &d->exposed_comm_ns));
+    GPUIDLE_RETURN_IF_ERROR(
+        Within(at, "exposed_comm_ns", d->exposed_comm_ns, "comm_ns", d->comm_ns));
+    GPUIDLE_RETURN_IF_ERROR(OptionalInt64(v, at, "comm_wait_ns", &d->comm_wait_ns));
+    if (d->comm_wait_ns.value_or(0) < 0) return Error({&at, "comm_wait_ns"}, "negative");
+    GPUIDLE_RETURN_IF_ERROR(
+        Within(at, "comm_wait_ns", d->comm_wait_ns.value_or(0), "comm_ns", d->comm_ns));
     GPUIDLE_RETURN_IF_ERROR(CopyTotalsOf(v, at, d));
     GPUIDLE_RETURN_IF_ERROR(GraphReplaysOf(v, at, d));
     GPUIDLE_RETURN_IF_ERROR(Collectives(v, at, d));
@@ -701,12 +817,9 @@ class ReportParser {
          {std::pair{"pageable", &d->h2d_pageable}, std::pair{"pinned", &d->h2d_pinned}}) {
       GPUIDLE_ASSIGN_OR_RETURN(const Value* v, Object(*copies, here, key));
       const Path at_kind{&here, key};
-      GPUIDLE_RETURN_IF_ERROR(Int64(*v, at_kind, "count", &totals->count));
-      GPUIDLE_RETURN_IF_ERROR(Int64(*v, at_kind, "bytes", &totals->bytes));
-      GPUIDLE_RETURN_IF_ERROR(Int64(*v, at_kind, "ns", &totals->ns));
-      if (totals->count < 0 || totals->bytes < 0 || totals->ns < 0) {
-        return Error(at_kind, "negative");
-      }
+      GPUIDLE_RETURN_IF_ERROR(Count(*v, at_kind, "count", &totals->count));
+      GPUIDLE_RETURN_IF_ERROR(Count(*v, at_kind, "bytes", &totals->bytes));
+      GPUIDLE_RETURN_IF_ERROR(Duration(*v, at_kind, "ns", &totals->ns));
     }
     return absl::OkStatus();
   }
@@ -717,12 +830,9 @@ class ReportParser {
     if (g == nullptr) return absl::OkStatus();
     const Path here{&at, "graph_replays"};
     GraphReplays& out = d->graph_replays;
-    GPUIDLE_RETURN_IF_ERROR(Int64(*g, here, "launches", &out.launches));
-    GPUIDLE_RETURN_IF_ERROR(Int64(*g, here, "kernels", &out.kernels));
-    GPUIDLE_RETURN_IF_ERROR(Int64(*g, here, "kernels_alone", &out.kernels_alone));
-    if (out.launches < 0 || out.kernels < 0 || out.kernels_alone < 0) {
-      return Error(here, "negative");
-    }
+    GPUIDLE_RETURN_IF_ERROR(Count(*g, here, "launches", &out.launches));
+    GPUIDLE_RETURN_IF_ERROR(Count(*g, here, "kernels", &out.kernels));
+    GPUIDLE_RETURN_IF_ERROR(Count(*g, here, "kernels_alone", &out.kernels_alone));
     if (out.launches > out.kernels) return Error(here, "more launches than kernels");
     return absl::OkStatus();
   }
@@ -734,10 +844,22 @@ class ReportParser {
     GPUIDLE_RETURN_IF_ERROR(String(v, at, "name", &s->name));
     GPUIDLE_RETURN_IF_ERROR(Time(v, at, "start_ns", &s->start_ns));
     GPUIDLE_RETURN_IF_ERROR(Time(v, at, "end_ns", &s->end_ns));
-    GPUIDLE_RETURN_IF_ERROR(Int64(v, at, "busy_ns", &s->busy_ns));
+    GPUIDLE_RETURN_IF_ERROR(InOrder(at, "start_ns", s->start_ns, "end_ns", s->end_ns));
+    if (s->end_ns - s->start_ns > kMaxDurationNs) return Error(at, "longer than 2^52 ns");
+    GPUIDLE_RETURN_IF_ERROR(Duration(v, at, "busy_ns", &s->busy_ns));
     GPUIDLE_RETURN_IF_ERROR(Subcauses(v, at, &s->idle));
-    GPUIDLE_RETURN_IF_ERROR(Int64(v, at, "one_off_ns", &s->one_off_ns, Need::kOptional));
-    return OptionalInt64(v, at, "comm_wait_ns", &s->comm_wait_ns, Need::kOptional);
+    GPUIDLE_RETURN_IF_ERROR(Duration(v, at, "one_off_ns", &s->one_off_ns, Need::kOptional));
+    // A step's span is its busy, idle and one-off time.
+    const int64_t parts = s->busy_ns + s->idle.TotalNs() + s->one_off_ns;
+    if (parts != s->end_ns - s->start_ns) {
+      return Error({&at, "busy_ns"},
+                   absl::StrCat("busy_ns + idle + one_off_ns (", parts,
+                                ") is not the step's span (", s->end_ns - s->start_ns, ")"));
+    }
+    GPUIDLE_RETURN_IF_ERROR(
+        OptionalInt64(v, at, "comm_wait_ns", &s->comm_wait_ns, Need::kOptional));
+    if (s->comm_wait_ns.value_or(0) < 0) return Error({&at, "comm_wait_ns"}, "negative");
+    return Within(at, "comm_wait_ns", s->comm_wait_ns.value_or(0), "busy_ns", s->busy_ns);
   }
 
   absl::Status Gap(const Value& v, const Path& at, GapRecord* g) const {
@@ -746,6 +868,8 @@ class ReportParser {
     GPUIDLE_RETURN_IF_ERROR(Int(v, at, "device", &g->device));
     GPUIDLE_RETURN_IF_ERROR(Time(v, at, "start_ns", &g->start_ns));
     GPUIDLE_RETURN_IF_ERROR(Time(v, at, "end_ns", &g->end_ns));
+    GPUIDLE_RETURN_IF_ERROR(InOrder(at, "start_ns", g->start_ns, "end_ns", g->end_ns));
+    if (g->end_ns - g->start_ns > kMaxDurationNs) return Error(at, "longer than 2^52 ns");
     GPUIDLE_RETURN_IF_ERROR(CauseFields(v, at, &g->subcause));
     GPUIDLE_RETURN_IF_ERROR(String(v, at, "next_op", &g->next_op));
     GPUIDLE_RETURN_IF_ERROR(Uint64(v, at, "thread", &g->thread));
@@ -758,22 +882,17 @@ class ReportParser {
     GPUIDLE_RETURN_IF_ERROR(CauseFields(v, at, &o->subcause));
     GPUIDLE_RETURN_IF_ERROR(String(v, at, "what", &o->what));
     GPUIDLE_RETURN_IF_ERROR(String(v, at, "site", &o->site));
-    GPUIDLE_RETURN_IF_ERROR(Int64(v, at, "idle_ns", &o->idle_ns));
-    return Int64(v, at, "count", &o->count);
+    GPUIDLE_RETURN_IF_ERROR(Count(v, at, "idle_ns", &o->idle_ns));
+    return Count(v, at, "count", &o->count);
   }
 
   absl::Status PeriodicWorkAt(const Value& v, const Path& at, PeriodicWork* p) const {
     GPUIDLE_RETURN_IF_ERROR(CheckObject(v, at));
     GPUIDLE_RETURN_IF_ERROR(String(v, at, "activity", &p->activity));
     GPUIDLE_RETURN_IF_ERROR(String(v, at, "site", &p->site));
-    GPUIDLE_RETURN_IF_ERROR(Int64(v, at, "occurrences", &p->occurrences));
-    GPUIDLE_RETURN_IF_ERROR(Int64(v, at, "span_ns", &p->span_ns));
-    GPUIDLE_RETURN_IF_ERROR(Int64(v, at, "idle_ns", &p->idle_ns));
-    for (const auto& [key, value] : {std::pair<const char*, int64_t>{"occurrences", p->occurrences},
-                                     {"span_ns", p->span_ns},
-                                     {"idle_ns", p->idle_ns}}) {
-      if (value < 0) return Error({&at, key}, "negative");
-    }
+    GPUIDLE_RETURN_IF_ERROR(Count(v, at, "occurrences", &p->occurrences));
+    GPUIDLE_RETURN_IF_ERROR(Count(v, at, "span_ns", &p->span_ns));
+    GPUIDLE_RETURN_IF_ERROR(Count(v, at, "idle_ns", &p->idle_ns));
     GPUIDLE_RETURN_IF_ERROR(Subcauses(v, at, &p->idle));
     if (p->idle.TotalNs() != p->idle_ns) {
       return Error({&at, "idle_by_subcause"}, "does not add up to idle_ns");
@@ -784,16 +903,21 @@ class ReportParser {
   absl::Status AdviceAt(const Value& v, const Path& at, Advice* a) const {
     GPUIDLE_RETURN_IF_ERROR(CheckObject(v, at));
     GPUIDLE_RETURN_IF_ERROR(CauseFields(v, at, &a->subcause));
-    GPUIDLE_RETURN_IF_ERROR(Double(v, at, "share_of_lost_time", &a->share_of_lost_time));
+    GPUIDLE_RETURN_IF_ERROR(Share(v, at, "share_of_lost_time", &a->share_of_lost_time));
     GPUIDLE_RETURN_IF_ERROR(String(v, at, "fix", &a->fix));
     // The predicted gain (optional: reports before it lack it).
-    GPUIDLE_RETURN_IF_ERROR(Int64(v, at, "gain_ns", &a->gain_ns, Need::kOptional));
+    GPUIDLE_RETURN_IF_ERROR(Count(v, at, "gain_ns", &a->gain_ns, Need::kOptional));
     GPUIDLE_RETURN_IF_ERROR(
         OptionalInt64(v, at, "gain_per_step_ns", &a->gain_per_step_ns, Need::kOptional));
+    const int64_t per_step = a->gain_per_step_ns.value_or(0);
+    if (per_step < 0 || per_step > kMaxDurationNs) {
+      return Error({&at, "gain_per_step_ns"}, "not a length of time gpuidle writes (0 to 2^52 ns)");
+    }
     GPUIDLE_ASSIGN_OR_RETURN(const Value* share, Get(v, at, "gain_share_of_step", Need::kOptional));
     if (share != nullptr && !share->IsNull()) {
-      if (!share->IsNumber()) return Error({&at, "gain_share_of_step"}, "not a number (nor null)");
-      a->gain_share_of_step = share->GetDouble();
+      double step_share = 0;
+      GPUIDLE_RETURN_IF_ERROR(Share(v, at, "gain_share_of_step", &step_share));
+      a->gain_share_of_step = step_share;
     }
     return String(v, at, "evidence", &a->evidence, Need::kOptional);
   }
@@ -837,11 +961,25 @@ class ReportParser {
       GPUIDLE_RETURN_IF_ERROR(
           OptionalInt64(v, at, "wall_clock_offset_ns", &k.wall_clock_offset_ns));
       GPUIDLE_RETURN_IF_ERROR(Int64(v, at, "clock_offset_ns", &k.clock_offset_ns));
-      GPUIDLE_RETURN_IF_ERROR(Int64(v, at, "collectives", &k.collectives));
-      GPUIDLE_RETURN_IF_ERROR(Int64(v, at, "matched", &k.matched));
-      GPUIDLE_RETURN_IF_ERROR(Int64(v, at, "arrived_last", &k.arrived_last));
-      GPUIDLE_RETURN_IF_ERROR(Int64(v, at, "late_ns", &k.late_ns));
-      GPUIDLE_RETURN_IF_ERROR(Int64(v, at, "wait_ns", &k.wait_ns));
+      // The offset to the job's clock moves time stamps within the timelines' range
+      // (model/timeline.h); the wall clock's (ns since 1970) differs from another's within 2^63.
+      if (k.clock_offset_ns < kMinTimeNs || k.clock_offset_ns > -kMinTimeNs) {
+        return Error({&at, "clock_offset_ns"},
+                     absl::StrCat(k.clock_offset_ns, " is beyond 2^60 ns either way"));
+      }
+      if (const int64_t wall = k.wall_clock_offset_ns.value_or(0);
+          wall < -kMaxReportSum || wall > kMaxReportSum) {
+        return Error({&at, "wall_clock_offset_ns"},
+                     absl::StrCat(wall, " is beyond 2^62 ns either way"));
+      }
+      GPUIDLE_RETURN_IF_ERROR(Count(v, at, "collectives", &k.collectives));
+      GPUIDLE_RETURN_IF_ERROR(Count(v, at, "matched", &k.matched));
+      GPUIDLE_RETURN_IF_ERROR(Within(at, "matched", k.matched, "collectives", k.collectives));
+      GPUIDLE_RETURN_IF_ERROR(Count(v, at, "arrived_last", &k.arrived_last));
+      GPUIDLE_RETURN_IF_ERROR(
+          Within(at, "arrived_last", k.arrived_last, "collectives", k.collectives));
+      GPUIDLE_RETURN_IF_ERROR(Count(v, at, "late_ns", &k.late_ns));
+      GPUIDLE_RETURN_IF_ERROR(Count(v, at, "wait_ns", &k.wait_ns));
       GPUIDLE_ASSIGN_OR_RETURN(const Value* cause, Get(v, at, "own_cause"));
       if (!cause->IsNull()) {
         const std::optional<Subcause> s =
@@ -851,7 +989,7 @@ class ReportParser {
         if (!s) return Error({&at, "own_cause"}, "not a qualified subcause (nor null)");
         k.own_cause = *s;
       }
-      GPUIDLE_RETURN_IF_ERROR(Double(v, at, "own_cause_share", &k.own_cause_share));
+      GPUIDLE_RETURN_IF_ERROR(Share(v, at, "own_cause_share", &k.own_cause_share));
     }
     return absl::OkStatus();
   }
@@ -861,20 +999,22 @@ class ReportParser {
     if (clock == nullptr) return absl::OkStatus();
     const Path at{&root, "clock"};
     GPUIDLE_RETURN_IF_ERROR(String(*clock, at, "method", &c->method));
-    GPUIDLE_RETURN_IF_ERROR(Int64(*clock, at, "hosts", &c->hosts));
-    GPUIDLE_RETURN_IF_ERROR(Int64(*clock, at, "residual_ns", &c->residual_ns));
-    return Double(*clock, at, "matched_share", &c->matched_share);
+    GPUIDLE_RETURN_IF_ERROR(Count(*clock, at, "hosts", &c->hosts));
+    GPUIDLE_RETURN_IF_ERROR(Count(*clock, at, "residual_ns", &c->residual_ns));
+    return Share(*clock, at, "matched_share", &c->matched_share);
   }
 
   absl::Status Options(const Value& doc, const Path& root, AnalysisOptions* o) const {
     GPUIDLE_ASSIGN_OR_RETURN(const Value* options, Object(doc, root, "options"));
     const Path at{&root, "options"};
-    GPUIDLE_RETURN_IF_ERROR(Int64(*options, at, "launch_gap_max_ns", &o->launch_gap_max_ns));
+    GPUIDLE_RETURN_IF_ERROR(Duration(*options, at, "launch_gap_max_ns", &o->launch_gap_max_ns));
     GPUIDLE_RETURN_IF_ERROR(
-        Int64(*options, at, "dispatch_latency_max_ns", &o->dispatch_latency_max_ns));
+        Duration(*options, at, "dispatch_latency_max_ns", &o->dispatch_latency_max_ns));
     o->data_range_patterns.clear();
     GPUIDLE_RETURN_IF_ERROR(Strings(*options, at, "data_range_patterns", &o->data_range_patterns));
-    return Int(*options, at, "skip_steps", &o->skip_steps, Need::kOptional);
+    GPUIDLE_RETURN_IF_ERROR(Int(*options, at, "skip_steps", &o->skip_steps, Need::kOptional));
+    if (o->skip_steps < 0) return Error({&at, "skip_steps"}, "negative");
+    return absl::OkStatus();
   }
 
   std::string name_;

@@ -12,13 +12,18 @@
 //
 // Hostile input: a wrong type, a value out of range or a missing field is an error that names
 // the file and the field ("r.json: devices[1].collective_timings.kind[7]: ..."); never a crash.
-// Time stamps must lie in the timelines' range (model/timeline.h), idle times and one-off parts
-// must not be negative, and what the writers add up must fit in 64 bits.
+// The timeline's rules hold on read, each broken one named with its field: time stamps in the
+// timelines' range and lengths of time within 2^52 ns (model/timeline.h), every span ending at or
+// after its start, counts not negative, shares within 0 to 1, parts within their whole (comm_ns
+// within busy_ns, matched within collectives), conservation per device (the phases tile the
+// window; busy, idle and one-off time tile the steady state and each step), and every sum within
+// kMaxReportSum.
 // Memory and time are bounded by the limits below; the JSON is parsed without recursion.
 #ifndef GPUIDLE_LIB_INGEST_REPORT_READER_H_
 #define GPUIDLE_LIB_INGEST_REPORT_READER_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 

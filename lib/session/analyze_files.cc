@@ -77,9 +77,12 @@ absl::StatusOr<Report> MergeReportsAndTraces(const std::vector<std::string>& pat
   return report;
 }
 
+absl::Status Cancelled() { return absl::CancelledError("the analysis was cancelled"); }
+
 absl::StatusOr<Report> AnalyzeFiles(const std::vector<std::string>& paths,
                                     const AnalysisOptions& options,
-                                    const internal::FileProgress& progress) {
+                                    const internal::FileProgress& progress,
+                                    const std::atomic<bool>* cancel) {
   GPUIDLE_RETURN_IF_ERROR(internal::ValidateOptions(options));
   if (paths.empty()) return absl::InvalidArgumentError("no trace file given");
   std::vector<internal::Timeline> timelines;
@@ -96,8 +99,15 @@ absl::StatusOr<Report> AnalyzeFiles(const std::vector<std::string>& paths,
           absl::StrCat("trace path ", internal::QuoteForMessage(path), " holds a NUL byte"));
     }
     internal::ReadProgress read_progress;
-    if (progress) read_progress = [&](uint64_t bytes) { progress(index, bytes); };
-    GPUIDLE_ASSIGN_OR_RETURN(internal::InputFile in, internal::ReadInputFile(path, read_progress));
+    if (progress || cancel != nullptr) {
+      read_progress = [&](uint64_t bytes) {
+        if (progress) progress(index, bytes);
+        return cancel == nullptr || !cancel->load(std::memory_order_relaxed);
+      };
+    }
+    absl::StatusOr<internal::InputFile> read = internal::ReadInputFile(path, read_progress);
+    if (cancel != nullptr && cancel->load()) return Cancelled();
+    GPUIDLE_ASSIGN_OR_RETURN(internal::InputFile in, std::move(read));
     any_report |= in.report.has_value();
     if (in.report.has_value() && paths.size() > 1) {
       internal::KeepStepRowsForMerge(paths.size(), &*in.report);
@@ -127,16 +137,11 @@ absl::StatusOr<Report> AnalyzeFiles(const std::vector<std::string>& paths,
   return report;
 }
 
-}  // namespace
-
-absl::StatusOr<Report> AnalyzeTraceFiles(const std::vector<std::string>& paths,
-                                         const AnalysisOptions& options) {
-  return internal::AnalyzeTraceFilesWithProgress(paths, options, nullptr);
-}
-
-absl::StatusOr<Report> MergeReportJson(const std::vector<std::string>& json_reports,
-                                       const std::vector<std::string>& names,
-                                       const AnalysisOptions& options) {
+// gpuidle::MergeReportJson, which stops between reports once `cancel` (if given) is set.
+absl::StatusOr<Report> MergeReports(const std::vector<std::string>& json_reports,
+                                    const std::vector<std::string>& names,
+                                    const AnalysisOptions& options,
+                                    const std::atomic<bool>* cancel) {
   GPUIDLE_RETURN_IF_ERROR(internal::ValidateOptions(options));
   if (json_reports.empty()) return absl::InvalidArgumentError("no report given");
   if (names.size() != json_reports.size()) {
@@ -148,6 +153,7 @@ absl::StatusOr<Report> MergeReportJson(const std::vector<std::string>& json_repo
         std::vector<Report> ranks;
         ranks.reserve(json_reports.size());
         for (size_t i = 0; i < json_reports.size(); ++i) {
+          if (cancel != nullptr && cancel->load()) return Cancelled();
           GPUIDLE_ASSIGN_OR_RETURN(Report r, internal::ParseReportJson(json_reports[i], names[i]));
           if (json_reports.size() > 1) internal::KeepStepRowsForMerge(json_reports.size(), &r);
           ranks.push_back(std::move(r));
@@ -159,13 +165,40 @@ absl::StatusOr<Report> MergeReportJson(const std::vector<std::string>& json_repo
       });
 }
 
+}  // namespace
+
+absl::StatusOr<Report> AnalyzeTraceFiles(const std::vector<std::string>& paths,
+                                         const AnalysisOptions& options) {
+  return internal::AnalyzeTraceFilesWithProgress(paths, options, nullptr);
+}
+
+absl::StatusOr<Report> AnalyzeTraceFiles(const std::vector<std::string>& paths,
+                                         const AnalysisOptions& options,
+                                         const std::atomic<bool>& cancel) {
+  return internal::AnalyzeTraceFilesWithProgress(paths, options, nullptr, &cancel);
+}
+
+absl::StatusOr<Report> MergeReportJson(const std::vector<std::string>& json_reports,
+                                       const std::vector<std::string>& names,
+                                       const AnalysisOptions& options) {
+  return MergeReports(json_reports, names, options, nullptr);
+}
+
+absl::StatusOr<Report> MergeReportJson(const std::vector<std::string>& json_reports,
+                                       const std::vector<std::string>& names,
+                                       const AnalysisOptions& options,
+                                       const std::atomic<bool>& cancel) {
+  return MergeReports(json_reports, names, options, &cancel);
+}
+
 namespace internal {
 
 absl::StatusOr<Report> AnalyzeTraceFilesWithProgress(const std::vector<std::string>& paths,
                                                      const AnalysisOptions& options,
-                                                     const FileProgress& progress) {
+                                                     const FileProgress& progress,
+                                                     const std::atomic<bool>* cancel) {
   return OutOfMemoryIsAnError("while reading and analysing the traces",
-                              [&] { return AnalyzeFiles(paths, options, progress); });
+                              [&] { return AnalyzeFiles(paths, options, progress, cancel); });
 }
 
 absl::StatusOr<std::string> FormatText(const Report& report, bool color) {

@@ -3,6 +3,7 @@
 #ifndef GPUIDLE_LIB_SESSION_ANALYZE_FILES_H_
 #define GPUIDLE_LIB_SESSION_ANALYZE_FILES_H_
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -19,10 +20,13 @@ namespace gpuidle::internal {
 // most, never per event; and once more at the end of each file.
 using FileProgress = std::function<void(size_t file_index, uint64_t file_bytes)>;
 
-// gpuidle::AnalyzeTraceFiles, telling progress (an empty function: none).
+// gpuidle::AnalyzeTraceFiles, telling progress (an empty function: none). Once `cancel` (if
+// given) is set, the reading stops within a fraction of a second and the call returns Cancelled:
+// a caller that gave up (Ctrl-C in Python) does not leave a core busy for nothing.
 absl::StatusOr<Report> AnalyzeTraceFilesWithProgress(const std::vector<std::string>& paths,
                                                      const AnalysisOptions& options,
-                                                     const FileProgress& progress);
+                                                     const FileProgress& progress,
+                                                     const std::atomic<bool>* cancel = nullptr);
 
 // The text summary for a stream: coloured if color (the caller decides: core/terminal.h).
 // ResourceExhausted instead of an exception when memory runs out.

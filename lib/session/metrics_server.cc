@@ -13,11 +13,14 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <new>
+#include <string>
 #include <system_error>
 #include <utility>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -34,43 +37,13 @@ constexpr absl::string_view kMetricsContentType = "text/plain; version=0.0.4; ch
 // closing with unread bytes does not reset the connection before the client read the answer.
 constexpr std::chrono::milliseconds kDrainTimeout{250};
 constexpr size_t kMaxDrainBytes = 64 * 1024;
-
-// What the wait for a socket ended with.
-enum class Ready { kYes, kTimeout, kStop, kError };
-
-// Waits until fd is ready for events, the deadline passes or the server is told to stop.
-Ready WaitFor(int fd, short events, int wake_fd, Clock::time_point deadline) {
-  while (true) {
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-    if (left <= 0) return Ready::kTimeout;
-    pollfd fds[2] = {{fd, events, 0}, {wake_fd, POLLIN, 0}};
-    const int n = ::poll(fds, 2, static_cast<int>(std::min<int64_t>(left, 1000)));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return Ready::kError;
-    if (fds[1].revents != 0) return Ready::kStop;
-    if (fds[0].revents != 0) return Ready::kYes;
-  }
-}
-
-// Sends all of data before the deadline; false when the client went away or was too slow.
-// MSG_NOSIGNAL: a client that closed early must not raise SIGPIPE in the host program.
-bool SendAll(int fd, absl::string_view data, bool more, int wake_fd, Clock::time_point deadline) {
-  while (!data.empty()) {
-    const ssize_t n = ::send(fd, data.data(), data.size(), MSG_NOSIGNAL | (more ? MSG_MORE : 0));
-    if (n > 0) {
-      data.remove_prefix(static_cast<size_t>(n));
-      continue;
-    }
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      if (WaitFor(fd, POLLOUT, wake_fd, deadline) != Ready::kYes) return false;
-      continue;
-    }
-    return false;
-  }
-  return true;
-}
+// Connections accepted in one turn of the loop at most: a flood of connections cannot evict one
+// accepted in the same turn before its request is read, and those open are served in between.
+constexpr int kMaxAcceptsPerTurn = 16;
+// Connections the kernel holds until the thread accepts them: twice the cap on those open.
+constexpr int kListenBacklog = 2 * static_cast<int>(MetricsServer::kMaxConnections);
+// The longest poll, so that a stop request that missed the eventfd is still seen.
+constexpr std::chrono::milliseconds kMaxPoll{1000};
 
 struct Response {
   int code = 200;
@@ -182,6 +155,187 @@ class BlockAsyncSignals {
   bool blocked_ = false;
 };
 
+// Where a connection is: it reads the request, then sends the answer, then reads (and drops)
+// what the client still sends until it closes or the drain ends; kDone is closed next.
+enum class Phase { kReading, kWriting, kDraining, kDone };
+
+// One client, served by the server's thread a piece at a time as its socket allows. Its memory
+// is bounded: the request (kMaxRequestBytes and one byte), the head of the answer, and a
+// reference to the text it takes.
+struct Connection {
+  int fd = -1;
+  int slot = -1;  // its index in MetricsServer::connection_fds_
+  Clock::time_point accepted_at;
+  Phase phase = Phase::kReading;
+  Clock::time_point deadline;  // of the phase it is in
+  std::string request;
+  bool parsed_line = false;
+  Method method = Method::kGet;
+  std::string head;                         // status line and headers; a refusal's body too
+  std::shared_ptr<const std::string> body;  // the metrics of a GET
+  size_t sent = 0;                          // bytes of head, then of body, sent
+  size_t drained = 0;
+};
+
+// The answer from now on: a refusal, or the published text (its headers only for HEAD).
+void BeginAnswer(Connection* c, const Response* refusal,
+                 absl::FunctionRef<std::shared_ptr<const std::string>()> published_text) {
+  if (refusal != nullptr) {
+    c->head = absl::StrCat(Head(*refusal, refusal->body.size()), refusal->body);
+  } else {
+    std::shared_ptr<const std::string> text = published_text();
+    Response ok;
+    ok.content_type = kMetricsContentType;
+    c->head = Head(ok, text->size());
+    if (c->method == Method::kGet) c->body = std::move(text);
+  }
+  c->request = std::string();  // its memory is not needed any more
+  c->phase = Phase::kWriting;
+  c->deadline = Clock::now() + MetricsServer::kWriteTimeout;
+}
+
+// Reads what the client has sent, without blocking; begins the answer once the request line
+// and headers are complete or the request is refused, and ends a client that left silently.
+void ReadRequest(Connection* c,
+                 absl::FunctionRef<std::shared_ptr<const std::string>()> published_text) {
+  char buffer[2048];
+  while (true) {
+    Response refusal;
+    bool refused = false;
+    bool complete = false;
+    if (c->request.size() > MetricsServer::kMaxRequestBytes) {
+      refusal = Error(
+          431, "Request Header Fields Too Large",
+          absl::StrCat("request too large: at most ", MetricsServer::kMaxRequestBytes, " bytes\n"));
+      refused = true;
+    } else {
+      const size_t room = MetricsServer::kMaxRequestBytes + 1 - c->request.size();
+      const ssize_t n = ::recv(c->fd, buffer, std::min(sizeof(buffer), room), 0);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;  // wait for more
+      if (n < 0) {
+        c->phase = Phase::kDone;
+        return;
+      }
+      if (n == 0) {
+        // The client stopped sending: answer what it sent, if anything (it may still read).
+        if (c->request.empty()) {
+          c->phase = Phase::kDone;
+          return;
+        }
+        refusal = Error(400, "Bad Request", "bad request: incomplete\n");
+        refused = true;
+      } else {
+        if (c->request.empty()) {
+          // The first byte came: from now the bound is the one for the whole request.
+          c->deadline = c->accepted_at + MetricsServer::kReadTimeout;
+        }
+        c->request.append(buffer, static_cast<size_t>(n));
+        complete =
+            HeaderEnd(absl::string_view(c->request).substr(0, MetricsServer::kMaxRequestBytes)) !=
+            absl::string_view::npos;
+        absl::string_view line;
+        if (!PlausibleSoFar(c->request, &line)) {
+          refusal = Error(400, "Bad Request", "bad request: not HTTP\n");
+          refused = true;
+        } else if (!line.empty() && !c->parsed_line) {
+          c->parsed_line = true;
+          // A request line that is wrong is answered without waiting for the headers.
+          refused = !ParseRequestLine(line, &c->method, &refusal);
+        }
+        if (complete && !c->parsed_line && !refused) {
+          refusal = Error(400, "Bad Request", "bad request: no request line\n");
+          refused = true;
+        }
+      }
+    }
+    if (refused || complete) {
+      BeginAnswer(c, refused ? &refusal : nullptr, published_text);
+      return;
+    }
+  }
+}
+
+// Sends what the socket takes of the answer, without blocking; after the last byte, says we
+// are done and starts the drain.
+void SendAnswer(Connection* c) {
+  while (true) {
+    const size_t body_size = c->body == nullptr ? 0 : c->body->size();
+    absl::string_view rest;
+    bool more = false;
+    if (c->sent < c->head.size()) {
+      rest = absl::string_view(c->head).substr(c->sent);
+      more = body_size > 0;
+    } else if (c->sent - c->head.size() < body_size) {
+      rest = absl::string_view(*c->body).substr(c->sent - c->head.size());
+    } else {
+      // Closing with unread bytes would reset the connection, and the client could lose the
+      // answer: say we are done, then read what it still sends, a little while.
+      ::shutdown(c->fd, SHUT_WR);
+      c->head = std::string();
+      c->body = nullptr;
+      c->phase = Phase::kDraining;
+      c->deadline = Clock::now() + kDrainTimeout;
+      return;
+    }
+    // MSG_NOSIGNAL: a client that closed early must not raise SIGPIPE in the host program.
+    const ssize_t n = ::send(c->fd, rest.data(), rest.size(), MSG_NOSIGNAL | (more ? MSG_MORE : 0));
+    if (n > 0) {
+      c->sent += static_cast<size_t>(n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;  // wait until writable
+    // The client went away (or reset the connection).
+    c->phase = Phase::kDone;
+    return;
+  }
+}
+
+// Reads and drops what the client still sends, without blocking, up to kMaxDrainBytes.
+void Drain(Connection* c) {
+  char buffer[2048];
+  while (c->drained < kMaxDrainBytes) {
+    const ssize_t n = ::recv(c->fd, buffer, sizeof(buffer), 0);
+    if (n > 0) {
+      c->drained += static_cast<size_t>(n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+    break;  // the client closed (or reset) its side
+  }
+  c->phase = Phase::kDone;
+}
+
+// Does all the connection's socket allows now: reads, answers, drains, one phase after another.
+void Advance(Connection* c,
+             absl::FunctionRef<std::shared_ptr<const std::string>()> published_text) {
+  if (c->phase == Phase::kReading) ReadRequest(c, published_text);
+  if (c->phase == Phase::kWriting) SendAnswer(c);
+  if (c->phase == Phase::kDraining) Drain(c);
+}
+
+// A connection whose phase ran past its deadline: one still reading its request is answered 408
+// (and drained as any other); one that does not take its answer, or is draining, is closed.
+void Expire(Connection* c, absl::FunctionRef<std::shared_ptr<const std::string>()> published_text) {
+  if (c->phase == Phase::kReading) {
+    const Response timeout = Error(408, "Request Timeout", "request timeout\n");
+    BeginAnswer(c, &timeout, published_text);
+    Advance(c, published_text);
+  } else {
+    c->phase = Phase::kDone;
+  }
+}
+
+short EventsOf(Phase phase) { return phase == Phase::kWriting ? POLLOUT : POLLIN; }
+
+int PollTimeoutMs(Clock::duration left) {
+  // Rounded up: a poll that wakes a fraction of a millisecond early would spin.
+  const int64_t ms = std::chrono::ceil<std::chrono::milliseconds>(left).count();
+  return static_cast<int>(std::clamp<int64_t>(ms, 0, kMaxPoll.count()));
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<MetricsServer>> MetricsServer::Start(int port) {
@@ -211,7 +365,9 @@ absl::StatusOr<std::unique_ptr<MetricsServer>> MetricsServer::Start(int port) {
   if (::bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof(address)) != 0) {
     return fail(absl::StrCat("cannot listen on 127.0.0.1:", port, " for metrics"));
   }
-  if (::listen(fd, 16) != 0) {
+  // A burst of connections while the thread waits for a core waits to be accepted rather than
+  // have its SYNs dropped (and retried a second later); past the cap the oldest are dropped.
+  if (::listen(fd, kListenBacklog) != 0) {
     return fail(absl::StrCat("cannot listen on 127.0.0.1:", port, " for metrics"));
   }
   socklen_t length = sizeof(address);
@@ -237,7 +393,9 @@ MetricsServer::MetricsServer(int listen_fd, int wake_fd, int port)
     : listen_fd_(listen_fd),
       wake_fd_(wake_fd),
       port_(port),
-      text_(std::make_shared<const std::string>()) {}
+      text_(std::make_shared<const std::string>()) {
+  for (std::atomic<int>& fd : connection_fds_) fd.store(-1);
+}
 
 MetricsServer::~MetricsServer() {
   if (abandoned_.load()) return;
@@ -263,8 +421,10 @@ void MetricsServer::Publish(std::string text) {
 void MetricsServer::AbandonAfterFork() {
   abandoned_.store(true);
   // The child's copies only: the parent's sockets stay open and served.
-  const int connection = connection_fd_.exchange(-1);
-  if (connection >= 0) ::close(connection);
+  for (std::atomic<int>& slot : connection_fds_) {
+    const int connection = slot.exchange(-1);
+    if (connection >= 0) ::close(connection);
+  }
   ::close(listen_fd_);
   ::close(wake_fd_);
   // The lock may have been held by the parent's thread, which does not exist here; the thread
@@ -273,109 +433,87 @@ void MetricsServer::AbandonAfterFork() {
   new (&thread_) std::thread();
 }
 
-void MetricsServer::Run() {
-  while (!stopping_.load()) {
-    pollfd fds[2] = {{listen_fd_, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
-    const int n = ::poll(fds, 2, 1000);
-    if (n < 0 && errno != EINTR) return;
-    if (n <= 0) continue;
-    if (fds[1].revents != 0) return;
-    if ((fds[0].revents & POLLIN) == 0) continue;
-    const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (fd < 0) {
-      if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
-        // The program ran out of descriptors: the pending connection stays pending; retrying
-        // at once would spin.
-        pollfd wake = {wake_fd_, POLLIN, 0};
-        if (::poll(&wake, 1, 100) > 0) return;
-      }
-      continue;
-    }
-    connection_fd_.store(fd);
-    Serve(fd);
-    connection_fd_.store(-1);
-    ::close(fd);
-  }
+std::shared_ptr<const std::string> MetricsServer::PublishedText() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return text_;
 }
 
-void MetricsServer::Serve(int fd) {
-  const Clock::time_point read_deadline = Clock::now() + kReadTimeout;
-  std::string request;
-  size_t header_end = std::string::npos;
-  bool parsed_line = false;
-  Method method = Method::kGet;
-  Response refusal;
-  bool refused = false;
-  char buffer[2048];
-  while (header_end == std::string::npos && !refused) {
-    if (request.size() > kMaxRequestBytes) {
-      refusal = Error(431, "Request Header Fields Too Large",
-                      absl::StrCat("request too large: at most ", kMaxRequestBytes, " bytes\n"));
-      refused = true;
-      break;
-    }
-    const Ready ready = WaitFor(fd, POLLIN, wake_fd_, read_deadline);
-    if (ready == Ready::kStop || ready == Ready::kError) return;
-    if (ready == Ready::kTimeout) {
-      refusal = Error(408, "Request Timeout", "request timeout\n");
-      refused = true;
-      break;
-    }
-    const size_t room = kMaxRequestBytes + 1 - request.size();
-    const ssize_t n = ::recv(fd, buffer, std::min(sizeof(buffer), room), 0);
-    if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) continue;
-    if (n < 0) return;
-    if (n == 0) {
-      // The client stopped sending: answer what it sent, if anything (it may still read).
-      if (request.empty()) return;
-      refusal = Error(400, "Bad Request", "bad request: incomplete\n");
-      refused = true;
-      break;
-    }
-    request.append(buffer, static_cast<size_t>(n));
-    header_end = HeaderEnd(absl::string_view(request).substr(0, kMaxRequestBytes));
-    absl::string_view line;
-    if (!PlausibleSoFar(request, &line)) {
-      refusal = Error(400, "Bad Request", "bad request: not HTTP\n");
-      refused = true;
-    } else if (!line.empty() && !parsed_line) {
-      parsed_line = true;
-      // A request line that is wrong is answered without waiting for the headers.
-      refused = !ParseRequestLine(line, &method, &refusal);
-    }
-  }
-  if (header_end != std::string::npos && !parsed_line && !refused) {
-    refusal = Error(400, "Bad Request", "bad request: no request line\n");
-    refused = true;
-  }
+void MetricsServer::Run() {
+  // In order of acceptance, so the oldest is the first. Reserved once: the loop allocates no
+  // more per connection than the connection's own strings.
+  std::vector<Connection> connections;
+  connections.reserve(kMaxConnections);
+  std::vector<pollfd> fds;
+  fds.reserve(2 + kMaxConnections);
+  const auto published_text = [this] { return PublishedText(); };
+  const auto close_connection = [this](const Connection& c) {
+    connection_fds_[static_cast<size_t>(c.slot)].store(-1);
+    ::close(c.fd);
+  };
+  Clock::time_point accept_paused_until = Clock::time_point::min();
 
-  const Clock::time_point write_deadline = Clock::now() + kWriteTimeout;
-  if (refused) {
-    SendAll(fd, absl::StrCat(Head(refusal, refusal.body.size()), refusal.body), false, wake_fd_,
-            write_deadline);
-  } else {
-    std::shared_ptr<const std::string> text;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      text = text_;
+  while (!stopping_.load()) {
+    Clock::time_point now = Clock::now();
+    const bool accepting = now >= accept_paused_until;
+    Clock::time_point wake_at = accepting ? now + kMaxPoll : accept_paused_until;
+    fds.clear();
+    fds.push_back({wake_fd_, POLLIN, 0});
+    fds.push_back({accepting ? listen_fd_ : -1, POLLIN, 0});  // poll skips a negative fd
+    for (const Connection& c : connections) {
+      fds.push_back({c.fd, EventsOf(c.phase), 0});
+      wake_at = std::min(wake_at, c.deadline);
     }
-    Response ok;
-    ok.content_type = kMetricsContentType;
-    const bool head_only = method == Method::kHead;
-    if (!SendAll(fd, Head(ok, text->size()), !head_only, wake_fd_, write_deadline)) return;
-    if (!head_only && !SendAll(fd, *text, false, wake_fd_, write_deadline)) return;
+    const int n = ::poll(fds.data(), fds.size(), PollTimeoutMs(wake_at - now));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 || fds[0].revents != 0) break;
+
+    for (size_t i = 0; i < connections.size(); ++i) {
+      if (fds[2 + i].revents != 0) Advance(&connections[i], published_text);
+    }
+    now = Clock::now();
+    for (Connection& c : connections) {
+      if (c.phase != Phase::kDone && now >= c.deadline) Expire(&c, published_text);
+    }
+    for (const Connection& c : connections) {
+      if (c.phase == Phase::kDone) close_connection(c);
+    }
+    std::erase_if(connections, [](const Connection& c) { return c.phase == Phase::kDone; });
+
+    if ((fds[1].revents & POLLIN) == 0) continue;
+    for (int accepts = 0; accepts < kMaxAcceptsPerTurn; ++accepts) {
+      const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      if (fd < 0) {
+        if (errno == EINTR || errno == ECONNABORTED) continue;
+        if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+          // The program ran out of descriptors: the pending connection stays pending, and
+          // retrying at once would spin; those open are served meanwhile.
+          accept_paused_until = Clock::now() + std::chrono::milliseconds(100);
+        }
+        break;  // EAGAIN: none is pending
+      }
+      if (connections.size() == kMaxConnections) {
+        // Full: the oldest goes. A scrape is answered within a turn, so the oldest connections
+        // are idle or slow ones, and a new one outlives at least kMaxConnections - 1 others.
+        close_connection(connections.front());
+        connections.erase(connections.begin());
+      }
+      size_t slot = 0;
+      while (connection_fds_[slot].load() >= 0) ++slot;  // one is free: fewer are open
+      Connection& c = connections.emplace_back();
+      c.fd = fd;
+      c.slot = static_cast<int>(slot);
+      c.accepted_at = Clock::now();
+      c.deadline = c.accepted_at + kFirstByteTimeout;
+      connection_fds_[slot].store(fd);
+      // A scraper sends its request right after connecting: read it now, not a turn later.
+      Advance(&c, published_text);
+      if (c.phase == Phase::kDone) {
+        close_connection(c);
+        connections.pop_back();
+      }
+    }
   }
-  // Closing with unread bytes would reset the connection, and the client could lose the
-  // answer: say we are done, then read what it still sends, a little while.
-  ::shutdown(fd, SHUT_WR);
-  const Clock::time_point drain_deadline = Clock::now() + kDrainTimeout;
-  size_t drained = 0;
-  while (drained < kMaxDrainBytes && WaitFor(fd, POLLIN, wake_fd_, drain_deadline) == Ready::kYes) {
-    const ssize_t n = ::recv(fd, buffer, sizeof(buffer), 0);
-    if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) continue;
-    if (n <= 0) break;
-    drained += static_cast<size_t>(n);
-  }
+  for (const Connection& c : connections) close_connection(c);
 }
 
 }  // namespace gpuidle::internal

@@ -89,6 +89,40 @@ TEST(RankMergeTest, ThousandsOfCollectiveKindsMergeAndAlignAsOneDoes) {
               static_cast<double>(-HostClock(s, 1)), 5'000.0);
 }
 
+// Issue 29 (found by the complexity audit): the reference rank listing a kind without rows of it
+// (its table ended before the kind's first collective) made the merge throw std::out_of_range,
+// which ended the CLI. The kind is now matched with nothing, and the rest merges.
+TEST(RankMergeTest, AReferenceThatListsAKindWithoutRowsOfItMerges) {
+  for (bool seq : {false, true}) {
+    SCOPED_TRACE(seq ? "with sequence numbers" : "without");
+    JobSpec s;
+    s.world_size = 2;
+    s.ranks_per_host = 1;  // two hosts: the offset is estimated
+    s.host_offset_ns = 3'600'000'000'000;
+    s.with_seq = seq;
+    s.straggler = 1;
+    std::vector<Report> reports = JobReports(s);
+    // Rank 0 has the most rows (the reference); both list a broadcast, only rank 1 ran one.
+    DeviceReport& reference = reports[0].devices.front();
+    DeviceReport& other = reports[1].devices.front();
+    ASSERT_GT(reference.collective_timings.size(), other.collective_timings.size() + 1);
+    for (DeviceReport* d : {&reference, &other}) {
+      CollectiveStats& broadcast = d->collectives.emplace_back();
+      broadcast.group = "0";
+      broadcast.op = "broadcast";
+    }
+    CollectiveTiming row = other.collective_timings.back();
+    row.kind = 1;
+    row.seq = seq ? 100'000 : -1;
+    other.collective_timings.push_back(row);
+    absl::StatusOr<Report> job = MergeRanks(std::move(reports), {}, AnalysisOptions{});
+    ASSERT_TRUE(job.ok()) << job.status();
+    EXPECT_EQ(job->straggler_rank, 1);
+    EXPECT_NEAR(static_cast<double>(job->ranks[1].clock_offset_ns - job->ranks[0].clock_offset_ns),
+                static_cast<double>(-HostClock(s, 1)), 5'000.0);
+  }
+}
+
 TEST(RankMergeTest, RanksThatArriveTogetherHaveNoStraggler) {
   JobSpec spec;
   spec.jitter_ns = 20'000;

@@ -368,6 +368,29 @@ TEST_F(KinetoReaderTest, ReadsRankAndWorldSize) {
   EXPECT_EQ(t.info.world_size, 2);
 }
 
+// Issue 29: with a key twice, Python's json keeps the last and gpuidle read both (or the
+// first): a trace checked by one tool was read as another. Keys gpuidle reads are refused twice
+// in the top-level object, "distributedInfo" and "gpuidle"; keys it ignores are left alone.
+TEST_F(KinetoReaderTest, RefusesAKeyItReadsTwice) {
+  const std::string kernel = R"({"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7,
+                                 "ts": 1, "dur": 2, "args": {"device": 0}})";
+  ReadError("{\"traceEvents\": [" + kernel + "], \"traceEvents\": []}",
+            "\"traceEvents\" appears twice in the trace's top-level object");
+  ReadError("{\"distributedInfo\": {\"rank\": 0}, \"traceEvents\": [" + kernel +
+                "], \"distributedInfo\": {\"rank\": 1}}",
+            "\"distributedInfo\" appears twice in the trace's top-level object");
+  ReadError(R"({"distributedInfo": {"rank": 0, "world_size": 2, "rank": 1}, "traceEvents": [])",
+            "\"rank\" appears twice in \"distributedInfo\"");
+  ReadError(R"({"gpuidle": {"format": "gpuidle.trace/2", "rank": 0, "rank": 1},
+                "traceEvents": []})",
+            "\"rank\" appears twice in \"gpuidle\"");
+  // Keys gpuidle does not read may repeat, as other tools write them.
+  const Timeline t =
+      ReadOk("{\"traceName\": \"a\", \"traceEvents\": [" + kernel +
+             "], \"traceName\": \"b\", \"distributedInfo\": {\"pg\": 1, \"pg\": 2}}");
+  EXPECT_EQ(t.devices.size(), 1u);
+}
+
 TEST_F(KinetoReaderTest, LeavesRankUnknownWithoutDistributedInfo) {
   const Timeline t = ReadOk(Trace({X("kernel", "k", "1", "1", R"({"device": 0})")}));
   EXPECT_FALSE(t.info.rank.has_value());

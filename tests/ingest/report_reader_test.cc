@@ -118,8 +118,8 @@ Report FullReport() {
     d.steady_start_ns = 1'000 + 5 * kMs;
     d.steady_end_ns = 1'000 + 90 * kMs;
     d.window_end_ns = 1'000 + 100 * kMs;
-    d.window_ns = 100 * kMs;
-    d.busy_ns = 60 * kMs;
+    d.window_ns = rank == 0 ? 100 * kMs : 83 * kMs;  // the phases' sum
+    d.busy_ns = rank == 0 ? 60 * kMs : 45 * kMs;     // with idle and one-off: the steady state
     d.idle_ns = 24 * kMs;
     d.idle[Subcause::kHost] = 20 * kMs;
     d.idle[Subcause::kKernelGap] = 4 * kMs;
@@ -348,12 +348,13 @@ TEST(ReportReader, ErrorsNameTheFileAndTheField) {
       {"\"data_starved.host\": 20000000", "\"data_starved.host\": 9223372036854775807",
        "r.json: devices[0].idle_by_subcause: the sum of the subcauses overflows"},
       {"\"comm_wait_ns\": 30000000", "\"comm_wait_ns\": 9223372036854775807",
-       "r.json: devices[0].comm_wait_ns: idle_ns + comm_wait_ns overflows"},
+       "r.json: devices[0].comm_wait_ns: 9223372036854775807 is more than comm_ns"},
       {"\"ns\": 3000000,\n       \"count\"", "\"ns\": -3,\n       \"count\"",
-       "r.json: devices[0].phases.start_up.parts[0].ns: negative"},
+       "r.json: devices[0].phases.start_up.parts[0].ns: -3 is not a length of time"},
       {"\"collectives_not_listed\": 5", "\"collectives_not_listed\": -5",
        "devices[0].collectives_not_listed: negative"},
-      {"\"launches\": 24", "\"launches\": -24", "r.json: devices[0].graph_replays: negative"},
+      {"\"launches\": 24", "\"launches\": -24",
+       "r.json: devices[0].graph_replays.launches: -24 is not a count"},
       {"\"launches\": 24", "\"launches\": 601",
        "r.json: devices[0].graph_replays: more launches than kernels"},
       {"\"subcause\": \"data_starved.host\"", "\"subcause\": \"data_starved.hostile\"",
@@ -388,6 +389,80 @@ TEST(ReportReader, ErrorsNameTheFileAndTheField) {
                                  "\"steady\": {\n     \"start_ns\": 5001001");
   EXPECT_THAT(Message(s), HasSubstr("devices[0].phases.steady.start_ns: 5001001 is not "
                                     "steady_start_ns (5001000)"));
+}
+
+// Issue 29: the reader took what no trace can produce (negative times and counts, shares of
+// 1e308, spans ending before they start, figures that do not add up), and the writers printed
+// "traced -0.0% of 9223372037 s in -2 windows". The timeline's rules hold on read, each broken
+// one named with its field.
+TEST(ReportReader, AppliesTheTimelinesRules) {
+  const struct {
+    std::string from, to, message;
+  } cases[] = {
+      {"\"busy_ns\": 60000000", "\"busy_ns\": -5",
+       "r.json: devices[0].busy_ns: -5 is not a length of time gpuidle writes (0 to 2^52 ns)"},
+      {"\"window_ns\": 100000000", "\"window_ns\": 1000000000000000000",
+       "devices[0].window_ns: 1000000000000000000 is not a length of time"},
+      {"\"windows\": 3", "\"windows\": -2", "r.json: coverage.windows: -2 is not a count"},
+      {"\"share_of_lost_time\": 0.8", "\"share_of_lost_time\": 1e308",
+       "r.json: advice[0].share_of_lost_time: 1e+308 is not within 0 to 1"},
+      {"\"own_cause_share\": 0.625", "\"own_cause_share\": -0.5",
+       "r.json: ranks[0].own_cause_share: -0.5 is not within 0 to 1"},
+      {"\"steady_end_ns\": 90001000", "\"steady_end_ns\": 4001000",
+       "r.json: devices[0].steady_end_ns: 4001000 is before steady_start_ns (5001000): it ends "
+       "before it starts"},
+      {"\"end_ns\": 20000000", "\"end_ns\": 9000000",
+       "r.json: steps[0].end_ns: 9000000 is before start_ns (10000000)"},
+      {"\"end_ns\": 32000000", "\"end_ns\": 29000000",
+       "r.json: longest_gaps[0].end_ns: 29000000 is before start_ns (30000000)"},
+      // Conservation: the phases tile the window, busy + idle + one-off the steady state and
+      // each step, the subcauses the idle time.
+      {"\"window_ns\": 100000000", "\"window_ns\": 99000000",
+       "r.json: devices[0].window_ns: 99000000 is not the phases' sum (100000000)"},
+      {"\"idle_ns\": 24000000", "\"idle_ns\": 23000000",
+       "r.json: devices[0].idle_by_subcause: adds up to 24000000, not idle_ns (23000000)"},
+      {"\"busy_ns\": 7000000", "\"busy_ns\": 8000000",
+       "r.json: steps[0].busy_ns: busy_ns + idle + one_off_ns (11000000) is not the step's span "
+       "(10000000)"},
+      // Parts within their whole.
+      {"\"comm_ns\": 35000000", "\"comm_ns\": 70000000",
+       "r.json: devices[0].comm_ns: 70000000 is more than busy_ns (60000000)"},
+      {"\"matched\": 39", "\"matched\": 41",
+       "r.json: ranks[0].matched: 41 is more than collectives (40)"},
+      {"\"count\": 9", "\"count\": -9", "r.json: offenders[0].count: -9 is not a count"},
+      {"\"clock_offset_ns\": -1234", "\"clock_offset_ns\": -4611686018427387904",
+       "r.json: ranks[1].clock_offset_ns: -4611686018427387904 is beyond 2^60 ns either way"},
+      {"\"dispatch_latency_max_ns\": 50000", "\"dispatch_latency_max_ns\": -1",
+       "r.json: options.dispatch_latency_max_ns: -1 is not a length of time"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.to);
+    const absl::Status s = Mutated(c.from, c.to);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+    EXPECT_THAT(Message(s), HasSubstr(c.message));
+  }
+  // A list's figures add up within 2^62, so that whatever sums them (writers, diff, merge) fits:
+  // 1025 gaps of 2^52 ns each do not.
+  Report r = FullReport();
+  for (int i = 0; i < 1025; ++i) {
+    GapRecord g = r.longest_gaps.front();
+    g.start_ns = 0;
+    g.end_ns = int64_t{1} << 52;
+    r.longest_gaps.push_back(g);
+  }
+  const absl::Status sum = ParseReportJson(Json(r), "sum.json").status();
+  EXPECT_THAT(Message(sum), HasSubstr("sum.json: longest_gaps[1024]: the gaps' spans add up to "
+                                      "more than 2^62"));
+  // The same report with 1023 such gaps is read.
+  r.longest_gaps.resize(1024);
+  EXPECT_TRUE(ParseReportJson(Json(r), "fits.json").ok());
+  // A collective kind (group and op) is listed once per device: the merge looks kinds up by them.
+  Report twice = FullReport();
+  twice.devices[1].collectives[1].group = "0";
+  twice.devices[1].collectives[1].op = "allreduce";
+  EXPECT_THAT(Message(ParseReportJson(Json(twice), "k.json").status()),
+              HasSubstr("k.json: devices[1].collectives[1]: the kind \"allreduce\" of group \"0\" "
+                        "is listed twice"));
 }
 
 TEST(ReportReader, RefusesWhatIsNotAReport) {

@@ -25,6 +25,8 @@ Report WithTimeline() {
   d.busy_ns = 1'500;
   d.idle[Subcause::kHostSync] = 700;
   d.idle_ns = 700;
+  // With busy and idle time, it tiles the steady state (the reader's conservation rule).
+  d.one_off = {{Phase::kSteady, OneOffKind::kCompilation, 800, 1, "cuModuleLoadData"}};
   d.timeline.start_ns = 0;
   d.timeline.bin_ns = 1'000;
   d.timeline.bins.resize(3);

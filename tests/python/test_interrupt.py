@@ -53,6 +53,7 @@ class EndlessTrace:
         self.path = path
         self.started = threading.Event()
         self.done = threading.Event()
+        self.reader_gone = threading.Event()  # the reader closed the FIFO
         self.written = 0
         self.thread = threading.Thread(target=self._feed, daemon=True)
         self.thread.start()
@@ -74,7 +75,9 @@ class EndlessTrace:
                         break
                 self.started.set()
                 self.done.wait()  # never the end of the trace while the child runs
-        except (BrokenPipeError, OSError):  # the reader went away
+        except BrokenPipeError:  # the reader went away
+            self.reader_gone.set()
+        except OSError:
             pass
         finally:
             self.started.set()
@@ -112,11 +115,13 @@ def interrupt_while_reading(argv: list[str], trace: EndlessTrace) -> subprocess.
 
 
 ANALYZE_PROGRAM = r"""
-import sys, gpuidle
+import sys, time, gpuidle
 try:
     gpuidle.analyze(sys.argv[1])
 except KeyboardInterrupt:
     print("KeyboardInterrupt from analyze", flush=True)
+    if sys.argv[2] == "linger":
+        time.sleep(60)  # alive while the test looks at the abandoned analysis
     if sys.argv[2] == "carry-on":
         # The abandoned analysis goes on in the background; the program is free to go on too.
         r = gpuidle.analyze(sys.argv[3])
@@ -168,3 +173,25 @@ def test_analyze_on_another_thread_than_main_still_works():
     worker.join(HANG_LIMIT_S)
     assert len(results) == 1
     assert results[0].to_dict() == gpuidle.analyze(TORCH_TRACES[0]).to_dict()
+
+
+def test_the_abandoned_analysis_stops_reading(tmp_path):
+    # Issue 29: after Ctrl-C the abandoned analysis went on to the end of its input, keeping a
+    # core busy. Told to stop, it closes its input within a fraction of a second while the
+    # program lives on; without the stop it would read on until the feeder's 16 MiB.
+    trace = EndlessTrace(tmp_path / "endless.json")
+    child = subprocess.Popen([sys.executable, "-c", ANALYZE_PROGRAM, str(trace.path), "linger"],
+                             env=python_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True)
+    try:
+        assert trace.started.wait(HANG_LIMIT_S), "the child never read the trace"
+        child.send_signal(signal.SIGINT)
+        assert child.stdout.readline() == "KeyboardInterrupt from analyze\n"
+        assert trace.reader_gone.wait(10), (
+            f"the abandoned analysis still reads: {trace.written} bytes fed")
+        assert child.poll() is None  # the program itself goes on
+        assert trace.written < BYTES_AT_MOST
+    finally:
+        child.kill()
+        child.communicate()
+        trace.close()

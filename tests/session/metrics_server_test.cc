@@ -1,10 +1,11 @@
 // The scrape port (session/metrics_server.h) driven through plain sockets: what it answers,
-// what it refuses, and that no client (silent, oversized, slow, vanishing) stops it serving
-// the next one.
+// what it refuses, and that no client (silent, oversized, slow, vanishing, or many of them at
+// once) stops it serving the next one.
 #include "session/metrics_server.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -12,9 +13,11 @@
 
 #include <atomic>
 #include <cctype>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <memory>
 #include <string>
@@ -37,6 +40,9 @@
 namespace gpuidle::internal {
 namespace {
 
+using ::std::chrono::milliseconds;
+using ::std::chrono::seconds;
+using ::std::chrono::steady_clock;
 using ::testing::HasSubstr;
 using ::testing::Not;
 using ::testing::StartsWith;
@@ -260,7 +266,7 @@ TEST(MetricsServerTest, ASilentClientTimesOutAndTheNextOneIsServed) {
   ASSERT_NE(server, nullptr);
   server->Publish("x 1\n");
   const int silent = Connect(server->port());
-  // Queued behind the silent one (one connection at a time), served once it has timed out.
+  // Served beside the silent one, which is answered once its deadline has passed.
   const HttpResponse next = Get(server->port());
   EXPECT_EQ(next.status, 200);
   EXPECT_EQ(next.body, "x 1\n");
@@ -282,6 +288,131 @@ TEST(MetricsServerTest, AClientThatLeavesWithoutARequestIsForgotten) {
   ::close(half);
   EXPECT_EQ(incomplete.status, 400);
   EXPECT_EQ(Get(server->port()).body, "x 1\n");
+}
+
+// Whether the server has answered on fd (or closed it) by now: readable without waiting.
+bool Answered(int fd, milliseconds wait = milliseconds(0)) {
+  pollfd p = {fd, POLLIN, 0};
+  return ::poll(&p, 1, static_cast<int>(wait.count())) > 0;
+}
+
+// Served one at a time, each idle connection held the port its read timeout and drain
+// (1.25 s): 32 of them delayed a scrape by 40 s, past Prometheus's 10 s scrape timeout.
+TEST(MetricsServerTest, IdleConnectionsDoNotDelayAScrape) {
+  std::unique_ptr<MetricsServer> server = StartServer();
+  ASSERT_NE(server, nullptr);
+  server->Publish("x 1\n");
+  std::vector<int> idle;
+  for (int i = 0; i < 32; ++i) idle.push_back(Connect(server->port()));
+  const steady_clock::time_point before = steady_clock::now();
+  const HttpResponse r = Get(server->port());
+  const steady_clock::duration took = steady_clock::now() - before;
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, "x 1\n");
+  // Well under a second where it is not loaded (about a millisecond); 2 s leaves room for a
+  // busy CI machine and sanitizers, and is still far from one connection at a time.
+  EXPECT_LT(took, seconds(2));
+  std::cout << "a scrape beside 32 idle connections took "
+            << std::chrono::duration<double, std::milli>(took).count() << " ms\n";
+  for (int fd : idle) {
+    EXPECT_EQ(ParseResponse(ReadAll(fd)).status, 408);
+    ::close(fd);
+  }
+}
+
+// A connection that sends nothing is answered at the first-byte deadline; one that began its
+// request has until the deadline of the whole request, and is still waiting then.
+TEST(MetricsServerTest, ASilentConnectionIsAnsweredAtTheFirstByteDeadline) {
+  std::unique_ptr<MetricsServer> server = StartServer();
+  ASSERT_NE(server, nullptr);
+  const steady_clock::time_point start = steady_clock::now();
+  const int silent = Connect(server->port());
+  const int begun = Connect(server->port());
+  ASSERT_TRUE(SendAll(begun, "GET /metrics HTTP/1.1\r\n"));
+  ASSERT_TRUE(Answered(silent, seconds(10)));
+  const steady_clock::duration silent_answered = steady_clock::now() - start;
+  EXPECT_FALSE(Answered(begun)) << "a begun request was cut at the first-byte deadline";
+  EXPECT_GE(silent_answered, MetricsServer::kFirstByteTimeout);
+  // Not held to the whole request's deadline (this leaves the server 500 ms to wake up).
+  EXPECT_LT(silent_answered, MetricsServer::kReadTimeout);
+  EXPECT_EQ(ParseResponse(ReadAll(silent)).status, 408);
+  EXPECT_EQ(ParseResponse(ReadAll(begun)).status, 408);
+  EXPECT_GE(steady_clock::now() - start, MetricsServer::kReadTimeout);
+  ::close(silent);
+  ::close(begun);
+}
+
+// Slowloris: a header that grows by a byte every 100 ms and never ends is answered 408 at the
+// deadline of the whole request (keeping bytes coming does not extend it), and the connection
+// closed; a scrape meanwhile is answered while the slow client still waits.
+TEST(MetricsServerTest, ASlowClientIsCutAtItsDeadlineWhileOthersAreServed) {
+  std::unique_ptr<MetricsServer> server = StartServer();
+  ASSERT_NE(server, nullptr);
+  server->Publish("x 1\n");
+  const steady_clock::time_point start = steady_clock::now();
+  const int slow = Connect(server->port());
+  ASSERT_TRUE(SendAll(slow, "GET /metrics HTTP/1.1\r\nX-Slow: "));
+  int bytes = 0;
+  bool scraped_while_slow_waits = false;
+  while (!Answered(slow, milliseconds(100)) && steady_clock::now() - start < seconds(30)) {
+    ASSERT_TRUE(SendAll(slow, "s"));
+    if (++bytes == 3) {
+      const HttpResponse r = Get(server->port());
+      scraped_while_slow_waits = r.status == 200 && r.body == "x 1\n" && !Answered(slow);
+    }
+  }
+  const steady_clock::duration answered_after = steady_clock::now() - start;
+  const HttpResponse timed_out = ParseResponse(ReadAll(slow));  // ends: the server closed it
+  ::close(slow);
+  EXPECT_TRUE(scraped_while_slow_waits);
+  ASSERT_TRUE(timed_out.well_formed);
+  EXPECT_EQ(timed_out.status, 408);
+  EXPECT_GE(answered_after, MetricsServer::kReadTimeout);
+  EXPECT_LT(answered_after, MetricsServer::kReadTimeout + seconds(2));
+  EXPECT_GE(bytes, 5);  // it kept sending up to the deadline
+}
+
+// Past kMaxConnections the oldest connection is dropped (closed without an answer) for each new
+// one, so a scraper still gets served; the connections still open when it came keep theirs.
+TEST(MetricsServerTest, PastTheCapTheOldestConnectionsAreDroppedAndScrapesServed) {
+  std::unique_ptr<MetricsServer> server = StartServer();
+  ASSERT_NE(server, nullptr);
+  server->Publish("x 1\n");
+  constexpr size_t kExtra = 8;
+  const steady_clock::time_point start = steady_clock::now();
+  std::vector<int> slow;
+  for (size_t i = 0; i < MetricsServer::kMaxConnections + kExtra; ++i) {
+    slow.push_back(Connect(server->port()));
+    ASSERT_TRUE(SendAll(slow.back(), "GET /metrics HTTP/1.1\r\n"));  // and nothing more
+  }
+  const steady_clock::time_point before_scrape = steady_clock::now();
+  const HttpResponse r = Get(server->port());
+  const steady_clock::time_point scraped = steady_clock::now();
+  const steady_clock::duration setup = scraped - start;
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, "x 1\n");
+  EXPECT_LT(scraped - before_scrape, seconds(2));  // not after the slow ones' deadlines
+  size_t dropped = 0;
+  for (size_t i = 0; i < slow.size(); ++i) {
+    const std::string raw = ReadAll(slow[i]);
+    ::close(slow[i]);
+    if (raw.empty()) {
+      EXPECT_EQ(i, dropped) << "a newer connection was dropped before an older one";
+      ++dropped;
+    } else {
+      EXPECT_EQ(ParseResponse(raw).status, 408) << i;
+    }
+  }
+  if (setup < MetricsServer::kFirstByteTimeout) {
+    // No deadline passed before the scrape was served: exactly the oldest ones made room, one
+    // for each connection past the cap, the scrape's included.
+    EXPECT_EQ(dropped, kExtra + 1);
+  } else {
+    std::cout << "setup took " << std::chrono::duration<double>(setup).count()
+              << " s: deadlines may have made room first; " << dropped << " dropped\n";
+    EXPECT_LE(dropped, kExtra + 1);
+  }
+  EXPECT_EQ(Get(server->port()).status, 200);
 }
 
 // A client that asks for a large text and never reads it holds the server at most the write

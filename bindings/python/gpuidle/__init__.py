@@ -121,7 +121,8 @@ def analyze(
     ``gpuidle analyze --format json``.
 
     Ctrl-C raises KeyboardInterrupt at once: the analysis runs on a thread of its own, which
-    is then abandoned (it finishes in the background and its result is dropped).
+    is told to stop (its read stops within a fraction of a second; the analysis after the read
+    finishes in the background and its result is dropped).
 
     Raises:
         FileNotFoundError: a file does not exist.
