@@ -701,9 +701,12 @@ absl::StatusOr<Report> MergeRanks(std::vector<Report> ranks, const std::vector<s
   std::vector<Offender> offenders;
   bool first = true;
   // The job's report adds up what its inputs do: within kMaxReportSum, as each input is.
-  int64_t windows_ns = 0, offenders_ns = 0;
+  int64_t windows_ns = 0, offenders_ns = 0, counts = 0;
   for (const Report& r : ranks) {
     for (const DeviceReport& d : r.devices) {
+      for (int64_t count : {d.step_count, d.kernel_count, d.memcpy_count, d.memset_count}) {
+        if (__builtin_add_overflow(counts, count, &counts)) counts = kMaxReportSum + 1;
+      }
       if (__builtin_add_overflow(windows_ns, d.window_ns, &windows_ns))
         windows_ns = kMaxReportSum + 1;
     }
@@ -711,9 +714,9 @@ absl::StatusOr<Report> MergeRanks(std::vector<Report> ranks, const std::vector<s
       if (__builtin_add_overflow(offenders_ns, o.idle_ns, &offenders_ns))
         offenders_ns = kMaxReportSum + 1;
     }
-    if (windows_ns > kMaxReportSum || offenders_ns > kMaxReportSum) {
+    if (windows_ns > kMaxReportSum || offenders_ns > kMaxReportSum || counts > kMaxReportSum) {
       return absl::InvalidArgumentError(
-          "the inputs' devices' windows or idle times add up to more than 2^62 ns: no job's "
+          "the inputs' devices' windows, idle times or counts add up to 2^62 or more: no job's "
           "reports do");
     }
   }

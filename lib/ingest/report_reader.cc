@@ -231,13 +231,21 @@ class ReportParser {
     GPUIDLE_ASSIGN_OR_RETURN(const Value* devices, Array(doc, root, "devices", kMaxReportDevices));
     const Path at_devices{&root, "devices"};
     r.devices.resize(devices->Size());
-    // Every figure of a device is within its window, so this bounds every sum over devices.
-    int64_t windows_ns = 0;
+    // Every time of a device is within its window, so the windows' sum bounds every sum of
+    // times over devices; the counts (steps, kernels, copies, collectives) add up on their own.
+    int64_t windows_ns = 0, counts = 0;
     for (rapidjson::SizeType i = 0; i < devices->Size(); ++i) {
       const Path at_device{&at_devices, "", i};
+      const DeviceReport& d = r.devices[i];
       GPUIDLE_RETURN_IF_ERROR(Device((*devices)[i], at_device, &r.devices[i]));
-      GPUIDLE_RETURN_IF_ERROR(AddToSum({&at_device, "window_ns"}, r.devices[i].window_ns,
-                                       &windows_ns, "the devices' windows"));
+      GPUIDLE_RETURN_IF_ERROR(
+          AddToSum({&at_device, "window_ns"}, d.window_ns, &windows_ns, "the devices' windows"));
+      for (int64_t count : {d.step_count, d.kernel_count, d.memcpy_count, d.memset_count}) {
+        GPUIDLE_RETURN_IF_ERROR(AddToSum(at_device, count, &counts, "the devices' counts"));
+      }
+      for (const CollectiveStats& k : d.collectives) {
+        GPUIDLE_RETURN_IF_ERROR(AddToSum(at_device, k.count, &counts, "the devices' counts"));
+      }
     }
 
     GPUIDLE_RETURN_IF_ERROR(
@@ -375,7 +383,8 @@ class ReportParser {
                      Need need = Need::kRequired) const {
     GPUIDLE_RETURN_IF_ERROR(Int64(obj, at, key, out, need));
     if (*out < 0 || *out > kMaxReportSum) {
-      return Error({&at, key}, absl::StrCat(*out, " is not a count gpuidle writes (0 to 2^62)"));
+      return Error({&at, key},
+                   absl::StrCat(*out, " is not a count gpuidle writes (0 to 2^62 - 1)"));
     }
     return absl::OkStatus();
   }
@@ -399,7 +408,7 @@ class ReportParser {
   // and the merges add these up.
   absl::Status AddToSum(const Path& at, int64_t value, int64_t* sum, absl::string_view what) const {
     if (__builtin_add_overflow(*sum, value, sum) || *sum > kMaxReportSum) {
-      return Error(at, absl::StrCat(what, " add up to more than 2^62"));
+      return Error(at, absl::StrCat(what, " add up to 2^62 or more"));
     }
     return absl::OkStatus();
   }
@@ -970,7 +979,7 @@ class ReportParser {
       if (const int64_t wall = k.wall_clock_offset_ns.value_or(0);
           wall < -kMaxReportSum || wall > kMaxReportSum) {
         return Error({&at, "wall_clock_offset_ns"},
-                     absl::StrCat(wall, " is beyond 2^62 ns either way"));
+                     absl::StrCat(wall, " is 2^62 ns or more either way"));
       }
       GPUIDLE_RETURN_IF_ERROR(Count(v, at, "collectives", &k.collectives));
       GPUIDLE_RETURN_IF_ERROR(Count(v, at, "matched", &k.matched));

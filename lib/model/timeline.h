@@ -33,10 +33,10 @@ inline constexpr int64_t kMinTimeNs = -(int64_t{1} << 60);
 inline constexpr int64_t kMaxTimeNs = INT64_MAX - (int64_t{1} << 60);
 inline constexpr int64_t kMaxDurationNs = int64_t{1} << 52;
 inline constexpr int64_t kMaxTimelineSpanNs = int64_t{1} << 53;
-// What a report adds up (its devices' windows, a list's spans, a count) stays within this: the
+// What a report adds up (its devices' windows and counts, a list's spans) stays below 2^62: the
 // report reader requires it, a merge of reports refuses inputs beyond it, so that adding two such
 // sums (a diff, the writers' totals) never overflows.
-inline constexpr int64_t kMaxReportSum = int64_t{1} << 62;
+inline constexpr int64_t kMaxReportSum = (int64_t{1} << 62) - 1;
 
 inline constexpr uint32_t kNoStream = 0xffffffffu;
 inline constexpr uint64_t kNoCorrelation = 0;

@@ -6,8 +6,13 @@
 #include <string>
 #include <vector>
 
+#include "analysis/report_diff.h"
 #include "gmock/gmock.h"
+#include "gpuidle/analyze.h"
 #include "gtest/gtest.h"
+#include "ingest/report_reader.h"
+#include "model/timeline.h"
+#include "report/diff_writer.h"
 #include "testing/rank_reports.h"
 
 namespace gpuidle::internal {
@@ -18,6 +23,7 @@ using ::gpuidle::testing::JobReports;
 using ::gpuidle::testing::JobSpec;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 Report Merge(const JobSpec& spec) {
   absl::StatusOr<Report> r = MergeRanks(JobReports(spec), {}, AnalysisOptions{});
@@ -121,6 +127,69 @@ TEST(RankMergeTest, AReferenceThatListsAKindWithoutRowsOfItMerges) {
     EXPECT_NEAR(static_cast<double>(job->ranks[1].clock_offset_ns - job->ranks[0].clock_offset_ns),
                 static_cast<double>(-HostClock(s, 1)), 5'000.0);
   }
+}
+
+// Issue 29: report figures at the reader's bounds overflowed in the merge, the diff and the
+// writers ("traced -0.0% of 9223372037 s in -2 windows", shares above 1). Two rank reports at
+// the bounds (windows of 2^52 ns at the ends of the time stamps' range, wall clocks 2^63 apart)
+// read, merge, diff and write with every share within 0 to 1; UBSan (cmake/ci_sanitizers.sh)
+// fails the test on any overflow on the way.
+TEST(RankMergeTest, ReportsAtTheReadersBoundsMergeDiffAndWriteWithoutOverflow) {
+  JobSpec s;
+  s.world_size = 2;
+  s.ranks_per_host = 1;
+  s.host_offset_ns = 3'600'000'000'000;
+  std::vector<Report> reports;
+  for (Report r : JobReports(s)) {
+    const bool first = reports.empty();
+    DeviceReport& d = r.devices.front();
+    d.window_start_ns = d.steady_start_ns = first ? kMinTimeNs : kMaxTimeNs - 1 - kMaxDurationNs;
+    d.window_end_ns = d.steady_end_ns = d.window_start_ns + kMaxDurationNs;
+    d.window_ns = kMaxDurationNs;
+    d.idle = IdleBreakdown();
+    d.idle[Subcause::kHost] = kMaxDurationNs / 2;
+    d.idle[Subcause::kLaunchOverhead] = kMaxDurationNs / 4;
+    d.idle_ns = d.idle.TotalNs();
+    d.busy_ns = kMaxDurationNs - d.idle_ns;
+    d.comm_ns = d.exposed_comm_ns = std::min(d.comm_ns, d.busy_ns);
+    r.window_start_ns = d.window_start_ns;
+    r.window_end_ns = d.window_end_ns;
+    r.ranks.front().wall_clock_offset_ns = first ? -kMaxReportSum : kMaxReportSum;
+    // Through the JSON writer and the reader, which must take it.
+    absl::StatusOr<std::string> json = FormatReport(r, "json");
+    ASSERT_TRUE(json.ok()) << json.status();
+    absl::StatusOr<Report> back = ParseReportJson(*json, first ? "a.json" : "b.json");
+    ASSERT_TRUE(back.ok()) << back.status();
+    reports.push_back(*std::move(back));
+  }
+  const ReportDiff diff = internal::DiffReports(reports[0], reports[1]);
+  EXPECT_FALSE(WriteDiffText(diff).empty());
+  absl::StatusOr<Report> job = MergeRanks(reports, {"a.json", "b.json"}, AnalysisOptions{});
+  ASSERT_TRUE(job.ok()) << job.status();
+  for (const Advice& a : job->advice) {
+    EXPECT_GE(a.share_of_lost_time, 0.0);
+    EXPECT_LE(a.share_of_lost_time, 1.0);
+  }
+  for (const RankReport& r : job->ranks) {
+    EXPECT_GE(r.own_cause_share, 0.0);
+    EXPECT_LE(r.own_cause_share, 1.0);
+    EXPECT_GE(r.wait_ns, 0);
+  }
+  absl::StatusOr<std::string> text = FormatReport(*job, "text");
+  ASSERT_TRUE(text.ok());
+  EXPECT_THAT(*text, Not(HasSubstr("-0.0%")));
+  absl::StatusOr<std::string> json = FormatReport(*job, "json");
+  ASSERT_TRUE(json.ok());
+  EXPECT_TRUE(ParseReportJson(*json, "job.json").ok())
+      << ParseReportJson(*json, "job.json").status();
+  // A third input would take the devices' windows past 2^62 ns in sum: refused, not wrapped.
+  std::vector<Report> too_many(1025, reports[0]);
+  for (size_t i = 0; i < too_many.size(); ++i) {
+    too_many[i].ranks.front().rank = static_cast<int>(i);
+    for (DeviceReport& d : too_many[i].devices) d.rank = static_cast<int>(i);
+  }
+  EXPECT_THAT(std::string(MergeRanks(too_many, {}, AnalysisOptions{}).status().message()),
+              HasSubstr("add up to 2^62 or more"));
 }
 
 TEST(RankMergeTest, RanksThatArriveTogetherHaveNoStraggler) {

@@ -211,10 +211,10 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  const std::string dir =
-      keep.empty() ? absl::StrCat(std::filesystem::temp_directory_path().string(),
-                                  "/gpuidle_worst_case_", getpid())
-                   : keep;
+  const std::string dir = keep.empty()
+                              ? absl::StrCat(std::filesystem::temp_directory_path().string(),
+                                             "/gpuidle_worst_case_", getpid())
+                              : keep;
   std::filesystem::create_directories(dir);
 
   struct Case {
