@@ -160,8 +160,12 @@ class DeviceAttributor {
   absl::flat_hash_set<int32_t> allocator_waits_;
   std::vector<HostItem> host_items_;  // everything the host-late walk looks at
   absl::flat_hash_map<uint64_t, std::vector<int64_t>> op_boundaries_;  // OpBoundaries
+  bool op_boundaries_built_ = false;
   std::vector<int32_t> h2d_copies_;        // device ops: H2D memcpy, by start
   std::vector<int64_t> h2d_copy_max_end_;  // prefix maximum of their end times
+  // Per H2D copy (index into h2d_copies_): the nearest earlier one that ends later (-1: none);
+  // the copies in between end no later than it, so a walk back past it skips them at once.
+  std::vector<int32_t> h2d_earlier_ending_later_;
   // Per stream: its other copies and memsets, by start (work queued behind them waits).
   absl::flat_hash_map<uint32_t, std::vector<int32_t>> stream_copies_;
   absl::flat_hash_map<uint32_t, std::vector<int32_t>> wait_calls_by_stream_;
@@ -187,11 +191,18 @@ void DeviceAttributor::IndexHost() {
   // Consecutive ops mostly share their thread and stream: one set insert per run of them.
   InsertOnChange<uint64_t> launching(launching_threads_), kernel(kernel_threads_);
   InsertOnChange<uint32_t> streams(streams_);
+  std::vector<int32_t> ending_later;  // H2D copies, each ending later than the next
   // One pass over the ops for what needs no other pass first: a million ops are read from
   // memory, not cache, each time.
   for (size_t i = 0; i < device_.ops.size(); ++i) {
     const DeviceOp& op = device_.ops[i];
     if (op.kind == OpKind::kMemcpy && op.copy_kind == CopyKind::kHtoD) {
+      while (!ending_later.empty() &&
+             device_.ops[h2d_copies_[ending_later.back()]].end_ns <= op.end_ns) {
+        ending_later.pop_back();
+      }
+      h2d_earlier_ending_later_.push_back(ending_later.empty() ? -1 : ending_later.back());
+      ending_later.push_back(static_cast<int32_t>(h2d_copies_.size()));
       h2d_copies_.push_back(static_cast<int32_t>(i));
       h2d_copy_max_end_.push_back(
           std::max(h2d_copy_max_end_.empty() ? op.end_ns : h2d_copy_max_end_.back(), op.end_ns));
@@ -500,16 +511,20 @@ void DeviceAttributor::InLaunchingOp(int64_t s0, int64_t s1, int32_t next_op, in
 // The starts and ends of the framework ops of a launching thread, in order (built at first
 // use: most programs never need them).
 const std::vector<int64_t>& DeviceAttributor::OpBoundaries(uint64_t thread) {
-  auto [it, inserted] = op_boundaries_.try_emplace(thread);
-  if (inserted) {
+  if (!op_boundaries_built_) {
+    // Every thread's at once: one pass over the ranges, not one per thread.
+    op_boundaries_built_ = true;
     for (const Range& r : timeline_.ranges) {
-      if (r.kind != RangeKind::kFrameworkOp || r.thread != thread) continue;
-      it->second.push_back(r.start_ns);
-      it->second.push_back(r.end_ns);
+      if (r.kind != RangeKind::kFrameworkOp) continue;
+      std::vector<int64_t>& b = op_boundaries_[r.thread];
+      b.push_back(r.start_ns);
+      b.push_back(r.end_ns);
     }
-    std::sort(it->second.begin(), it->second.end());
+    for (auto& [t, b] : op_boundaries_) std::sort(b.begin(), b.end());
   }
-  return it->second;
+  static const std::vector<int64_t> kNone;
+  const auto it = op_boundaries_.find(thread);
+  return it == op_boundaries_.end() ? kNone : it->second;
 }
 
 // Queued work waiting on a stream-wait-event issued on its stream after the previous op there.
@@ -531,8 +546,16 @@ void DeviceAttributor::AttributeQueued(int64_t q, int64_t t1, int32_t next_op, i
   auto first = std::lower_bound(h2d_copies_.begin(), h2d_copies_.end(), t1,
                                 [&](int32_t c, int64_t v) { return device_.ops[c].start_ns < v; });
   std::vector<int32_t> covering;
-  for (auto i = first - h2d_copies_.begin() - 1; i >= 0 && h2d_copy_max_end_[i] > q; --i) {
-    if (device_.ops[h2d_copies_[i]].end_ns > q) covering.push_back(h2d_copies_[i]);
+  // Back from the last copy that started before t1, while an earlier one still ends after q;
+  // past a copy that ends by q, straight to the nearest earlier one that ends later (one long
+  // copy then many short ones costs a step, not a walk over the short ones).
+  for (auto i = first - h2d_copies_.begin() - 1; i >= 0 && h2d_copy_max_end_[i] > q;) {
+    if (device_.ops[h2d_copies_[i]].end_ns > q) {
+      covering.push_back(h2d_copies_[i]);
+      --i;
+    } else {
+      i = h2d_earlier_ending_later_[i];
+    }
   }
   std::reverse(covering.begin(), covering.end());
   // Copies and memsets ahead of the op on its own stream: stream order makes it wait for them.

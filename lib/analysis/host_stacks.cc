@@ -226,6 +226,9 @@ HostStacks::Classified HostStacks::ClassifyFramesAt(uint64_t thread, int64_t t) 
   return c;
 }
 
+// Python threads other than the launching ones looked at for a stretch without evidence.
+constexpr size_t kMaxOtherPythonThreads = 64;
+
 int32_t HostStacks::EvidenceFor(const absl::flat_hash_set<uint64_t>& threads, int64_t start,
                                 int64_t end) {
   if (end <= start || empty()) return -1;
@@ -247,12 +250,23 @@ int32_t HostStacks::EvidenceFor(const absl::flat_hash_set<uint64_t>& threads, in
     }
   }
   if (shown.empty() && has_python_frames_) {
-    // Traces with Python frames (torch.profiler with_stack): look at a few instants.
-    for (int pass = 0; pass < 2 && shown.empty(); ++pass) {
-      for (uint64_t thread : python_threads_) {
-        if (pass == 0 && !threads.contains(thread)) continue;
-        for (int k = 1; k <= 3; ++k) vote(ClassifyFramesAt(thread, start + (end - start) * k / 4));
+    // Traces with Python frames (torch.profiler with_stack): look at a few instants, first on
+    // the given threads, then on the first kMaxOtherPythonThreads others (a trace may hold
+    // thousands of Python threads: a look at each, per stretch, would be quadratic).
+    const auto look = [&](uint64_t thread) {
+      for (int k = 1; k <= 3; ++k) vote(ClassifyFramesAt(thread, start + (end - start) * k / 4));
+    };
+    std::vector<uint64_t> given;  // in order: the votes' ties go to the first frame shown
+    for (uint64_t thread : threads) {
+      if (std::binary_search(python_threads_.begin(), python_threads_.end(), thread)) {
+        given.push_back(thread);
       }
+    }
+    std::sort(given.begin(), given.end());
+    for (uint64_t thread : given) look(thread);
+    for (size_t i = 0; i < python_threads_.size() && i < kMaxOtherPythonThreads && shown.empty();
+         ++i) {
+      look(python_threads_[i]);
     }
   }
   if (shown.empty()) return -1;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <array>
+#include <queue>
+#include <set>
 #include <tuple>
 
 #include "absl/container/flat_hash_map.h"
@@ -309,18 +311,26 @@ std::vector<Segment> Flatten(const std::vector<OneOffSpan>& spans) {
   std::sort(cuts.begin(), cuts.end());
   cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
   std::vector<Segment> out;
-  std::vector<int32_t> active;
+  // The spans covering the cut, most specific first (the earliest of equals), and by end: each
+  // span enters and leaves once, so nested or overlapping spans cost n log n in all.
+  std::set<std::pair<int, int32_t>> active;    // (priority, span)
+  using Ending = std::pair<int64_t, int32_t>;  // (end, span)
+  std::priority_queue<Ending, std::vector<Ending>, std::greater<>> by_end;
   size_t next = 0;
   for (size_t k = 0; k + 1 < cuts.size(); ++k) {
     const int64_t a = cuts[k], b = cuts[k + 1];
-    while (next < spans.size() && spans[next].start_ns <= a)
-      active.push_back(static_cast<int32_t>(next++));
-    std::erase_if(active, [&](int32_t i) { return spans[i].end_ns <= a; });
-    if (active.empty()) continue;
-    int32_t best = active.front();
-    for (int32_t i : active) {
-      if (Priority(spans[i].kind) < Priority(spans[best].kind)) best = i;
+    while (next < spans.size() && spans[next].start_ns <= a) {
+      const auto i = static_cast<int32_t>(next++);
+      active.emplace(Priority(spans[i].kind), i);
+      by_end.emplace(spans[i].end_ns, i);
     }
+    while (!by_end.empty() && by_end.top().first <= a) {
+      const int32_t i = by_end.top().second;
+      by_end.pop();
+      active.erase({Priority(spans[i].kind), i});
+    }
+    if (active.empty()) continue;
+    const int32_t best = active.begin()->second;
     if (!out.empty() && out.back().end_ns == a && out.back().span == best) {
       out.back().end_ns = b;
     } else {

@@ -366,27 +366,25 @@ class ReportParser {
     return absl::OkStatus();
   }
 
+  // An integer from 0 to max; `what` says what it is and its range in an error.
+  absl::Status UpTo(const Value& obj, const Path& at, absl::string_view key, int64_t* out,
+                    int64_t max, absl::string_view what, Need need) const {
+    GPUIDLE_RETURN_IF_ERROR(Int64(obj, at, key, out, need));
+    if (*out < 0 || *out > max) return Error({&at, key}, absl::StrCat(*out, " is not ", what));
+    return absl::OkStatus();
+  }
+
   // A length of time: 0 to kMaxDurationNs, as every span of a timeline.
   absl::Status Duration(const Value& obj, const Path& at, absl::string_view key, int64_t* out,
                         Need need = Need::kRequired) const {
-    GPUIDLE_RETURN_IF_ERROR(Int64(obj, at, key, out, need));
-    if (*out < 0 || *out > kMaxDurationNs) {
-      return Error({&at, key}, absl::StrCat(*out,
-                                            " is not a length of time gpuidle writes (0 to "
-                                            "2^52 ns)"));
-    }
-    return absl::OkStatus();
+    return UpTo(obj, at, key, out, kMaxDurationNs, "a length of time gpuidle writes (0 to 2^52 ns)",
+                need);
   }
 
   // A number of things (kernels, windows, bytes): 0 to kMaxReportSum.
   absl::Status Count(const Value& obj, const Path& at, absl::string_view key, int64_t* out,
                      Need need = Need::kRequired) const {
-    GPUIDLE_RETURN_IF_ERROR(Int64(obj, at, key, out, need));
-    if (*out < 0 || *out > kMaxReportSum) {
-      return Error({&at, key},
-                   absl::StrCat(*out, " is not a count gpuidle writes (0 to 2^62 - 1)"));
-    }
-    return absl::OkStatus();
+    return UpTo(obj, at, key, out, kMaxReportSum, "a count gpuidle writes (0 to 2^62 - 1)", need);
   }
 
   // A share: 0 to 1, or null (not known: NaN).
