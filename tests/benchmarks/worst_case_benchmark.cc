@@ -10,12 +10,25 @@
 //   offenders two ranks with as many offender rows as fit, all of different call sites
 //   ranks     `--ranks` (default 1024) small one-device reports, merged at once
 //
+// Then the analysis of generated timelines of shapes that made loops superlinear before issue 29
+// (docs/RELIABILITY.md, "Complexity budget"), each at n and 4n events: the time of
+// internal::Analyze, and its ratio (about 4 for a linear or n log n loop, 16 for a quadratic one):
+//
+//   staircase  n framework ops on one thread, each starting inside the last and ending after it
+//   long-copy  one host-to-device copy as long as the run, then n short copies and queued kernels
+//   dynamo     n nested "(dynamo_timed)" compilation ranges over kernels with gaps
+//   steps      n steps of two kernels each
+//   devices    n / 256 devices (at most 1024), 256 kernels each
+//
 // Each case is written as JSON by gpuidle::FormatReport, then read and merged by
 // gpuidle::AnalyzeTraceFiles in a child process (fork): the wall time of the child's read and
 // merge (median of --rounds, default 3) and its peak RSS (wait4). Prints one row per case and
 // exits 1 if a merge fails.
 //
-//   build/bin/worst_case_benchmark [--max-bytes N] [--rounds R] [--ranks N] [--keep DIR]
+//   build/bin/worst_case_benchmark [--max-bytes N] [--rounds R] [--ranks N] [--events N]
+//                                  [--only NAME] [--keep DIR]
+//
+// --events sets the timelines' n (default 50,000); --only runs one case or shape.
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -34,9 +47,12 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "analysis/analyze.h"
 #include "gpuidle/analyze.h"
 #include "gpuidle/report.h"
+#include "model/timeline.h"
 #include "testing/rank_reports.h"
+#include "testing/timeline_builder.h"
 
 namespace {
 
@@ -185,13 +201,86 @@ Result MergeInChild(const std::vector<std::string>& paths) {
   return result;
 }
 
+using gpuidle::internal::Timeline;
+using gpuidle::testing::TimelineBuilder;
+
+// Kernels launched 5 us apart on thread 1 with a 20 us gap every fourth: idle pieces to attribute.
+void KernelsWithGaps(TimelineBuilder& b, int n, double from_us) {
+  double t = from_us;
+  for (int i = 0; i < n; ++i) {
+    b.Launch(1, t, t + 2).Kernel(t + 3, t + 8);
+    t += i % 4 == 3 ? 30 : 10;
+  }
+}
+
+Timeline Staircase(int n) {
+  TimelineBuilder b;
+  for (int i = 0; i < n; ++i) b.Op(1, i * 10.0, i * 10.0 + 1e7, "aten::op");
+  KernelsWithGaps(b, n, 1);
+  return b.Build();
+}
+
+Timeline LongCopy(int n) {
+  TimelineBuilder b;
+  b.CopyCall(1, 0, 1).Copy(1, 1e8, gpuidle::internal::CopyKind::kHtoD);
+  double t = 10;
+  for (int i = 0; i < n; ++i) {
+    b.CopyCall(1, t, t + 1).Copy(t + 1, t + 2, gpuidle::internal::CopyKind::kHtoD);
+    b.Launch(1, t + 2, t + 3).Kernel(t + 20, t + 25);
+    t += 40;
+  }
+  return b.Build();
+}
+
+Timeline Dynamo(int n) {
+  TimelineBuilder b;
+  for (int i = 0; i < n; ++i) {
+    b.Range(1, i * 5.0, n * 10.0 + 1e4 - i * 5.0, gpuidle::internal::RangeKind::kUser,
+            "compile_fx (dynamo_timed)");
+  }
+  KernelsWithGaps(b, n, 1);
+  return b.Build();
+}
+
+Timeline Steps(int n) {
+  TimelineBuilder b;
+  for (int i = 0; i < n; ++i) {
+    const double t = i * 40.0;
+    b.Step(1, t, t + 40, "ProfilerStep#" + std::to_string(i));
+    b.Launch(1, t + 1, t + 2)
+        .Kernel(t + 3, t + 10)
+        .Launch(1, t + 20, t + 21)
+        .Kernel(t + 22, t + 30);
+  }
+  return b.Build();
+}
+
+Timeline Devices(int n) {
+  TimelineBuilder b;
+  const int devices = std::min(1024, std::max(1, n / 256));
+  for (int d = 0; d < devices; ++d) {
+    b.Device(d);
+    for (int i = 0; i < 256; ++i)
+      b.Launch(1, i * 10.0, i * 10.0 + 1).Kernel(i * 10.0 + 2, i * 10.0 + 7);
+  }
+  return b.Build();
+}
+
+double AnalyzeSeconds(const Timeline& t) {
+  const auto start = std::chrono::steady_clock::now();
+  absl::StatusOr<Report> r = gpuidle::internal::Analyze(t, gpuidle::AnalysisOptions{});
+  if (!r.ok()) Fail(r.status().ToString());
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   size_t max_bytes = 1'000'000;
   int rounds = 3;
   int ranks = 1024;
-  std::string keep;
+  int n = 50'000;
+  std::string keep, only;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     const char* value = i + 1 < argc ? argv[i + 1] : nullptr;
@@ -201,13 +290,18 @@ int main(int argc, char** argv) {
       ++i;
     } else if (arg == "--ranks" && value && absl::SimpleAtoi(value, &ranks) && ranks > 1) {
       ++i;
+    } else if (arg == "--events" && value && absl::SimpleAtoi(value, &n) && n > 0) {
+      ++i;
+    } else if (arg == "--only" && value) {  // one case or shape, by name
+      only = value;
+      ++i;
     } else if (arg == "--keep" && value) {
       keep = value;
       ++i;
     } else {
       std::fprintf(stderr,
                    "usage: worst_case_benchmark [--max-bytes N] [--rounds R] [--ranks N] "
-                   "[--keep DIR]\n");
+                   "[--events N] [--only NAME] [--keep DIR]\n");
       return 2;
     }
   }
@@ -261,6 +355,7 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
   };
   for (const Case& c : cases) {
+    if (!only.empty() && c.name != only) continue;
     const int n = Largest(c.limit, max_bytes, c.make);
     run(c.name, n, c.make(n));
   }
@@ -270,7 +365,30 @@ int main(int argc, char** argv) {
   many.steps = 16;
   many.straggler = ranks / 2 + 1;
   many.host_offset_ns = 3'600'000'000'000;
-  run("ranks", ranks, gpuidle::testing::JobReports(many));
+  if (only.empty() || only == "ranks") run("ranks", ranks, gpuidle::testing::JobReports(many));
   if (keep.empty()) std::filesystem::remove_all(dir);
+
+  std::printf("\nanalysis of generated timelines: n and 4n (median of %d)\n", rounds);
+  std::printf("%-10s %10s %10s %10s %8s\n", "shape", "n", "n s", "4n s", "ratio");
+  const std::vector<std::pair<std::string, std::function<Timeline(int)>>> shapes = {
+      {"staircase", Staircase},
+      {"long-copy", LongCopy},
+      {"dynamo", Dynamo},
+      {"steps", Steps},
+      {"devices", Devices}};
+  for (const auto& [name, make] : shapes) {
+    if (!only.empty() && name != only) continue;
+    double at[2] = {0, 0};
+    for (int k = 0; k < 2; ++k) {
+      const Timeline t = make(k == 0 ? n : 4 * n);
+      std::vector<double> times;
+      for (int r = 0; r < rounds; ++r) times.push_back(AnalyzeSeconds(t));
+      std::sort(times.begin(), times.end());
+      at[k] = times[times.size() / 2];
+    }
+    std::printf("%-10s %10d %10.3f %10.3f %8.1f\n", name.c_str(), n, at[0], at[1],
+                at[0] > 0 ? at[1] / at[0] : 0.0);
+    std::fflush(stdout);
+  }
   return failed ? 1 : 0;
 }
