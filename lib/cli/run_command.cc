@@ -28,6 +28,7 @@
 #include "cli/cli.h"
 #include "collect/collection.h"
 #include "collect/cuda_driver.h"
+#include "core/same_file.h"
 #include "core/text_safety.h"
 #include "core/version.h"
 #include "session/option_table.h"
@@ -66,14 +67,6 @@ std::string AbsoluteOutputPattern(const std::string& pattern) {
 bool IsReadableFile(const std::string& path) {
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), R_OK) == 0;
-}
-
-bool SameFile(const std::string& a, const std::string& b) {
-  if (a == b) return true;
-  struct stat sa {
-  }, sb{};
-  return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev &&
-         sa.st_ino == sb.st_ino;
 }
 
 // --- running the child -------------------------------------------------------------------------

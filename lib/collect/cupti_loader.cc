@@ -2,7 +2,6 @@
 // libgpuidle.so (and get one warning), and a process must never hold two copies of CUPTI.
 #include <dlfcn.h>
 #include <link.h>
-#include <sys/stat.h>
 
 #include <cstdlib>
 #include <mutex>
@@ -13,6 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "collect/cupti_api.h"
+#include "core/same_file.h"
 #include "core/text_safety.h"
 
 namespace gpuidle::internal {
@@ -25,13 +25,6 @@ constexpr uint32_t kApiVersionOfCuda13 = 130000;
 constexpr uint32_t kApiVersionOfCuda14 = 140000;
 // Paths in messages: long enough for any real one, short enough for one line.
 constexpr size_t kPathBytesInMessages = 200;
-
-bool SameFile(const std::string& a, const std::string& b) {
-  struct stat sa {
-  }, sb{};
-  return stat(a.c_str(), &sa) == 0 && stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev &&
-         sa.st_ino == sb.st_ino;
-}
 
 std::string LastDlError(absl::string_view otherwise) {
   const char* e = dlerror();

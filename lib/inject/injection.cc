@@ -10,7 +10,6 @@
 //
 // Every failure is one warning line; the program then runs exactly as without gpuidle.
 #include <dlfcn.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -22,6 +21,7 @@
 #include "absl/strings/str_split.h"
 #include "collect/cuda_driver.h"
 #include "collect/nvtx_capture.h"
+#include "core/same_file.h"
 #include "gpuidle/export.h"
 #include "gpuidle/profiler.h"
 #include "session/option_table.h"
@@ -45,12 +45,6 @@ std::string OwnPath() {
   }
   char resolved[PATH_MAX];
   return realpath(info.dli_fname, resolved) != nullptr ? resolved : info.dli_fname;
-}
-
-bool SameFile(const std::string& a, const std::string& b) {
-  struct stat sa, sb;
-  return stat(a.c_str(), &sa) == 0 && stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev &&
-         sa.st_ino == sb.st_ino;
 }
 
 // True if LD_PRELOAD names this library (rather than an application linking it).
