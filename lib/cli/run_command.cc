@@ -28,6 +28,7 @@
 #include "cli/cli.h"
 #include "collect/collection.h"
 #include "collect/cuda_driver.h"
+#include "core/process_tree_warning.h"
 #include "core/same_file.h"
 #include "core/text_safety.h"
 #include "core/version.h"
@@ -370,13 +371,12 @@ int RunCommand(const std::vector<std::string>& args, std::ostream& out, std::ost
   }
   // Without a GPU the driver never loads the library: say so once for the whole process tree
   // (the preloaded library honours the same variable) rather than end without a report.
-  const char* warned = std::getenv("GPUIDLE_WARNED");
   // A build without CUPTI (GPUIDLE_WITH_CUPTI=OFF) says that instead.
   const absl::Status gpu = CollectionSupported() ? CheckForNvidiaGpu() : PrepareCollection();
   const bool have_gpu = gpu.ok();
-  if (!have_gpu && (warned == nullptr || warned[0] == '\0')) {
+  if (!have_gpu && !ProcessTreeWarned()) {
     err << "gpuidle: warning: " << gpu.message() << "; the command runs without profiling\n";
-    variables["GPUIDLE_WARNED"] = "1";
+    variables[kWarnedVariable] = "1";
   }
   variables[kCudaInjection] = *library;
   // The command itself (the process this one starts) still says when it recorded no GPU work;

@@ -21,6 +21,7 @@
 #include "absl/strings/str_split.h"
 #include "collect/cuda_driver.h"
 #include "collect/nvtx_capture.h"
+#include "core/process_tree_warning.h"
 #include "core/same_file.h"
 #include "gpuidle/export.h"
 #include "gpuidle/profiler.h"
@@ -58,13 +59,11 @@ bool Preloaded(const std::string& self) {
   return false;
 }
 
-// One warning per process tree: preloading reaches every child process, and a shell script
-// should not print the same line for each command it runs.
+// One warning per process tree (core/process_tree_warning.h).
 void WarnOnceForProcessTree(absl::string_view message) {
-  const char* warned = std::getenv("GPUIDLE_WARNED");
-  if (warned != nullptr && warned[0] != '\0') return;
+  if (ProcessTreeWarned()) return;
   Warn(message);
-  setenv("GPUIDLE_WARNED", "1", 1);
+  MarkProcessTreeWarned();
 }
 
 // GPUIDLE_DISABLE by the rule of every front end (session/profiler_options.h); a value that is

@@ -18,6 +18,7 @@
 #include "core/atomic_file.h"
 #include "core/output_file.h"
 #include "core/output_path.h"
+#include "core/process_tree_warning.h"
 #include "core/status_macros.h"
 #include "core/terminal.h"
 #include "core/termination_signals.h"
@@ -113,9 +114,8 @@ absl::Status Session::Start(const ProfilerOptions& options, const void* owner,
   auto refuse = [this](absl::Status status) {
     // One line per reason and process (a profiled function called in a loop), and none where
     // `gpuidle run` or the preloaded library already told this process tree there is no GPU.
-    const char* warned = std::getenv("GPUIDLE_WARNED");
-    const bool told = absl::IsUnavailable(status) && warned != nullptr && warned[0] != '\0' &&
-                      !CheckForNvidiaGpu().ok();
+    const bool told =
+        absl::IsUnavailable(status) && ProcessTreeWarned() && !CheckForNvidiaGpu().ok();
     std::string line =
         absl::StrCat(status.message(), "; gpuidle is off, the program runs as usual");
     if (!told && warned_.insert(line).second) Warn(line);
