@@ -683,6 +683,31 @@ void ListDevices(const std::vector<Report>& ranks, Report* job) {
   }
 }
 
+// Whether the job's report adds up what its inputs do within kMaxReportSum, as the report reader
+// requires of each input: the devices' windows (which bound every other time of theirs), their
+// counts, the offenders' idle times.
+bool SumsFit(const std::vector<Report>& ranks) {
+  int64_t windows_ns = 0, counts = 0, offenders_ns = 0;
+  const auto add = [](int64_t* sum, int64_t value) {
+    return !__builtin_add_overflow(*sum, value, sum) && *sum <= kMaxReportSum;
+  };
+  for (const Report& r : ranks) {
+    for (const DeviceReport& d : r.devices) {
+      if (!add(&windows_ns, d.window_ns)) return false;
+      for (int64_t count : {d.step_count, d.kernel_count, d.memcpy_count, d.memset_count}) {
+        if (!add(&counts, count)) return false;
+      }
+      for (const CollectiveStats& k : d.collectives) {
+        if (!add(&counts, k.count)) return false;
+      }
+    }
+    for (const Offender& o : r.offenders) {
+      if (!add(&offenders_ns, o.idle_ns)) return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 void KeepStepRowsForMerge(size_t inputs, Report* report) {
@@ -700,25 +725,10 @@ absl::StatusOr<Report> MergeRanks(std::vector<Report> ranks, const std::vector<s
   LongestGaps longest(options.max_gap_records);
   std::vector<Offender> offenders;
   bool first = true;
-  // The job's report adds up what its inputs do: within kMaxReportSum, as each input is.
-  int64_t windows_ns = 0, offenders_ns = 0, counts = 0;
-  for (const Report& r : ranks) {
-    for (const DeviceReport& d : r.devices) {
-      for (int64_t count : {d.step_count, d.kernel_count, d.memcpy_count, d.memset_count}) {
-        if (__builtin_add_overflow(counts, count, &counts)) counts = kMaxReportSum + 1;
-      }
-      if (__builtin_add_overflow(windows_ns, d.window_ns, &windows_ns))
-        windows_ns = kMaxReportSum + 1;
-    }
-    for (const Offender& o : r.offenders) {
-      if (__builtin_add_overflow(offenders_ns, o.idle_ns, &offenders_ns))
-        offenders_ns = kMaxReportSum + 1;
-    }
-    if (windows_ns > kMaxReportSum || offenders_ns > kMaxReportSum || counts > kMaxReportSum) {
-      return absl::InvalidArgumentError(
-          "the inputs' devices' windows, idle times or counts add up to 2^62 or more: no job's "
-          "reports do");
-    }
+  if (!SumsFit(ranks)) {
+    return absl::InvalidArgumentError(
+        "the inputs' devices' windows, idle times or counts add up to 2^62 or more: no job's "
+        "reports do");
   }
   for (size_t i = 0; i < ranks.size(); ++i) {
     Report& r = ranks[i];
