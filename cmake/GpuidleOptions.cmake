@@ -4,7 +4,8 @@ option(GPUIDLE_BUILD_EXAMPLES "Build the CUDA scenario programs in examples/ (ne
 # OFF: no CUDA toolkit needed; gpuidle analyze, the C++ analysis API and the Python package
 # analyse traces, and every way of collecting says that this build cannot.
 option(GPUIDLE_WITH_CUPTI "Build the live collector (needs the CUDA toolkit's CUPTI and NVTX headers)" ON)
-# The overhead benchmark's probes (lib/collect/collector_probes.h): never in a product build.
+# The overhead benchmark's probes (lib/collect/collector_probes.h) and its reader of their
+# settings (tests/benchmarks/overhead/probe_settings.cc): never in a product build.
 option(GPUIDLE_COLLECTOR_PROBES "Compile in the collector's benchmark probes (GPUIDLE_BENCH_*)" OFF)
 if(NOT GPUIDLE_WITH_CUPTI)
   set(GPUIDLE_BUILD_EXAMPLES OFF CACHE BOOL "" FORCE)

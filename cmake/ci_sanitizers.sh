@@ -103,7 +103,7 @@ asan() {
 # (SA_RESTART), so SIGTERM would reach the command only when it ends (the signal tests fail).
 tsan_programs=(buffer_pool_test collector_test call_timing_test call_site_naming_test
                cupti_detach_test decode_worker_test lost_records_test host_ranges_test
-               record_translation_test timed_calls_test host_samples_test profiler_options_test profiler_test
+               record_translation_test timed_calls_test host_samples_test environment_test profiler_test
                byte_source_test kineto_reader_test trace_round_trip_test cli_test
                metrics_server_test)
 # The CTest names of their tests, ^(Suite|...)\. from their test lists (build-tsan has only them).

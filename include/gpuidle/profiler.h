@@ -33,68 +33,9 @@
 #include "gpuidle/export.h"
 #include "gpuidle/options.h"
 #include "gpuidle/report.h"
+#include "gpuidle/settings.h"  // ProfilerOptionsFromEnvironment
 
 namespace gpuidle {
-
-// What to record and where the results go. Every field has a GPUIDLE_* environment variable
-// (docs/CPP_API.md lists them); ProfilerOptionsFromEnvironment() reads them.
-struct ProfilerOptions {
-  AnalysisOptions analysis;
-
-  // Where the report is written when collection stops ("" = nowhere). The path may hold
-  // placeholders so that ranks and subprocesses never overwrite each other: %p (process id),
-  // %r (distributed rank from RANK / OMPI_COMM_WORLD_RANK / PMI_RANK / SLURM_PROCID, "0" if
-  // none), %h (host name), %% (a percent sign). An existing file is never replaced: the report
-  // then goes to a name with the process id added.                      GPUIDLE_OUT
-  std::string report_path;
-  // "text", "json" or "html"; "" takes it from report_path's extension. GPUIDLE_FORMAT
-  std::string report_format;
-  // Where the recorded timeline is written ("" = nowhere), same placeholders. A gpuidle trace
-  // (docs/TRACE_FORMAT.md): Perfetto UI opens it, `gpuidle analyze` reads it.  GPUIDLE_TRACE
-  std::string trace_path;
-  // Print the text summary on stderr when collection stops.            GPUIDLE_QUIET=1 clears
-  bool print_summary = true;
-  // Colours in the summary printed on stderr: "auto" (on a terminal, unless NO_COLOR is set),
-  // "always" or "never"; files never get colour.                         GPUIDLE_COLOR
-  std::string color = "auto";
-
-  // Memory bound: collection stops after this many records; the report then says so and covers
-  // the time until then.                                                GPUIDLE_MAX_RECORDS
-  int64_t max_records = 20'000'000;
-  // CUPTI activity buffers: preallocated, never more than this much.   GPUIDLE_BUFFER_MB
-  int buffer_pool_mb = 64;
-
-  // In Python processes: how often the Python stacks of the threads that launch CUDA work are
-  // sampled while they are away from CUDA for long (evidence for host stretches); 0 turns the
-  // sampling off.                                                       GPUIDLE_HOST_SAMPLE_MS
-  int64_t host_sample_period_ns = 5'000'000;
-  // gpuidle run and LD_PRELOAD load gpuidle's Python layer into Python programs (DataLoader
-  // marks, call sites, steps, host stacks); false leaves Python programs alone.  GPUIDLE_PYTHON
-  bool python_integration = true;
-
-  // Sampled collection, for long jobs: record sample_window_ns of every sample_period_ns, with
-  // CUPTI detached in between; each window is analysed as it closes and the report aggregates
-  // them and states its coverage (Report::coverage). 0: record everything.  GPUIDLE_SAMPLE=W/P
-  // The first window may be longer (sample_first_window_ns; 0: as the others). "auto", the
-  // default of gpuidle run and LD_PRELOAD: the first 60 s whole, then 1 s of every 40 s.
-  int64_t sample_window_ns = 0;
-  int64_t sample_period_ns = 0;
-  int64_t sample_first_window_ns = 0;
-  // Every this often while collecting, the report of the windows closed so far: written to
-  // summary_path (replaced each time) or, without one, printed on stderr. Without sampling, the
-  // collection is then cut into windows of this length (nothing is left out).
-  int64_t summary_every_ns = 0;  //                                     GPUIDLE_SUMMARY_EVERY_S
-  std::string summary_path;      // same placeholders as report_path.   GPUIDLE_SUMMARY_FILE
-  // Prometheus text-format metrics (docs/METRICS.md), updated as windows close: a file replaced
-  // in place (node_exporter's textfile collector), and/or served on 127.0.0.1:metrics_port
-  // (plus LOCAL_RANK, so that the ranks of one host do not collide).  GPUIDLE_METRICS_FILE,
-  std::string metrics_path;  //                                          GPUIDLE_METRICS_PORT
-  int metrics_port = 0;
-};
-
-// The defaults overridden by the GPUIDLE_* environment variables. An unparsable value is an
-// InvalidArgument error naming the variable.
-GPUIDLE_EXPORT absl::StatusOr<ProfilerOptions> ProfilerOptionsFromEnvironment();
 
 // What the last profile cost the program, part by part (monotonic clock). Start and stop are
 // paid however short the profile, so gpuidle says what they took.

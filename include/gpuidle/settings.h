@@ -13,9 +13,10 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "gpuidle/export.h"
-#include "gpuidle/profiler.h"
+#include "gpuidle/options.h"
 
 namespace gpuidle {
 
@@ -62,6 +63,10 @@ GPUIDLE_EXPORT std::vector<SettingInfo> Settings();
 // it), or that the name is unknown. options is unchanged on error.
 GPUIDLE_EXPORT absl::Status ApplySetting(absl::string_view name, absl::string_view value,
                                          ProfilerOptions* options);
+
+// The defaults overridden by the GPUIDLE_* environment variables. An unparsable value is an
+// InvalidArgument error naming the variable.
+GPUIDLE_EXPORT absl::StatusOr<ProfilerOptions> ProfilerOptionsFromEnvironment();
 
 }  // namespace gpuidle
 

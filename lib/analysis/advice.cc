@@ -7,6 +7,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "core/time_units.h"
 #include "model/cuda_api.h"
 
 namespace gpuidle::internal {
@@ -137,12 +138,6 @@ int64_t GainOn(const DeviceReport& d, Subcause s) {
   return lost;
 }
 
-// "41.2 ms" / "380 us": short durations in the unit a person reads.
-std::string Duration(double ns) {
-  if (ns >= 1e6) return absl::StrFormat("%.1f ms", ns / 1e6);
-  return absl::StrFormat("%.0f us", ns / 1e3);
-}
-
 // The device the fix helps most per step, and its numbers per step.
 struct StepView {
   const DeviceReport* device = nullptr;
@@ -200,10 +195,11 @@ Concrete DataLoaderAdvice(const Report& report, const StepView& v) {
   if (v.device == nullptr) return c;
   const double wait = v.Per(v.device->idle[Subcause::kDataLoader]);
   const double rest = std::max(v.step_ns - wait, 1.0);
-  c.evidence = absl::StrCat("the GPU waited ", Duration(wait),
-                            " per step for input; the rest of "
-                            "the ",
-                            Duration(v.step_ns), " step took ", Duration(rest));
+  c.evidence =
+      absl::StrCat("the GPU waited ", FormatAdviceDuration(wait),
+                   " per step for input; the rest of "
+                   "the ",
+                   FormatAdviceDuration(v.step_ns), " step took ", FormatAdviceDuration(rest));
   const bool in_process = top != nullptr && absl::StrContains(top->what, "SingleProcess");
   // With workers, a batch has to arrive every `rest`: loading in the training process that
   // takes `wait` needs wait / rest workers at once; workers there already need (wait + rest) /
@@ -244,7 +240,8 @@ Concrete H2DAdvice(const Report& report, const StepView& v) {
         "%.0f MB%s copied in from pageable memory at %.1f GB/s; from pinned memory it would "
         "take %s at %.0f GB/s (%s)",
         static_cast<double>(d->h2d_pageable.bytes) / steps / 1e6, per, gbps(d->h2d_pageable),
-        Duration(static_cast<double>(d->h2d_pageable.bytes) / steps / pinned.bytes_per_ns),
+        FormatAdviceDuration(static_cast<double>(d->h2d_pageable.bytes) / steps /
+                             pinned.bytes_per_ns),
         pinned.bytes_per_ns,
         pinned.observed ? "this run's pinned copies" : absl::StrCat("assumed for ", d->name));
     c.fix =
@@ -306,7 +303,8 @@ Concrete LaunchAdvice(const Report& report, Subcause s, const StepView& v) {
   const double busy = v.Per(v.device->busy_ns);
   c.evidence = absl::StrFormat(
       "%.0f kernels per step doing %s of GPU work in all (%s each); the step took %s", kernels,
-      Duration(busy), Duration(busy / kernels), Duration(v.step_ns));
+      FormatAdviceDuration(busy), FormatAdviceDuration(busy / kernels),
+      FormatAdviceDuration(v.step_ns));
   if (replays) {
     c.evidence = absl::StrFormat(
         "%s; %.0f of them replayed from %.3g CUDA graph launches per step, %.0f launched one at "
@@ -351,7 +349,7 @@ Concrete HostSyncAdvice(const Report& report, const StepView& v) {
                    ? absl::StrCat("the host blocked in ", where, " ",
                                   absl::StrFormat("%.3g", v.Per(top->count)),
                                   "x per step; the GPU then idled ",
-                                  Duration(v.Per(v.device->idle[Subcause::kHostSync])),
+                                  FormatAdviceDuration(v.Per(v.device->idle[Subcause::kHostSync])),
                                   " per step before the next work arrived")
                    : absl::StrCat("the host blocked in ", where, " ", top->count, " times");
   // The framework op that synced, where the trace names it (file names say nothing).
@@ -392,7 +390,7 @@ Concrete AllocatorAdvice(const Report& report, const StepView& v) {
               : std::string(FixFor(Subcause::kAllocator));
   const Offender* top = TopOffender(report, Subcause::kAllocator);
   if (v.device != nullptr) {
-    c.evidence = absl::StrCat(Duration(v.Per(v.device->idle[Subcause::kAllocator])),
+    c.evidence = absl::StrCat(FormatAdviceDuration(v.Per(v.device->idle[Subcause::kAllocator])),
                               " per step lost to sync_bound.allocator");
   }
   if (top != nullptr) {
@@ -413,8 +411,8 @@ Concrete OtherAdvice(const Report& report, Subcause s, const StepView& v) {
   }
   const Offender* top = TopOffender(report, s);
   if (v.device != nullptr) {
-    c.evidence = absl::StrCat(Duration(v.Per(LostOn(*v.device, s))), " per step lost to ",
-                              QualifiedSubcauseName(s));
+    c.evidence = absl::StrCat(FormatAdviceDuration(v.Per(LostOn(*v.device, s))),
+                              " per step lost to ", QualifiedSubcauseName(s));
   }
   if (top != nullptr) {
     absl::StrAppend(&c.evidence, c.evidence.empty() ? "" : "; ", "most of it in ", top->what,
@@ -483,19 +481,6 @@ void AddAdvice(const AnalysisOptions& options, Report* report) {
   std::stable_sort(
       report->advice.begin(), report->advice.end(),
       [](const Advice& a, const Advice& b) { return a.share_of_lost_time > b.share_of_lost_time; });
-}
-
-std::string PredictedGain(const Advice& a) {
-  if (a.gain_ns <= 0) return "";
-  if (a.gain_per_step_ns) {
-    std::string s =
-        absl::StrCat("up to ", Duration(static_cast<double>(*a.gain_per_step_ns)), "/step");
-    if (a.gain_share_of_step) {
-      absl::StrAppend(&s, absl::StrFormat(", %.0f%% of step time", 100 * *a.gain_share_of_step));
-    }
-    return s;
-  }
-  return absl::StrCat("up to ", Duration(static_cast<double>(a.gain_ns)), " of the steady state");
 }
 
 }  // namespace gpuidle::internal

@@ -20,9 +20,6 @@ absl::string_view FixFor(Subcause s);
 // estimated.
 void AddAdvice(const AnalysisOptions& options, Report* report);
 
-// "up to 41.2 ms/step, 38% of step time" ("" when the advice predicts no gain).
-std::string PredictedGain(const Advice& a);
-
 }  // namespace gpuidle::internal
 
 #endif  // GPUIDLE_LIB_ANALYSIS_ADVICE_H_

@@ -265,7 +265,7 @@ void AddSteadyOpTotals(const TimelineIndex& index, const DeviceTimeline& device,
 // its steady state, communication, and its steps (appended to report->steps).
 DeviceReport AnalyzeDevice(const RankAnalysis& r, const DeviceTimeline& device,
                            OffenderTable* offenders, PeriodicWorkTable* periodic,
-                           LongestGaps* longest, Report* report) {
+                           LongestGaps* longest, LongestGaps* drawn, Report* report) {
   const Timeline& t = r.t;
   const size_t first_step = r.steady_steps.first;
   const size_t end_step = r.steady_steps.end;
@@ -303,8 +303,13 @@ DeviceReport AnalyzeDevice(const RankAnalysis& r, const DeviceTimeline& device,
   for (const IdlePiece& piece : phased.steady) {
     d.idle[piece.subcause] += piece.end_ns - piece.start_ns;
     offenders->Add(device, piece);
-    if (longest->WouldKeep(piece.end_ns - piece.start_ns)) {
-      longest->Offer(ToGapRecord(r.index, r.stacks, device, d, piece));
+    const int64_t length = piece.end_ns - piece.start_ns;
+    const bool listed = longest->WouldKeep(length);
+    const bool draw = drawn != nullptr && drawn->WouldKeep(length);
+    if (listed || draw) {
+      GapRecord g = ToGapRecord(r.index, r.stacks, device, d, piece);
+      if (listed && draw) drawn->Offer(g);
+      (listed ? longest : drawn)->Offer(std::move(g));
     }
   }
   longest->CountDevice(device.device, static_cast<int64_t>(phased.steady.size()));
@@ -384,11 +389,13 @@ absl::Status ValidateOptions(const AnalysisOptions& options) {
 namespace {
 
 // One process as its timeline says: its devices, steps, gaps, offenders and advice. `input`
-// names it in errors. `gap_counts`, if given, gets each device's number of steady-state gaps.
+// names it in errors. `gap_counts`, if given, gets each device's number of steady-state gaps;
+// `drawn`, if given, is offered every steady-state gap (the trace's gap list).
 absl::StatusOr<Report> AnalyzeTimeline(const Timeline& t, const std::string& input,
                                        std::optional<int> rank, size_t step_rows_per_device,
                                        const AnalysisOptions& options,
-                                       std::vector<std::pair<int, int64_t>>* gap_counts = nullptr) {
+                                       std::vector<std::pair<int, int64_t>>* gap_counts = nullptr,
+                                       LongestGaps* drawn = nullptr) {
   std::optional<Interval> window = WindowOf(t);
   if (!window) {
     return absl::FailedPreconditionError(absl::StrCat(input, " holds no host or GPU activity"));
@@ -424,7 +431,7 @@ absl::StatusOr<Report> AnalyzeTimeline(const Timeline& t, const std::string& inp
   int64_t steady_ns = 0;
   for (const DeviceTimeline& device : t.devices) {
     report.devices.push_back(
-        AnalyzeDevice(rank_analysis, device, &table, &periodic, &longest, &report));
+        AnalyzeDevice(rank_analysis, device, &table, &periodic, &longest, drawn, &report));
     steady_ns += report.devices.back().steady_end_ns - report.devices.back().steady_start_ns;
     used.insert(device.device);
   }
@@ -438,14 +445,16 @@ absl::StatusOr<Report> AnalyzeTimeline(const Timeline& t, const std::string& inp
 }
 
 // One process, as it runs without gpuidle where the timeline says what gpuidle cost
-// (untraced_view.h): the analysis reads a copy with the tracer's time taken out.
+// (untraced_view.h): the analysis reads a copy with the tracer's time taken out. `drawn` (the
+// gaps as recorded) is offered gaps only where the timeline is analysed as recorded.
 absl::StatusOr<Report> AnalyzeProcess(const Timeline& t, const std::string& input,
                                       std::optional<int> rank, size_t step_rows_per_device,
                                       const AnalysisOptions& options,
-                                      std::vector<std::pair<int, int64_t>>* gap_counts = nullptr) {
+                                      std::vector<std::pair<int, int64_t>>* gap_counts = nullptr,
+                                      LongestGaps* drawn = nullptr) {
   if (!t.info.tracer_cost || options.as_recorded) {
-    GPUIDLE_ASSIGN_OR_RETURN(
-        Report report, AnalyzeTimeline(t, input, rank, step_rows_per_device, options, gap_counts));
+    GPUIDLE_ASSIGN_OR_RETURN(Report report, AnalyzeTimeline(t, input, rank, step_rows_per_device,
+                                                            options, gap_counts, drawn));
     if (t.info.tracer_cost) report.tracer_time = "as_recorded";
     return report;
   }
@@ -459,6 +468,29 @@ absl::StatusOr<Report> AnalyzeProcess(const Timeline& t, const std::string& inpu
     d.tracer_ns = shift.TakenOutNs(d.device, d.steady_start_ns, d.steady_end_ns);
   }
   return report;
+}
+
+// A one-process report that lists only the first steps of each device says so.
+void NoteStepsNotListed(size_t step_rows_per_device, Report* report) {
+  if (report->steps_not_listed == 0) return;
+  report->warnings.push_back(absl::StrCat(
+      "the report lists ", report->steps.size(), " of ",
+      report->steps.size() + report->steps_not_listed, " steps (the first ", step_rows_per_device,
+      " of each device); the figures of each device cover every step"));
+}
+
+// The gaps offered to a trace's list, in drawing order, with each device's count and idle time.
+GapList MakeGapList(std::vector<GapRecord> gaps, const std::vector<std::pair<int, int64_t>>& counts,
+                    const Report& report) {
+  GapList list;
+  list.gaps = std::move(gaps);
+  std::sort(list.gaps.begin(), list.gaps.end(), [](const GapRecord& a, const GapRecord& b) {
+    return a.device != b.device ? a.device < b.device : a.start_ns < b.start_ns;
+  });
+  for (size_t i = 0; i < counts.size() && i < report.devices.size(); ++i) {
+    list.devices.push_back({counts[i].first, counts[i].second, report.devices[i].idle_ns});
+  }
+  return list;
 }
 
 }  // namespace
@@ -482,14 +514,8 @@ absl::StatusOr<Report> AnalyzeRanks(std::span<const Timeline* const> ranks,
     reports.push_back(std::move(report));
   }
   if (several_ranks) return MergeRanks(std::move(reports), names, options);
-  Report& report = reports.front();
-  if (report.steps_not_listed > 0) {
-    report.warnings.push_back(absl::StrCat(
-        "the report lists ", report.steps.size(), " of ",
-        report.steps.size() + report.steps_not_listed, " steps (the first ", step_rows_per_device,
-        " of each device); the figures of each device cover every step"));
-  }
-  return std::move(report);
+  NoteStepsNotListed(step_rows_per_device, &reports.front());
+  return std::move(reports.front());
 }
 
 absl::StatusOr<Report> Analyze(const Timeline& timeline, const AnalysisOptions& options) {
@@ -507,15 +533,35 @@ absl::StatusOr<GapList> ListGaps(const Timeline& timeline, const AnalysisOptions
   std::vector<std::pair<int, int64_t>> counts;
   GPUIDLE_ASSIGN_OR_RETURN(Report report, AnalyzeProcess(timeline, "the trace", timeline.info.rank,
                                                          StepRowsPerDevice(one), o, &counts));
-  GapList list;
-  list.gaps = std::move(report.longest_gaps);
-  std::sort(list.gaps.begin(), list.gaps.end(), [](const GapRecord& a, const GapRecord& b) {
-    return a.device != b.device ? a.device < b.device : a.start_ns < b.start_ns;
-  });
-  for (size_t i = 0; i < counts.size() && i < report.devices.size(); ++i) {
-    list.devices.push_back({counts[i].first, counts[i].second, report.devices[i].idle_ns});
+  return MakeGapList(std::move(report.longest_gaps), counts, report);
+}
+
+std::optional<GapList> GapsToDraw(const Timeline& timeline, const Report* report, int max_gaps) {
+  if (report == nullptr) return std::nullopt;
+  absl::StatusOr<GapList> gaps = ListGaps(timeline, report->options, max_gaps);
+  if (!gaps.ok()) return std::nullopt;
+  return *std::move(gaps);
+}
+
+absl::StatusOr<AnalysisWithGaps> AnalyzeWithGaps(const Timeline& timeline,
+                                                 const AnalysisOptions& options, int max_gaps) {
+  AnalysisWithGaps out;
+  if (timeline.info.tracer_cost && !options.as_recorded) {
+    GPUIDLE_ASSIGN_OR_RETURN(out.report, Analyze(timeline, options));
+    GPUIDLE_ASSIGN_OR_RETURN(out.gaps, ListGaps(timeline, options, max_gaps));
+    return out;
   }
-  return list;
+  GPUIDLE_RETURN_IF_ERROR(ValidateOptions(options));
+  const Timeline* one[] = {&timeline};
+  const size_t step_rows_per_device = StepRowsPerDevice(one);
+  std::vector<std::pair<int, int64_t>> counts;
+  LongestGaps drawn(std::max(max_gaps, 0));
+  GPUIDLE_ASSIGN_OR_RETURN(
+      out.report, AnalyzeProcess(timeline, "the trace", timeline.info.rank, step_rows_per_device,
+                                 options, &counts, &drawn));
+  NoteStepsNotListed(step_rows_per_device, &out.report);
+  out.gaps = MakeGapList(drawn.Take(), counts, out.report);
+  return out;
 }
 
 }  // namespace gpuidle::internal

@@ -3,6 +3,7 @@
 #define GPUIDLE_LIB_ANALYSIS_ANALYZE_H_
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -10,6 +11,7 @@
 #include "absl/status/statusor.h"
 #include "gpuidle/options.h"
 #include "gpuidle/report.h"
+#include "model/gap_list.h"
 #include "model/timeline.h"
 
 namespace gpuidle::internal {
@@ -26,24 +28,26 @@ absl::StatusOr<Report> AnalyzeRanks(std::span<const Timeline* const> ranks,
                                     const AnalysisOptions& options,
                                     const std::vector<std::string>& names = {});
 
-// Every steady-state gap of one process: the idle pieces whose causes sum to each device's idle
-// time (Report::longest_gaps holds only the longest few), for drawing them all
-// (report/trace_writer.cc). Long runs have millions: at most `max_gaps` are listed, the longest
-// (ties: the earlier), and `devices` says how many each device had in all.
-struct GapList {
-  struct DeviceGaps {
-    int device = 0;
-    int64_t gaps = 0;     // every steady-state gap of the device, listed or not
-    int64_t idle_ns = 0;  // their total length (DeviceReport::idle_ns)
-  };
-  std::vector<GapRecord> gaps;  // sorted by device, then start
-  std::vector<DeviceGaps> devices;
-};
-
 // The gaps of `timeline` analysed alone with `options` (as Analyze does; gap records carry the
 // timeline's rank).
 absl::StatusOr<GapList> ListGaps(const Timeline& timeline, const AnalysisOptions& options,
                                  int max_gaps);
+
+// The gaps a trace of `timeline` draws beside `report`: ListGaps with the report's options;
+// nullopt without a report or where that analysis fails (the trace then draws the report's own
+// longest gaps).
+std::optional<GapList> GapsToDraw(const Timeline& timeline, const Report* report, int max_gaps);
+
+// Analyze(timeline, options) and the gaps a trace of the timeline draws (ListGaps with
+// max_gaps). They come from one pass where the report is of the timeline as recorded; a live
+// capture's report takes the tracer's time out (untraced_view.h) while the trace draws the gaps
+// as recorded, which takes a second pass.
+struct AnalysisWithGaps {
+  Report report;
+  GapList gaps;
+};
+absl::StatusOr<AnalysisWithGaps> AnalyzeWithGaps(const Timeline& timeline,
+                                                 const AnalysisOptions& options, int max_gaps);
 
 }  // namespace gpuidle::internal
 

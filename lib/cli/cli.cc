@@ -8,6 +8,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "api/analyze.h"
 #include "cli/diff_command.h"
 #include "cli/progress_bar.h"
 #include "cli/run_command.h"
@@ -19,8 +20,7 @@
 #include "gpuidle/cli.h"
 #include "gpuidle/settings.h"
 #include "report/writer.h"
-#include "session/analyze_files.h"
-#include "session/option_table.h"
+#include "settings/option_table.h"
 
 namespace gpuidle::internal {
 namespace {
@@ -68,7 +68,7 @@ constexpr CommandFlag kAnalyzeFlags[] = {
 };
 
 // The usage text: the commands, then each command's options from the option table
-// (session/option_table.h), so that the defaults and ranges it shows are the ones applied.
+// (settings/option_table.h), so that the defaults and ranges it shows are the ones applied.
 const std::string& Usage() {
   static const std::string* usage = [] {
     std::string text = kUsageHead;

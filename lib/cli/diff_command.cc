@@ -9,7 +9,7 @@
 #include "core/text_safety.h"
 #include "gpuidle/analyze.h"
 #include "gpuidle/settings.h"
-#include "session/option_table.h"
+#include "settings/option_table.h"
 
 namespace gpuidle::internal {
 namespace {

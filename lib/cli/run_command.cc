@@ -28,13 +28,13 @@
 #include "cli/cli.h"
 #include "collect/collection.h"
 #include "collect/cuda_driver.h"
-#include "core/process_tree_warning.h"
 #include "core/same_file.h"
 #include "core/text_safety.h"
 #include "core/version.h"
-#include "session/option_table.h"
-#include "session/profiler_options.h"
-#include "session/python_site.h"
+#include "settings/environment.h"
+#include "settings/option_table.h"
+#include "settings/process_tree_warning.h"
+#include "settings/python_site.h"
 
 extern char** environ;
 
@@ -288,8 +288,10 @@ absl::StatusOr<std::string> FindInjectionLibrary() {
 }
 
 int RunCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  // Flags become variables; repeated --data-range flags add up.
+  // Flags become variables; repeated --data-range flags add up. Their values are checked once,
+  // with the inherited variables, after the last flag.
   std::map<std::string, std::string> variables;
+  std::map<std::string, std::pair<std::string, std::string>> given;  // variable -> (flag, value)
   size_t i = 0;
   for (; i < args.size(); ++i) {
     const std::string& a = args[i];
@@ -311,6 +313,7 @@ int RunCommand(const std::vector<std::string>& args, std::ostream& out, std::ost
     const char* variable = setting->variable;
     if (setting->flag_value == nullptr) {  // --quiet, --no-python
       variables[variable] = setting->flag_sets;
+      given[variable] = {a, setting->flag_sets};
       continue;
     }
     if (i + 1 >= args.size()) return UsageError(err, absl::StrCat(a, " needs a value"));
@@ -320,37 +323,50 @@ int RunCommand(const std::vector<std::string>& args, std::ostream& out, std::ost
     if (value.empty() && !is_path) {
       return UsageError(err, absl::StrCat(a, " needs a non-empty value"));
     }
-    ProfilerOptions scratch;
-    if (absl::Status s = setting->apply(value, &scratch); !s.ok()) {
-      return UsageError(err, absl::StrCat(a, " ", QuoteForMessage(value), ": ", s.message()));
-    }
-    if (is_path) value = AbsoluteOutputPattern(value);
+    const bool adds_up = setting->type == SettingType::kStrings;
+    std::pair<std::string, std::string>& as_given = given[variable];
+    as_given = {
+        a, adds_up && !as_given.second.empty() ? absl::StrCat(as_given.second, ",", value) : value};
     std::string& slot = variables[variable];
-    slot = setting->type == SettingType::kStrings && !slot.empty() ? absl::StrCat(slot, ",", value)
-                                                                   : value;
+    slot = adds_up && !slot.empty() ? absl::StrCat(slot, ",", value) : value;
+  }
+
+  // Switched off: the command runs as if gpuidle were not there, whatever else is set; but a
+  // bad flag is still the user's mistake to hear about.
+  const DisableSetting disable = ReadDisableVariable(std::getenv("GPUIDLE_DISABLE"));
+  // Every value by the rules the injected library applies, once: a flag's named as typed, an
+  // inherited variable's as found (the library would otherwise refuse it in the middle of the
+  // run).
+  const absl::StatusOr<ProfilerOptions> options = ProfilerOptionsFromVariables(
+      [&](const char* name) -> const char* {
+        const auto it = variables.find(name);
+        if (it != variables.end()) return it->second.c_str();
+        return disable.disabled ? nullptr : std::getenv(name);
+      },
+      [&](const char* name, absl::string_view value, absl::string_view why) {
+        const auto it = given.find(name);
+        if (it == given.end()) {
+          return absl::StrCat(name, "=", ForMessage(value), ": ", why, " (from the environment)");
+        }
+        return absl::StrCat(it->second.first, " ", QuoteForMessage(it->second.second), ": ", why);
+      });
+  if (!options.ok()) return UsageError(err, options.status().message());
+  // The command may change directory: its output paths are made absolute here.
+  for (auto& [variable, value] : variables) {
+    const SettingSpec* setting = FindSettingByVariable(variable);
+    if (setting != nullptr && setting->type == SettingType::kPath) {
+      value = AbsoluteOutputPattern(value);
+    }
   }
   const std::vector<std::string> command(args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
   if (command.empty())
     return UsageError(err, "run needs a command: gpuidle run [options] -- COMMAND");
 
-  // Switched off: the command runs as if gpuidle were not there, whatever else is set.
-  const DisableSetting disable = ReadDisableVariable(std::getenv("GPUIDLE_DISABLE"));
   if (disable.disabled) {
     if (!disable.warning.empty()) err << "gpuidle: warning: " << disable.warning << "\n";
     std::vector<std::string> env;
     for (char** e = environ; *e != nullptr; ++e) env.emplace_back(*e);
     return Execute(command, env, err);
-  }
-
-  // The inherited variables the flags leave in place must be good too: the library would
-  // otherwise refuse them in the middle of the run.
-  const absl::StatusOr<ProfilerOptions> options =
-      ProfilerOptionsFromVariables([&](const char* name) -> const char* {
-        const auto it = variables.find(name);
-        return it != variables.end() ? it->second.c_str() : std::getenv(name);
-      });
-  if (!options.ok()) {
-    return UsageError(err, absl::StrCat(options.status().message(), " (from the environment)"));
   }
 
   const absl::StatusOr<std::string> library = FindInjectionLibrary();

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <vector>
 
 namespace gpuidle::internal {
 namespace {
@@ -30,19 +31,51 @@ void LatencyTimestamps(bool on) {
   }
 }
 
+// The activity records of the API calls that EnableApiActivityRecords enabled, until
+// DisableProbes.
+class ApiActivityProbe {
+ public:
+  void Enable(const CuptiApi& api, ApiRecords mode, const NeededCallbackIdTable& ids,
+              const CollectorProbes& probes);
+  void Disable(const CuptiApi& api);
+
+ private:
+  void EnableDomain(const CuptiApi& api, ApiRecords mode, CUpti_ActivityKind kind, uint32_t end,
+                    const std::vector<NeededId>& needed,
+                    CUptiResult (*enable_id)(CUpti_CallbackId, uint8_t),
+                    std::vector<CUpti_CallbackId>* enabled,
+                    std::vector<CUpti_CallbackId>* switched_off);
+
+  std::vector<CUpti_ActivityKind> kinds_;
+  std::vector<CUpti_CallbackId> runtime_ids_, driver_ids_;
+  std::vector<CUpti_CallbackId> runtime_ids_off_, driver_ids_off_;
+};
+
+// One per process, as the collector is; never destroyed, like the collector's state.
+ApiActivityProbe& TheApiActivityProbe() {
+  static ApiActivityProbe* probe = new ApiActivityProbe();
+  return *probe;
+}
+
 }  // namespace
 
 void EnableAddedProbes(const CollectorProbes& probes) {
-  if (probes.LeavesOut(kAddLatencyTimestamps)) LatencyTimestamps(true);
-  if (probes.LeavesOut(kAddLargeDeviceBuffers)) {
+  if (probes.Adds(kAddLatencyTimestamps)) LatencyTimestamps(true);
+  if (probes.Adds(kAddLargeDeviceBuffers)) {
     SetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE, uint64_t{32} << 20, "device buffer size");
     SetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_PRE_ALLOCATE_VALUE, 4, "preallocated buffers");
     SetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_POOL_LIMIT, 16, "device buffer pool limit");
   }
 }
 
-void DisableAddedProbes(const CollectorProbes& probes) {
-  if (probes.LeavesOut(kAddLatencyTimestamps)) LatencyTimestamps(false);
+void EnableApiActivityRecords(const CuptiApi& api, ApiRecords mode,
+                              const NeededCallbackIdTable& ids, const CollectorProbes& probes) {
+  TheApiActivityProbe().Enable(api, mode, ids, probes);
+}
+
+void DisableProbes(const CuptiApi& api, const CollectorProbes& probes) {
+  TheApiActivityProbe().Disable(api);
+  if (probes.Adds(kAddLatencyTimestamps)) LatencyTimestamps(false);
 }
 
 void ApiActivityProbe::Enable(const CuptiApi& api, ApiRecords mode,

@@ -64,13 +64,11 @@ void CallTimer::Start(const CollectorProbes& probes) {
 }
 
 int64_t CallTimer::Now() const {
-  if constexpr (kProbesCompiledIn) {
-    if (realtime_clock_.load(std::memory_order_relaxed)) {
-      timespec ts;
-      clock_gettime(CLOCK_REALTIME, &ts);
-      return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec +
-             realtime_to_cupti_ns_.load(std::memory_order_relaxed);
-    }
+  if (realtime_clock()) {
+    timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec +
+           realtime_to_cupti_ns_.load(std::memory_order_relaxed);
   }
   uint64_t t = 0;
   CUptiResult (*get_timestamp)(uint64_t*) = get_timestamp_.load(std::memory_order_relaxed);
@@ -82,10 +80,7 @@ void CallTimer::OnCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                            const CUpti_CallbackData& call) {
   CollectingThread& t = ThisThread();
   const bool driver = domain == CUPTI_CB_DOMAIN_DRIVER_API;
-  int depth = t.runtime_depth;
-  if constexpr (kProbesCompiledIn) {
-    if (nested_calls_timed_.load(std::memory_order_relaxed)) depth = 0;
-  }
+  const int depth = nested_calls_timed() ? 0 : t.runtime_depth;
   if (call.callbackSite == CUPTI_API_ENTER) {
     if (!driver) {
       ++t.runtime_depth;

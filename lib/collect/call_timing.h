@@ -81,6 +81,14 @@ class CallTimer {
   };
   struct ActivitySlot;
   ThreadActivity* ActivityOf(uint32_t thread);
+  // The probes' switches (Start): constant false in a product build, so that its hot path reads
+  // neither.
+  bool nested_calls_timed() const {
+    return kProbesCompiledIn && nested_calls_timed_.load(std::memory_order_relaxed);
+  }
+  bool realtime_clock() const {
+    return kProbesCompiledIn && realtime_clock_.load(std::memory_order_relaxed);
+  }
 
   std::atomic<bool> timing_{false};
   std::atomic<uint64_t> since_ns_{0};

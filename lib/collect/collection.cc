@@ -8,21 +8,19 @@ namespace gpuidle::internal {
 
 bool CollectionSupported() { return true; }
 
-// LoadCupti loads once and keeps its answer, and the probes are a few getenv calls: StartCollection
-// asks both again rather than keeping what PrepareCollection found.
+// LoadCupti loads once and keeps its answer, and the benchmark's probes (a probe build's only:
+// collect/collector_probes.h) are cheap to read: StartCollection asks both again rather than
+// keeping what PrepareCollection found.
 absl::Status PrepareCollection() {
   if (absl::StatusOr<const CuptiApi*> api = LoadCupti(); !api.ok()) return api.status();
-  return CollectorProbesFromEnvironment().status();
+  return BenchmarkProbes().status();
 }
 
-absl::Status StartCollection(const CollectionSettings& settings, StartCost* cost) {
+absl::Status StartCollection(const ProfilerOptions& options, StartCost* cost) {
   GPUIDLE_ASSIGN_OR_RETURN(const CuptiApi* api, LoadCupti());
-  CollectorOptions options;
-  options.buffer_bytes = settings.buffer_bytes;
-  options.buffer_count = settings.buffer_count;
-  options.max_records = settings.max_records;
-  GPUIDLE_ASSIGN_OR_RETURN(options.probes, CollectorProbesFromEnvironment());
-  return Collector::Get().Start(*api, options, cost);
+  CollectorOptions collector = CollectorOptions::For(options);
+  GPUIDLE_ASSIGN_OR_RETURN(collector.probes, BenchmarkProbes());
+  return Collector::Get().Start(*api, collector, cost);
 }
 
 absl::StatusOr<Timeline> StopCollection(CuptiAfterStop after, StopCost* cost) {

@@ -10,6 +10,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "gpuidle/options.h"
 #include "model/timeline.h"
 
 namespace gpuidle::internal {
@@ -19,13 +20,6 @@ namespace gpuidle::internal {
 // in the middle of a program detaches; a stop at exit does not (nothing runs after it, and
 // teardown at exit has its own hazards). CUPTI attaches again at the next start.
 enum class CuptiAfterStop { kStayAttached, kDetach };
-
-struct CollectionSettings {
-  size_t buffer_bytes = size_t{8} << 20;  // CUPTI's recommended buffer size
-  size_t buffer_count = 8;
-  // Recording stops once this many records were decoded (TimelineInfo::record_limit_reached).
-  int64_t max_records = 20'000'000;
-};
 
 // Whether this build can collect at all (false: built with -DGPUIDLE_WITH_CUPTI=OFF).
 bool CollectionSupported();
@@ -41,10 +35,11 @@ struct StartCost {
   int64_t kinds_ns = 0;   // enabling the activity kinds
   int64_t calls_ns = 0;   // enabling the callbacks of the timed calls
 };
-// After PrepareCollection: takes CUPTI and starts recording. Unavailable with CUPTI's reason when
-// it refuses (no driver or GPU, another tool subscribed, ...); nothing stays enabled then. Fills
-// *cost when given.
-absl::Status StartCollection(const CollectionSettings& settings, StartCost* cost = nullptr);
+// After PrepareCollection: takes CUPTI and starts recording what `options` ask (the buffer pool,
+// the record limit: ProfilerOptions as the option table checked them, nothing reshaped on the
+// way). Unavailable with CUPTI's reason when it refuses (no driver or GPU, another tool
+// subscribed, ...); nothing stays enabled then. Fills *cost when given.
+absl::Status StartCollection(const ProfilerOptions& options, StartCost* cost = nullptr);
 // How long the parts of a stop took (steady clock), so that gpuidle can say what a profile cost.
 struct StopCost {
   int64_t flush_ns = 0;   // disabling the kinds, CUPTI's forced flush, the last decode

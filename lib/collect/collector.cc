@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "collect/api_activity_probe.h"
 #include "collect/buffer_pool.h"
 #include "collect/call_site_naming.h"
 #include "collect/call_timing.h"
@@ -22,9 +23,6 @@
 #include "collect/record_translation.h"
 #include "collect/timed_calls.h"
 #include "core/status_macros.h"
-#if GPUIDLE_COLLECTOR_PROBES
-#include "collect/api_activity_probe.h"
-#endif
 
 namespace gpuidle::internal {
 namespace {
@@ -36,27 +34,6 @@ constexpr size_t kCallChunks = 64;
 
 // Distinct CUPTI failures a collection keeps as warnings; the rest are counted.
 constexpr size_t kMaxFailureWarnings = 16;
-
-// The probe parts that leave an activity kind out (never the kernels).
-uint32_t PartsOfKind(CUpti_ActivityKind kind) {
-  switch (kind) {
-    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
-      return 0;
-    case CUPTI_ACTIVITY_KIND_MEMCPY:
-    case CUPTI_ACTIVITY_KIND_MEMCPY2:
-      return kPartOtherKinds | kPartMemcpyRecords;
-    case CUPTI_ACTIVITY_KIND_MEMSET:
-      return kPartOtherKinds | kPartMemsetRecords;
-    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
-      return kPartOtherKinds | kPartSyncRecords;
-    case CUPTI_ACTIVITY_KIND_CUDA_EVENT:
-      return kPartOtherKinds | kPartEventRecords;
-    case CUPTI_ACTIVITY_KIND_DEVICE:
-      return kPartOtherKinds | kPartDeviceRecords;
-    default:
-      return kPartOtherKinds;
-  }
-}
 
 }  // namespace
 
@@ -80,6 +57,8 @@ struct CollectorState {
   std::atomic<uint64_t> buffers_taken{0};
   std::atomic<uint64_t> detaches{0};
   int64_t max_records = 0;
+  // The overhead benchmark's seam (collect/collector_probes.h): constant answers, the product's
+  // way, in a product build.
   CollectorProbes probes;
   CudaDriverQueries driver;
   CUpti_SubscriberHandle subscriber = nullptr;
@@ -99,9 +78,6 @@ struct CollectorState {
   LostRecordTracker lost;
   DecodeWorker worker;
   std::unique_ptr<RecordTranslator> translator;  // used by the worker only while it runs
-#if GPUIDLE_COLLECTOR_PROBES
-  ApiActivityProbe api_activity;
-#endif
 
   // CUPTI calls that failed without stopping the collection, for the timeline's warnings: each
   // distinct message with its count (a few kinds at most), the rest counted.
@@ -257,12 +233,10 @@ void CollectorState::UseClockOf(const CuptiApi& cupti) {
 
 absl::Status CollectorState::EnableActivityKinds(const CuptiApi& cupti) {
   enabled_kinds.clear();
-#if GPUIDLE_COLLECTOR_PROBES
   EnableAddedProbes(probes);
-#endif
   kinds_on_demand = subscriber != nullptr && probes.TimesCalls();
   for (CUpti_ActivityKind kind : kCollectedKinds) {
-    if (probes.LeavesOut(PartsOfKind(kind))) continue;
+    if (!KeepsKind(probes, kind)) continue;
     if (kinds_on_demand && (copies.Handles(kind) || waits.Handles(kind))) continue;  // at a call
     const CUptiResult r = cupti.ActivityEnable(kind);
     if (r == CUPTI_SUCCESS) {
@@ -282,27 +256,19 @@ absl::Status CollectorState::EnableActivityKinds(const CuptiApi& cupti) {
 void CollectorState::EnableApiCalls(const CuptiApi& cupti) {
   needed.LookUp(cupti);
   if (kinds_on_demand) {
-    const auto wanted = [&](CUpti_ActivityKind k) { return !probes.LeavesOut(PartsOfKind(k)); };
+    const auto wanted = [&](CUpti_ActivityKind k) { return KeepsKind(probes, k); };
     copies.Arm(cupti, needed, wanted);
     waits.Arm(cupti, needed, wanted);
   }
-  ApiRecords mode = probes.api_records;  // kCallbacks unless a probe says otherwise
-  if constexpr (kProbesCompiledIn) {
-    // Timing calls needs the subscriber (which only a probe leaves out).
-    if (probes.TimesCalls() && subscriber == nullptr) mode = ApiRecords::kAuto;
-    if (mode == ApiRecords::kAuto) {
-      mode = driver.initialized() ? ApiRecords::kWholeKinds : ApiRecords::kIdsOnly;
-    }
-  }
+  const ApiRecords mode =
+      probes.ApiRecordsFor(subscriber != nullptr, [&] { return driver.initialized(); });
   naming.Reset(static_cast<size_t>(std::max<int64_t>(max_records, 0)));
   timer.NewCollection();
   const bool driver_only = mode == ApiRecords::kDriverCallbacks;
   if (mode == ApiRecords::kCallbacks || driver_only) {
     EnableTimedCalls(cupti, driver_only);
   } else {
-#if GPUIDLE_COLLECTOR_PROBES
-    api_activity.Enable(cupti, mode, needed, probes);
-#endif
+    EnableApiActivityRecords(cupti, mode, needed, probes);
   }
   std::vector<absl::Status> naming_failures;
   // Without a provider the callbacks skip naming at once (a C++ program's launches).
@@ -342,10 +308,7 @@ void CollectorState::DisableRecording() {
   if (disabled.exchange(true)) return;
   naming.SetNaming(false);
   timer.Stop();
-#if GPUIDLE_COLLECTOR_PROBES
-  api_activity.Disable(*api);
-  DisableAddedProbes(probes);
-#endif
+  DisableProbes(*api, probes);
   for (CUpti_ActivityKind kind : enabled_kinds) {
     NoteFailure(CuptiStatus(*api, api->ActivityDisable(kind), "disabling an activity kind"));
   }
@@ -418,6 +381,15 @@ std::vector<LostRecordSpan> Collector::last_lost_record_spans() const {
 void Collector::ThreadsAwayFromCuda(int64_t now_ns, int64_t min_away_ns,
                                     std::vector<uint64_t>* threads) const {
   state_->timer.ThreadsAwayFromCuda(now_ns, min_away_ns, threads);
+}
+
+CollectorOptions CollectorOptions::For(const ProfilerOptions& options) {
+  CollectorOptions c;
+  const size_t pool_bytes = static_cast<size_t>(std::max(options.buffer_pool_mb, 1)) << 20;
+  c.buffer_bytes = std::min<size_t>(size_t{8} << 20, pool_bytes / 4);
+  c.buffer_count = pool_bytes / c.buffer_bytes;
+  c.max_records = options.max_records;
+  return c;
 }
 
 absl::Status Collector::Start(const CuptiApi& api, const CollectorOptions& options,

@@ -23,6 +23,7 @@
 #include "collect/cuda_driver.h"
 #include "collect/cupti_api.h"
 #include "collect/lost_records.h"
+#include "gpuidle/options.h"
 #include "model/timeline.h"
 
 namespace gpuidle::internal {
@@ -38,6 +39,11 @@ struct CollectorOptions {
   CudaDriverQueries driver;
   // The overhead benchmark's probes; without effect unless probes are compiled in.
   CollectorProbes probes;
+
+  // The buffers and the record limit a collection's options ask for: the pool of
+  // ProfilerOptions::buffer_pool_mb in buffers of CUPTI's recommended 8 MiB, or smaller so that
+  // there are at least 4 (CUPTI always has one while others are being decoded).
+  static CollectorOptions For(const ProfilerOptions& options);
 };
 
 struct CollectorCounters {

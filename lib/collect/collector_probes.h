@@ -1,16 +1,20 @@
-// The overhead benchmark's probes: parts of the collector it can leave out, one at a time, and
-// other ways of recording API calls, to price each (docs/PERFORMANCE.md). They exist only in a
-// build configured with -DGPUIDLE_COLLECTOR_PROBES=ON (tests/benchmarks/overhead builds one);
-// in every other build kProbesCompiledIn is false, every check below is a constant and the
-// GPUIDLE_BENCH_* variables are not read. Leaving a part out loses evidence or breaks the
-// timeline's thread ids: never a user setting.
+// The one seam between the collector and the overhead benchmark's probes (docs/PERFORMANCE.md):
+// the benchmark fills a CollectorProbes, to leave a part of the collector out or record the API
+// calls another way, and the collector asks it at a few named points (LeavesOut, TimesCalls,
+// ApiRecordsFor; collect/api_activity_probe.h KeepsKind and the probes' own CUPTI work). The
+// probes exist only in a build configured with -DGPUIDLE_COLLECTOR_PROBES=ON, which compiles in
+// the benchmark's reader of its settings (tests/benchmarks/overhead/probe_settings.cc); in every
+// other build kProbesCompiledIn is false, every answer below is a constant (the product's way)
+// and no benchmark setting is read. Leaving a part out loses evidence or breaks the timeline's
+// thread ids: never a user setting.
+//
+// No CUPTI type here: code above collect asks kProbesCompiledIn too.
 #ifndef GPUIDLE_LIB_COLLECT_COLLECTOR_PROBES_H_
 #define GPUIDLE_LIB_COLLECT_COLLECTOR_PROBES_H_
 
 #include <cstdint>
 
 #include "absl/status/statusor.h"
-#include "absl/strings/string_view.h"
 
 #ifndef GPUIDLE_COLLECTOR_PROBES
 #define GPUIDLE_COLLECTOR_PROBES 0
@@ -39,8 +43,7 @@ enum CollectorPart : uint32_t {
   // The timed calls' own work, to tell it from CUPTI's dispatch of the callbacks:
   kPartCallTiming = 1u << 14,  // callbacks enabled, but they return at once (nothing timed)
   kPartCuptiClock = 1u << 15,  // calls timed on CLOCK_REALTIME + an offset, not cuptiGetTimestamp
-  // Not left out but added, to price what CUPTI offers beyond today's collection (words with a
-  // leading '+'):
+  // Not left out but added, to price what CUPTI offers beyond today's collection:
   kAddLatencyTimestamps = 1u << 16,   // kernel records' queued/submitted (cuptiActivityEnable-
                                       // LatencyTimestamps)
   kAddLargeDeviceBuffers = 1u << 17,  // 32 MiB device buffers, 4 preallocated, pool limit 16
@@ -72,27 +75,37 @@ struct CollectorProbes {
   uint32_t leave_out = 0;  // CollectorPart bits
   ApiRecords api_records = ApiRecords::kCallbacks;
 
-  // Whether part is left out; always false unless probes are compiled in.
-  constexpr bool LeavesOut(uint32_t part) const {
-    return kProbesCompiledIn && (leave_out & part) != 0;
+  // Whether the collector leaves any of parts out; never in a product build.
+  constexpr bool LeavesOut(uint32_t parts) const {
+    return kProbesCompiledIn && (leave_out & parts) != 0;
   }
-  // Whether the API calls are timed in callbacks (always, unless probes are compiled in).
+  // Whether the probes add part (a kAdd part); never in a product build.
+  constexpr bool Adds(CollectorPart part) const { return LeavesOut(part); }
+  // Whether the API calls are timed in callbacks (always in a product build).
   constexpr bool TimesCalls() const {
     return !kProbesCompiledIn || api_records == ApiRecords::kCallbacks ||
            api_records == ApiRecords::kDriverCallbacks;
   }
+  // How this start records the calls: api_records, except that timing them needs the subscriber
+  // (only a probe leaves it out) and kAuto asks cuda_initialized() which records work now.
+  template <typename CudaInitialized>
+  constexpr ApiRecords ApiRecordsFor(bool subscribed, CudaInitialized cuda_initialized) const {
+    if constexpr (!kProbesCompiledIn) return ApiRecords::kCallbacks;
+    ApiRecords mode = TimesCalls() && !subscribed ? ApiRecords::kAuto : api_records;
+    if (mode != ApiRecords::kAuto) return mode;
+    return cuda_initialized() ? ApiRecords::kWholeKinds : ApiRecords::kIdsOnly;
+  }
 };
 
 #if GPUIDLE_COLLECTOR_PROBES
-// "runtime,decode" -> the parts' bits; an unknown name is an error naming it.
-absl::StatusOr<uint32_t> ParseCollectorParts(absl::string_view names);
-// "callbacks", "driver-callbacks", "auto", "ids", "kinds".
-absl::StatusOr<ApiRecords> ParseApiRecords(absl::string_view name);
+// What the benchmark asks of this process's collections, from its settings: an InvalidArgument
+// error naming the setting for a bad value. Defined by the benchmark
+// (tests/benchmarks/overhead/probe_settings.cc), which only a probe build compiles in.
+absl::StatusOr<CollectorProbes> BenchmarkProbes();
+#else
+// A product build reads nothing: the product's way.
+inline absl::StatusOr<CollectorProbes> BenchmarkProbes() { return CollectorProbes(); }
 #endif
-
-// GPUIDLE_BENCH_LEAVE_OUT and GPUIDLE_BENCH_API_RECORDS in a probe build, an InvalidArgument
-// error naming the variable for a bad value; the defaults (nothing read) in any other build.
-absl::StatusOr<CollectorProbes> CollectorProbesFromEnvironment();
 
 }  // namespace gpuidle::internal
 

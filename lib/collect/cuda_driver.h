@@ -1,6 +1,6 @@
 // What the collector asks the CUDA driver already in the process (libcuda.so.1, looked up
 // without loading it: gpuidle never initialises CUDA itself): whether CUDA is initialised yet
-// (which decides how API records are switched on, collector.h ApiRecords), and the names of
+// (which decides how API records are switched on, collector_probes.h ApiRecords), and the names of
 // devices that CUPTI sent no DEVICE record for (a collection that began after CUDA was
 // initialised; the report would otherwise call the GPU by its index only).
 #ifndef GPUIDLE_LIB_COLLECT_CUDA_DRIVER_H_

@@ -15,7 +15,7 @@ absl::Status PrepareCollection() {
       "traces");
 }
 
-absl::Status StartCollection(const CollectionSettings&, StartCost*) { return PrepareCollection(); }
+absl::Status StartCollection(const ProfilerOptions&, StartCost*) { return PrepareCollection(); }
 
 absl::StatusOr<Timeline> StopCollection(CuptiAfterStop, StopCost*) {
   return absl::FailedPreconditionError("not collecting");

@@ -156,4 +156,9 @@ std::string FormatDuration(int64_t ns, bool sign) {
   return "";
 }
 
+std::string FormatAdviceDuration(double ns) {
+  if (ns >= 1e6) return absl::StrFormat("%.1f ms", ns / 1e6);
+  return absl::StrFormat("%.0f us", ns / 1e3);
+}
+
 }  // namespace gpuidle::internal

@@ -28,6 +28,10 @@ std::optional<uint64_t> ParseUint64(absl::string_view text);
 // "15.2 us", "0 ns"), signed when asked ("+1.20 ms"; negatives always are: "-20.0 ms").
 std::string FormatDuration(int64_t ns, bool sign = false);
 
+// A duration as advice states it, in milliseconds with one decimal from 1 ms, else in whole
+// microseconds ("41.2 ms", "380 us").
+std::string FormatAdviceDuration(double ns);
+
 }  // namespace gpuidle::internal
 
 #endif  // GPUIDLE_LIB_CORE_TIME_UNITS_H_

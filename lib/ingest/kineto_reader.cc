@@ -11,13 +11,13 @@
 //   text_start.h          text that is not UTF-8 JSON, named before parsing
 #include "ingest/kineto_reader.h"
 
-#include <new>
 #include <string>
 
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "core/out_of_memory.h"
 #include "core/status_macros.h"
 #include "ingest/json_scanners.h"
 #include "ingest/json_stream.h"
@@ -258,13 +258,12 @@ absl::StatusOr<Timeline> ReadKinetoTrace(ByteSource& source) {
 absl::StatusOr<Timeline> ReadKinetoTrace(ByteSource& source, size_t chunk_bytes) {
   // Memory grows with what the trace holds: a trace too large for this machine is an error,
   // never an abort (or a dead Python interpreter).
-  try {
-    return ReadKinetoTraceOrThrow(source, chunk_bytes);
-  } catch (const std::bad_alloc&) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat("out of memory while reading the trace (after ", source.file_bytes_read(),
-                     " bytes of the file)"));
-  }
+  return OutOfMemoryIsAnErrorWith([&] { return ReadKinetoTraceOrThrow(source, chunk_bytes); },
+                                  [&] {
+                                    return absl::StrCat(
+                                        "out of memory while reading the trace (after ",
+                                        source.file_bytes_read(), " bytes of the file)");
+                                  });
 }
 
 }  // namespace gpuidle::internal

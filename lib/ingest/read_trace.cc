@@ -1,8 +1,7 @@
 #include "ingest/read_trace.h"
 
-#include <new>
-
 #include "absl/strings/str_cat.h"
+#include "core/out_of_memory.h"
 #include "core/status_macros.h"
 #include "ingest/byte_source.h"
 #include "ingest/kineto_reader.h"
@@ -28,12 +27,9 @@ absl::StatusOr<Timeline> ReadTraceFileOrThrow(const std::string& path) {
 absl::StatusOr<Timeline> ReadTraceFile(const std::string& path) {
   // The reader turns running out of memory into an error; opening the file and starting the
   // read-ahead allocate too.
-  try {
-    return ReadTraceFileOrThrow(path);
-  } catch (const std::bad_alloc&) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat(path, ": out of memory while reading the trace"));
-  }
+  return OutOfMemoryIsAnErrorWith(
+      [&] { return ReadTraceFileOrThrow(path); },
+      [&] { return absl::StrCat(path, ": out of memory while reading the trace"); });
 }
 
 }  // namespace gpuidle::internal

@@ -21,14 +21,14 @@
 #include "absl/strings/str_split.h"
 #include "collect/cuda_driver.h"
 #include "collect/nvtx_capture.h"
-#include "core/process_tree_warning.h"
 #include "core/same_file.h"
 #include "gpuidle/export.h"
 #include "gpuidle/profiler.h"
-#include "session/option_table.h"
-#include "session/profiler_options.h"
-#include "session/python_site.h"
 #include "session/session.h"
+#include "settings/environment.h"
+#include "settings/option_table.h"
+#include "settings/process_tree_warning.h"
+#include "settings/python_site.h"
 
 namespace gpuidle::internal {
 namespace {
@@ -59,14 +59,14 @@ bool Preloaded(const std::string& self) {
   return false;
 }
 
-// One warning per process tree (core/process_tree_warning.h).
+// One warning per process tree (settings/process_tree_warning.h).
 void WarnOnceForProcessTree(absl::string_view message) {
   if (ProcessTreeWarned()) return;
   Warn(message);
   MarkProcessTreeWarned();
 }
 
-// GPUIDLE_DISABLE by the rule of every front end (session/profiler_options.h); a value that is
+// GPUIDLE_DISABLE by the rule of every front end (settings/environment.h); a value that is
 // not a switch word is one warning for the process tree, and gpuidle stays off.
 bool Disabled() {
   const DisableSetting setting = ReadDisableVariable(std::getenv("GPUIDLE_DISABLE"));
@@ -82,7 +82,7 @@ void StartFromInjection(absl::string_view how) {
     return;
   }
   // Long jobs: unless GPUIDLE_SAMPLE says otherwise, a run longer than a minute is sampled from
-  // then on (session/option_table.h, kAutoSample*); a shorter one is recorded whole.
+  // then on (settings/option_table.h, kAutoSample*); a shorter one is recorded whole.
   if (const char* sample = std::getenv("GPUIDLE_SAMPLE"); sample == nullptr || *sample == '\0') {
     option_rules::Sample("auto", &*options).IgnoreError();
   }

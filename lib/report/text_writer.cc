@@ -9,11 +9,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "analysis/advice.h"
 #include "core/terminal.h"
 #include "core/text_safety.h"
 #include "core/time_units.h"
 #include "gpuidle/report.h"
+#include "report/advice_text.h"
 #include "report/phases.h"
 #include "report/writer.h"
 

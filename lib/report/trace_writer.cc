@@ -20,7 +20,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
-#include "analysis/analyze.h"
 #include "core/output_file.h"
 #include "core/text_safety.h"
 #include "core/version.h"
@@ -243,17 +242,16 @@ struct DeviceGapCount {
 
 class TraceFormatter {
  public:
-  TraceFormatter(const Timeline& t, const Report* report, const TraceOptions& options,
-                 OutputStream* sink)
+  TraceFormatter(const Timeline& t, const Report* report, const GapList* all,
+                 const TraceOptions& options, OutputStream* sink)
       : t_(t), sink_(sink), correlations_(t.calls) {
     if (report == nullptr) return;
     with_report_ = true;
-    // Every gap, as the analysis that made the report finds it in this timeline; the report
-    // itself lists only its longest few.
-    absl::StatusOr<GapList> all = ListGaps(t, report->options, std::max(options.max_gaps, 0));
     max_gaps_ = std::max(options.max_gaps, 0);
-    if (all.ok()) {
-      gaps_ = std::move(all->gaps);
+    if (all != nullptr) {
+      // Every gap, as the analysis that made the report found them in this timeline (the report
+      // itself lists only its longest few); the list is sorted by device, then start.
+      gaps_ = all->gaps;
       for (const GapList::DeviceGaps& d : all->devices) {
         DeviceGapCount& c = gap_counts_[d.device];
         c.gaps = d.gaps;
@@ -759,25 +757,27 @@ class StringStream : public OutputStream {
 
 }  // namespace
 
-absl::Status StreamGpuidleTrace(const Timeline& timeline, const Report* report, OutputStream& out,
-                                const TraceOptions& options) {
-  return TraceFormatter(timeline, report, options, &out).Write();
+absl::Status StreamGpuidleTrace(const Timeline& timeline, const Report* report, const GapList* gaps,
+                                OutputStream& out, const TraceOptions& options) {
+  return TraceFormatter(timeline, report, gaps, options, &out).Write();
 }
 
-std::string FormatGpuidleTrace(const Timeline& timeline, const Report* report,
+std::string FormatGpuidleTrace(const Timeline& timeline, const Report* report, const GapList* gaps,
                                const TraceOptions& options) {
   std::string text;
   StringStream out(&text);
-  StreamGpuidleTrace(timeline, report, out, options).IgnoreError();  // a string cannot fail
+  // A string cannot fail.
+  StreamGpuidleTrace(timeline, report, gaps, out, options).IgnoreError();
   return text;
 }
 
 absl::StatusOr<std::string> WriteGpuidleTrace(const Timeline& timeline, const Report* report,
-                                              const std::string& path,
+                                              const GapList* gaps, const std::string& path,
                                               const OutputFileOptions& output,
                                               const TraceOptions& options) {
   return WriteOutputFileStreamed(
-      path, [&](OutputStream& out) { return StreamGpuidleTrace(timeline, report, out, options); },
+      path,
+      [&](OutputStream& out) { return StreamGpuidleTrace(timeline, report, gaps, out, options); },
       output);
 }
 

@@ -9,6 +9,7 @@
 #include "absl/strings/string_view.h"
 #include "gpuidle/options.h"
 #include "gpuidle/report.h"
+#include "model/report_formats.h"  // FormatForPath, for the writers' callers
 
 namespace gpuidle::internal {
 
@@ -28,11 +29,9 @@ std::unique_ptr<ReportWriter> MakeTextWriter(const TextOptions& options = {});
 std::unique_ptr<ReportWriter> MakeJsonWriter();
 std::unique_ptr<ReportWriter> MakeHtmlWriter();  // one self-contained page (docs/HTML_REPORT.md)
 
-// "text", "json" or "html"; InvalidArgument names the formats there are.
+// A format of model/report_formats.h (which also has FormatForPath); InvalidArgument names the
+// formats there are.
 absl::StatusOr<std::unique_ptr<ReportWriter>> WriterForFormat(absl::string_view format);
-// The format a path's extension asks for ("report.json", "report.json.gz" -> "json";
-// "report.html", "report.htm" -> "html"), "text" otherwise.
-std::string FormatForPath(absl::string_view path);
 
 }  // namespace gpuidle::internal
 

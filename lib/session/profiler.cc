@@ -5,6 +5,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "analysis/analyze.h"
 #include "collect/call_sites.h"
 #include "collect/clock.h"
 #include "collect/collection.h"
@@ -86,7 +87,11 @@ absl::Status Profiler::SaveTrace(const std::string& path, bool overwrite) const 
   }
   internal::OutputFileOptions output;
   output.if_exists = overwrite ? internal::IfExists::kReplace : internal::IfExists::kFail;
-  return internal::WriteGpuidleTrace(impl_->last->timeline, report(), path, output).status();
+  const internal::Timeline& timeline = impl_->last->timeline;
+  const std::optional<internal::GapList> gaps =
+      internal::GapsToDraw(timeline, report(), internal::TraceOptions::kDefaultMaxGaps);
+  return internal::WriteGpuidleTrace(timeline, report(), gaps ? &*gaps : nullptr, path, output)
+      .status();
 }
 
 const std::string& Profiler::written_report_path() const {

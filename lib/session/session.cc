@@ -15,18 +15,14 @@
 #include "collect/clock.h"
 #include "collect/collection.h"
 #include "collect/cuda_driver.h"
-#include "core/atomic_file.h"
 #include "core/output_file.h"
 #include "core/output_path.h"
-#include "core/process_tree_warning.h"
 #include "core/status_macros.h"
-#include "core/terminal.h"
 #include "core/termination_signals.h"
 #include "gpuidle/analyze.h"
-#include "report/prometheus_writer.h"
 #include "report/trace_writer.h"
 #include "report/writer.h"
-#include "session/analyze_files.h"
+#include "settings/process_tree_warning.h"
 
 namespace gpuidle::internal {
 namespace {
@@ -34,50 +30,6 @@ namespace {
 // How long a terminating signal waits for the report (docs/INJECTION.md): well inside the
 // grace period of schedulers (SLURM's KillWait and Kubernetes' default are 30 s).
 constexpr std::chrono::seconds kSignalReportDeadline{10};
-
-// Whether the summary file is the default partial report of gpuidle run and LD_PRELOAD
-// (session/option_table.h PartialReport): removed when the whole report is written.
-bool IsPartialReport(const ProfilerOptions& o) {
-  return !o.report_path.empty() && o.summary_path == TaggedOutputPath(o.report_path, "partial");
-}
-
-// The text summary as printed on standard error: coloured where that is a terminal and the
-// settings allow it (GPUIDLE_COLOR, NO_COLOR: core/terminal.h).
-absl::StatusOr<std::string> StderrSummary(const Report& report, const ProfilerOptions& options) {
-  const ColorWhen when = ParseColorWhen(options.color).value_or(ColorWhen::kAuto);
-  return FormatText(report, UseColor(when, STDERR_FILENO));
-}
-
-void WriteLine(absl::string_view prefix, absl::string_view message) {
-  // One write(2): the line stays whole among the program's own output, and no stdio state is
-  // needed (this also runs from exit handlers).
-  const std::string line = absl::StrCat(prefix, message, "\n");
-  size_t done = 0;
-  while (done < line.size()) {
-    const ssize_t n = write(STDERR_FILENO, line.data() + done, line.size() - done);
-    if (n <= 0) return;
-    done += static_cast<size_t>(n);
-  }
-}
-
-CollectionSettings CollectionSettingsFrom(const ProfilerOptions& options) {
-  CollectionSettings c;
-  const size_t pool_bytes = static_cast<size_t>(std::max(options.buffer_pool_mb, 1)) << 20;
-  // At least 4 buffers, so CUPTI always has one while others are being decoded.
-  c.buffer_bytes = std::min<size_t>(size_t{8} << 20, pool_bytes / 4);
-  c.buffer_count = pool_bytes / c.buffer_bytes;
-  c.max_records = options.max_records;
-  return c;
-}
-
-std::optional<int> IntFromEnv(const char* name) {
-  const char* v = std::getenv(name);
-  if (v == nullptr || *v == '\0') return std::nullopt;
-  char* end = nullptr;
-  const long n = std::strtol(v, &end, 10);
-  if (*end != '\0' || n < 0 || n > (1 << 30)) return std::nullopt;
-  return static_cast<int>(n);
-}
 
 // Whether the timeline shows GPU work of the process: a device op, a launch, sync, copy,
 // wait-event or module load, or lost records. Initialising CUDA alone (a probe that asks for the
@@ -94,9 +46,6 @@ bool DidGpuWork(const Timeline& t) {
 }
 
 }  // namespace
-
-void Warn(absl::string_view message) { WriteLine("gpuidle: warning: ", message); }
-void Note(absl::string_view message) { WriteLine("gpuidle: ", message); }
 
 Session& Session::Get() {
   static Session* session = new Session();  // never destroyed: exit handlers use it
@@ -136,7 +85,7 @@ absl::Status Session::Start(const ProfilerOptions& options, const void* owner,
   // CUPTI_ERROR_UNKNOWN and say nothing of why.
   if (absl::Status gpu = CheckForNvidiaGpu(); !gpu.ok()) return refuse(gpu);
   StartCost start_cost;
-  if (absl::Status s = StartCollection(CollectionSettingsFrom(options), &start_cost); !s.ok()) {
+  if (absl::Status s = StartCollection(options, &start_cost); !s.ok()) {
     return refuse(s);
   }
   start_cost_ = ProfileCost{};
@@ -155,7 +104,8 @@ absl::Status Session::Start(const ProfilerOptions& options, const void* owner,
     samples_.Take();
     accepting_samples_ = options.host_sample_period_ns > 0;
   }
-  StartWindowsLocked();
+  windows_ = SampledWindows::Plan(options);
+  if (windows_ != nullptr && !windows_->StartThread(this, &mu_)) windows_.reset();
   if (!exit_handler_registered_) {
     // Registered after the CUDA runtime's own exit handlers (it registers when the program's
     // kernels are registered, before main), so it runs before them: CUDA is still alive.
@@ -180,15 +130,7 @@ absl::StatusOr<std::shared_ptr<const CollectionResult>> Session::Stop(const void
 
 absl::StatusOr<std::shared_ptr<const CollectionResult>> Session::StopHolding(
     std::unique_lock<std::mutex>& lock, CuptiAfterStop after) {
-  if (windows_ != nullptr && windows_->thread.joinable()) {
-    // The window thread takes the lock to close and open windows: joined without it.
-    windows_->stop = true;
-    windows_->wake.notify_all();
-    std::thread thread = std::move(windows_->thread);
-    lock.unlock();
-    thread.join();
-    lock.lock();
-  }
+  if (windows_ != nullptr) windows_->StopThread(lock);
   if (owner_ == nullptr) return absl::FailedPreconditionError("gpuidle is not collecting");
   return StopLocked(after);
 }
@@ -249,7 +191,7 @@ absl::StatusOr<std::shared_ptr<CollectionResult>> Session::CloseCollectionLocked
   // The rank that names the output files (RANK, OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID).
   int rank = 0;
   if (id.rank_known && absl::SimpleAtoi(id.rank, &rank) && rank >= 0) info.rank = rank;
-  if (std::optional<int> world = IntFromEnv("WORLD_SIZE")) info.world_size = world;
+  if (std::optional<int> world = IntFromEnvironment("WORLD_SIZE")) info.world_size = world;
 
   // A process that did no GPU work (a launcher, a compile worker, a `python -c` probe that
   // initialised CUDA) ends silently; one that did but left no record says so.
@@ -287,25 +229,20 @@ absl::StatusOr<std::shared_ptr<const CollectionResult>> Session::StopLocked(Cupt
     if (!closed.ok()) return closed.status();
     result = *std::move(closed);
   } else {
-    if (recording_.load(std::memory_order_relaxed)) CloseWindowLocked(after);
-    // The run went on to here: time after the last window is untraced, and the report says so.
-    windows_->aggregate.CoverUntil(windows_->TimelineNowNs());
-    // The summary file ends with the whole collection's report (stderr gets it below anyway);
-    // the partial report is removed once the whole one is written, below.
-    partial_report = IsPartialReport(options_) ? windows_->summary_path : "";
-    PublishWindowsLocked(/*summary=*/!windows_->summary_path.empty() && partial_report.empty());
-    std::unique_ptr<Windows> windows = std::move(windows_);
+    SampledWindows::Outcome windows = windows_->Finish(this, after);
+    windows_.reset();
     // The timeline (for the trace output) is the last window's with activity.
     result =
-        windows->last != nullptr ? std::move(windows->last) : std::make_shared<CollectionResult>();
+        windows.last != nullptr ? std::move(windows.last) : std::make_shared<CollectionResult>();
     last_window_report = std::move(result->report);
     result->options = options_;
-    result->report = windows->aggregate.Result();
+    result->report = std::move(windows.report);
     if (result->report) result->report->inputs = {"live capture"};
-    gpu_work = windows->gpu_work;
+    gpu_work = windows.gpu_work;
+    partial_report = std::move(windows.partial_report);
   }
   if (!gpu_work) {
-    const std::optional<int> run_parent = IntFromEnv("GPUIDLE_RUN_PARENT");
+    const std::optional<int> run_parent = IntFromEnvironment("GPUIDLE_RUN_PARENT");
     const bool command_of_run = run_parent.has_value() && *run_parent == ::getppid();
     if (command_of_run && options_.print_summary) Note("no GPU work was recorded; no report");
   } else if (!result->report) {
@@ -328,7 +265,7 @@ void Session::WriteOutputsLocked(bool gpu_work, const Report* window_report,
   absl::Status status;
   if (result->report && o.print_summary) {
     absl::StatusOr<std::string> text = StderrSummary(*result->report, o);
-    if (text.ok()) WriteLine("", *text);
+    if (text.ok()) WriteStderrLine("", *text);
   }
   if (result->report && !o.report_path.empty()) {
     const std::string format =
@@ -348,9 +285,11 @@ void Session::WriteOutputsLocked(bool gpu_work, const Report* window_report,
     const Report* drawn = window_report != nullptr ? window_report
                           : result->report         ? &*result->report
                                                    : nullptr;
+    const std::optional<GapList> gaps =
+        GapsToDraw(result->timeline, drawn, TraceOptions::kDefaultMaxGaps);
     // Streamed: a trace of millions of events is never held whole in memory.
     absl::StatusOr<std::string> path = WriteOutput(o.trace_path, [&](OutputStream& out) {
-      return StreamGpuidleTrace(result->timeline, drawn, out);
+      return StreamGpuidleTrace(result->timeline, drawn, gaps ? &*gaps : nullptr, out);
     });
     if (path.ok()) {
       result->trace_path = *path;
@@ -391,251 +330,13 @@ void Session::RecordHostSamples(int64_t time_ns,
   for (const auto& [thread, stack] : samples) samples_.Add(time_ns, thread, stack);
 }
 
-void HostSampleBuffer::Add(int64_t time_ns, uint64_t thread, const std::string& stack) {
-  if (contents_.samples.size() >= max_samples_) {
-    ++contents_.dropped;
-    return;
-  }
-  auto it = stack_ids_.find(stack);
-  if (it == stack_ids_.end()) {
-    if (stack_bytes_ + stack.size() > max_stack_bytes_) {
-      ++contents_.dropped;
-      return;
-    }
-    stack_bytes_ += stack.size();
-    it = stack_ids_.emplace(stack, static_cast<uint32_t>(contents_.stacks.size())).first;
-    contents_.stacks.push_back(stack);
-  }
-  contents_.samples.push_back(Sample{time_ns, thread, it->second});
-}
-
-HostSampleBuffer::Contents HostSampleBuffer::Take() {
-  Contents taken = std::move(contents_);
-  contents_ = Contents{};
-  stack_ids_.clear();
-  stack_bytes_ = 0;
-  return taken;
-}
-
-void HostSampleBuffer::MoveInto(Contents pending, int64_t launch_gap_max_ns, Timeline* timeline) {
-  if (pending.dropped > 0) {
-    timeline->info.warnings.push_back(
-        absl::StrCat(pending.dropped, " host stack samples dropped: over the limit of ",
-                     kMaxSamples, " samples per collection"));
-  }
-  if (pending.samples.empty()) return;
-  // Each thread's CUDA calls as [start, end), sorted by start (the timeline's calls are).
-  absl::flat_hash_map<uint64_t, std::vector<std::pair<int64_t, int64_t>>> calls;
-  for (const HostCall& c : timeline->calls) calls[c.thread].emplace_back(c.start_ns, c.end_ns);
-  for (auto& [thread, spans] : calls) {
-    std::sort(spans.begin(), spans.end());
-    // The latest end so far, so that a call inside a longer one never opens a false stretch.
-    for (size_t i = 1; i < spans.size(); ++i) {
-      spans[i].second = std::max(spans[i].second, spans[i - 1].second);
-    }
-  }
-  std::vector<StringId> ids(pending.stacks.size(), StringTable::kEmpty);
-  std::vector<bool> interned(pending.stacks.size(), false);
-  for (const Sample& s : pending.samples) {
-    const auto it = calls.find(s.thread);
-    if (it != calls.end()) {
-      const std::vector<std::pair<int64_t, int64_t>>& spans = it->second;
-      // The first call that starts after the sample, and the calls before it.
-      const auto next = std::upper_bound(
-          spans.begin(), spans.end(), s.time_ns,
-          [](int64_t t, const std::pair<int64_t, int64_t>& span) { return t < span.first; });
-      const bool has_prev = next != spans.begin();
-      const int64_t prev_end = has_prev ? std::prev(next)->second : INT64_MIN;
-      if (has_prev && prev_end > s.time_ns) continue;  // inside a CUDA call
-      if (has_prev && next != spans.end() && next->first - prev_end < launch_gap_max_ns) {
-        continue;  // a short stretch between calls: launch overhead, not host work
-      }
-    }
-    if (!interned[s.stack]) {
-      ids[s.stack] = timeline->strings.Intern(pending.stacks[s.stack]);
-      interned[s.stack] = true;
-    }
-    timeline->samples.push_back(HostSample{s.time_ns, s.thread, ids[s.stack]});
-  }
-  std::stable_sort(timeline->samples.begin(), timeline->samples.end(),
-                   [](const HostSample& a, const HostSample& b) { return a.time_ns < b.time_ns; });
-}
-
-// --- sampled collection -------------------------------------------------------------------
-
-namespace {
-
-// Without sampling, summaries and metrics cut the collection into windows of this length (or of
-// the summary period), back to back: nothing is left out, and memory stays flat.
-constexpr int64_t kDefaultWindowNs = 60'000'000'000;
-
-std::chrono::nanoseconds Ns(int64_t ns) { return std::chrono::nanoseconds(ns); }
-
-}  // namespace
-
-void Session::StartWindowsLocked() {
-  const ProfilerOptions& o = options_;
-  const bool sampled = o.sample_window_ns > 0;
-  if (!sampled && o.summary_every_ns == 0 && o.metrics_path.empty() && o.metrics_port == 0) {
-    return;
-  }
-  auto w = std::make_unique<Windows>(o.analysis);
-  const int64_t back_to_back = o.summary_every_ns > 0 ? o.summary_every_ns : kDefaultWindowNs;
-  w->window = Ns(sampled ? o.sample_window_ns : back_to_back);
-  w->first_window =
-      sampled && o.sample_first_window_ns > 0 ? Ns(o.sample_first_window_ns) : w->window;
-  w->period = Ns(sampled ? o.sample_period_ns : back_to_back);
-  w->summary_every = Ns(o.summary_every_ns);
-  if (sampled) {
-    w->aggregate.SetPlan(w->first_window.count(), w->window.count(), w->period.count());
-  }
-  w->opened_at = Windows::Clock::now();
-  w->opened_at_ns = TimelineNowNs();
-  w->first_opened_at = w->opened_at;  // the collection running now is the first window
-  w->first_opened_at_ns = w->opened_at_ns;
-  w->next_summary = w->opened_at + w->summary_every;
-  const ProcessIdentity id = CurrentProcessIdentity();
-  auto expand = [&](const std::string& pattern, const char* what) -> std::string {
-    if (pattern.empty()) return "";
-    absl::StatusOr<std::string> path = ExpandOutputPath(pattern, id);
-    if (!path.ok()) Warn(absl::StrCat(what, " not written: ", path.status().message()));
-    return path.ok() ? *path : "";
-  };
-  w->summary_path = expand(o.summary_path, "summaries");
-  // The default partial report never replaces a file it did not write (a killed job's partial
-  // report): a name with the pid added, as the report's own.
-  for (int attempt = 1; IsPartialReport(o) && !w->summary_path.empty() &&
-                        ::access(w->summary_path.c_str(), F_OK) == 0 && attempt < 100;
-       ++attempt) {
-    w->summary_path = AlternativeOutputPath(expand(o.summary_path, "summaries"), id.pid, attempt);
-  }
-  w->metrics_path = expand(o.metrics_path, "metrics");
-  if (o.metrics_port > 0) {
-    // The ranks of one host each take their own port.
-    const int port = o.metrics_port + IntFromEnv("LOCAL_RANK").value_or(0);
-    absl::StatusOr<std::unique_ptr<MetricsServer>> server = MetricsServer::Start(port);
-    if (server.ok()) {
-      w->metrics = *std::move(server);
-    } else {
-      Warn(absl::StrCat("metrics not served on 127.0.0.1:", port, ": ", server.status().message()));
-    }
-  }
-  windows_ = std::move(w);
-  try {
-    windows_->thread = std::thread(&Session::RunWindows, this);
-  } catch (const std::system_error& e) {
-    // No thread: the collection goes on unsampled, as if nothing had been asked.
-    Warn(absl::StrCat("no thread for the sampled collection (", e.what(),
-                      "); recording everything instead"));
-    windows_.reset();
-  }
-}
-
-void Session::RunWindows() {
-  std::unique_lock<std::mutex> lock(mu_);
-  Windows& w = *windows_;  // windows_ lives until this thread is joined
-  while (!w.stop) {
-    const bool open = recording_.load(std::memory_order_relaxed);
-    const Windows::Clock::duration window = w.aggregate.windows() == 0 ? w.first_window : w.window;
-    Windows::Clock::time_point next = open ? w.opened_at + window : w.opened_at + w.period;
-    if (w.failed) next = Windows::Clock::time_point::max();
-    if (w.summary_every.count() > 0) next = std::min(next, w.next_summary);
-    w.wake.wait_until(lock, next, [&] { return w.stop; });
-    if (w.stop) break;
-    const Windows::Clock::time_point now = Windows::Clock::now();
-    bool closed = false;
-    if (open && now >= w.opened_at + window) {
-      const bool back_to_back = w.window == w.period;
-      // After a longer first window, the next opens a pause (period - window) later.
-      if (window != w.window) w.opened_at = now - w.window;
-      // Back to back, CUPTI stays attached: the next window opens at once.
-      CloseWindowLocked(back_to_back ? CuptiAfterStop::kStayAttached : CuptiAfterStop::kDetach);
-      closed = true;
-      if (back_to_back) {
-        w.opened_at = now;
-        OpenWindowLocked();
-      }
-    } else if (!open && !w.failed && now >= w.opened_at + w.period) {
-      // Periods missed meanwhile (a long analysis) are skipped, not caught up.
-      while (w.opened_at + w.period <= now) w.opened_at += w.period;
-      OpenWindowLocked();
-    }
-    const bool summary_due = w.summary_every.count() > 0 && now >= w.next_summary;
-    if (summary_due) {
-      while (w.next_summary <= now) w.next_summary += w.summary_every;
-    }
-    if (closed || summary_due) {
-      w.aggregate.CoverUntil(w.TimelineNowNs());
-      PublishWindowsLocked(summary_due);
-    }
-  }
-}
-
-void Session::CloseWindowLocked(CuptiAfterStop after) {
-  Windows& w = *windows_;
-  const int64_t end_ns = TimelineNowNs();  // CUPTI's clock, read while it is attached
-  bool gpu_work = false;
-  absl::StatusOr<std::shared_ptr<CollectionResult>> closed =
-      CloseCollectionLocked(after, w.aggregate.WindowOptions(), &gpu_work);
-  w.gpu_work = w.gpu_work || gpu_work;
-  if (!closed.ok() || !(*closed)->report) {
-    w.aggregate.Add(w.opened_at_ns, end_ns, nullptr);
-    return;
-  }
-  w.aggregate.Add(w.opened_at_ns, end_ns, &*(*closed)->report);
-  w.last = *std::move(closed);
-}
-
-void Session::OpenWindowLocked() {
-  Windows& w = *windows_;
-  if (absl::Status s = StartCollection(CollectionSettingsFrom(options_)); !s.ok()) {
-    // Another tool took CUPTI between windows, or the GPU is gone: the report covers the
-    // windows so far.
-    Warn(absl::StrCat("sampled collection: window ", w.aggregate.windows() + 1,
-                      " could not start (", s.message(), "); the report covers ",
-                      w.aggregate.windows(), " windows"));
-    w.failed = true;
-    return;
-  }
-  w.opened_at_ns = TimelineNowNs();
+absl::Status Session::OpenWindow() {
+  GPUIDLE_RETURN_IF_ERROR(StartCollection(options_));
   recording_.store(true, std::memory_order_relaxed);
   std::lock_guard<std::mutex> samples_lock(samples_mu_);
   samples_.Take();
   accepting_samples_ = options_.host_sample_period_ns > 0;
-}
-
-void Session::PublishWindowsLocked(bool summary) {
-  Windows& w = *windows_;
-  if (!summary && w.metrics == nullptr && w.metrics_path.empty()) return;
-  // Metrics need no step rows: only a summary copies them.
-  const std::optional<Report> report = w.aggregate.Result(/*with_steps=*/summary);
-  if (!report) return;
-  if (w.metrics != nullptr || !w.metrics_path.empty()) {
-    const ProcessIdentity id = CurrentProcessIdentity();
-    const std::string text = FormatPrometheusMetrics(
-        *report, MetricsLabels{id.host, id.rank_known ? id.rank : "", absl::StrCat(id.pid)});
-    if (w.metrics != nullptr) w.metrics->Publish(text);
-    if (!w.metrics_path.empty()) {
-      if (absl::Status s = WriteFileAtomically(w.metrics_path, text); !s.ok()) {
-        Warn(absl::StrCat("metrics file not written (no more tries): ", s.message()));
-        w.metrics_path.clear();
-      }
-    }
-  }
-  if (!summary) return;
-  if (w.summary_path.empty()) {
-    if (options_.print_summary) {
-      absl::StatusOr<std::string> text = StderrSummary(*report, options_);
-      if (text.ok()) WriteLine("gpuidle: summary so far\n", *text);
-    }
-    return;
-  }
-  absl::StatusOr<std::string> text = FormatReport(*report, FormatForPath(w.summary_path));
-  absl::Status s = text.ok() ? WriteFileAtomically(w.summary_path, *text) : text.status();
-  if (!s.ok()) {
-    Warn(absl::StrCat("summary file not written (no more tries): ", s.message()));
-    w.summary_path.clear();
-  }
+  return absl::OkStatus();
 }
 
 void Session::StopAtExit() {
@@ -672,7 +373,7 @@ void Session::AfterForkInChild() {
   if (s.windows_ != nullptr) {
     // The parent's window thread and metrics server do not exist here: forgotten, never
     // joined (destroying a joinable std::thread would end the child).
-    if (s.windows_->metrics != nullptr) s.windows_->metrics->AbandonAfterFork();
+    s.windows_->AbandonAfterFork();
     (void)s.windows_.release();
   }
   AbandonCollectionAfterFork();

@@ -24,72 +24,18 @@
 #include "absl/strings/string_view.h"
 #include "analysis/window_aggregate.h"
 #include "collect/collection.h"
+#include "core/log.h"  // Warn, Note: the session's users print through them too
 #include "core/output_file.h"
 #include "gpuidle/profiler.h"
 #include "gpuidle/report.h"
 #include "model/timeline.h"
-#include "session/metrics_server.h"
+#include "session/host_samples.h"
+#include "session/outputs.h"
+#include "session/sampled_windows.h"
 
 namespace gpuidle::internal {
 
-// What a finished collection produced.
-struct CollectionResult {
-  Timeline timeline;
-  std::optional<Report> report;  // nullopt: nothing was recorded
-  ProfilerOptions options;
-  std::string report_path;  // where the report was written, if it was
-  std::string trace_path;   // where the trace was written, if it was
-  // Why a configured output was not written (each failure was warned about); OK otherwise.
-  absl::Status output_status;
-  ProfileCost cost;
-};
-
-// Prints "gpuidle: warning: <message>" as one line on stderr.
-void Warn(absl::string_view message);
-// Prints "gpuidle: <message>" as one line on stderr.
-void Note(absl::string_view message);
-
-// The host stack samples of one collection, until it stops: bounded (at most max_samples
-// samples, and max_stack_bytes of distinct stacks; the rest is counted as dropped), identical
-// stacks stored once. Not thread-safe (the session locks it).
-class HostSampleBuffer {
- public:
-  static constexpr size_t kMaxSamples = 100'000;
-  static constexpr size_t kMaxStackBytes = size_t{32} << 20;
-
-  struct Sample {
-    int64_t time_ns;
-    uint64_t thread;
-    uint32_t stack;  // index into stacks
-  };
-  struct Contents {
-    std::vector<Sample> samples;
-    std::vector<std::string> stacks;
-    uint64_t dropped = 0;
-  };
-
-  explicit HostSampleBuffer(size_t max_samples = kMaxSamples,
-                            size_t max_stack_bytes = kMaxStackBytes)
-      : max_samples_(max_samples), max_stack_bytes_(max_stack_bytes) {}
-
-  void Add(int64_t time_ns, uint64_t thread, const std::string& stack);
-  // What was added since the last Take (the buffer is empty afterwards).
-  Contents Take();
-
-  // Moves samples into timeline (interned, sorted by time), keeping only those inside a
-  // stretch of at least launch_gap_max_ns without a CUDA call of their thread, outside any
-  // call (the others are no evidence for host work); a warning counts the dropped ones.
-  static void MoveInto(Contents contents, int64_t launch_gap_max_ns, Timeline* timeline);
-
- private:
-  size_t max_samples_;
-  size_t max_stack_bytes_;
-  Contents contents_;
-  absl::flat_hash_map<std::string, uint32_t> stack_ids_;
-  size_t stack_bytes_ = 0;
-};
-
-class Session {
+class Session : private WindowedCollection {
  public:
   static Session& Get();
 
@@ -103,7 +49,7 @@ class Session {
       const void* owner, CuptiAfterStop after = CuptiAfterStop::kDetach);
   bool CollectingFor(const void* owner) const;
   // Whether CUDA activity is recorded right now (gpuidle::Recording): lock-free.
-  bool Recording() const noexcept { return recording_.load(std::memory_order_relaxed); }
+  bool Recording() const noexcept override { return recording_.load(std::memory_order_relaxed); }
 
   // The running collection, whoever started it, for language bindings.
   struct State {
@@ -137,36 +83,6 @@ class Session {
       absl::string_view pattern, absl::FunctionRef<absl::Status(OutputStream&)> produce);
 
  private:
-  // A sampled collection (ProfilerOptions::sample_*, summary_every_ns, the metrics): a thread of
-  // the session closes and opens the windows; each is analysed as it closes and folded into the
-  // aggregate (docs/INJECTION.md, "Long jobs").
-  struct Windows {
-    using Clock = std::chrono::steady_clock;
-    explicit Windows(const AnalysisOptions& analysis) : aggregate(analysis) {}
-    WindowAggregate aggregate;
-    Clock::duration first_window{}, window{}, period{}, summary_every{};
-    Clock::time_point opened_at, next_summary;
-    int64_t opened_at_ns = 0;  // on the timeline's clock
-    // The first window's opening on both clocks: the timeline's time once CUPTI is detached
-    // (between windows, at the stop) is read from the steady clock through them.
-    Clock::time_point first_opened_at;
-    int64_t first_opened_at_ns = 0;
-    int64_t TimelineNowNs() const {
-      return first_opened_at_ns +
-             std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - first_opened_at)
-                 .count();
-    }
-    // The last window with a report: its timeline and own report make the trace output.
-    std::shared_ptr<CollectionResult> last;
-    bool gpu_work = false;
-    bool stop = false;
-    bool failed = false;  // a window could not be opened: no more are
-    std::condition_variable wake;
-    std::thread thread;
-    std::string summary_path, metrics_path;  // placeholders expanded
-    std::unique_ptr<MetricsServer> metrics;
-  };
-
   Session() = default;
   // Stops the collection whose lock is held: the window thread first (lock released while it
   // is joined), then StopLocked. FailedPrecondition when nothing collects (any more).
@@ -177,12 +93,13 @@ class Session {
   // whether the timeline shows GPU work of the process.
   absl::StatusOr<std::shared_ptr<CollectionResult>> CloseCollectionLocked(
       CuptiAfterStop after, const AnalysisOptions& analysis, bool* gpu_work);
-  void StartWindowsLocked();
-  void RunWindows();
-  void CloseWindowLocked(CuptiAfterStop after);
-  void OpenWindowLocked();
-  // The aggregate so far to the metrics file and port, and as a summary when asked.
-  void PublishWindowsLocked(bool summary);
+  // WindowedCollection, for the sampled windows (their thread holds mu_); Recording() above.
+  absl::StatusOr<std::shared_ptr<CollectionResult>> CloseWindow(CuptiAfterStop after,
+                                                                const AnalysisOptions& analysis,
+                                                                bool* gpu_work) override {
+    return CloseCollectionLocked(after, analysis, gpu_work);
+  }
+  absl::Status OpenWindow() override;
   // The summary, report and trace; the trace draws window_report's gaps where given (the last
   // window of a sampled collection), else the result's.
   void WriteOutputsLocked(bool gpu_work, const Report* window_report, CollectionResult* result);
@@ -203,8 +120,8 @@ class Session {
   std::string started_by_;       // "the C++ API", "LD_PRELOAD", ...
   ProfilerOptions options_;
   int64_t wall_clock_offset_ns_ = 0;
-  ProfileCost start_cost_;            // the start's part of the cost
-  std::unique_ptr<Windows> windows_;  // a sampled collection only
+  ProfileCost start_cost_;                   // the start's part of the cost
+  std::unique_ptr<SampledWindows> windows_;  // a sampled collection only
   bool forked_child_ = false;
   std::set<std::string> warned_;  // refusals already printed
   bool exit_handler_registered_ = false;

@@ -4,6 +4,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "report/advice_text.h"
 
 namespace gpuidle::internal {
 namespace {

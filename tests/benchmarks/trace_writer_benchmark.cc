@@ -141,12 +141,14 @@ int main(int argc, char** argv) {
               Seconds(std::chrono::steady_clock::now() - began),
               static_cast<long long>(StatusKb("VmRSS:") / 1024));
 
-  {  // what drawing every gap adds: the analysis again, keeping up to max_gaps records
+  // What drawing every gap adds: the analysis again, keeping up to max_gaps records (the session
+  // does this before it writes a trace; the writer only draws the list).
+  absl::StatusOr<gpuidle::internal::GapList> gaps;
+  {
     ResetPeak();
     const int64_t before_kb = StatusKb("VmRSS:");
     began = std::chrono::steady_clock::now();
-    absl::StatusOr<gpuidle::internal::GapList> gaps =
-        gpuidle::internal::ListGaps(t, report->options, trace_options.max_gaps);
+    gaps = gpuidle::internal::ListGaps(t, report->options, trace_options.max_gaps);
     if (!gaps.ok()) return 1;
     std::printf("ListGaps: %zu of %lld gaps kept in %.2f s; peak RSS +%lld MB\n", gaps->gaps.size(),
                 static_cast<long long>(gaps->devices[0].gaps),
@@ -164,7 +166,7 @@ int main(int argc, char** argv) {
     size_t bytes = 0;
     if (streamed) {
       absl::StatusOr<std::string> written =
-          gpuidle::internal::WriteGpuidleTrace(t, &*report, out, replace, trace_options);
+          gpuidle::internal::WriteGpuidleTrace(t, &*report, &*gaps, out, replace, trace_options);
       if (!written.ok()) {
         std::fprintf(stderr, "%s\n", std::string(written.status().message()).c_str());
         return 1;
@@ -172,7 +174,8 @@ int main(int argc, char** argv) {
       std::ifstream f(out, std::ios::binary | std::ios::ate);
       bytes = static_cast<size_t>(f.tellg());
     } else {
-      const std::string text = gpuidle::internal::FormatGpuidleTrace(t, &*report, trace_options);
+      const std::string text =
+          gpuidle::internal::FormatGpuidleTrace(t, &*report, &*gaps, trace_options);
       bytes = text.size();
       if (!gpuidle::internal::WriteOutputFile(out, text, replace).ok()) return 1;
     }

@@ -109,7 +109,7 @@ TEST(Cli, RejectsAnUnknownFormat) {
   EXPECT_EQ(r.out, "");
 }
 
-// The rules of the GPUIDLE_* variables and `gpuidle run` (session/profiler_options.h).
+// The rules of the GPUIDLE_* variables and `gpuidle run` (settings/environment.h).
 TEST(Cli, RejectsABadLaunchGap) {
   for (const char* value : {"abc", "0", "-5", "10us", "99999999999"}) {
     const CliResult r = Cli({"analyze", "--launch-gap-max-us", value, kItemSync});

@@ -460,6 +460,35 @@ TEST(GpuidleRun, NeedsACommand) {
   }
 }
 
+// The flags are checked once, with the inherited variables, by the injected library's rules:
+// a bad one is named as typed (not as the variable it became, nor as the absolute path a path
+// flag becomes), and even a switched-off gpuidle does not hide it.
+TEST(GpuidleRun, NamesABadFlagAsTypedEvenWhenSwitchedOff) {
+  TempDir dir;
+  const std::string marker = dir.Path("ran");
+  const std::vector<std::string> command = {"--", "sh", "-c", "touch '" + marker + "'"};
+  std::vector<std::string> args = {"--trace", "t%q.json"};
+  args.insert(args.end(), command.begin(), command.end());
+  Process p = RunWith(dir, args);
+  EXPECT_EQ(p.code, kExitUsage);
+  EXPECT_THAT(p.err,
+              StartsWith("gpuidle: --trace \"t%q.json\": unknown placeholder %q in output path "
+                         "\"t%q.json\""));
+  EXPECT_FALSE(Exists(marker));
+
+  args = {"--max-gaps", "many"};
+  args.insert(args.end(), command.begin(), command.end());
+  p = RunWith(dir, args, {{"GPUIDLE_DISABLE", "1"}, {"GPUIDLE_BUFFER_MB", "lots"}});
+  EXPECT_EQ(p.code, kExitUsage);
+  EXPECT_THAT(p.err, StartsWith("gpuidle: --max-gaps \"many\": must be an integer"));
+  EXPECT_FALSE(Exists(marker));
+
+  // Switched off, a bad inherited variable is nobody's business: the command runs.
+  p = RunWith(dir, command, {{"GPUIDLE_DISABLE", "1"}, {"GPUIDLE_BUFFER_MB", "lots"}});
+  EXPECT_EQ(p.code, 0) << p.err;
+  EXPECT_TRUE(Exists(marker));
+}
+
 TEST(GpuidleRun, RejectsABadInheritedVariableUnlessAFlagReplacesIt) {
   TempDir dir;
   const std::string marker = dir.Path("ran");

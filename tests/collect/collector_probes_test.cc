@@ -1,7 +1,10 @@
-// The overhead benchmark's probes (built only with -DGPUIDLE_COLLECTOR_PROBES=ON).
+// The overhead benchmark's probes (built only with -DGPUIDLE_COLLECTOR_PROBES=ON): the settings
+// the benchmark fills them from (tests/benchmarks/overhead/probe_settings.cc), and what the
+// collector does with them.
 #include "collect/collector_probes.h"
 
 #include <cupti.h>
+#include <stdlib.h>
 
 #include <chrono>
 #include <cstdint>
@@ -30,18 +33,71 @@ using ::testing::Not;
 using ::testing::SizeIs;
 using ::testing::UnorderedElementsAre;
 
-TEST(CollectorPartsTest, ParsesTheBenchmarksNamesAndNamesAnUnknownOne) {
-  absl::StatusOr<uint32_t> bits = ParseCollectorParts("runtime, decode,other-kinds,detach");
+// The benchmark's settings as its scripts set them, for one test: GPUIDLE_BENCH_LEAVE_OUT and
+// GPUIDLE_BENCH_API_RECORDS (nullptr: unset), both unset again at the end.
+class BenchmarkSettings {
+ public:
+  BenchmarkSettings(const char* leave_out, const char* api_records) {
+    Set(kLeaveOut, leave_out);
+    Set(kApiRecords, api_records);
+  }
+  ~BenchmarkSettings() {
+    unsetenv(kLeaveOut);
+    unsetenv(kApiRecords);
+  }
+  BenchmarkSettings(const BenchmarkSettings&) = delete;
+  BenchmarkSettings& operator=(const BenchmarkSettings&) = delete;
+
+ private:
+  static constexpr const char* kLeaveOut = "GPUIDLE_BENCH_LEAVE_OUT";
+  static constexpr const char* kApiRecords = "GPUIDLE_BENCH_API_RECORDS";
+  static void Set(const char* variable, const char* value) {
+    if (value != nullptr) {
+      setenv(variable, value, 1);
+    } else {
+      unsetenv(variable);
+    }
+  }
+};
+
+absl::StatusOr<uint32_t> PartsOf(const char* leave_out) {
+  BenchmarkSettings settings(leave_out, nullptr);
+  absl::StatusOr<CollectorProbes> probes = BenchmarkProbes();
+  if (!probes.ok()) return probes.status();
+  return probes->leave_out;
+}
+
+absl::StatusOr<ApiRecords> ApiRecordsOf(const char* api_records) {
+  BenchmarkSettings settings(nullptr, api_records);
+  absl::StatusOr<CollectorProbes> probes = BenchmarkProbes();
+  if (!probes.ok()) return probes.status();
+  return probes->api_records;
+}
+
+TEST(BenchmarkProbesTest, WithoutTheBenchmarksSettingsTheCollectorWorksAsTheProducts) {
+  BenchmarkSettings none(nullptr, nullptr);
+  absl::StatusOr<CollectorProbes> probes = BenchmarkProbes();
+  ASSERT_TRUE(probes.ok()) << probes.status();
+  EXPECT_EQ(probes->leave_out, 0u);
+  EXPECT_EQ(probes->api_records, ApiRecords::kCallbacks);
+}
+
+TEST(BenchmarkProbesTest, ReadsThePartsNamesAndNamesAnUnknownOneWithTheVariable) {
+  absl::StatusOr<uint32_t> bits = PartsOf("runtime, decode,other-kinds,detach");
   ASSERT_TRUE(bits.ok()) << bits.status();
   EXPECT_EQ(*bits, kPartRuntimeCalls | kPartDecode | kPartOtherKinds | kPartDetach);
-  EXPECT_EQ(*ParseCollectorParts(""), 0u);
-  absl::StatusOr<uint32_t> bad = ParseCollectorParts("runtime,kernels");
+  EXPECT_EQ(*PartsOf(""), 0u);
+  EXPECT_EQ(*PartsOf("sync-records,event-records"), kPartSyncRecords | kPartEventRecords);
+  EXPECT_EQ(*PartsOf("call-timing"), kPartCallTiming);
+  EXPECT_EQ(*PartsOf("cupti-clock"), kPartCuptiClock);
+  EXPECT_EQ(*PartsOf("+latency-timestamps"), kAddLatencyTimestamps);
+  absl::StatusOr<uint32_t> bad = PartsOf("runtime,kernels");
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(bad.status().message(), HasSubstr("GPUIDLE_BENCH_LEAVE_OUT: "));
   EXPECT_THAT(bad.status().message(), HasSubstr("'kernels'"));
   EXPECT_THAT(bad.status().message(),
               HasSubstr("call-timing, cupti-clock, +latency-timestamps, +large-device-buffers)"))
       << "every name listed";
-  EXPECT_EQ(*ParseCollectorParts("+latency-timestamps"), kAddLatencyTimestamps);
 }
 
 TEST_F(CollectorTest, LeavesOutWhatTheBenchmarkAsksAndKeepsKernels) {
@@ -64,9 +120,7 @@ TEST_F(CollectorTest, LeavesOutWhatTheBenchmarkAsksAndKeepsKernels) {
 
 TEST_F(CollectorTest, LeavesOutOneActivityKindAtATime) {
   CollectorOptions options = Options();
-  absl::StatusOr<uint32_t> parts = ParseCollectorParts("sync-records,event-records");
-  ASSERT_TRUE(parts.ok()) << parts.status();
-  options.probes.leave_out = *parts;
+  options.probes.leave_out = kPartSyncRecords | kPartEventRecords;
   ASSERT_TRUE(collector().Start(fake::FakeApi(), options).ok());
   {
     fake::State& s = fake::GetState();
@@ -129,14 +183,17 @@ TEST(ApiRecordsTest, GpuidleTimesTheCallsItselfUnlessABenchmarkSaysOtherwise) {
   EXPECT_EQ(CollectorOptions().probes.api_records, ApiRecords::kCallbacks);
 }
 
-TEST(ApiRecordsTest, ParsesTheModes) {
-  EXPECT_EQ(*ParseApiRecords("callbacks"), ApiRecords::kCallbacks);
-  EXPECT_EQ(*ParseApiRecords("driver-callbacks"), ApiRecords::kDriverCallbacks);
-  EXPECT_EQ(*ParseApiRecords("auto"), ApiRecords::kAuto);
-  EXPECT_FALSE(ParseApiRecords("attach").ok());  // tried on the H200: recorded nothing
-  EXPECT_EQ(*ParseApiRecords("ids"), ApiRecords::kIdsOnly);
-  EXPECT_EQ(*ParseApiRecords("kinds"), ApiRecords::kWholeKinds);
-  EXPECT_FALSE(ParseApiRecords("all").ok());
+TEST(ApiRecordsTest, ReadsTheModesAndNamesTheVariableOfABadOne) {
+  EXPECT_EQ(*ApiRecordsOf("callbacks"), ApiRecords::kCallbacks);
+  EXPECT_EQ(*ApiRecordsOf(""), ApiRecords::kCallbacks);
+  EXPECT_EQ(*ApiRecordsOf("driver-callbacks"), ApiRecords::kDriverCallbacks);
+  EXPECT_EQ(*ApiRecordsOf("auto"), ApiRecords::kAuto);
+  EXPECT_FALSE(ApiRecordsOf("attach").ok());  // tried on the H200: recorded nothing
+  EXPECT_EQ(*ApiRecordsOf("ids"), ApiRecords::kIdsOnly);
+  EXPECT_EQ(*ApiRecordsOf("kinds"), ApiRecords::kWholeKinds);
+  absl::StatusOr<ApiRecords> bad = ApiRecordsOf("all");
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(bad.status().message(), HasSubstr("GPUIDLE_BENCH_API_RECORDS: "));
 }
 
 TEST_F(CollectorTest, DriverCallbackModeTimesEveryCallAtTheDriverAndEnablesNoRuntimeCallback) {
@@ -185,7 +242,7 @@ TEST_F(CollectorTest, AProbeCanTimeTheNestedDriverCallsToo) {
 
 TEST_F(CollectorTest, AProbeCanLeaveTheCallbacksIdleToPriceCuptisDispatchAlone) {
   CollectorOptions options = Options();
-  options.probes.leave_out = *ParseCollectorParts("call-timing");
+  options.probes.leave_out = kPartCallTiming;
   ASSERT_TRUE(collector().Start(fake::FakeApi(), options).ok());
   EXPECT_TRUE(Locked<bool>([](fake::State& s) { return s.runtime_callbacks.count(kLaunch) > 0; }))
       << "the callbacks stay enabled: CUPTI still dispatches them";
@@ -199,7 +256,7 @@ TEST_F(CollectorTest, AProbeCanLeaveTheCallbacksIdleToPriceCuptisDispatchAlone) 
 
 TEST_F(CollectorTest, AProbeCanTimeCallsOnTheRealtimeClockShiftedToCuptis) {
   CollectorOptions options = Options();
-  options.probes.leave_out = *ParseCollectorParts("cupti-clock");
+  options.probes.leave_out = kPartCuptiClock;
   const int64_t before = fake::FakeClockNs();
   absl::StatusOr<Timeline> t = Collect(
       [] {

@@ -668,5 +668,26 @@ TEST_F(CollectorTest, AnotherClientTakingTheBufferCallbacksIsOneWarningAndALostS
   EXPECT_TRUE(collector().Stop().ok());
 }
 
+// The one step from a collection's options to the collector's buffers: the pool in CUPTI's 8 MiB
+// buffers, smaller ones where the pool would hold fewer than 4.
+TEST(CollectorOptionsFor, SplitsThePoolIntoAtLeastFourBuffers) {
+  ProfilerOptions options;
+  options.buffer_pool_mb = 64;
+  options.max_records = 1234;
+  CollectorOptions c = CollectorOptions::For(options);
+  EXPECT_EQ(c.buffer_bytes, size_t{8} << 20);
+  EXPECT_EQ(c.buffer_count, 8u);
+  EXPECT_EQ(c.max_records, 1234);
+
+  options.buffer_pool_mb = 1;
+  c = CollectorOptions::For(options);
+  EXPECT_EQ(c.buffer_bytes, size_t{256} << 10);
+  EXPECT_EQ(c.buffer_count, 4u);
+
+  options.buffer_pool_mb = 0;  // never from the option table (1 to 4096), yet never no buffer
+  c = CollectorOptions::For(options);
+  EXPECT_EQ(c.buffer_count, 4u);
+}
+
 }  // namespace
 }  // namespace gpuidle::internal

@@ -31,8 +31,8 @@
 #include "cli/cli.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "session/option_table.h"
-#include "session/profiler_options.h"
+#include "settings/environment.h"
+#include "settings/option_table.h"
 #include "testing/subprocess.h"
 #include "testing/temp_dir.h"
 
@@ -132,7 +132,7 @@ const std::vector<Case>& Cases() {
 }
 
 // Which front ends take the option (the C++ ones; Python's are in test_fault_matrix.py): those
-// of the option table (session/option_table.h).
+// of the option table (settings/option_table.h).
 bool Applies(const Case& c, const std::string& front) {
   if (!c.has_value) return false;
   const SettingSpec* setting = FindSettingByVariable(c.Variable());

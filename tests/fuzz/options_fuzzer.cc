@@ -26,7 +26,7 @@
 #include "cli/cli.h"
 #include "core/text_safety.h"
 #include "fuzz_support.h"
-#include "session/profiler_options.h"
+#include "settings/environment.h"
 
 namespace {
 

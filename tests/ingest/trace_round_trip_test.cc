@@ -28,6 +28,7 @@
 #include "testing/random_timeline.h"
 #include "testing/temp_dir.h"
 #include "testing/timeline_builder.h"
+#include "testing/trace_with_gaps.h"
 
 namespace gpuidle::internal {
 namespace {
@@ -323,7 +324,7 @@ class TraceRoundTripTest : public ::testing::Test {
     return ReadKinetoTrace(**source, size_t{1} << 16);
   }
   Timeline RoundTrip(const Timeline& t, const Report* report = nullptr) {
-    absl::StatusOr<Timeline> back = Read(FormatGpuidleTrace(t, report));
+    absl::StatusOr<Timeline> back = Read(FormatTraceWithGaps(t, report));
     EXPECT_TRUE(back.ok()) << back.status();
     return back.ok() ? std::move(back).value() : Timeline();
   }
@@ -422,7 +423,7 @@ TEST_F(TraceRoundTripTest, GapSlicesOfTheReportAreIgnoredOnRead) {
   absl::StatusOr<Report> report = Analyze(t, AnalysisOptions());
   ASSERT_TRUE(report.ok()) << report.status();
   ASSERT_FALSE(report->longest_gaps.empty());
-  const std::string with_gaps = FormatGpuidleTrace(t, &*report);
+  const std::string with_gaps = FormatTraceWithGaps(t, &*report);
   EXPECT_THAT(with_gaps, HasSubstr("\"gpuidle_gap\""));
   absl::StatusOr<Timeline> back = Read(with_gaps);
   ASSERT_TRUE(back.ok()) << back.status();
@@ -450,7 +451,7 @@ TEST_F(TraceRoundTripTest, RandomTimelinesGiveIdenticalTimelinesAndReports) {
     // With the report's gaps drawn in half of the traces: they must change nothing.
     absl::StatusOr<Report> report = Analyze(t, options);
     const Report* gaps = report.ok() && iteration % 2 == 0 ? &*report : nullptr;
-    absl::StatusOr<Timeline> back = ReadDirect(FormatGpuidleTrace(t, gaps));
+    absl::StatusOr<Timeline> back = ReadDirect(FormatTraceWithGaps(t, gaps));
     ASSERT_TRUE(back.ok()) << back.status();
     ASSERT_EQ(FirstDifference(t, *back), "");
     EXPECT_EQ(back->info.source, "gpuidle");

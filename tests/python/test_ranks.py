@@ -21,7 +21,7 @@ import pytest
 import gpuidle
 from gpuidle import _distributed
 
-from conftest import DATA_DIR, cli_json, gpuidle_lines, python_env
+from conftest import DATA_DIR, PACKAGE_DIR, cli_json, gpuidle_lines, python_env
 
 RANKS = sorted((DATA_DIR / "traces" / "torch").glob("nccl_straggler.rank*.json.gz"))
 
@@ -166,13 +166,82 @@ def test_merge_reports_errors_are_python_exceptions(rank_reports, tmp_path):
             gpuidle.merge_reports(one)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="report 1"):  # names the bad one
         gpuidle.merge_reports([rank_reports[0].to_json(), '{"schema": "something else"}'])
-    # A trace is not a report: merge_reports reads reports only.
-    with pytest.raises(ValueError):
-        gpuidle.merge_reports([RANKS[0]])
+    not_json = tmp_path / "notes.json"
+    not_json.write_text("not JSON at all")
+    with pytest.raises(ValueError, match="notes.json"):
+        gpuidle.merge_reports([not_json])
     cut = tmp_path / "cut.json"
     cut.write_text(rank_reports[0].to_json()[:-200])
-    with pytest.raises(ValueError, match="cut.json"):
-        gpuidle.merge_reports([cut])
+    for items in ([cut], [rank_reports[1], cut]):  # files alone, and beside a Report
+        with pytest.raises(ValueError, match="cut.json"):
+            gpuidle.merge_reports(items)
+
+
+# --- merge_reports reads files with the native reader (lib/ingest), the one that `gpuidle analyze`
+# uses: gzip, the size limit and the messages are its own, never a copy in Python ----------------
+
+def test_report_files_are_merged_as_the_command_line_merges_them(rank_reports, tmp_path):
+    plain = tmp_path / "report.0.json"
+    plain.write_text(rank_reports[0].to_json())
+    packed = tmp_path / "report.1.json.gz"
+    packed.write_bytes(gzip.compress(rank_reports[1].to_json().encode()))
+    merged = gpuidle.merge_reports([str(plain), packed])
+    assert merged.to_dict() == cli_json(str(plain), str(packed))  # warnings and inputs too
+    # Beside a Report, a file is read by the same reader, and the figures stay the same.
+    mixed = gpuidle.merge_reports([rank_reports[0], packed])
+    assert _figures(mixed) == _figures(merged)
+    assert mixed.inputs == [str(RANKS[0]), str(packed)]
+
+
+def test_a_trace_among_the_files_is_analysed_as_its_rank(job, rank_reports, tmp_path):
+    # As `gpuidle analyze report.0.json trace.1.json.gz` does.
+    plain = tmp_path / "report.0.json"
+    plain.write_text(rank_reports[0].to_json())
+    assert _figures(gpuidle.merge_reports([plain, RANKS[1]])) == _figures(job)
+    assert _figures(gpuidle.merge_reports([rank_reports[0], RANKS[1]])) == _figures(job)
+
+
+def test_a_cut_gzip_report_is_the_readers_data_loss(rank_reports, tmp_path):
+    # What analyze() raises for a cut trace, naming the file (Python's gzip module raised
+    # EOFError with neither).
+    packed = gzip.compress(rank_reports[0].to_json().encode())
+    cut = tmp_path / "cut.json.gz"
+    cut.write_bytes(packed[:len(packed) // 2])
+    for items in ([cut], [rank_reports[1], cut]):
+        with pytest.raises(gpuidle.GpuidleError, match=r"cut\.json\.gz: truncated gzip") as info:
+            gpuidle.merge_reports(items)
+        assert info.value.code == "DATA_LOSS"
+
+
+def _gzip_of_spaces(path, head: bytes, inflated: int) -> None:
+    """A small gzip file that inflates to `head` and then spaces up to `inflated` bytes."""
+    chunk = b" " * (1 << 20)
+    packer = zlib.compressobj(1, zlib.DEFLATED, 31)  # 31: the gzip container
+    with open(path, "wb") as f:
+        f.write(packer.compress(head))
+        for _ in range((inflated - len(head)) // len(chunk) + 1):
+            f.write(packer.compress(chunk))
+        f.write(packer.flush())
+
+
+def test_a_report_beyond_the_readers_limit_is_refused_while_read(tmp_path):
+    # 257 MiB of a report once inflated, about 1 MB on disk: refused at the native reader's limit
+    # (ingest/report_reader.h kMaxReportBytes) as it reads.
+    bomb = tmp_path / "bomb.json.gz"
+    _gzip_of_spaces(bomb, b'{"schema": "gpuidle.report/2", ', 257 << 20)
+    assert bomb.stat().st_size < 2 << 20
+    with pytest.raises(MemoryError, match=r"bomb\.json\.gz: a report longer than 268435456 bytes"):
+        gpuidle.merge_reports([bomb])
+
+
+def test_the_package_reads_no_file_format_itself():
+    # Opening, inflating and bounding trace and report files is the native reader's job
+    # (lib/ingest/byte_source.h, report_reader.h); a second reader in Python would drift.
+    # (_distributed.py's zlib packs the ranks' reports for torch.distributed: no file.)
+    for source in sorted(PACKAGE_DIR.rglob("*.py")):
+        text = source.read_text()
+        for marker in ("import gzip", "gzip.open", "\\x1f\\x8b", "256 << 20"):
+            assert marker not in text, f"{source.name}: {marker}"
 
 
 def test_duplicate_ranks_merge_with_a_warning(rank_reports):

@@ -34,6 +34,7 @@
 #include "testing/random_timeline.h"
 #include "testing/temp_dir.h"
 #include "testing/timeline_builder.h"
+#include "testing/trace_with_gaps.h"
 
 namespace gpuidle::internal {
 namespace {
@@ -313,7 +314,7 @@ TEST(TraceWriter, DrawsEveryGapOfTheAnalysisNotOnlyTheReportsLongest) {
   absl::StatusOr<GapList> all = ListGaps(t, report->options, 1'000'000);
   ASSERT_TRUE(all.ok()) << all.status();
   ASSERT_GT(all->gaps.size(), report->longest_gaps.size());  // the report keeps 50
-  const rapidjson::Document doc = Parse(FormatGpuidleTrace(t, &*report));
+  const rapidjson::Document doc = Parse(FormatTraceWithGaps(t, &*report));
   const std::vector<const rapidjson::Value*> slices = GapSlices(doc);
   ASSERT_EQ(slices.size(), all->gaps.size());
   for (size_t i = 0; i < slices.size(); ++i) {
@@ -346,7 +347,7 @@ TEST(TraceWriter, GapSlicesTileEachDevicesIdleTimeByCauseWithoutOverlap) {
   Timeline t = SampleTimeline();
   absl::StatusOr<Report> report = Analyze(t, AnalysisOptions());
   ASSERT_TRUE(report.ok()) << report.status();
-  const rapidjson::Document doc = Parse(FormatGpuidleTrace(t, &*report));
+  const rapidjson::Document doc = Parse(FormatTraceWithGaps(t, &*report));
   std::map<int, std::vector<std::pair<int64_t, int64_t>>> spans;
   std::map<int, IdleBreakdown> idle;
   for (const rapidjson::Value* g : GapSlices(doc)) {
@@ -416,7 +417,7 @@ Report ReportWithEverySubcause(const Timeline& t) {
 TEST(TraceWriter, ColoursEachSubcauseApartWithinItsCausesFamily) {
   const Timeline t = TimelineBuilder().Kernel(0, 1).Build();
   const Report report = ReportWithEverySubcause(t);
-  const rapidjson::Document doc = Parse(FormatGpuidleTrace(t, &report));
+  const rapidjson::Document doc = Parse(FormatTraceWithGaps(t, &report));
   std::set<std::string> colours;
   for (const rapidjson::Value* g : GapSlices(doc)) {
     const std::string colour = Str((*g)["cname"]);
@@ -446,7 +447,7 @@ TEST(TraceWriter, DrawsTheReportsOwnGapsWhenTheAnalysisCannotBeRepeated) {
   Timeline t = SampleTimeline();  // rank 1
   Report report = ReportWithEverySubcause(t);
   report.longest_gaps[0].rank = 0;  // another rank's: left out
-  const rapidjson::Document doc = Parse(FormatGpuidleTrace(t, &report));
+  const rapidjson::Document doc = Parse(FormatTraceWithGaps(t, &report));
   const std::vector<const rapidjson::Value*> slices = GapSlices(doc);
   ASSERT_EQ(slices.size(), static_cast<size_t>(kNumSubcauses - 1));
   EXPECT_EQ(Str((*slices[0])["args"]["evidence"]), "evidence 1");
@@ -460,7 +461,7 @@ TEST(TraceWriter, NamesTheIdleCauseTrackAndSortsItAboveTheStreams) {
   const Timeline t = SampleTimeline();
   absl::StatusOr<Report> report = Analyze(t, AnalysisOptions());
   ASSERT_TRUE(report.ok()) << report.status();
-  const rapidjson::Document doc = Parse(FormatGpuidleTrace(t, &*report));
+  const rapidjson::Document doc = Parse(FormatTraceWithGaps(t, &*report));
   std::set<int> named, sorted;
   for (const rapidjson::Value* e : Events(doc, "M", "thread_name")) {
     if ((*e)["tid"].GetUint64() != 0xfffffffeu) continue;
@@ -581,7 +582,7 @@ TEST(TraceWriter, KeepsTheLongestGapsUpToTheCapAndSaysWhatWasLeftOut) {
   ASSERT_TRUE(all.ok()) << all.status();
   constexpr int kCap = 7;
   ASSERT_GT(all->gaps.size(), static_cast<size_t>(kCap));
-  const rapidjson::Document doc = Parse(FormatGpuidleTrace(t, &*report, {.max_gaps = kCap}));
+  const rapidjson::Document doc = Parse(FormatTraceWithGaps(t, &*report, {.max_gaps = kCap}));
   const std::vector<const rapidjson::Value*> slices = GapSlices(doc);
   ASSERT_EQ(slices.size(), static_cast<size_t>(kCap));
 
@@ -635,7 +636,7 @@ TEST(TraceWriter, UnderTheCapNothingIsLeftOutAndNoNoteIsDrawn) {
   const Timeline t = ManyGapsTimeline();
   absl::StatusOr<Report> report = Analyze(t, AnalysisOptions());
   ASSERT_TRUE(report.ok()) << report.status();
-  const rapidjson::Document doc = Parse(FormatGpuidleTrace(t, &*report));
+  const rapidjson::Document doc = Parse(FormatTraceWithGaps(t, &*report));
   const rapidjson::Value& gaps = doc["gpuidle"]["gaps"];
   EXPECT_EQ(gaps["max_gaps"].GetInt(), TraceOptions::kDefaultMaxGaps);
   EXPECT_EQ(gaps["left_out"].GetInt64(), 0);
@@ -676,7 +677,7 @@ TEST(TraceWriter, AnalysingTheWrittenTraceGivesTheTimelinesReport) {
     absl::StatusOr<Report> report = Analyze(t, AnalysisOptions());
     if (!report.ok()) continue;
     const std::string path = dir.Path(absl::StrCat("t", i, ".json"));
-    ASSERT_TRUE(WriteGpuidleTrace(t, &*report, path).ok());
+    ASSERT_TRUE(WriteTraceWithGaps(t, &*report, path).ok());
     absl::StatusOr<Timeline> back = ReadTraceFile(path);
     ASSERT_TRUE(back.ok()) << back.status();
     EXPECT_EQ(ReportJson(*back), ReportJson(t));
@@ -713,7 +714,7 @@ Timeline BigTimeline() {
 TEST(TraceWriter, StreamsTheTraceInPiecesOfAboutAMegabyte) {
   const Timeline t = BigTimeline();
   RecordingStream out;
-  ASSERT_TRUE(StreamGpuidleTrace(t, nullptr, out).ok());
+  ASSERT_TRUE(StreamGpuidleTrace(t, nullptr, nullptr, out).ok());
   EXPECT_EQ(out.text, FormatGpuidleTrace(t));
   ASSERT_GE(out.pieces.size(), 3u);
   for (size_t i = 0; i + 1 < out.pieces.size(); ++i) {
@@ -724,7 +725,7 @@ TEST(TraceWriter, StreamsTheTraceInPiecesOfAboutAMegabyte) {
 
 TEST(TraceWriter, AnOutputErrorEndsTheWritingAndIsReturned) {
   RecordingStream out(/*fail_at=*/1);
-  const absl::Status s = StreamGpuidleTrace(BigTimeline(), nullptr, out);
+  const absl::Status s = StreamGpuidleTrace(BigTimeline(), nullptr, nullptr, out);
   EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss);
   EXPECT_EQ(out.pieces.size(), 1u);
 }
@@ -734,7 +735,7 @@ TEST(TraceWriter, WritesAGzipTraceThatReadsBack) {
   const Timeline t = SampleTimeline();
   absl::StatusOr<Report> report = Analyze(t, AnalysisOptions());
   ASSERT_TRUE(report.ok()) << report.status();
-  ASSERT_TRUE(WriteGpuidleTrace(t, &*report, dir.Path("run.trace.json.gz")).ok());
+  ASSERT_TRUE(WriteTraceWithGaps(t, &*report, dir.Path("run.trace.json.gz")).ok());
   const std::string gz = ReadFileOrDie(dir.Path("run.trace.json.gz"));
   ASSERT_GE(gz.size(), 2u);
   EXPECT_EQ(static_cast<unsigned char>(gz[0]), 0x1f);
@@ -749,15 +750,15 @@ TEST(TraceWriter, WriteGpuidleTraceWritesTheFileAndLeavesNoTemporary) {
   const Timeline t = SampleTimeline();
   absl::StatusOr<Report> report = Analyze(t, AnalysisOptions());
   ASSERT_TRUE(report.ok()) << report.status();
-  ASSERT_TRUE(WriteGpuidleTrace(t, &*report, dir.Path("run.trace.json")).ok());
+  ASSERT_TRUE(WriteTraceWithGaps(t, &*report, dir.Path("run.trace.json")).ok());
   EXPECT_THAT(dir.List(), ElementsAre("run.trace.json"));
-  EXPECT_EQ(ReadFileOrDie(dir.Path("run.trace.json")), FormatGpuidleTrace(t, &*report));
+  EXPECT_EQ(ReadFileOrDie(dir.Path("run.trace.json")), FormatTraceWithGaps(t, &*report));
 }
 
 TEST(TraceWriter, WriteGpuidleTraceFailsForADirectoryThatDoesNotExist) {
   TempDir dir;
   const absl::StatusOr<std::string> s =
-      WriteGpuidleTrace(SampleTimeline(), nullptr, dir.Path("missing/run.trace.json"));
+      WriteGpuidleTrace(SampleTimeline(), nullptr, nullptr, dir.Path("missing/run.trace.json"));
   EXPECT_FALSE(s.ok());
   EXPECT_THAT(dir.List(), IsEmpty());
 }

@@ -26,12 +26,13 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "write_gpuidle_trace: %s\n", timeline.status().ToString().c_str());
     return 3;
   }
-  const absl::StatusOr<gpuidle::Report> report =
-      gpuidle::internal::Analyze(*timeline, gpuidle::AnalysisOptions{});
-  if (!report.ok()) {
-    std::fprintf(stderr, "write_gpuidle_trace: %s\n", report.status().ToString().c_str());
+  const absl::StatusOr<gpuidle::internal::AnalysisWithGaps> analysis =
+      gpuidle::internal::AnalyzeWithGaps(*timeline, gpuidle::AnalysisOptions{},
+                                         gpuidle::internal::TraceOptions::kDefaultMaxGaps);
+  if (!analysis.ok()) {
+    std::fprintf(stderr, "write_gpuidle_trace: %s\n", analysis.status().ToString().c_str());
     return 3;
   }
-  std::cout << gpuidle::internal::FormatGpuidleTrace(*timeline, &*report);
+  std::cout << gpuidle::internal::FormatGpuidleTrace(*timeline, &analysis->report, &analysis->gaps);
   return std::cout.flush() ? 0 : 4;
 }

@@ -6,8 +6,8 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "model/timeline.h"
-#include "session/python_site.h"
 #include "session/session.h"
+#include "settings/python_site.h"
 
 namespace gpuidle::internal {
 namespace {

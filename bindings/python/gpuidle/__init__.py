@@ -24,10 +24,9 @@ python train.py``, ``python -m gpuidle analyze trace.json.gz``. The guide: docs/
 
 from __future__ import annotations
 
-import gzip
 import os
 import sys
-from typing import Iterable, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Iterable, Optional, Sequence, Union
 
 from . import _options
 from ._markers import StepHandle, data, end_step, range, step
@@ -53,6 +52,11 @@ from ._report import (
     TimelineSummary,
     VisibleDevice,
 )
+
+if sys.version_info >= (3, 11):
+    from typing import Unpack
+elif TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __version__: str = _gpuidle.__version__
 
@@ -103,16 +107,9 @@ def _paths(paths: Union[PathLike, Iterable[PathLike]]) -> list[bytes]:
     return [_options.native_path(p, "trace path") for p in items]
 
 
-def analyze(
-    paths: Union[PathLike, Iterable[PathLike]],
-    *,
-    launch_gap_max_us: Optional[float] = None,
-    dispatch_latency_max_us: Optional[float] = None,
-    data_ranges: Union[str, Iterable[str], None] = None,
-    max_gaps: Optional[int] = None,
-    skip_steps: Optional[int] = None,
-    as_recorded: Optional[bool] = None,
-) -> Report:
+@_options.shows_keywords(_options.AnalysisKeywords)
+def analyze(paths: Union[PathLike, Iterable[PathLike]],
+            **keywords: Unpack[_options.AnalysisKeywords]) -> Report:
     """Analyses trace files: why were the GPUs idle?
 
     Reads PyTorch profiler (Kineto) traces (``prof.export_chrome_trace``) and gpuidle traces
@@ -129,10 +126,7 @@ def analyze(
         ValueError: a file is not a trace (not JSON, wrong field types), or a bad keyword.
         GpuidleError: anything else (a truncated trace, a trace without activity, ...).
     """
-    settings = _options.settings(
-        launch_gap_max_us=launch_gap_max_us, dispatch_latency_max_us=dispatch_latency_max_us,
-        data_ranges=data_ranges, max_gaps=max_gaps, skip_steps=skip_steps,
-        as_recorded=as_recorded)
+    settings = _options.settings("analyze", _options.AnalysisKeywords, keywords)
     return Report._from_native(_gpuidle.analyze(_paths(paths), settings))
 
 
@@ -177,7 +171,8 @@ class Diff:
 
 
 def diff(before: Union[Report, PathLike, Iterable[PathLike]],
-         after: Union[Report, PathLike, Iterable[PathLike]], **thresholds: object) -> Diff:
+         after: Union[Report, PathLike, Iterable[PathLike]],
+         **thresholds: Unpack[_options.AnalysisKeywords]) -> Diff:
     """Compares two runs: did the fix work? Each side is a :class:`Report` or what
     :func:`analyze` takes (a trace or JSON report path, or several: the ranks of one job),
     analysed with the keywords of :func:`analyze`. Mismatches (other devices, no steps, lost
@@ -185,7 +180,7 @@ def diff(before: Union[Report, PathLike, Iterable[PathLike]],
 
     Raises what :func:`analyze` raises for a side that cannot be read.
     """
-    sides = [side if isinstance(side, Report) else analyze(side, **thresholds)  # type: ignore[arg-type]
+    sides = [side if isinstance(side, Report) else analyze(side, **thresholds)
              for side in (before, after)]
     text, json_text = sides[0]._native.diff(sides[1]._native)
     return Diff(str(text), str(json_text))
@@ -197,16 +192,17 @@ def merge_reports(reports: Iterable[ReportLike]) -> Report:
 
     Each item is a :class:`Report` (a rank's ``profile().report`` or :func:`analyze` of one
     trace), the text of a JSON report (``Report.to_json()``; a str that begins with ``{``), or
-    the path of a JSON report file (``profile(out="report.%r.json")``, plain or gzip). The
-    figures are those of ``gpuidle analyze report.*.json`` with the default thresholds, and
-    equal those of :func:`analyze` of the ranks' traces together. A report without a rank
-    number counts as the rank of its position. A duplicate or missing rank is a warning of the
-    merged report (:attr:`Report.warnings`), not an error.
+    the path of a JSON report file (``profile(out="report.%r.json")``, plain or gzip), read as
+    ``gpuidle analyze`` reads it (a trace file there is analysed as its rank). The figures are
+    those of ``gpuidle analyze report.*.json`` with the default thresholds, and equal those of
+    :func:`analyze` of the ranks' traces together. A report without a rank number counts as the
+    rank of its position. A duplicate or missing rank is a warning of the merged report
+    (:attr:`Report.warnings`), not an error.
 
     Raises:
         FileNotFoundError: a file does not exist.
-        ValueError: an item is not a gpuidle JSON report (a trace, a field of the wrong type),
-            or no report is given.
+        ValueError: an item is neither a gpuidle JSON report nor a trace (a field of the wrong
+            type, not JSON), or no report is given.
         TypeError: ``reports`` is one report, path or JSON text rather than a list of them.
         MemoryError: a report beyond the reader's limits (256 MiB).
     """
@@ -214,49 +210,41 @@ def merge_reports(reports: Iterable[ReportLike]) -> Report:
         # A str is iterable too: its characters would each be taken for a report.
         raise TypeError("merge_reports takes a list of reports, paths or JSON texts, not "
                         f"one {type(reports).__name__}: merge_reports([...])")
-    return Report._from_native(_merge_native(list(reports)))
+    items = list(reports)
+    if not items:
+        raise ValueError("merge_reports: no report given")
+    files = [_report_file(item) for item in items]
+    paths = [f for f in files if f is not None]
+    if len(paths) == len(items):
+        # Files alone: the native reader opens them (gzip, the size limit) and merges them, as
+        # `gpuidle analyze report.*.json` does.
+        return Report._from_native(_gpuidle.analyze(paths, []))
+    texts, names = zip(*(_report_text(item, f, i) for i, (item, f) in enumerate(zip(items, files))))
+    return Report._from_native(_gpuidle.merge_reports(list(texts), list(names)))
 
 
-# The JSON reader's limit (lib/ingest/report_reader.h kMaxReportBytes), kept here too so that a
-# huge or hostile file is refused before Python holds all of it.
-_MAX_REPORT_BYTES = 256 << 20
+def _report_file(item: ReportLike) -> Optional[bytes]:
+    """The path of an item of merge_reports that names a file, else None; TypeError for an item
+    that is none of the kinds merge_reports takes."""
+    if isinstance(item, Report) or (isinstance(item, str) and item.lstrip().startswith("{")):
+        return None
+    if isinstance(item, (str, os.PathLike)) and isinstance(os.fspath(item), str):
+        return _options.native_path(item, "report path")
+    raise TypeError(f"reports must be Report, str or os.PathLike, not {type(item).__name__}")
 
 
-def _read_report_file(path: str) -> str:
-    with open(path, "rb") as f:
-        compressed = f.read(2) == b"\x1f\x8b"
-    with (gzip.open(path, "rb") if compressed else open(path, "rb")) as f:
-        raw = f.read(_MAX_REPORT_BYTES + 1)
-    if len(raw) > _MAX_REPORT_BYTES:
-        raise MemoryError(f"{path}: a report is at most {_MAX_REPORT_BYTES >> 20} MiB")
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise ValueError(f"{path}: not a gpuidle JSON report (not UTF-8 text: {e})") from None
-
-
-def _report_text(item: ReportLike, position: int) -> tuple[str, bytes]:
+def _report_text(item: ReportLike, path: Optional[bytes], position: int) -> tuple[str, bytes]:
     """(JSON text, name for errors and warnings) of one item of merge_reports."""
+    if path is not None:
+        # Read by the native reader, as a list of files alone is.
+        return _gpuidle.analyze([path], []).format("json"), path
     if isinstance(item, Report):
         if len(item.inputs) == 1:
             name = item.inputs[0]
         else:
             name = f"rank {item.ranks[0].rank if len(item.ranks) == 1 else position}"
         return item.to_json(), os.fsencode(name)
-    if isinstance(item, str) and item.lstrip().startswith("{"):
-        return item, f"report {position}".encode()
-    if isinstance(item, (str, os.PathLike)):
-        path = os.fspath(item)
-        if isinstance(path, str):
-            return _read_report_file(path), os.fsencode(path)
-    raise TypeError(f"reports must be Report, str or os.PathLike, not {type(item).__name__}")
-
-
-def _merge_native(items: list[ReportLike]) -> object:
-    if not items:
-        raise ValueError("merge_reports: no report given")
-    texts, names = zip(*(_report_text(item, i) for i, item in enumerate(items)))
-    return _gpuidle.merge_reports(list(texts), list(names))
+    return str(item), f"report {position}".encode()
 
 
 def cli_main(argv: Optional[Sequence[str]] = None) -> int:

@@ -1,7 +1,7 @@
 """Keyword arguments of the Python API as the GPUIDLE_* variables that mean the same.
 
 Which keywords there are, their variables and kinds of value come from gpuidle's one option
-table (gpuidle/settings.h, lib/session/option_table.h), which the native module lists; the
+table (gpuidle/settings.h, lib/settings/option_table.h), which the native module lists; the
 native side applies the values with the rules of the environment variables and of
 ``gpuidle run``'s flags, so that one value is accepted or refused the same way everywhere;
 ValueError names the keyword.
@@ -9,11 +9,15 @@ ValueError names the keyword.
 
 from __future__ import annotations
 
+import inspect
 import os
 import sys
-from typing import Iterable, Union
+from typing import Any, Callable, Iterable, Mapping, Optional, TypedDict, TypeVar, Union
 
 from ._native import _gpuidle
+
+F = TypeVar("F", bound=Callable[..., Any])
+PathLike = Union[str, "os.PathLike[str]"]
 
 #: The option table, one dict per setting (variable, flag, keyword, type, default, range, help,
 #: front_ends).
@@ -33,6 +37,66 @@ PYTHON_PROFILE_KEYWORDS = ("merge_ranks",)
 #: The keywords gpuidle.analyze() takes (the analysis thresholds; no outputs).
 ANALYSIS_KEYWORDS = tuple(str(s["keyword"]) for s in SETTINGS
                           if "py-analyze" in s["front_ends"])  # type: ignore[operator]
+
+
+# The keyword arguments of the Python API, each written once, with the type of its value. The
+# functions take them as **keywords typed with these (so that editors and type checkers see
+# every name and type), and inspect.signature() / help() show them as parameters
+# (shows_keywords). Each is a setting of the table above: tests/python/test_options.py checks
+# that the names, front ends and kinds of value agree with the native table.
+
+class AnalysisKeywords(TypedDict, total=False):
+    """The keywords of gpuidle.analyze() and gpuidle.diff(): the analysis thresholds (the
+    table's front end "py-analyze")."""
+
+    launch_gap_max_us: Optional[float]
+    dispatch_latency_max_us: Optional[float]
+    data_ranges: Union[str, Iterable[str], None]
+    max_gaps: Optional[int]
+    skip_steps: Optional[int]
+    as_recorded: Optional[bool]
+
+
+class CollectionKeywords(AnalysisKeywords, total=False):
+    """The keyword-only settings of gpuidle.profile() (the table's front end "profile"): the
+    thresholds and the collection's limits, sampling, summaries and metrics. The outputs (out,
+    format, trace, quiet), which may also be given by position, are Profile's parameters."""
+
+    max_records: Optional[int]
+    buffer_mb: Optional[int]
+    host_sample_ms: Optional[float]
+    sample: Optional[str]
+    summary_every_s: Optional[float]
+    summary_file: Optional[PathLike]
+    metrics_file: Optional[PathLike]
+    metrics_port: Optional[int]
+
+
+def keywords_of(keywords: type) -> tuple[str, ...]:
+    """The names of one of the TypedDicts above (its bases' included), in order."""
+    return tuple(keywords.__annotations__)
+
+
+def shows_keywords(keywords: type) -> Callable[[F], F]:
+    """Decorator: inspect.signature() and help() show the function's **keywords as the
+    keyword-only parameters of `keywords` (a TypedDict above), each defaulting to None."""
+
+    def decorate(function: F) -> F:
+        signature = inspect.signature(function)
+        own = [p for p in signature.parameters.values() if p.kind is not p.VAR_KEYWORD]
+        # The settings come first among the keyword-only parameters (those of Python alone,
+        # such as merge_ranks, after them).
+        first = next((i for i, p in enumerate(own) if p.kind is p.KEYWORD_ONLY), len(own))
+        # TypedDict keeps a string annotation as a ForwardRef: shown as its text, as the
+        # function's own (string) annotations are.
+        listed = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None,
+                                    annotation=getattr(annotation, "__forward_arg__", annotation))
+                  for name, annotation in keywords.__annotations__.items()]
+        function.__signature__ = signature.replace(  # type: ignore[attr-defined]
+            parameters=own[:first] + listed + own[first:])
+        return function
+
+    return decorate
 
 Setting = tuple[str, str, Union[str, bytes]]  # (label for messages, variable, value)
 
@@ -102,10 +166,18 @@ def _text(keyword: str, value: object, kind: str) -> list[str]:
     raise AssertionError(kind)
 
 
-def settings(**keywords: object) -> list[Setting]:
-    """The (label, variable, value) triples for the keywords that are not None."""
+def settings(caller: str, accepted: type, keywords: Mapping[str, object],
+             **named: object) -> list[Setting]:
+    """The (label, variable, value) triples for the settings that are not None: `named`, the
+    caller's own parameters that are settings, then `keywords`, its **keywords, each of which
+    must be one of `accepted` (a TypedDict above): another is the TypeError that Python raises
+    for an unexpected keyword argument of `caller`."""
+    allowed = keywords_of(accepted)
+    for keyword in keywords:
+        if keyword not in allowed:
+            raise TypeError(f"{caller}() got an unexpected keyword argument {keyword!r}")
     out: list[Setting] = []
-    for keyword, value in keywords.items():
+    for keyword, value in {**named, **keywords}.items():
         if value is None:
             continue
         variable, kind = _VARIABLES[keyword]

@@ -4,17 +4,28 @@ from __future__ import annotations
 
 import atexit
 import functools
+import inspect
 import os
 import sys
 import threading
 import weakref
-from typing import Any, Callable, Iterable, Optional, TypeVar, Union, overload
+from typing import TYPE_CHECKING, Any, Callable, Optional, TypeVar, Union, overload
 
 from . import _call_sites, _markers, _options, _os_exit, _sampler
 from ._native import _gpuidle
 from ._report import Report
 
+if sys.version_info >= (3, 11):
+    from typing import Unpack
+elif TYPE_CHECKING:
+    from typing_extensions import Unpack
+if TYPE_CHECKING:
+    from typing_extensions import ParamSpec
+
+    _P = ParamSpec("_P")
+
 F = TypeVar("F", bound=Callable[..., Any])
+R = TypeVar("R")
 PathLike = Union[str, "os.PathLike[str]"]
 
 
@@ -39,6 +50,7 @@ class Profile:
     rank 0 also gets the job's report in :attr:`job_report` (gpuidle/_distributed.py).
     """
 
+    @_options.shows_keywords(_options.CollectionKeywords)
     def __init__(
         self,
         out: Optional[PathLike] = None,
@@ -46,33 +58,13 @@ class Profile:
         trace: Optional[PathLike] = None,
         quiet: Optional[bool] = None,
         *,
-        launch_gap_max_us: Optional[float] = None,
-        dispatch_latency_max_us: Optional[float] = None,
-        data_ranges: Union[str, Iterable[str], None] = None,
-        max_gaps: Optional[int] = None,
-        skip_steps: Optional[int] = None,
-        as_recorded: Optional[bool] = None,
-        max_records: Optional[int] = None,
-        buffer_mb: Optional[int] = None,
-        host_sample_ms: Optional[float] = None,
-        sample: Optional[str] = None,
-        summary_every_s: Optional[float] = None,
-        summary_file: Optional[PathLike] = None,
-        metrics_file: Optional[PathLike] = None,
-        metrics_port: Optional[int] = None,
         merge_ranks: bool = False,
+        **keywords: Unpack[_options.CollectionKeywords],
     ) -> None:
         if not isinstance(merge_ranks, bool):
             raise TypeError(f"merge_ranks must be bool, not {type(merge_ranks).__name__}")
-        settings = _options.settings(
-            out=out, format=format, trace=trace, quiet=quiet,
-            launch_gap_max_us=launch_gap_max_us, dispatch_latency_max_us=dispatch_latency_max_us,
-            data_ranges=data_ranges, max_gaps=max_gaps, skip_steps=skip_steps,
-            as_recorded=as_recorded,
-            max_records=max_records,
-            buffer_mb=buffer_mb, host_sample_ms=host_sample_ms, sample=sample,
-            summary_every_s=summary_every_s, summary_file=summary_file,
-            metrics_file=metrics_file, metrics_port=metrics_port)
+        settings = _options.settings("Profile.__init__", _options.CollectionKeywords, keywords,
+                                     out=out, format=format, trace=trace, quiet=quiet)
         # Reads the GPUIDLE_* environment now, then the keywords over it (ValueError here for a
         # bad keyword; a bad environment variable is the one warning at start instead).
         self._native = _gpuidle.Profiler(settings)
@@ -322,33 +314,19 @@ def _stop_running_profiles() -> None:
             _warn(f"stopping at exit failed: {e}")
 
 
+def _arguments_of(cls: Callable[_P, Any]) -> Callable[[Callable[..., R]], Callable[_P, R]]:
+    """For type checkers: the decorated overload takes what `cls` takes (Profile's parameters,
+    written once)."""
+    return lambda function: function  # type: ignore[return-value]
+
+
 @overload
 def profile(func: F, /) -> F: ...
 
 
 @overload
-def profile(
-    out: Optional[PathLike] = None,
-    format: Optional[str] = None,
-    trace: Optional[PathLike] = None,
-    quiet: Optional[bool] = None,
-    *,
-    launch_gap_max_us: Optional[float] = None,
-    dispatch_latency_max_us: Optional[float] = None,
-    data_ranges: Union[str, Iterable[str], None] = None,
-    max_gaps: Optional[int] = None,
-    skip_steps: Optional[int] = None,
-    as_recorded: Optional[bool] = None,
-    max_records: Optional[int] = None,
-    buffer_mb: Optional[int] = None,
-    host_sample_ms: Optional[float] = None,
-    sample: Optional[str] = None,
-    summary_every_s: Optional[float] = None,
-    summary_file: Optional[PathLike] = None,
-    metrics_file: Optional[PathLike] = None,
-    metrics_port: Optional[int] = None,
-    merge_ranks: bool = False,
-) -> Profile: ...
+@_arguments_of(Profile)
+def profile() -> Profile: ...
 
 
 def profile(out: Any = None, *args: Any, **kwargs: Any) -> Any:
@@ -413,3 +391,8 @@ def profile(out: Any = None, *args: Any, **kwargs: Any) -> Any:
     if callable(out) and not isinstance(out, (str, os.PathLike)) and not args and not kwargs:
         return Profile()(out)  # @gpuidle.profile without parentheses
     return Profile(out, *args, **kwargs)
+
+
+# help(gpuidle.profile) and editors that ask at run time show Profile's parameters.
+profile.__signature__ = inspect.signature(Profile).replace(  # type: ignore[attr-defined]
+    return_annotation="Profile")

@@ -26,7 +26,7 @@
 #             subscriber, system-thread-ids, flush-period, detach, and one kind at a time:
 #             memcpy-records, memset-records, sync-records, event-records, device-records;
 #             and the timed calls' own work: call-timing, cupti-clock;
-#             collect/collector_probes.h CollectorPart), run as one more configuration, so
+#             probe_settings.cc beside this script), run as one more configuration, so
 #             that the price of each part shows beside the rest (default: none). VARIANTS and
 #             API_MODES need a bundle with probes (PROBES=1 tests/gpu/make_device_bundle.sh)
 #   API_MODES more in-process configurations of gpuidle, one per word: how it records the

@@ -17,8 +17,8 @@ Variants (comma-separated):
   -marks        without the profile's step marker (Profile.step) after each step
   -python       all three left out
   -A+B          several parts at once (-memcpy-records+memset-records)
-  -PART         a collector part left out (GPUIDLE_BENCH_LEAVE_OUT=PART, lib/collect/
-                collector_probes.h: other-kinds, call-timing, driver, ...); needs a package
+  -PART         a collector part left out (GPUIDLE_BENCH_LEAVE_OUT=PART, tests/benchmarks/
+                overhead/probe_settings.cc: other-kinds, call-timing, driver, ...); needs a package
                 built with the collector's probes (a product build ignores the variable, and
                 the variant measures as full)
   bare-timed    the floor of knowing when each launch was made (bare_cupti_collector.cc)

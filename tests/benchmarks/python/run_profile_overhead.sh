@@ -15,7 +15,7 @@
 #   WORKLOADS   tiny_mlp resnet50 gpt2 healthy
 #   PROFILERS   gpuidle bare bare-timed torch gpuidle-sampled none
 #   LEAVE_OUTS  one more gpuidle configuration per word, with GPUIDLE_BENCH_LEAVE_OUT=<word>
-#               (lib/collect/collector_probes.h: sync-records event-records memcpy-records ...),
+#               (../overhead/probe_settings.cc: sync-records event-records memcpy-records ...),
 #               on LEAVE_OUT_WORKLOADS (default: WORKLOADS). Only a probe build honours it:
 #               PROBE_PYTHONPATH names one (-DGPUIDLE_COLLECTOR_PROBES=ON) for these processes.
 #   PO_ROUNDS   untraced and traced rounds per process (7)

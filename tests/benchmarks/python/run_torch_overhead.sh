@@ -12,7 +12,7 @@
 # GPUIDLE_BARE_CUPTI or the library path). API_MODES adds gpuidle configurations that record the
 # launch calls another way (GPUIDLE_BENCH_API_RECORDS: kinds, ids, auto), for comparison;
 # PY_VARIANTS ("nosites nohooks") gpuidle without a part of the Python package (torch_overhead.py);
-# LEAVE_OUTS collector parts left out (GPUIDLE_BENCH_LEAVE_OUT, collect/collector.h), one
+# LEAVE_OUTS collector parts left out (GPUIDLE_BENCH_LEAVE_OUT, ../overhead/probe_settings.cc), one
 # configuration per word. PY_ALTERNATE=C runs REPEATS processes that each time bare and gpuidle
 # in turn for C cycles (torch_overhead.py --alternate: both detach after their turn), so that
 # their comparison is free of process-to-process noise; the default configurations are then
