@@ -26,6 +26,7 @@
 #include "analysis/untraced_view.h"
 #include "core/status_macros.h"
 #include "model/cuda_api.h"
+#include "model/report_names.h"
 
 // AnalyzeRanks runs these stages per rank (process):
 //   window and steps (steps.h)  ->  per device: attribution (attribution.h), phases
@@ -455,7 +456,7 @@ absl::StatusOr<Report> AnalyzeProcess(const Timeline& t, const std::string& inpu
   if (!t.info.tracer_cost || options.as_recorded) {
     GPUIDLE_ASSIGN_OR_RETURN(Report report, AnalyzeTimeline(t, input, rank, step_rows_per_device,
                                                             options, gap_counts, drawn));
-    if (t.info.tracer_cost) report.tracer_time = "as_recorded";
+    if (t.info.tracer_cost) report.tracer_time = std::string(report_values::kAsRecorded);
     return report;
   }
   Timeline untraced = t.Copy();
@@ -463,7 +464,7 @@ absl::StatusOr<Report> AnalyzeProcess(const Timeline& t, const std::string& inpu
   GPUIDLE_ASSIGN_OR_RETURN(
       Report report,
       AnalyzeTimeline(untraced, input, rank, step_rows_per_device, options, gap_counts));
-  report.tracer_time = "taken_out";
+  report.tracer_time = std::string(report_values::kTakenOut);
   for (DeviceReport& d : report.devices) {
     d.tracer_ns = shift.TakenOutNs(d.device, d.steady_start_ns, d.steady_end_ns);
   }

@@ -21,6 +21,7 @@
 #include "analysis/offenders.h"
 #include "analysis/periodic_work.h"
 #include "analysis/timeline_summary.h"
+#include "model/report_names.h"
 #include "model/timeline.h"
 
 namespace gpuidle::internal {
@@ -759,7 +760,7 @@ absl::StatusOr<Report> MergeRanks(std::vector<Report> ranks, const std::vector<s
     job.zero_timestamp_records += r.zero_timestamp_records;
     job.record_limit_reached |= r.record_limit_reached;
     if (job.step_source.empty()) job.step_source = r.step_source;
-    if (job.tracer_time == "not_known") job.tracer_time = r.tracer_time;
+    if (job.tracer_time == report_values::kNotKnown) job.tracer_time = r.tracer_time;
     if (r.coverage) {
       Coverage& c = job.coverage.emplace(job.coverage.value_or(Coverage{}));
       c.windows += r.coverage->windows;

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "model/report_names.h"
 
 namespace gpuidle {
 
@@ -119,9 +120,9 @@ std::string Completeness(const Report& r) {
         });
       });
   if (lost_spans || r.dropped_records.value_or(0) > 0 || r.record_limit_reached) {
-    return "records_lost";
+    return std::string(report_values::kRecordsLost);
   }
-  return r.dropped_records ? "complete" : "unknown";
+  return std::string(r.dropped_records ? report_values::kComplete : report_values::kUnknown);
 }
 
 DiffRun RunOf(const Report& r) {
@@ -359,10 +360,10 @@ void Caveats(const Report& before, const Report& after, const RunFigures& fb, co
                                            "whole run")});
   }
   for (const DiffRun* run : {&diff->before, &diff->after}) {
-    if (run->completeness == "records_lost") {
-      out.push_back(
-          {"records_lost", absl::StrCat("the run ", run == &diff->before ? "before" : "after",
-                                        " lost records: its figures miss some GPU work")});
+    if (run->completeness == report_values::kRecordsLost) {
+      out.push_back({std::string(report_values::kRecordsLost),
+                     absl::StrCat("the run ", run == &diff->before ? "before" : "after",
+                                  " lost records: its figures miss some GPU work")});
     }
   }
   // A collective's wait for peers is known only where all ranks were analysed together; where

@@ -12,6 +12,7 @@
 #include "analysis/communication.h"
 #include "analysis/periodic_work.h"
 #include "analysis/timeline_summary.h"
+#include "model/report_names.h"
 
 namespace gpuidle::internal {
 namespace {
@@ -172,7 +173,7 @@ void WindowAggregate::Add(int64_t start_ns, int64_t end_ns, const Report* window
   }
   s.steps_not_listed += w.steps_not_listed;
   if (s.step_source.empty()) s.step_source = w.step_source;
-  if (s.tracer_time == "not_known") s.tracer_time = w.tracer_time;
+  if (s.tracer_time == report_values::kNotKnown) s.tracer_time = w.tracer_time;
   s.visible_device_count = std::max(s.visible_device_count, w.visible_device_count);
   for (int u : w.unused_devices) {
     if (std::find(unused_.begin(), unused_.end(), u) == unused_.end()) unused_.push_back(u);

@@ -5,7 +5,6 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
-#include <new>
 #include <string>
 #include <utility>
 #include <vector>
@@ -15,9 +14,11 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "core/out_of_memory.h"
 #include "core/status_macros.h"
 #include "core/text_safety.h"
 #include "ingest/byte_source.h"
+#include "model/report_names.h"
 #include "rapidjson/document.h"
 #include "rapidjson/error/en.h"
 #include "rapidjson/memorystream.h"
@@ -26,6 +27,7 @@
 namespace gpuidle::internal {
 namespace {
 
+namespace keys = report_keys;
 using Value = rapidjson::Value;
 
 // Where a value is in the report ("devices[1].collective_timings.kind[7]"), built on the stack as
@@ -160,76 +162,80 @@ class ReportParser {
     Report r;
     const Path root;
     std::string schema;
-    GPUIDLE_RETURN_IF_ERROR(String(doc, root, "schema", &schema));
+    GPUIDLE_RETURN_IF_ERROR(String(doc, root, keys::kSchema, &schema));
     if (!absl::StartsWith(schema, kReportSchemaPrefix)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(name_, ": not a gpuidle report (schema ", QuoteForMessage(schema), ")"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          name_, ": not a gpuidle report (", keys::kSchema, " ", QuoteForMessage(schema), ")"));
     }
     if (schema != kReportSchema) {
-      return absl::InvalidArgumentError(absl::StrCat(name_, ": schema ", QuoteForMessage(schema),
-                                                     ": this gpuidle reads ", kReportSchema,
-                                                     " reports (analyse the trace again)"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          name_, ": ", keys::kSchema, " ", QuoteForMessage(schema), ": this gpuidle reads ",
+          kReportSchema, " reports (analyse the trace again)"));
     }
-    GPUIDLE_RETURN_IF_ERROR(String(doc, root, "source", &r.source));
-    GPUIDLE_RETURN_IF_ERROR(Strings(doc, root, "inputs", &r.inputs));
-    GPUIDLE_ASSIGN_OR_RETURN(const Value* window, Object(doc, root, "window"));
-    const Path at_window{&root, "window"};
-    GPUIDLE_RETURN_IF_ERROR(Time(*window, at_window, "start_ns", &r.window_start_ns));
-    GPUIDLE_RETURN_IF_ERROR(Time(*window, at_window, "end_ns", &r.window_end_ns));
+    GPUIDLE_RETURN_IF_ERROR(String(doc, root, keys::kSource, &r.source));
+    GPUIDLE_RETURN_IF_ERROR(Strings(doc, root, keys::kInputs, &r.inputs));
+    GPUIDLE_ASSIGN_OR_RETURN(const Value* window, Object(doc, root, keys::kWindow));
+    const Path at_window{&root, keys::kWindow};
+    GPUIDLE_RETURN_IF_ERROR(Time(*window, at_window, keys::kStartNs, &r.window_start_ns));
+    GPUIDLE_RETURN_IF_ERROR(Time(*window, at_window, keys::kEndNs, &r.window_end_ns));
     GPUIDLE_RETURN_IF_ERROR(
-        InOrder(at_window, "start_ns", r.window_start_ns, "end_ns", r.window_end_ns));
+        InOrder(at_window, keys::kStartNs, r.window_start_ns, keys::kEndNs, r.window_end_ns));
 
-    GPUIDLE_ASSIGN_OR_RETURN(const Value* completeness, Object(doc, root, "completeness"));
-    const Path at_completeness{&root, "completeness"};
+    GPUIDLE_ASSIGN_OR_RETURN(const Value* completeness, Object(doc, root, keys::kCompleteness));
+    const Path at_completeness{&root, keys::kCompleteness};
     GPUIDLE_ASSIGN_OR_RETURN(const Value* dropped,
-                             Get(*completeness, at_completeness, "dropped_records"));
+                             Get(*completeness, at_completeness, keys::kDroppedRecords));
     if (!dropped->IsNull()) {
       if (!dropped->IsUint64()) {
-        return Error({&at_completeness, "dropped_records"}, "not a count (nor null)");
+        return Error({&at_completeness, keys::kDroppedRecords}, "not a count (nor null)");
       }
       r.dropped_records = dropped->GetUint64();
     }
-    GPUIDLE_RETURN_IF_ERROR(Uint64(*completeness, at_completeness, "zero_timestamp_records",
+    GPUIDLE_RETURN_IF_ERROR(Uint64(*completeness, at_completeness, keys::kZeroTimestampRecords,
                                    &r.zero_timestamp_records));
     GPUIDLE_RETURN_IF_ERROR(
-        Bool(*completeness, at_completeness, "record_limit_reached", &r.record_limit_reached));
+        Bool(*completeness, at_completeness, keys::kRecordLimitReached, &r.record_limit_reached));
 
-    GPUIDLE_ASSIGN_OR_RETURN(const Value* coverage, Object(doc, root, "coverage", Need::kOptional));
+    GPUIDLE_ASSIGN_OR_RETURN(const Value* coverage,
+                             Object(doc, root, keys::kCoverage, Need::kOptional));
     if (coverage != nullptr) {
-      const Path at{&root, "coverage"};
+      const Path at{&root, keys::kCoverage};
       Coverage& c = r.coverage.emplace();
-      GPUIDLE_RETURN_IF_ERROR(Count(*coverage, at, "windows", &c.windows));
-      GPUIDLE_RETURN_IF_ERROR(Duration(*coverage, at, "traced_ns", &c.traced_ns));
-      GPUIDLE_RETURN_IF_ERROR(Duration(*coverage, at, "span_ns", &c.span_ns));
+      GPUIDLE_RETURN_IF_ERROR(Count(*coverage, at, keys::kWindows, &c.windows));
+      GPUIDLE_RETURN_IF_ERROR(Duration(*coverage, at, keys::kTracedNs, &c.traced_ns));
+      GPUIDLE_RETURN_IF_ERROR(Duration(*coverage, at, keys::kSpanNs, &c.span_ns));
       // What was seen and the plan (optional: reports before issue 28 lack them).
       for (const auto& [key, field] :
-           {std::pair<const char*, int64_t*>{"traced_until_ns", &c.traced_until_ns},
-            {"first_window_ns", &c.first_window_ns},
-            {"window_ns", &c.window_ns},
-            {"period_ns", &c.period_ns}}) {
+           {std::pair<absl::string_view, int64_t*>{keys::kTracedUntilNs, &c.traced_until_ns},
+            {keys::kFirstWindowNs, &c.first_window_ns},
+            {keys::kWindowNs, &c.window_ns},
+            {keys::kPeriodNs, &c.period_ns}}) {
         GPUIDLE_RETURN_IF_ERROR(Duration(*coverage, at, key, field, Need::kOptional));
       }
     }
-    GPUIDLE_RETURN_IF_ERROR(Int(doc, root, "visible_device_count", &r.visible_device_count));
-    if (r.visible_device_count < 0) return Error({&root, "visible_device_count"}, "negative");
-    GPUIDLE_RETURN_IF_ERROR(Ints(doc, root, "unused_devices", &r.unused_devices));
+    GPUIDLE_RETURN_IF_ERROR(Int(doc, root, keys::kVisibleDeviceCount, &r.visible_device_count));
+    if (r.visible_device_count < 0) return Error({&root, keys::kVisibleDeviceCount}, "negative");
+    GPUIDLE_RETURN_IF_ERROR(Ints(doc, root, keys::kUnusedDevices, &r.unused_devices));
     GPUIDLE_RETURN_IF_ERROR(VisibleDevices(doc, root, &r));
-    GPUIDLE_RETURN_IF_ERROR(String(doc, root, "step_source", &r.step_source));
+    GPUIDLE_RETURN_IF_ERROR(String(doc, root, keys::kStepSource, &r.step_source));
     // Optional: reports before it lack it.
-    GPUIDLE_RETURN_IF_ERROR(String(doc, root, "tracer_time", &r.tracer_time, Need::kOptional));
-    if (r.tracer_time != "taken_out" && r.tracer_time != "as_recorded" &&
-        r.tracer_time != "not_known") {
-      return Error({&root, "tracer_time"}, "not one of taken_out, as_recorded, not_known");
+    GPUIDLE_RETURN_IF_ERROR(String(doc, root, keys::kTracerTime, &r.tracer_time, Need::kOptional));
+    if (r.tracer_time != report_values::kTakenOut && r.tracer_time != report_values::kAsRecorded &&
+        r.tracer_time != report_values::kNotKnown) {
+      return Error({&root, keys::kTracerTime},
+                   absl::StrCat("not one of ", report_values::kTakenOut, ", ",
+                                report_values::kAsRecorded, ", ", report_values::kNotKnown));
     }
-    GPUIDLE_RETURN_IF_ERROR(Strings(doc, root, "warnings", &r.warnings));
+    GPUIDLE_RETURN_IF_ERROR(Strings(doc, root, keys::kWarnings, &r.warnings));
     GPUIDLE_RETURN_IF_ERROR(Ranks(doc, root, &r));
     GPUIDLE_RETURN_IF_ERROR(
-        OptionalInt(doc, root, "straggler_rank", &r.straggler_rank, Need::kOptional));
-    GPUIDLE_RETURN_IF_ERROR(Ints(doc, root, "stragglers", &r.stragglers, Need::kOptional));
+        OptionalInt(doc, root, keys::kStragglerRank, &r.straggler_rank, Need::kOptional));
+    GPUIDLE_RETURN_IF_ERROR(Ints(doc, root, keys::kStragglers, &r.stragglers, Need::kOptional));
     GPUIDLE_RETURN_IF_ERROR(Clock(doc, root, &r.clock));
 
-    GPUIDLE_ASSIGN_OR_RETURN(const Value* devices, Array(doc, root, "devices", kMaxReportDevices));
-    const Path at_devices{&root, "devices"};
+    GPUIDLE_ASSIGN_OR_RETURN(const Value* devices,
+                             Array(doc, root, keys::kDevices, kMaxReportDevices));
+    const Path at_devices{&root, keys::kDevices};
     r.devices.resize(devices->Size());
     // Every time of a device is within its window, so the windows' sum bounds every sum of
     // times over devices; the counts (steps, kernels, copies, collectives) add up on their own.
@@ -238,8 +244,8 @@ class ReportParser {
       const Path at_device{&at_devices, "", i};
       const DeviceReport& d = r.devices[i];
       GPUIDLE_RETURN_IF_ERROR(Device((*devices)[i], at_device, &r.devices[i]));
-      GPUIDLE_RETURN_IF_ERROR(
-          AddToSum({&at_device, "window_ns"}, d.window_ns, &windows_ns, "the devices' windows"));
+      GPUIDLE_RETURN_IF_ERROR(AddToSum({&at_device, keys::kWindowNs}, d.window_ns, &windows_ns,
+                                       "the devices' windows"));
       for (int64_t count : {d.step_count, d.kernel_count, d.memcpy_count, d.memset_count}) {
         GPUIDLE_RETURN_IF_ERROR(AddToSum(at_device, count, &counts, "the devices' counts"));
       }
@@ -249,9 +255,10 @@ class ReportParser {
     }
 
     GPUIDLE_RETURN_IF_ERROR(
-        Uint64(doc, root, "steps_not_listed", &r.steps_not_listed, Need::kOptional));
-    GPUIDLE_ASSIGN_OR_RETURN(const Value* steps, Array(doc, root, "steps", Report::kMaxStepRows));
-    const Path at_steps{&root, "steps"};
+        Uint64(doc, root, keys::kStepsNotListed, &r.steps_not_listed, Need::kOptional));
+    GPUIDLE_ASSIGN_OR_RETURN(const Value* steps,
+                             Array(doc, root, keys::kSteps, Report::kMaxStepRows));
+    const Path at_steps{&root, keys::kSteps};
     r.steps.resize(steps->Size());
     int64_t steps_ns = 0;
     for (rapidjson::SizeType i = 0; i < steps->Size(); ++i) {
@@ -260,8 +267,8 @@ class ReportParser {
       GPUIDLE_RETURN_IF_ERROR(AddToSum(at_step, r.steps[i].end_ns - r.steps[i].start_ns, &steps_ns,
                                        "the steps' spans"));
     }
-    GPUIDLE_ASSIGN_OR_RETURN(const Value* gaps, Array(doc, root, "longest_gaps"));
-    const Path at_gaps{&root, "longest_gaps"};
+    GPUIDLE_ASSIGN_OR_RETURN(const Value* gaps, Array(doc, root, keys::kLongestGaps));
+    const Path at_gaps{&root, keys::kLongestGaps};
     r.longest_gaps.resize(gaps->Size());
     int64_t gaps_ns = 0;
     for (rapidjson::SizeType i = 0; i < gaps->Size(); ++i) {
@@ -271,34 +278,34 @@ class ReportParser {
                                        r.longest_gaps[i].end_ns - r.longest_gaps[i].start_ns,
                                        &gaps_ns, "the gaps' spans"));
     }
-    GPUIDLE_ASSIGN_OR_RETURN(const Value* offenders, Array(doc, root, "offenders"));
-    const Path at_offenders{&root, "offenders"};
+    GPUIDLE_ASSIGN_OR_RETURN(const Value* offenders, Array(doc, root, keys::kOffenders));
+    const Path at_offenders{&root, keys::kOffenders};
     r.offenders.resize(offenders->Size());
     int64_t offenders_ns = 0;
     for (rapidjson::SizeType i = 0; i < offenders->Size(); ++i) {
       const Path at_offender{&at_offenders, "", i};
       GPUIDLE_RETURN_IF_ERROR(OffenderAt((*offenders)[i], at_offender, &r.offenders[i]));
-      GPUIDLE_RETURN_IF_ERROR(AddToSum({&at_offender, "idle_ns"}, r.offenders[i].idle_ns,
+      GPUIDLE_RETURN_IF_ERROR(AddToSum({&at_offender, keys::kIdleNs}, r.offenders[i].idle_ns,
                                        &offenders_ns, "the offenders' idle times"));
     }
     // Periodic work (optional: reports before issue 28 lack it).
-    GPUIDLE_ASSIGN_OR_RETURN(const Value* periodic, Array(doc, root, "periodic_work",
+    GPUIDLE_ASSIGN_OR_RETURN(const Value* periodic, Array(doc, root, keys::kPeriodicWork,
                                                           kMaxReportListRows, Need::kOptional));
     if (periodic != nullptr) {
-      const Path at_periodic{&root, "periodic_work"};
+      const Path at_periodic{&root, keys::kPeriodicWork};
       r.periodic_work.resize(periodic->Size());
       int64_t span_ns = 0, idle_ns = 0;
       for (rapidjson::SizeType i = 0; i < periodic->Size(); ++i) {
         const Path at_row{&at_periodic, "", i};
         GPUIDLE_RETURN_IF_ERROR(PeriodicWorkAt((*periodic)[i], at_row, &r.periodic_work[i]));
-        GPUIDLE_RETURN_IF_ERROR(AddToSum({&at_row, "span_ns"}, r.periodic_work[i].span_ns, &span_ns,
-                                         "the periodic work's spans"));
-        GPUIDLE_RETURN_IF_ERROR(AddToSum({&at_row, "idle_ns"}, r.periodic_work[i].idle_ns, &idle_ns,
-                                         "the periodic work's idle times"));
+        GPUIDLE_RETURN_IF_ERROR(AddToSum({&at_row, keys::kSpanNs}, r.periodic_work[i].span_ns,
+                                         &span_ns, "the periodic work's spans"));
+        GPUIDLE_RETURN_IF_ERROR(AddToSum({&at_row, keys::kIdleNs}, r.periodic_work[i].idle_ns,
+                                         &idle_ns, "the periodic work's idle times"));
       }
     }
-    GPUIDLE_ASSIGN_OR_RETURN(const Value* advice, Array(doc, root, "advice"));
-    const Path at_advice{&root, "advice"};
+    GPUIDLE_ASSIGN_OR_RETURN(const Value* advice, Array(doc, root, keys::kAdvice));
+    const Path at_advice{&root, keys::kAdvice};
     r.advice.resize(advice->Size());
     for (rapidjson::SizeType i = 0; i < advice->Size(); ++i) {
       GPUIDLE_RETURN_IF_ERROR(AdviceAt((*advice)[i], {&at_advice, "", i}, &r.advice[i]));
@@ -512,13 +519,16 @@ class ReportParser {
   // "cause" and "subcause" (qualified); the cause must be the subcause's.
   absl::Status CauseFields(const Value& obj, const Path& at, Subcause* out) const {
     std::string cause, subcause;
-    GPUIDLE_RETURN_IF_ERROR(String(obj, at, "subcause", &subcause));
+    GPUIDLE_RETURN_IF_ERROR(String(obj, at, keys::kSubcause, &subcause));
     const std::optional<Subcause> s = ParseSubcause(subcause);
-    if (!s) return Error({&at, "subcause"}, absl::StrCat("unknown ", QuoteForMessage(subcause)));
-    GPUIDLE_RETURN_IF_ERROR(String(obj, at, "cause", &cause));
+    if (!s) {
+      return Error({&at, keys::kSubcause}, absl::StrCat("unknown ", QuoteForMessage(subcause)));
+    }
+    GPUIDLE_RETURN_IF_ERROR(String(obj, at, keys::kCause, &cause));
     if (cause != CauseName(CauseOf(*s))) {
-      return Error({&at, "cause"}, absl::StrCat(QuoteForMessage(cause), " is not the cause of ",
-                                                QuoteForMessage(subcause)));
+      return Error(
+          {&at, keys::kCause},
+          absl::StrCat(QuoteForMessage(cause), " is not the cause of ", QuoteForMessage(subcause)));
     }
     *out = *s;
     return absl::OkStatus();
@@ -528,8 +538,8 @@ class ReportParser {
   // and their sum fits (the writers add them up). sync_bound.allocator came later within
   // gpuidle.report/2: 0 where a report has none.
   absl::Status Subcauses(const Value& obj, const Path& at, IdleBreakdown* idle) const {
-    GPUIDLE_ASSIGN_OR_RETURN(const Value* by, Object(obj, at, "idle_by_subcause"));
-    const Path here{&at, "idle_by_subcause"};
+    GPUIDLE_ASSIGN_OR_RETURN(const Value* by, Object(obj, at, keys::kIdleBySubcause));
+    const Path here{&at, keys::kIdleBySubcause};
     int64_t total = 0;
     for (int s = 0; s < kNumSubcauses; ++s) {
       const std::string name = QualifiedSubcauseName(static_cast<Subcause>(s));
@@ -547,8 +557,8 @@ class ReportParser {
   // The parts of one phase: not negative, and their sum fits (the writers add them up).
   absl::Status Parts(const Value& phase, const Path& at, Phase p, DeviceReport* d) const {
     int64_t sum = 0;
-    GPUIDLE_ASSIGN_OR_RETURN(const Value* parts, Array(phase, at, "parts"));
-    const Path here{&at, "parts"};
+    GPUIDLE_ASSIGN_OR_RETURN(const Value* parts, Array(phase, at, keys::kParts));
+    const Path here{&at, keys::kParts};
     for (rapidjson::SizeType i = 0; i < parts->Size(); ++i) {
       const Value& v = (*parts)[i];
       const Path at_part{&here, "", i};
@@ -556,14 +566,16 @@ class ReportParser {
       OneOffTime o;
       o.phase = p;
       std::string kind;
-      GPUIDLE_RETURN_IF_ERROR(String(v, at_part, "kind", &kind));
+      GPUIDLE_RETURN_IF_ERROR(String(v, at_part, keys::kKind, &kind));
       const std::optional<OneOffKind> k = ParseOneOffKind(kind);
-      if (!k) return Error({&at_part, "kind"}, absl::StrCat("unknown ", QuoteForMessage(kind)));
+      if (!k) {
+        return Error({&at_part, keys::kKind}, absl::StrCat("unknown ", QuoteForMessage(kind)));
+      }
       o.kind = *k;
-      GPUIDLE_RETURN_IF_ERROR(Duration(v, at_part, "ns", &o.ns));
-      GPUIDLE_RETURN_IF_ERROR(AddToSum({&at_part, "ns"}, o.ns, &sum, "the parts"));
-      GPUIDLE_RETURN_IF_ERROR(Count(v, at_part, "count", &o.count));
-      GPUIDLE_RETURN_IF_ERROR(String(v, at_part, "evidence", &o.evidence));
+      GPUIDLE_RETURN_IF_ERROR(Duration(v, at_part, keys::kNs, &o.ns));
+      GPUIDLE_RETURN_IF_ERROR(AddToSum({&at_part, keys::kNs}, o.ns, &sum, "the parts"));
+      GPUIDLE_RETURN_IF_ERROR(Count(v, at_part, keys::kCount, &o.count));
+      GPUIDLE_RETURN_IF_ERROR(String(v, at_part, keys::kEvidence, &o.evidence));
       d->one_off.push_back(std::move(o));
     }
     return absl::OkStatus();
@@ -572,8 +584,8 @@ class ReportParser {
   // phases: the window's ends, each phase's time and its one-off parts. The spans must agree with
   // the device's steady_start_ns and steady_end_ns.
   absl::Status Phases(const Value& obj, const Path& at, DeviceReport* d) const {
-    GPUIDLE_ASSIGN_OR_RETURN(const Value* phases, Object(obj, at, "phases"));
-    const Path here{&at, "phases"};
+    GPUIDLE_ASSIGN_OR_RETURN(const Value* phases, Object(obj, at, keys::kPhases));
+    const Path here{&at, keys::kPhases};
     std::array<int64_t, kNumPhases> ns{};
     std::array<int64_t, kNumPhases> start{};
     std::array<int64_t, kNumPhases> end{};
@@ -582,11 +594,11 @@ class ReportParser {
       const absl::string_view key = PhaseName(p);
       GPUIDLE_ASSIGN_OR_RETURN(const Value* phase, Object(*phases, here, key));
       const Path at_phase{&here, key};
-      GPUIDLE_RETURN_IF_ERROR(Time(*phase, at_phase, "start_ns", &start[i]));
-      GPUIDLE_RETURN_IF_ERROR(Time(*phase, at_phase, "end_ns", &end[i]));
-      GPUIDLE_RETURN_IF_ERROR(InOrder(at_phase, "start_ns", start[i], "end_ns", end[i]));
+      GPUIDLE_RETURN_IF_ERROR(Time(*phase, at_phase, keys::kStartNs, &start[i]));
+      GPUIDLE_RETURN_IF_ERROR(Time(*phase, at_phase, keys::kEndNs, &end[i]));
+      GPUIDLE_RETURN_IF_ERROR(InOrder(at_phase, keys::kStartNs, start[i], keys::kEndNs, end[i]));
       if (end[i] - start[i] > kMaxDurationNs) return Error(at_phase, "longer than 2^52 ns");
-      GPUIDLE_RETURN_IF_ERROR(Duration(*phase, at_phase, "ns", &ns[i]));
+      GPUIDLE_RETURN_IF_ERROR(Duration(*phase, at_phase, keys::kNs, &ns[i]));
       GPUIDLE_RETURN_IF_ERROR(Parts(*phase, at_phase, p, d));
     }
     constexpr int kStart = static_cast<int>(Phase::kStartUp);
@@ -599,13 +611,13 @@ class ReportParser {
       return Error({&at_phase, key}, absl::StrCat(got, " is not ", what, " (", want, ")"));
     };
     GPUIDLE_RETURN_IF_ERROR(
-        must_be(kStart, "end_ns", end[kStart], d->steady_start_ns, "steady_start_ns"));
+        must_be(kStart, keys::kEndNs, end[kStart], d->steady_start_ns, keys::kSteadyStartNs));
     GPUIDLE_RETURN_IF_ERROR(
-        must_be(kSteady, "start_ns", start[kSteady], d->steady_start_ns, "steady_start_ns"));
+        must_be(kSteady, keys::kStartNs, start[kSteady], d->steady_start_ns, keys::kSteadyStartNs));
     GPUIDLE_RETURN_IF_ERROR(
-        must_be(kSteady, "end_ns", end[kSteady], d->steady_end_ns, "steady_end_ns"));
+        must_be(kSteady, keys::kEndNs, end[kSteady], d->steady_end_ns, keys::kSteadyEndNs));
     GPUIDLE_RETURN_IF_ERROR(
-        must_be(kWind, "start_ns", start[kWind], d->steady_end_ns, "steady_end_ns"));
+        must_be(kWind, keys::kStartNs, start[kWind], d->steady_end_ns, keys::kSteadyEndNs));
     d->window_start_ns = start[kStart];
     d->window_end_ns = end[kWind];
     // A report aggregated over the windows of a sampled collection has phase times that are not
@@ -617,10 +629,10 @@ class ReportParser {
   }
 
   absl::Status Collectives(const Value& obj, const Path& at, DeviceReport* d) const {
-    GPUIDLE_ASSIGN_OR_RETURN(const Value* list,
-                             Array(obj, at, "collectives", kMaxReportListRows, Need::kOptional));
+    GPUIDLE_ASSIGN_OR_RETURN(
+        const Value* list, Array(obj, at, keys::kCollectives, kMaxReportListRows, Need::kOptional));
     if (list == nullptr) return absl::OkStatus();
-    const Path here{&at, "collectives"};
+    const Path here{&at, keys::kCollectives};
     d->collectives.resize(list->Size());
     int64_t kinds_ns = 0;
     // A kind is its group and op, listed once (the merge looks kinds up by them).
@@ -630,23 +642,25 @@ class ReportParser {
       const Path at_kind{&here, "", i};
       GPUIDLE_RETURN_IF_ERROR(CheckObject(v, at_kind));
       CollectiveStats& c = d->collectives[i];
-      GPUIDLE_RETURN_IF_ERROR(String(v, at_kind, "group", &c.group));
-      GPUIDLE_RETURN_IF_ERROR(String(v, at_kind, "op", &c.op));
+      GPUIDLE_RETURN_IF_ERROR(String(v, at_kind, keys::kGroup, &c.group));
+      GPUIDLE_RETURN_IF_ERROR(String(v, at_kind, keys::kOp, &c.op));
       if (!kinds.emplace(c.group, c.op).second) {
         return Error(at_kind, absl::StrCat("the kind ", QuoteForMessage(c.op), " of group ",
                                            QuoteForMessage(c.group), " is listed twice"));
       }
-      GPUIDLE_RETURN_IF_ERROR(Count(v, at_kind, "count", &c.count));
-      GPUIDLE_RETURN_IF_ERROR(Duration(v, at_kind, "ns", &c.ns));
-      GPUIDLE_RETURN_IF_ERROR(Duration(v, at_kind, "exposed_ns", &c.exposed_ns));
-      GPUIDLE_RETURN_IF_ERROR(Within(at_kind, "exposed_ns", c.exposed_ns, "ns", c.ns));
-      GPUIDLE_RETURN_IF_ERROR(OptionalInt64(v, at_kind, "bytes", &c.bytes, Need::kOptional));
-      if (c.bytes.value_or(0) < 0) return Error({&at_kind, "bytes"}, "negative");
-      GPUIDLE_RETURN_IF_ERROR(OptionalInt64(v, at_kind, "wait_ns", &c.wait_ns, Need::kOptional));
-      GPUIDLE_RETURN_IF_ERROR(Within(at_kind, "wait_ns", c.wait_ns.value_or(0), "ns", c.ns));
-      if (c.wait_ns.value_or(0) < 0) return Error({&at_kind, "wait_ns"}, "negative");
+      GPUIDLE_RETURN_IF_ERROR(Count(v, at_kind, keys::kCount, &c.count));
+      GPUIDLE_RETURN_IF_ERROR(Duration(v, at_kind, keys::kNs, &c.ns));
+      GPUIDLE_RETURN_IF_ERROR(Duration(v, at_kind, keys::kExposedNs, &c.exposed_ns));
+      GPUIDLE_RETURN_IF_ERROR(Within(at_kind, keys::kExposedNs, c.exposed_ns, keys::kNs, c.ns));
+      GPUIDLE_RETURN_IF_ERROR(OptionalInt64(v, at_kind, keys::kBytes, &c.bytes, Need::kOptional));
+      if (c.bytes.value_or(0) < 0) return Error({&at_kind, keys::kBytes}, "negative");
       GPUIDLE_RETURN_IF_ERROR(
-          AddToSum({&at_kind, "ns"}, c.ns, &kinds_ns, "the collectives' times"));
+          OptionalInt64(v, at_kind, keys::kWaitNs, &c.wait_ns, Need::kOptional));
+      GPUIDLE_RETURN_IF_ERROR(
+          Within(at_kind, keys::kWaitNs, c.wait_ns.value_or(0), keys::kNs, c.ns));
+      if (c.wait_ns.value_or(0) < 0) return Error({&at_kind, keys::kWaitNs}, "negative");
+      GPUIDLE_RETURN_IF_ERROR(
+          AddToSum({&at_kind, keys::kNs}, c.ns, &kinds_ns, "the collectives' times"));
     }
     return absl::OkStatus();
   }
@@ -654,21 +668,21 @@ class ReportParser {
   // collective_timings: five columns of one length (docs/REPORT_SCHEMA.md).
   absl::Status CollectiveTimings(const Value& obj, const Path& at, DeviceReport* d) const {
     GPUIDLE_RETURN_IF_ERROR(
-        Int64(obj, at, "collectives_not_listed", &d->collectives_not_listed, Need::kOptional));
-    if (d->collectives_not_listed < 0) return Error({&at, "collectives_not_listed"}, "negative");
+        Int64(obj, at, keys::kCollectivesNotListed, &d->collectives_not_listed, Need::kOptional));
+    if (d->collectives_not_listed < 0) return Error({&at, keys::kCollectivesNotListed}, "negative");
     GPUIDLE_ASSIGN_OR_RETURN(const Value* table,
-                             Object(obj, at, "collective_timings", Need::kOptional));
+                             Object(obj, at, keys::kCollectiveTimings, Need::kOptional));
     if (table == nullptr) return absl::OkStatus();
-    const Path here{&at, "collective_timings"};
-    constexpr std::array<absl::string_view, 5> kColumns = {"start_ns", "duration_ns", "seq",
-                                                           "bytes", "kind"};
+    const Path here{&at, keys::kCollectiveTimings};
+    constexpr std::array<absl::string_view, 5> kColumns = {keys::kStartNs, keys::kDurationNs,
+                                                           keys::kSeq, keys::kBytes, keys::kKind};
     std::array<const Value*, 5> columns{};
     for (size_t c = 0; c < kColumns.size(); ++c) {
       GPUIDLE_ASSIGN_OR_RETURN(columns[c],
                                Array(*table, here, kColumns[c], DeviceReport::kMaxCollectiveRows));
       if (columns[c]->Size() != columns[0]->Size()) {
-        return Error({&here, kColumns[c]},
-                     absl::StrCat(columns[c]->Size(), " rows, start_ns has ", columns[0]->Size()));
+        return Error({&here, kColumns[c]}, absl::StrCat(columns[c]->Size(), " rows, ", kColumns[0],
+                                                        " has ", columns[0]->Size()));
       }
     }
     const rapidjson::SizeType rows = columns[0]->Size();
@@ -712,51 +726,53 @@ class ReportParser {
     const int64_t phases =
         d.PhaseNs(Phase::kStartUp) + d.PhaseNs(Phase::kSteady) + d.PhaseNs(Phase::kWindDown);
     if (phases != d.window_ns) {
-      return Error({&at, "window_ns"},
+      return Error({&at, keys::kWindowNs},
                    absl::StrCat(d.window_ns, " is not the phases' sum (", phases, ")"));
     }
     const int64_t steady = d.busy_ns + d.idle_ns + d.SteadyOneOffNs();
     if (steady != d.PhaseNs(Phase::kSteady)) {
-      return Error({&at, "busy_ns"},
-                   absl::StrCat("busy_ns + idle_ns + the steady state's one-off parts (", steady,
-                                ") is not the steady state (", d.PhaseNs(Phase::kSteady), ")"));
+      return Error(
+          {&at, keys::kBusyNs},
+          absl::StrCat(keys::kBusyNs, " + ", keys::kIdleNs, " + the steady state's one-off parts (",
+                       steady, ") is not the steady state (", d.PhaseNs(Phase::kSteady), ")"));
     }
     return absl::OkStatus();
   }
 
   absl::Status Device(const Value& v, const Path& at, DeviceReport* d) const {
     GPUIDLE_RETURN_IF_ERROR(CheckObject(v, at));
-    GPUIDLE_RETURN_IF_ERROR(OptionalInt(v, at, "rank", &d->rank));
-    GPUIDLE_RETURN_IF_ERROR(Int(v, at, "device", &d->device));
-    GPUIDLE_RETURN_IF_ERROR(String(v, at, "name", &d->name));
-    GPUIDLE_RETURN_IF_ERROR(Duration(v, at, "window_ns", &d->window_ns));
-    GPUIDLE_RETURN_IF_ERROR(Time(v, at, "steady_start_ns", &d->steady_start_ns));
-    GPUIDLE_RETURN_IF_ERROR(Time(v, at, "steady_end_ns", &d->steady_end_ns));
-    GPUIDLE_RETURN_IF_ERROR(
-        InOrder(at, "steady_start_ns", d->steady_start_ns, "steady_end_ns", d->steady_end_ns));
-    GPUIDLE_RETURN_IF_ERROR(Duration(v, at, "busy_ns", &d->busy_ns));
-    GPUIDLE_RETURN_IF_ERROR(Duration(v, at, "idle_ns", &d->idle_ns));
+    GPUIDLE_RETURN_IF_ERROR(OptionalInt(v, at, keys::kRank, &d->rank));
+    GPUIDLE_RETURN_IF_ERROR(Int(v, at, keys::kDevice, &d->device));
+    GPUIDLE_RETURN_IF_ERROR(String(v, at, keys::kName, &d->name));
+    GPUIDLE_RETURN_IF_ERROR(Duration(v, at, keys::kWindowNs, &d->window_ns));
+    GPUIDLE_RETURN_IF_ERROR(Time(v, at, keys::kSteadyStartNs, &d->steady_start_ns));
+    GPUIDLE_RETURN_IF_ERROR(Time(v, at, keys::kSteadyEndNs, &d->steady_end_ns));
+    GPUIDLE_RETURN_IF_ERROR(InOrder(at, keys::kSteadyStartNs, d->steady_start_ns,
+                                    keys::kSteadyEndNs, d->steady_end_ns));
+    GPUIDLE_RETURN_IF_ERROR(Duration(v, at, keys::kBusyNs, &d->busy_ns));
+    GPUIDLE_RETURN_IF_ERROR(Duration(v, at, keys::kIdleNs, &d->idle_ns));
     GPUIDLE_RETURN_IF_ERROR(Subcauses(v, at, &d->idle));
     if (d->idle.TotalNs() != d->idle_ns) {
-      return Error({&at, "idle_by_subcause"}, absl::StrCat("adds up to ", d->idle.TotalNs(),
-                                                           ", not idle_ns (", d->idle_ns, ")"));
+      return Error({&at, keys::kIdleBySubcause},
+                   absl::StrCat("adds up to ", d->idle.TotalNs(), ", not ", keys::kIdleNs, " (",
+                                d->idle_ns, ")"));
     }
     GPUIDLE_RETURN_IF_ERROR(Phases(v, at, d));
     GPUIDLE_RETURN_IF_ERROR(Conserved(at, *d));
-    GPUIDLE_RETURN_IF_ERROR(Count(v, at, "step_count", &d->step_count, Need::kOptional));
-    GPUIDLE_RETURN_IF_ERROR(Duration(v, at, "tracer_ns", &d->tracer_ns, Need::kOptional));
-    GPUIDLE_RETURN_IF_ERROR(Count(v, at, "kernel_count", &d->kernel_count));
-    GPUIDLE_RETURN_IF_ERROR(Count(v, at, "memcpy_count", &d->memcpy_count));
-    GPUIDLE_RETURN_IF_ERROR(Count(v, at, "memset_count", &d->memset_count));
-    GPUIDLE_RETURN_IF_ERROR(Duration(v, at, "comm_ns", &d->comm_ns));
-    GPUIDLE_RETURN_IF_ERROR(Within(at, "comm_ns", d->comm_ns, "busy_ns", d->busy_ns));
-    GPUIDLE_RETURN_IF_ERROR(Duration(v, at, "exposed_comm_ns", &d->exposed_comm_ns));
+    GPUIDLE_RETURN_IF_ERROR(Count(v, at, keys::kStepCount, &d->step_count, Need::kOptional));
+    GPUIDLE_RETURN_IF_ERROR(Duration(v, at, keys::kTracerNs, &d->tracer_ns, Need::kOptional));
+    GPUIDLE_RETURN_IF_ERROR(Count(v, at, keys::kKernelCount, &d->kernel_count));
+    GPUIDLE_RETURN_IF_ERROR(Count(v, at, keys::kMemcpyCount, &d->memcpy_count));
+    GPUIDLE_RETURN_IF_ERROR(Count(v, at, keys::kMemsetCount, &d->memset_count));
+    GPUIDLE_RETURN_IF_ERROR(Duration(v, at, keys::kCommNs, &d->comm_ns));
+    GPUIDLE_RETURN_IF_ERROR(Within(at, keys::kCommNs, d->comm_ns, keys::kBusyNs, d->busy_ns));
+    GPUIDLE_RETURN_IF_ERROR(Duration(v, at, keys::kExposedCommNs, &d->exposed_comm_ns));
     GPUIDLE_RETURN_IF_ERROR(
-        Within(at, "exposed_comm_ns", d->exposed_comm_ns, "comm_ns", d->comm_ns));
-    GPUIDLE_RETURN_IF_ERROR(OptionalInt64(v, at, "comm_wait_ns", &d->comm_wait_ns));
-    if (d->comm_wait_ns.value_or(0) < 0) return Error({&at, "comm_wait_ns"}, "negative");
+        Within(at, keys::kExposedCommNs, d->exposed_comm_ns, keys::kCommNs, d->comm_ns));
+    GPUIDLE_RETURN_IF_ERROR(OptionalInt64(v, at, keys::kCommWaitNs, &d->comm_wait_ns));
+    if (d->comm_wait_ns.value_or(0) < 0) return Error({&at, keys::kCommWaitNs}, "negative");
     GPUIDLE_RETURN_IF_ERROR(
-        Within(at, "comm_wait_ns", d->comm_wait_ns.value_or(0), "comm_ns", d->comm_ns));
+        Within(at, keys::kCommWaitNs, d->comm_wait_ns.value_or(0), keys::kCommNs, d->comm_ns));
     GPUIDLE_RETURN_IF_ERROR(CopyTotalsOf(v, at, d));
     GPUIDLE_RETURN_IF_ERROR(GraphReplaysOf(v, at, d));
     GPUIDLE_RETURN_IF_ERROR(Collectives(v, at, d));
@@ -767,17 +783,17 @@ class ReportParser {
   // timeline (optional: older reports lack it): columns of one length, at most
   // TimelineSummary::kBins, each cell within [0, bin_ns].
   absl::Status TimelineOf(const Value& obj, const Path& at, DeviceReport* d) const {
-    GPUIDLE_ASSIGN_OR_RETURN(const Value* t, Object(obj, at, "timeline", Need::kOptional));
+    GPUIDLE_ASSIGN_OR_RETURN(const Value* t, Object(obj, at, keys::kTimeline, Need::kOptional));
     if (t == nullptr) return absl::OkStatus();
-    const Path here{&at, "timeline"};
+    const Path here{&at, keys::kTimeline};
     TimelineSummary& out = d->timeline;
-    GPUIDLE_RETURN_IF_ERROR(Time(*t, here, "start_ns", &out.start_ns));
-    GPUIDLE_RETURN_IF_ERROR(Int64(*t, here, "bin_ns", &out.bin_ns));
+    GPUIDLE_RETURN_IF_ERROR(Time(*t, here, keys::kStartNs, &out.start_ns));
+    GPUIDLE_RETURN_IF_ERROR(Int64(*t, here, keys::kBinNs, &out.bin_ns));
     if (out.bin_ns <= 0 || out.bin_ns > kMaxDurationNs) {
-      return Error({&here, "bin_ns"}, "not positive or beyond 2^52 ns");
+      return Error({&here, keys::kBinNs}, "not positive or beyond 2^52 ns");
     }
-    GPUIDLE_ASSIGN_OR_RETURN(const Value* idle, Object(*t, here, "idle_ns"));
-    const Path at_idle{&here, "idle_ns"};
+    GPUIDLE_ASSIGN_OR_RETURN(const Value* idle, Object(*t, here, keys::kIdleNs));
+    const Path at_idle{&here, keys::kIdleNs};
     // busy_ns, one_off_ns, then the causes' columns.
     std::array<const Value*, 2 + kNumCauses> columns{};
     std::array<Path, 2 + kNumCauses> paths{};
@@ -786,26 +802,27 @@ class ReportParser {
       GPUIDLE_ASSIGN_OR_RETURN(columns[c], Array(from, parent, key, TimelineSummary::kBins));
       paths[c] = Path{&parent, key};
       if (columns[c]->Size() != columns[0]->Size()) {
-        return Error(paths[c],
-                     absl::StrCat(columns[c]->Size(), " bins, busy_ns has ", columns[0]->Size()));
+        return Error(paths[c], absl::StrCat(columns[c]->Size(), " bins, ", keys::kBusyNs, " has ",
+                                            columns[0]->Size()));
       }
       return absl::OkStatus();
     };
-    GPUIDLE_RETURN_IF_ERROR(column(0, *t, here, "busy_ns"));
-    GPUIDLE_RETURN_IF_ERROR(column(1, *t, here, "one_off_ns"));
+    GPUIDLE_RETURN_IF_ERROR(column(0, *t, here, keys::kBusyNs));
+    GPUIDLE_RETURN_IF_ERROR(column(1, *t, here, keys::kOneOffNs));
     for (int c = 0; c < kNumCauses; ++c) {
       GPUIDLE_RETURN_IF_ERROR(
           column(2 + static_cast<size_t>(c), *idle, at_idle, CauseName(static_cast<Cause>(c))));
     }
     if (out.bin_ns * static_cast<int64_t>(columns[0]->Size()) > kMaxDurationNs) {
-      return Error({&here, "bin_ns"}, "the bins reach beyond 2^52 ns");
+      return Error({&here, keys::kBinNs}, "the bins reach beyond 2^52 ns");
     }
     out.bins.resize(columns[0]->Size());
     for (size_t c = 0; c < columns.size(); ++c) {
       for (rapidjson::SizeType i = 0; i < columns[c]->Size(); ++i) {
         const Value& cell = (*columns[c])[i];
         if (!cell.IsInt64() || cell.GetInt64() < 0 || cell.GetInt64() > out.bin_ns) {
-          return Error({&paths[c], "", i}, "not an integer within [0, bin_ns]");
+          return Error({&paths[c], "", i},
+                       absl::StrCat("not an integer within [0, ", keys::kBinNs, "]"));
         }
         TimelineSummary::Bin& b = out.bins[i];
         int64_t& cell_out = c == 0 ? b.busy_ns : c == 1 ? b.one_off_ns : b.idle_ns[c - 2];
@@ -817,210 +834,216 @@ class ReportParser {
 
   // h2d_copies (optional: reports before it lack it).
   absl::Status CopyTotalsOf(const Value& obj, const Path& at, DeviceReport* d) const {
-    GPUIDLE_ASSIGN_OR_RETURN(const Value* copies, Object(obj, at, "h2d_copies", Need::kOptional));
+    GPUIDLE_ASSIGN_OR_RETURN(const Value* copies,
+                             Object(obj, at, keys::kH2dCopies, Need::kOptional));
     if (copies == nullptr) return absl::OkStatus();
-    const Path here{&at, "h2d_copies"};
+    const Path here{&at, keys::kH2dCopies};
     for (auto [key, totals] :
-         {std::pair{"pageable", &d->h2d_pageable}, std::pair{"pinned", &d->h2d_pinned}}) {
+         {std::pair{keys::kPageable, &d->h2d_pageable}, std::pair{keys::kPinned, &d->h2d_pinned}}) {
       GPUIDLE_ASSIGN_OR_RETURN(const Value* v, Object(*copies, here, key));
       const Path at_kind{&here, key};
-      GPUIDLE_RETURN_IF_ERROR(Count(*v, at_kind, "count", &totals->count));
-      GPUIDLE_RETURN_IF_ERROR(Count(*v, at_kind, "bytes", &totals->bytes));
-      GPUIDLE_RETURN_IF_ERROR(Duration(*v, at_kind, "ns", &totals->ns));
+      GPUIDLE_RETURN_IF_ERROR(Count(*v, at_kind, keys::kCount, &totals->count));
+      GPUIDLE_RETURN_IF_ERROR(Count(*v, at_kind, keys::kBytes, &totals->bytes));
+      GPUIDLE_RETURN_IF_ERROR(Duration(*v, at_kind, keys::kNs, &totals->ns));
     }
     return absl::OkStatus();
   }
 
   // graph_replays (optional: reports before it lack it).
   absl::Status GraphReplaysOf(const Value& obj, const Path& at, DeviceReport* d) const {
-    GPUIDLE_ASSIGN_OR_RETURN(const Value* g, Object(obj, at, "graph_replays", Need::kOptional));
+    GPUIDLE_ASSIGN_OR_RETURN(const Value* g, Object(obj, at, keys::kGraphReplays, Need::kOptional));
     if (g == nullptr) return absl::OkStatus();
-    const Path here{&at, "graph_replays"};
+    const Path here{&at, keys::kGraphReplays};
     GraphReplays& out = d->graph_replays;
-    GPUIDLE_RETURN_IF_ERROR(Count(*g, here, "launches", &out.launches));
-    GPUIDLE_RETURN_IF_ERROR(Count(*g, here, "kernels", &out.kernels));
-    GPUIDLE_RETURN_IF_ERROR(Count(*g, here, "kernels_alone", &out.kernels_alone));
+    GPUIDLE_RETURN_IF_ERROR(Count(*g, here, keys::kLaunches, &out.launches));
+    GPUIDLE_RETURN_IF_ERROR(Count(*g, here, keys::kKernels, &out.kernels));
+    GPUIDLE_RETURN_IF_ERROR(Count(*g, here, keys::kKernelsAlone, &out.kernels_alone));
     if (out.launches > out.kernels) return Error(here, "more launches than kernels");
     return absl::OkStatus();
   }
 
   absl::Status Step(const Value& v, const Path& at, StepReport* s) const {
     GPUIDLE_RETURN_IF_ERROR(CheckObject(v, at));
-    GPUIDLE_RETURN_IF_ERROR(OptionalInt(v, at, "rank", &s->rank));
-    GPUIDLE_RETURN_IF_ERROR(Int(v, at, "device", &s->device));
-    GPUIDLE_RETURN_IF_ERROR(String(v, at, "name", &s->name));
-    GPUIDLE_RETURN_IF_ERROR(Time(v, at, "start_ns", &s->start_ns));
-    GPUIDLE_RETURN_IF_ERROR(Time(v, at, "end_ns", &s->end_ns));
-    GPUIDLE_RETURN_IF_ERROR(InOrder(at, "start_ns", s->start_ns, "end_ns", s->end_ns));
+    GPUIDLE_RETURN_IF_ERROR(OptionalInt(v, at, keys::kRank, &s->rank));
+    GPUIDLE_RETURN_IF_ERROR(Int(v, at, keys::kDevice, &s->device));
+    GPUIDLE_RETURN_IF_ERROR(String(v, at, keys::kName, &s->name));
+    GPUIDLE_RETURN_IF_ERROR(Time(v, at, keys::kStartNs, &s->start_ns));
+    GPUIDLE_RETURN_IF_ERROR(Time(v, at, keys::kEndNs, &s->end_ns));
+    GPUIDLE_RETURN_IF_ERROR(InOrder(at, keys::kStartNs, s->start_ns, keys::kEndNs, s->end_ns));
     if (s->end_ns - s->start_ns > kMaxDurationNs) return Error(at, "longer than 2^52 ns");
-    GPUIDLE_RETURN_IF_ERROR(Duration(v, at, "busy_ns", &s->busy_ns));
+    GPUIDLE_RETURN_IF_ERROR(Duration(v, at, keys::kBusyNs, &s->busy_ns));
     GPUIDLE_RETURN_IF_ERROR(Subcauses(v, at, &s->idle));
-    GPUIDLE_RETURN_IF_ERROR(Duration(v, at, "one_off_ns", &s->one_off_ns, Need::kOptional));
+    GPUIDLE_RETURN_IF_ERROR(Duration(v, at, keys::kOneOffNs, &s->one_off_ns, Need::kOptional));
     // A step's span is its busy, idle and one-off time.
     const int64_t parts = s->busy_ns + s->idle.TotalNs() + s->one_off_ns;
     if (parts != s->end_ns - s->start_ns) {
-      return Error({&at, "busy_ns"},
-                   absl::StrCat("busy_ns + idle + one_off_ns (", parts,
+      return Error({&at, keys::kBusyNs},
+                   absl::StrCat(keys::kBusyNs, " + idle + ", keys::kOneOffNs, " (", parts,
                                 ") is not the step's span (", s->end_ns - s->start_ns, ")"));
     }
     GPUIDLE_RETURN_IF_ERROR(
-        OptionalInt64(v, at, "comm_wait_ns", &s->comm_wait_ns, Need::kOptional));
-    if (s->comm_wait_ns.value_or(0) < 0) return Error({&at, "comm_wait_ns"}, "negative");
-    return Within(at, "comm_wait_ns", s->comm_wait_ns.value_or(0), "busy_ns", s->busy_ns);
+        OptionalInt64(v, at, keys::kCommWaitNs, &s->comm_wait_ns, Need::kOptional));
+    if (s->comm_wait_ns.value_or(0) < 0) return Error({&at, keys::kCommWaitNs}, "negative");
+    return Within(at, keys::kCommWaitNs, s->comm_wait_ns.value_or(0), keys::kBusyNs, s->busy_ns);
   }
 
   absl::Status Gap(const Value& v, const Path& at, GapRecord* g) const {
     GPUIDLE_RETURN_IF_ERROR(CheckObject(v, at));
-    GPUIDLE_RETURN_IF_ERROR(OptionalInt(v, at, "rank", &g->rank));
-    GPUIDLE_RETURN_IF_ERROR(Int(v, at, "device", &g->device));
-    GPUIDLE_RETURN_IF_ERROR(Time(v, at, "start_ns", &g->start_ns));
-    GPUIDLE_RETURN_IF_ERROR(Time(v, at, "end_ns", &g->end_ns));
-    GPUIDLE_RETURN_IF_ERROR(InOrder(at, "start_ns", g->start_ns, "end_ns", g->end_ns));
+    GPUIDLE_RETURN_IF_ERROR(OptionalInt(v, at, keys::kRank, &g->rank));
+    GPUIDLE_RETURN_IF_ERROR(Int(v, at, keys::kDevice, &g->device));
+    GPUIDLE_RETURN_IF_ERROR(Time(v, at, keys::kStartNs, &g->start_ns));
+    GPUIDLE_RETURN_IF_ERROR(Time(v, at, keys::kEndNs, &g->end_ns));
+    GPUIDLE_RETURN_IF_ERROR(InOrder(at, keys::kStartNs, g->start_ns, keys::kEndNs, g->end_ns));
     if (g->end_ns - g->start_ns > kMaxDurationNs) return Error(at, "longer than 2^52 ns");
     GPUIDLE_RETURN_IF_ERROR(CauseFields(v, at, &g->subcause));
-    GPUIDLE_RETURN_IF_ERROR(String(v, at, "next_op", &g->next_op));
-    GPUIDLE_RETURN_IF_ERROR(Uint64(v, at, "thread", &g->thread));
-    GPUIDLE_RETURN_IF_ERROR(String(v, at, "evidence", &g->evidence));
-    return String(v, at, "call_site", &g->call_site);
+    GPUIDLE_RETURN_IF_ERROR(String(v, at, keys::kNextOp, &g->next_op));
+    GPUIDLE_RETURN_IF_ERROR(Uint64(v, at, keys::kThread, &g->thread));
+    GPUIDLE_RETURN_IF_ERROR(String(v, at, keys::kEvidence, &g->evidence));
+    return String(v, at, keys::kCallSite, &g->call_site);
   }
 
   absl::Status OffenderAt(const Value& v, const Path& at, Offender* o) const {
     GPUIDLE_RETURN_IF_ERROR(CheckObject(v, at));
     GPUIDLE_RETURN_IF_ERROR(CauseFields(v, at, &o->subcause));
-    GPUIDLE_RETURN_IF_ERROR(String(v, at, "what", &o->what));
-    GPUIDLE_RETURN_IF_ERROR(String(v, at, "site", &o->site));
-    GPUIDLE_RETURN_IF_ERROR(Count(v, at, "idle_ns", &o->idle_ns));
-    return Count(v, at, "count", &o->count);
+    GPUIDLE_RETURN_IF_ERROR(String(v, at, keys::kWhat, &o->what));
+    GPUIDLE_RETURN_IF_ERROR(String(v, at, keys::kSite, &o->site));
+    GPUIDLE_RETURN_IF_ERROR(Count(v, at, keys::kIdleNs, &o->idle_ns));
+    return Count(v, at, keys::kCount, &o->count);
   }
 
   absl::Status PeriodicWorkAt(const Value& v, const Path& at, PeriodicWork* p) const {
     GPUIDLE_RETURN_IF_ERROR(CheckObject(v, at));
-    GPUIDLE_RETURN_IF_ERROR(String(v, at, "activity", &p->activity));
-    GPUIDLE_RETURN_IF_ERROR(String(v, at, "site", &p->site));
-    GPUIDLE_RETURN_IF_ERROR(Count(v, at, "occurrences", &p->occurrences));
-    GPUIDLE_RETURN_IF_ERROR(Count(v, at, "span_ns", &p->span_ns));
-    GPUIDLE_RETURN_IF_ERROR(Count(v, at, "idle_ns", &p->idle_ns));
+    GPUIDLE_RETURN_IF_ERROR(String(v, at, keys::kActivity, &p->activity));
+    GPUIDLE_RETURN_IF_ERROR(String(v, at, keys::kSite, &p->site));
+    GPUIDLE_RETURN_IF_ERROR(Count(v, at, keys::kOccurrences, &p->occurrences));
+    GPUIDLE_RETURN_IF_ERROR(Count(v, at, keys::kSpanNs, &p->span_ns));
+    GPUIDLE_RETURN_IF_ERROR(Count(v, at, keys::kIdleNs, &p->idle_ns));
     GPUIDLE_RETURN_IF_ERROR(Subcauses(v, at, &p->idle));
     if (p->idle.TotalNs() != p->idle_ns) {
-      return Error({&at, "idle_by_subcause"}, "does not add up to idle_ns");
+      return Error({&at, keys::kIdleBySubcause},
+                   absl::StrCat("does not add up to ", keys::kIdleNs));
     }
-    return String(v, at, "fix", &p->fix);
+    return String(v, at, keys::kFix, &p->fix);
   }
 
   absl::Status AdviceAt(const Value& v, const Path& at, Advice* a) const {
     GPUIDLE_RETURN_IF_ERROR(CheckObject(v, at));
     GPUIDLE_RETURN_IF_ERROR(CauseFields(v, at, &a->subcause));
-    GPUIDLE_RETURN_IF_ERROR(Share(v, at, "share_of_lost_time", &a->share_of_lost_time));
-    GPUIDLE_RETURN_IF_ERROR(String(v, at, "fix", &a->fix));
+    GPUIDLE_RETURN_IF_ERROR(Share(v, at, keys::kShareOfLostTime, &a->share_of_lost_time));
+    GPUIDLE_RETURN_IF_ERROR(String(v, at, keys::kFix, &a->fix));
     // The predicted gain (optional: reports before it lack it).
-    GPUIDLE_RETURN_IF_ERROR(Count(v, at, "gain_ns", &a->gain_ns, Need::kOptional));
+    GPUIDLE_RETURN_IF_ERROR(Count(v, at, keys::kGainNs, &a->gain_ns, Need::kOptional));
     GPUIDLE_RETURN_IF_ERROR(
-        OptionalInt64(v, at, "gain_per_step_ns", &a->gain_per_step_ns, Need::kOptional));
+        OptionalInt64(v, at, keys::kGainPerStepNs, &a->gain_per_step_ns, Need::kOptional));
     const int64_t per_step = a->gain_per_step_ns.value_or(0);
     if (per_step < 0 || per_step > kMaxDurationNs) {
-      return Error({&at, "gain_per_step_ns"}, "not a length of time gpuidle writes (0 to 2^52 ns)");
+      return Error({&at, keys::kGainPerStepNs},
+                   "not a length of time gpuidle writes (0 to 2^52 ns)");
     }
-    GPUIDLE_ASSIGN_OR_RETURN(const Value* share, Get(v, at, "gain_share_of_step", Need::kOptional));
+    GPUIDLE_ASSIGN_OR_RETURN(const Value* share,
+                             Get(v, at, keys::kGainShareOfStep, Need::kOptional));
     if (share != nullptr && !share->IsNull()) {
       double step_share = 0;
-      GPUIDLE_RETURN_IF_ERROR(Share(v, at, "gain_share_of_step", &step_share));
+      GPUIDLE_RETURN_IF_ERROR(Share(v, at, keys::kGainShareOfStep, &step_share));
       a->gain_share_of_step = step_share;
     }
-    return String(v, at, "evidence", &a->evidence, Need::kOptional);
+    return String(v, at, keys::kEvidence, &a->evidence, Need::kOptional);
   }
 
   absl::Status VisibleDevices(const Value& doc, const Path& root, Report* r) const {
-    GPUIDLE_ASSIGN_OR_RETURN(const Value* list, Array(doc, root, "visible_devices",
+    GPUIDLE_ASSIGN_OR_RETURN(const Value* list, Array(doc, root, keys::kVisibleDevices,
                                                       kMaxReportListRows, Need::kOptional));
     if (list == nullptr) return absl::OkStatus();
-    const Path here{&root, "visible_devices"};
+    const Path here{&root, keys::kVisibleDevices};
     r->visible_devices.resize(list->Size());
     for (rapidjson::SizeType i = 0; i < list->Size(); ++i) {
       const Value& v = (*list)[i];
       const Path at{&here, "", i};
       GPUIDLE_RETURN_IF_ERROR(CheckObject(v, at));
       VisibleDevice& d = r->visible_devices[i];
-      GPUIDLE_RETURN_IF_ERROR(OptionalInt(v, at, "rank", &d.rank));
-      GPUIDLE_RETURN_IF_ERROR(Int(v, at, "device", &d.device));
-      GPUIDLE_RETURN_IF_ERROR(OptionalInt(v, at, "physical_index", &d.physical_index));
-      GPUIDLE_RETURN_IF_ERROR(String(v, at, "uuid", &d.uuid));
-      GPUIDLE_RETURN_IF_ERROR(String(v, at, "name", &d.name));
-      GPUIDLE_RETURN_IF_ERROR(Bool(v, at, "used", &d.used));
+      GPUIDLE_RETURN_IF_ERROR(OptionalInt(v, at, keys::kRank, &d.rank));
+      GPUIDLE_RETURN_IF_ERROR(Int(v, at, keys::kDevice, &d.device));
+      GPUIDLE_RETURN_IF_ERROR(OptionalInt(v, at, keys::kPhysicalIndex, &d.physical_index));
+      GPUIDLE_RETURN_IF_ERROR(String(v, at, keys::kUuid, &d.uuid));
+      GPUIDLE_RETURN_IF_ERROR(String(v, at, keys::kName, &d.name));
+      GPUIDLE_RETURN_IF_ERROR(Bool(v, at, keys::kUsed, &d.used));
     }
     return absl::OkStatus();
   }
 
   absl::Status Ranks(const Value& doc, const Path& root, Report* r) const {
     GPUIDLE_ASSIGN_OR_RETURN(const Value* list,
-                             Array(doc, root, "ranks", kMaxReportListRows, Need::kOptional));
+                             Array(doc, root, keys::kRanks, kMaxReportListRows, Need::kOptional));
     if (list == nullptr) return absl::OkStatus();
-    const Path here{&root, "ranks"};
+    const Path here{&root, keys::kRanks};
     r->ranks.resize(list->Size());
     for (rapidjson::SizeType i = 0; i < list->Size(); ++i) {
       const Value& v = (*list)[i];
       const Path at{&here, "", i};
       GPUIDLE_RETURN_IF_ERROR(CheckObject(v, at));
       RankReport& k = r->ranks[i];
-      GPUIDLE_RETURN_IF_ERROR(Int(v, at, "rank", &k.rank));
-      GPUIDLE_RETURN_IF_ERROR(String(v, at, "host", &k.host));
-      GPUIDLE_RETURN_IF_ERROR(OptionalInt64(v, at, "pid", &k.pid));
-      GPUIDLE_RETURN_IF_ERROR(OptionalInt(v, at, "world_size", &k.world_size));
+      GPUIDLE_RETURN_IF_ERROR(Int(v, at, keys::kRank, &k.rank));
+      GPUIDLE_RETURN_IF_ERROR(String(v, at, keys::kHost, &k.host));
+      GPUIDLE_RETURN_IF_ERROR(OptionalInt64(v, at, keys::kPid, &k.pid));
+      GPUIDLE_RETURN_IF_ERROR(OptionalInt(v, at, keys::kWorldSize, &k.world_size));
       GPUIDLE_RETURN_IF_ERROR(
-          OptionalInt64(v, at, "wall_clock_offset_ns", &k.wall_clock_offset_ns));
-      GPUIDLE_RETURN_IF_ERROR(Int64(v, at, "clock_offset_ns", &k.clock_offset_ns));
+          OptionalInt64(v, at, keys::kWallClockOffsetNs, &k.wall_clock_offset_ns));
+      GPUIDLE_RETURN_IF_ERROR(Int64(v, at, keys::kClockOffsetNs, &k.clock_offset_ns));
       // The offset to the job's clock moves time stamps within the timelines' range
       // (model/timeline.h); the wall clock's (ns since 1970) differs from another's within 2^63.
       if (k.clock_offset_ns < kMinTimeNs || k.clock_offset_ns > -kMinTimeNs) {
-        return Error({&at, "clock_offset_ns"},
+        return Error({&at, keys::kClockOffsetNs},
                      absl::StrCat(k.clock_offset_ns, " is beyond 2^60 ns either way"));
       }
       if (const int64_t wall = k.wall_clock_offset_ns.value_or(0);
           wall < -kMaxReportSum || wall > kMaxReportSum) {
-        return Error({&at, "wall_clock_offset_ns"},
+        return Error({&at, keys::kWallClockOffsetNs},
                      absl::StrCat(wall, " is 2^62 ns or more either way"));
       }
-      GPUIDLE_RETURN_IF_ERROR(Count(v, at, "collectives", &k.collectives));
-      GPUIDLE_RETURN_IF_ERROR(Count(v, at, "matched", &k.matched));
-      GPUIDLE_RETURN_IF_ERROR(Within(at, "matched", k.matched, "collectives", k.collectives));
-      GPUIDLE_RETURN_IF_ERROR(Count(v, at, "arrived_last", &k.arrived_last));
+      GPUIDLE_RETURN_IF_ERROR(Count(v, at, keys::kCollectives, &k.collectives));
+      GPUIDLE_RETURN_IF_ERROR(Count(v, at, keys::kMatched, &k.matched));
       GPUIDLE_RETURN_IF_ERROR(
-          Within(at, "arrived_last", k.arrived_last, "collectives", k.collectives));
-      GPUIDLE_RETURN_IF_ERROR(Count(v, at, "late_ns", &k.late_ns));
-      GPUIDLE_RETURN_IF_ERROR(Count(v, at, "wait_ns", &k.wait_ns));
-      GPUIDLE_ASSIGN_OR_RETURN(const Value* cause, Get(v, at, "own_cause"));
+          Within(at, keys::kMatched, k.matched, keys::kCollectives, k.collectives));
+      GPUIDLE_RETURN_IF_ERROR(Count(v, at, keys::kArrivedLast, &k.arrived_last));
+      GPUIDLE_RETURN_IF_ERROR(
+          Within(at, keys::kArrivedLast, k.arrived_last, keys::kCollectives, k.collectives));
+      GPUIDLE_RETURN_IF_ERROR(Count(v, at, keys::kLateNs, &k.late_ns));
+      GPUIDLE_RETURN_IF_ERROR(Count(v, at, keys::kWaitNs, &k.wait_ns));
+      GPUIDLE_ASSIGN_OR_RETURN(const Value* cause, Get(v, at, keys::kOwnCause));
       if (!cause->IsNull()) {
         const std::optional<Subcause> s =
             cause->IsString()
                 ? ParseSubcause(absl::string_view(cause->GetString(), cause->GetStringLength()))
                 : std::nullopt;
-        if (!s) return Error({&at, "own_cause"}, "not a qualified subcause (nor null)");
+        if (!s) return Error({&at, keys::kOwnCause}, "not a qualified subcause (nor null)");
         k.own_cause = *s;
       }
-      GPUIDLE_RETURN_IF_ERROR(Share(v, at, "own_cause_share", &k.own_cause_share));
+      GPUIDLE_RETURN_IF_ERROR(Share(v, at, keys::kOwnCauseShare, &k.own_cause_share));
     }
     return absl::OkStatus();
   }
 
   absl::Status Clock(const Value& doc, const Path& root, ClockAlignment* c) const {
-    GPUIDLE_ASSIGN_OR_RETURN(const Value* clock, Object(doc, root, "clock", Need::kOptional));
+    GPUIDLE_ASSIGN_OR_RETURN(const Value* clock, Object(doc, root, keys::kClock, Need::kOptional));
     if (clock == nullptr) return absl::OkStatus();
-    const Path at{&root, "clock"};
-    GPUIDLE_RETURN_IF_ERROR(String(*clock, at, "method", &c->method));
-    GPUIDLE_RETURN_IF_ERROR(Count(*clock, at, "hosts", &c->hosts));
-    GPUIDLE_RETURN_IF_ERROR(Count(*clock, at, "residual_ns", &c->residual_ns));
-    return Share(*clock, at, "matched_share", &c->matched_share);
+    const Path at{&root, keys::kClock};
+    GPUIDLE_RETURN_IF_ERROR(String(*clock, at, keys::kMethod, &c->method));
+    GPUIDLE_RETURN_IF_ERROR(Count(*clock, at, keys::kHosts, &c->hosts));
+    GPUIDLE_RETURN_IF_ERROR(Count(*clock, at, keys::kResidualNs, &c->residual_ns));
+    return Share(*clock, at, keys::kMatchedShare, &c->matched_share);
   }
 
   absl::Status Options(const Value& doc, const Path& root, AnalysisOptions* o) const {
-    GPUIDLE_ASSIGN_OR_RETURN(const Value* options, Object(doc, root, "options"));
-    const Path at{&root, "options"};
-    GPUIDLE_RETURN_IF_ERROR(Duration(*options, at, "launch_gap_max_ns", &o->launch_gap_max_ns));
+    GPUIDLE_ASSIGN_OR_RETURN(const Value* options, Object(doc, root, keys::kOptions));
+    const Path at{&root, keys::kOptions};
+    GPUIDLE_RETURN_IF_ERROR(Duration(*options, at, keys::kLaunchGapMaxNs, &o->launch_gap_max_ns));
     GPUIDLE_RETURN_IF_ERROR(
-        Duration(*options, at, "dispatch_latency_max_ns", &o->dispatch_latency_max_ns));
+        Duration(*options, at, keys::kDispatchLatencyMaxNs, &o->dispatch_latency_max_ns));
     o->data_range_patterns.clear();
-    GPUIDLE_RETURN_IF_ERROR(Strings(*options, at, "data_range_patterns", &o->data_range_patterns));
-    GPUIDLE_RETURN_IF_ERROR(Int(*options, at, "skip_steps", &o->skip_steps, Need::kOptional));
-    if (o->skip_steps < 0) return Error({&at, "skip_steps"}, "negative");
+    GPUIDLE_RETURN_IF_ERROR(
+        Strings(*options, at, keys::kDataRangePatterns, &o->data_range_patterns));
+    GPUIDLE_RETURN_IF_ERROR(Int(*options, at, keys::kSkipSteps, &o->skip_steps, Need::kOptional));
+    if (o->skip_steps < 0) return Error({&at, keys::kSkipSteps}, "negative");
     return absl::OkStatus();
   }
 
@@ -1117,53 +1140,51 @@ absl::StatusOr<Report> ParseReportJson(absl::string_view json, absl::string_view
     return absl::ResourceExhaustedError(absl::StrCat(
         name, ": a report longer than ", kMaxReportBytes, " bytes: gpuidle reads no longer one"));
   }
-  try {
-    rapidjson::Document doc;
-    rapidjson::ParseResult result;
-    std::string limit, duplicate;
-    // Without recursion (a deep input cannot overflow the stack), UTF-8 checked, doubles exactly
-    // as written (the writer's shortest form reads back to the same double: RawNumber).
-    constexpr unsigned kFlags = rapidjson::kParseIterativeFlag |
-                                rapidjson::kParseValidateEncodingFlag |
-                                rapidjson::kParseNumbersAsStringsFlag;
-    const auto parse = [&](rapidjson::Document& d) {
-      LimitedHandler handler(d);
-      rapidjson::MemoryStream stream(json.data(), json.size());
-      rapidjson::Reader reader;
-      result = reader.Parse<kFlags>(stream, handler);
-      limit = handler.limit();
-      duplicate = handler.duplicate();
-      return !result.IsError();
-    };
-    doc.Populate(parse);
-    if (!duplicate.empty()) {
-      return absl::InvalidArgumentError(absl::StrCat(name, ": ", duplicate, " (at byte ",
-                                                     result.Offset(), "): not a gpuidle report"));
-    }
-    if (!limit.empty()) {
-      return absl::ResourceExhaustedError(absl::StrCat(name, ": ", limit, " (at byte ",
-                                                       result.Offset(), "): not a gpuidle report"));
-    }
-    if (result.IsError()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(name, ": not JSON: ", rapidjson::GetParseError_En(result.Code()),
-                       " (at byte ", result.Offset(), ")"));
-    }
-    return ReportParser(name).Parse(doc);
-  } catch (const std::bad_alloc&) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat(name, ": out of memory while reading the report"));
-  }
+  return OutOfMemoryIsAnErrorWith(
+      [&]() -> absl::StatusOr<Report> {
+        rapidjson::Document doc;
+        rapidjson::ParseResult result;
+        std::string limit, duplicate;
+        // Without recursion (a deep input cannot overflow the stack), UTF-8 checked, doubles
+        // exactly as written (the writer's shortest form reads back to the same double: RawNumber).
+        constexpr unsigned kFlags = rapidjson::kParseIterativeFlag |
+                                    rapidjson::kParseValidateEncodingFlag |
+                                    rapidjson::kParseNumbersAsStringsFlag;
+        const auto parse = [&](rapidjson::Document& d) {
+          LimitedHandler handler(d);
+          rapidjson::MemoryStream stream(json.data(), json.size());
+          rapidjson::Reader reader;
+          result = reader.Parse<kFlags>(stream, handler);
+          limit = handler.limit();
+          duplicate = handler.duplicate();
+          return !result.IsError();
+        };
+        doc.Populate(parse);
+        if (!duplicate.empty()) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              name, ": ", duplicate, " (at byte ", result.Offset(), "): not a gpuidle report"));
+        }
+        if (!limit.empty()) {
+          return absl::ResourceExhaustedError(absl::StrCat(
+              name, ": ", limit, " (at byte ", result.Offset(), "): not a gpuidle report"));
+        }
+        if (result.IsError()) {
+          return absl::InvalidArgumentError(
+              absl::StrCat(name, ": not JSON: ", rapidjson::GetParseError_En(result.Code()),
+                           " (at byte ", result.Offset(), ")"));
+        }
+        return ReportParser(name).Parse(doc);
+      },
+      [&] { return absl::StrCat(name, ": out of memory while reading the report"); });
 }
 
 absl::StatusOr<Report> ReadReportFile(const std::string& path) {
-  try {
-    GPUIDLE_ASSIGN_OR_RETURN(std::unique_ptr<ByteSource> source, OpenByteSource(path));
-    return ReadRestOfReport(*source, "", path);
-  } catch (const std::bad_alloc&) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat(path, ": out of memory while reading the report"));
-  }
+  return OutOfMemoryIsAnErrorWith(
+      [&]() -> absl::StatusOr<Report> {
+        GPUIDLE_ASSIGN_OR_RETURN(std::unique_ptr<ByteSource> source, OpenByteSource(path));
+        return ReadRestOfReport(*source, "", path);
+      },
+      [&] { return absl::StrCat(path, ": out of memory while reading the report"); });
 }
 
 bool LooksLikeReportJson(absl::string_view head) {
@@ -1180,16 +1201,14 @@ bool LooksLikeReportJson(absl::string_view head) {
     i += s.size();
     return true;
   };
-  return expect("{") && expect("\"schema\"") && expect(":") &&
+  return expect("{") && expect(absl::StrCat("\"", keys::kSchema, "\"")) && expect(":") &&
          expect(absl::StrCat("\"", kReportSchemaPrefix));
 }
 
 absl::StatusOr<InputFile> ReadInputFile(const std::string& path, const ReadProgress& progress) {
-  try {
-    return ReadInputFileOrThrow(path, progress);
-  } catch (const std::bad_alloc&) {
-    return absl::ResourceExhaustedError(absl::StrCat(path, ": out of memory while reading it"));
-  }
+  return OutOfMemoryIsAnErrorWith(
+      [&] { return ReadInputFileOrThrow(path, progress); },
+      [&] { return absl::StrCat(path, ": out of memory while reading it"); });
 }
 
 }  // namespace gpuidle::internal

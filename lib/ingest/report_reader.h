@@ -32,13 +32,13 @@
 #include "gpuidle/report.h"
 #include "ingest/byte_source.h"
 #include "ingest/kineto_reader.h"
+#include "model/report_names.h"
 #include "model/timeline.h"
 
 namespace gpuidle::internal {
 
-// The schema read, and the prefix that tells a report from a trace.
-inline constexpr absl::string_view kReportSchema = "gpuidle.report/2";
-inline constexpr absl::string_view kReportSchemaPrefix = "gpuidle.report/";
+// The schema read, and the prefix that tells a report from a trace: kReportSchema and
+// kReportSchemaPrefix (model/report_names.h).
 
 // A report longer than this (inflated) is refused: a rank's report is a few hundred KB; one with
 // 1024 devices' full collective tables is about 200 MB.

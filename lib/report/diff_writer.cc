@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -15,7 +16,8 @@
 #include "absl/strings/str_split.h"
 #include "core/text_safety.h"
 #include "core/time_units.h"
-#include "core/version.h"
+#include "model/report_names.h"
+#include "report/json_fields.h"
 #include "report/json_output.h"
 #include "report/phases.h"
 
@@ -105,9 +107,10 @@ std::string RunLine(const DiffRun& r, const Change& steps, bool is_after) {
       inputs.empty()
           ? ""
           : absl::StrCat(" (", Shorten(absl::StrJoin(inputs, ", "), kMaxInputsWidth), ")"));
-  absl::StrAppend(&line, "; ", step_text, "; ", r.devices, r.devices == 1 ? " GPU" : " GPUs",
-                  "; records: ", r.completeness == "records_lost" ? "lost" : r.completeness,
-                  r.sampled ? "; sampled" : "");
+  absl::StrAppend(
+      &line, "; ", step_text, "; ", r.devices, r.devices == 1 ? " GPU" : " GPUs",
+      "; records: ", r.completeness == report_values::kRecordsLost ? "lost" : r.completeness,
+      r.sampled ? "; sampled" : "");
   return Wrap(line, "", "        ");
 }
 
@@ -266,26 +269,29 @@ void Caveats(const ReportDiff& d, std::string* out) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// JSON
+// JSON: the diff's own keys are model/report_names.h's diff_keys; where it writes what the report
+// writes, it does so with the report's keys and code (report/json_fields.h).
 
+using json_fields::BoolField;
+using json_fields::CauseFields;
+using json_fields::DeviceFields;
+using json_fields::Int64Field;
+using json_fields::NumberField;
+using json_fields::OptionalInt64Field;
+using json_fields::OptionalNumberField;
+using json_fields::OptionalSubcauseField;
+using json_fields::StringField;
+using json_fields::StringsField;
 using json_output::Json;
-using json_output::Number;
-using json_output::OptionalInt;
-using json_output::OptionalInt64;
-using json_output::OptionalNumber;
 using json_output::Str;
 
 void JsonChange(Json& w, absl::string_view key, const Change& c) {
   Str(w, key);
   w.StartObject();
-  Str(w, "before");
-  w.Int64(c.before);
-  Str(w, "after");
-  w.Int64(c.after);
-  Str(w, "change");
-  w.Int64(c.Delta());
-  Str(w, "relative");
-  OptionalNumber(w, c.Relative());
+  Int64Field(w, diff_keys::kBefore, c.before);
+  Int64Field(w, diff_keys::kAfter, c.after);
+  Int64Field(w, diff_keys::kChange, c.Delta());
+  OptionalNumberField(w, diff_keys::kRelative, c.Relative());
   w.EndObject();
 }
 
@@ -301,55 +307,29 @@ void JsonChange(Json& w, absl::string_view key, const std::optional<Change>& c) 
 void JsonShare(Json& w, absl::string_view key, const ShareChange& s) {
   Str(w, key);
   w.StartObject();
-  Str(w, "before");
-  Number(w, s.before);
-  Str(w, "after");
-  Number(w, s.after);
-  Str(w, "change");
-  Number(w, s.Delta());
+  NumberField(w, diff_keys::kBefore, s.before);
+  NumberField(w, diff_keys::kAfter, s.after);
+  NumberField(w, diff_keys::kChange, s.Delta());
   w.EndObject();
-}
-
-void JsonSubcause(Json& w, absl::string_view key, const std::optional<Subcause>& s) {
-  Str(w, key);
-  if (s) {
-    Str(w, QualifiedSubcauseName(*s));
-  } else {
-    w.Null();
-  }
 }
 
 void JsonRun(Json& w, absl::string_view key, const DiffRun& r) {
   Str(w, key);
   w.StartObject();
-  Str(w, "source");
-  Str(w, r.source);
-  Str(w, "inputs");
-  w.StartArray();
-  for (const std::string& in : r.inputs) Str(w, in);
-  w.EndArray();
-  Str(w, "step_source");
-  Str(w, r.step_source);
-  Str(w, "devices");
-  w.Int(r.devices);
-  Str(w, "completeness");
-  Str(w, r.completeness);
-  Str(w, "sampled");
-  w.Bool(r.sampled);
-  Str(w, "warnings");
-  w.Int64(r.warnings);
+  StringField(w, report_keys::kSource, r.source);
+  StringsField(w, report_keys::kInputs, r.inputs);
+  StringField(w, report_keys::kStepSource, r.step_source);
+  Int64Field(w, report_keys::kDevices, r.devices);
+  StringField(w, report_keys::kCompleteness, r.completeness);
+  BoolField(w, diff_keys::kSampled, r.sampled);
+  Int64Field(w, report_keys::kWarnings, r.warnings);
   w.EndObject();
 }
 
-void JsonDevice(Json& w, absl::string_view key, const DiffDevice& d) {
-  if (!key.empty()) Str(w, key);
+void JsonDevice(Json& w, const DiffDevice& d) {
   w.StartObject();
-  Str(w, "rank");
-  OptionalInt(w, d.rank);
-  Str(w, "device");
-  w.Int(d.device);
-  Str(w, "name");
-  Str(w, d.name);
+  DeviceFields(w, d.rank, d.device);
+  StringField(w, report_keys::kName, d.name);
   w.EndObject();
 }
 
@@ -360,139 +340,132 @@ void JsonCauses(Json& w, absl::string_view key, const std::array<Change, kNumCau
   w.EndObject();
 }
 
-std::string JsonText(const ReportDiff& d) {
-  rapidjson::StringBuffer buffer;
-  Json w(buffer);
-  w.SetIndent(' ', 1);
+void JsonVerdict(Json& w, const DiffVerdict& v) {
+  Str(w, diff_keys::kVerdict);
   w.StartObject();
-  Str(w, "schema");
-  Str(w, ReportDiff::kSchema);
-  Str(w, "generator");
-  Str(w, absl::StrCat("gpuidle ", kVersion));
-  JsonRun(w, "before", d.before);
-  JsonRun(w, "after", d.after);
-  Str(w, "unit");
-  Str(w, DiffUnitName(d.unit));
-
-  Str(w, "verdict");
-  w.StartObject();
-  Str(w, "outcome");
-  Str(w, DiffOutcomeName(d.verdict.outcome));
-  Str(w, "metric");
-  Str(w, d.verdict.metric);
-  JsonSubcause(w, "main_change", d.verdict.main_change);
-  Str(w, "weak");
-  w.Bool(d.verdict.weak);
-  Str(w, "text");
-  Str(w, d.verdict.text);
+  StringField(w, diff_keys::kOutcome, DiffOutcomeName(v.outcome));
+  StringField(w, diff_keys::kMetric, v.metric);
+  OptionalSubcauseField(w, diff_keys::kMainChange, v.main_change);
+  BoolField(w, diff_keys::kWeak, v.weak);
+  StringField(w, diff_keys::kText, v.text);
   w.EndObject();
+}
 
-  Str(w, "caveats");
+void JsonSteady(Json& w, const ReportDiff& d) {
+  Str(w, diff_keys::kSteady);
+  w.StartObject();
+  JsonChange(w, report_keys::kNs, d.steady_ns);
+  JsonChange(w, report_keys::kSteps, d.steps);
+  JsonChange(w, diff_keys::kMeanStepNs, d.mean_step_ns);
+  JsonChange(w, diff_keys::kMedianStepNs, d.median_step_ns);
+  JsonShare(w, diff_keys::kBusyShare, d.busy_share);
+  JsonShare(w, diff_keys::kIdleShare, d.idle_share);
+  JsonShare(w, diff_keys::kLostShare, d.lost_share);
+  JsonChange(w, diff_keys::kBusyPerUnitNs, d.busy_per_unit);
+  JsonChange(w, diff_keys::kLostPerUnitNs, d.lost_per_unit);
+  w.EndObject();
+}
+
+void JsonStartUp(Json& w, const ReportDiff& d) {
+  Str(w, diff_keys::kStartUp);
+  w.StartObject();
+  JsonChange(w, report_keys::kNs, d.start_up_ns);
+  Str(w, report_keys::kParts);
+  w.StartArray();
+  for (const OneOffChange& p : d.start_up_parts) {
+    w.StartObject();
+    StringField(w, report_keys::kKind, OneOffKindName(p.kind));
+    JsonChange(w, report_keys::kNs, p.ns);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+}
+
+void JsonDeviceDiff(Json& w, const DeviceDiff& x) {
+  w.StartObject();
+  Str(w, diff_keys::kBefore);
+  JsonDevice(w, x.before);
+  Str(w, diff_keys::kAfter);
+  JsonDevice(w, x.after);
+  StringField(w, diff_keys::kUnit, DiffUnitName(x.unit));
+  JsonChange(w, diff_keys::kSteadyNs, x.steady_ns);
+  JsonChange(w, report_keys::kStepCount, x.step_count);
+  JsonChange(w, diff_keys::kMeanStepNs, x.mean_step_ns);
+  JsonShare(w, diff_keys::kBusyShare, x.busy_share);
+  JsonShare(w, diff_keys::kLostShare, x.lost_share);
+  JsonCauses(w, diff_keys::kLostByCause, x.lost_by_cause);
+  JsonChange(w, diff_keys::kCommWaitPerUnitNs, x.comm_wait_ns);
+  OptionalSubcauseField(w, diff_keys::kDominantBefore, x.dominant_before);
+  OptionalSubcauseField(w, diff_keys::kDominantAfter, x.dominant_after);
+  w.EndObject();
+}
+
+void JsonAdvice(Json& w, const AdviceChange& a) {
+  w.StartObject();
+  CauseFields(w, a.subcause);
+  StringField(w, report_keys::kStatus, AdviceStatusName(a.status));
+  OptionalNumberField(w, diff_keys::kShareBefore, a.share_before);
+  OptionalNumberField(w, diff_keys::kShareAfter, a.share_after);
+  OptionalInt64Field(w, diff_keys::kPredictedGainPerStepNs, a.predicted_gain_per_step_ns);
+  StringField(w, report_keys::kFix, a.fix);
+  w.EndObject();
+}
+
+void JsonMembers(Json& w, const ReportDiff& d) {
+  JsonRun(w, diff_keys::kBefore, d.before);
+  JsonRun(w, diff_keys::kAfter, d.after);
+  StringField(w, diff_keys::kUnit, DiffUnitName(d.unit));
+  JsonVerdict(w, d.verdict);
+
+  Str(w, diff_keys::kCaveats);
   w.StartArray();
   for (const DiffCaveat& c : d.caveats) {
     w.StartObject();
-    Str(w, "code");
-    Str(w, c.code);
-    Str(w, "message");
-    Str(w, c.message);
+    StringField(w, diff_keys::kCode, c.code);
+    StringField(w, diff_keys::kMessage, c.message);
     w.EndObject();
   }
   w.EndArray();
 
-  Str(w, "steady");
-  w.StartObject();
-  JsonChange(w, "ns", d.steady_ns);
-  JsonChange(w, "steps", d.steps);
-  JsonChange(w, "mean_step_ns", d.mean_step_ns);
-  JsonChange(w, "median_step_ns", d.median_step_ns);
-  JsonShare(w, "busy_share", d.busy_share);
-  JsonShare(w, "idle_share", d.idle_share);
-  JsonShare(w, "lost_share", d.lost_share);
-  JsonChange(w, "busy_per_unit_ns", d.busy_per_unit);
-  JsonChange(w, "lost_per_unit_ns", d.lost_per_unit);
-  w.EndObject();
-
-  JsonCauses(w, "lost_by_cause", d.lost_by_cause);
-  Str(w, "lost_by_subcause");
+  JsonSteady(w, d);
+  JsonCauses(w, diff_keys::kLostByCause, d.lost_by_cause);
+  Str(w, diff_keys::kLostBySubcause);
   w.StartObject();
   for (int s = 0; s < kNumSubcauses; ++s) {
     JsonChange(w, QualifiedSubcauseName(static_cast<Subcause>(s)), d.lost_by_subcause[s]);
   }
   w.EndObject();
 
-  Str(w, "communication");
+  Str(w, diff_keys::kCommunication);
   w.StartObject();
-  JsonChange(w, "comm_per_unit_ns", d.comm_per_unit);
-  JsonChange(w, "exposed_per_unit_ns", d.exposed_comm_per_unit);
-  JsonChange(w, "wait_per_unit_ns", d.comm_wait_per_unit);
+  JsonChange(w, diff_keys::kCommPerUnitNs, d.comm_per_unit);
+  JsonChange(w, diff_keys::kExposedPerUnitNs, d.exposed_comm_per_unit);
+  JsonChange(w, diff_keys::kWaitPerUnitNs, d.comm_wait_per_unit);
   w.EndObject();
 
-  Str(w, "start_up");
-  w.StartObject();
-  JsonChange(w, "ns", d.start_up_ns);
-  Str(w, "parts");
-  w.StartArray();
-  for (const OneOffChange& p : d.start_up_parts) {
-    w.StartObject();
-    Str(w, "kind");
-    Str(w, OneOffKindName(p.kind));
-    JsonChange(w, "ns", p.ns);
-    w.EndObject();
-  }
-  w.EndArray();
-  w.EndObject();
+  JsonStartUp(w, d);
 
-  Str(w, "devices");
+  Str(w, report_keys::kDevices);
   w.StartArray();
-  for (const DeviceDiff& x : d.devices) {
-    w.StartObject();
-    JsonDevice(w, "before", x.before);
-    JsonDevice(w, "after", x.after);
-    Str(w, "unit");
-    Str(w, DiffUnitName(x.unit));
-    JsonChange(w, "steady_ns", x.steady_ns);
-    JsonChange(w, "step_count", x.step_count);
-    JsonChange(w, "mean_step_ns", x.mean_step_ns);
-    JsonShare(w, "busy_share", x.busy_share);
-    JsonShare(w, "lost_share", x.lost_share);
-    JsonCauses(w, "lost_by_cause", x.lost_by_cause);
-    JsonChange(w, "comm_wait_per_unit_ns", x.comm_wait_ns);
-    JsonSubcause(w, "dominant_before", x.dominant_before);
-    JsonSubcause(w, "dominant_after", x.dominant_after);
-    w.EndObject();
-  }
+  for (const DeviceDiff& x : d.devices) JsonDeviceDiff(w, x);
   w.EndArray();
-  for (const auto* list : {&d.only_before, &d.only_after}) {
-    Str(w, list == &d.only_before ? "only_before" : "only_after");
+  for (const auto& [key, list] : {std::pair{diff_keys::kOnlyBefore, &d.only_before},
+                                  std::pair{diff_keys::kOnlyAfter, &d.only_after}}) {
+    Str(w, key);
     w.StartArray();
-    for (const DiffDevice& x : *list) JsonDevice(w, "", x);
+    for (const DiffDevice& x : *list) JsonDevice(w, x);
     w.EndArray();
   }
 
-  Str(w, "advice");
+  Str(w, report_keys::kAdvice);
   w.StartArray();
-  for (const AdviceChange& a : d.advice) {
-    w.StartObject();
-    Str(w, "cause");
-    Str(w, CauseName(CauseOf(a.subcause)));
-    Str(w, "subcause");
-    Str(w, QualifiedSubcauseName(a.subcause));
-    Str(w, "status");
-    Str(w, AdviceStatusName(a.status));
-    for (const auto& [key, share] :
-         {std::pair{"share_before", a.share_before}, std::pair{"share_after", a.share_after}}) {
-      Str(w, key);
-      OptionalNumber(w, share);
-    }
-    Str(w, "predicted_gain_per_step_ns");
-    OptionalInt64(w, a.predicted_gain_per_step_ns);
-    Str(w, "fix");
-    Str(w, a.fix);
-    w.EndObject();
-  }
+  for (const AdviceChange& a : d.advice) JsonAdvice(w, a);
   w.EndArray();
-  w.EndObject();
-  return std::string(buffer.GetString(), buffer.GetSize()) + "\n";
+}
+
+std::string JsonText(const ReportDiff& d) {
+  return json_fields::Document(ReportDiff::kSchema, [&](Json& w) { JsonMembers(w, d); });
 }
 
 }  // namespace

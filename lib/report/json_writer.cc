@@ -1,16 +1,17 @@
-// The JSON report, schema "gpuidle.report/2" (docs/REPORT_SCHEMA.md).
+// The JSON report (docs/REPORT_SCHEMA.md). Its schema and keys are model/report_names.h's, which
+// the report reader reads back.
 #include <algorithm>
-#include <cmath>
 #include <cstdint>
 #include <initializer_list>
-#include <optional>
+#include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
-#include "absl/strings/str_cat.h"
-#include "core/text_safety.h"
-#include "core/version.h"
+#include "absl/strings/string_view.h"
 #include "gpuidle/report.h"
+#include "model/report_names.h"
+#include "report/json_fields.h"
 #include "report/json_output.h"
 #include "report/phases.h"
 #include "report/writer.h"
@@ -18,50 +19,47 @@
 namespace gpuidle::internal {
 namespace {
 
+namespace keys = report_keys;
+using json_fields::BoolField;
+using json_fields::CauseFields;
+using json_fields::DeviceFields;
+using json_fields::Int64Field;
+using json_fields::IntsField;
+using json_fields::NumberField;
+using json_fields::OptionalInt64Field;
+using json_fields::OptionalIntField;
+using json_fields::OptionalNumberField;
+using json_fields::OptionalSubcauseField;
+using json_fields::StringField;
+using json_fields::StringsField;
+using json_fields::Uint64Field;
 using json_output::Json;
-using json_output::Number;
-using json_output::OptionalInt;
-using json_output::OptionalInt64;
-using json_output::OptionalNumber;
 using json_output::Str;
 
 void Breakdown(Json& w, const IdleBreakdown& idle) {
-  Str(w, "idle_by_cause");
+  Str(w, keys::kIdleByCause);
   w.StartObject();
   for (int c = 0; c < kNumCauses; ++c) {
-    Str(w, CauseName(static_cast<Cause>(c)));
-    w.Int64(idle.CauseNs(static_cast<Cause>(c)));
+    Int64Field(w, CauseName(static_cast<Cause>(c)), idle.CauseNs(static_cast<Cause>(c)));
   }
   w.EndObject();
-  Str(w, "idle_by_subcause");
+  Str(w, keys::kIdleBySubcause);
   w.StartObject();
   for (int s = 0; s < kNumSubcauses; ++s) {
-    Str(w, QualifiedSubcauseName(static_cast<Subcause>(s)));
-    w.Int64(idle.ns[s]);
+    Int64Field(w, QualifiedSubcauseName(static_cast<Subcause>(s)), idle.ns[s]);
   }
   w.EndObject();
-}
-
-void CauseFields(Json& w, Subcause s) {
-  Str(w, "cause");
-  Str(w, CauseName(CauseOf(s)));
-  Str(w, "subcause");
-  Str(w, QualifiedSubcauseName(s));
 }
 
 void Parts(Json& w, const DeviceReport& d, Phase p) {
-  Str(w, "parts");
+  Str(w, keys::kParts);
   w.StartArray();
   for (const OneOffTime* o : PartsOf(d, p)) {
     w.StartObject();
-    Str(w, "kind");
-    Str(w, OneOffKindName(o->kind));
-    Str(w, "ns");
-    w.Int64(o->ns);
-    Str(w, "count");
-    w.Int64(o->count);
-    Str(w, "evidence");
-    Str(w, o->evidence);
+    StringField(w, keys::kKind, OneOffKindName(o->kind));
+    Int64Field(w, keys::kNs, o->ns);
+    Int64Field(w, keys::kCount, o->count);
+    StringField(w, keys::kEvidence, o->evidence);
     w.EndObject();
   }
   w.EndArray();
@@ -70,18 +68,15 @@ void Parts(Json& w, const DeviceReport& d, Phase p) {
 // A phase's span and its time (its length; in a report aggregated over windows, the sum over
 // the windows).
 void PhaseSpan(Json& w, const DeviceReport& d, Phase p, int64_t start_ns, int64_t end_ns) {
-  Str(w, "start_ns");
-  w.Int64(start_ns);
-  Str(w, "end_ns");
-  w.Int64(end_ns);
-  Str(w, "ns");
-  w.Int64(d.PhaseNs(p));
+  Int64Field(w, keys::kStartNs, start_ns);
+  Int64Field(w, keys::kEndNs, end_ns);
+  Int64Field(w, keys::kNs, d.PhaseNs(p));
 }
 
 // start_up [window start, steady start), steady [steady start, steady end), wind_down [steady
 // end, window end): each with its span and its one-off parts.
 void Phases(Json& w, const DeviceReport& d) {
-  Str(w, "phases");
+  Str(w, keys::kPhases);
   w.StartObject();
   Str(w, PhaseName(Phase::kStartUp));
   w.StartObject();
@@ -91,8 +86,7 @@ void Phases(Json& w, const DeviceReport& d) {
   Str(w, PhaseName(Phase::kSteady));
   w.StartObject();
   PhaseSpan(w, d, Phase::kSteady, d.steady_start_ns, d.steady_end_ns);
-  Str(w, "one_off_ns");
-  w.Int64(d.SteadyOneOffNs());
+  Int64Field(w, keys::kOneOffNs, d.SteadyOneOffNs());
   Parts(w, d, Phase::kSteady);
   w.EndObject();
   Str(w, PhaseName(Phase::kWindDown));
@@ -112,485 +106,336 @@ void LongestPhaseSummary(Json& w, const Report& r, Phase p) {
     return;
   }
   w.StartObject();
-  Str(w, "rank");
-  OptionalInt(w, d->rank);
-  Str(w, "device");
-  w.Int(d->device);
-  Str(w, "ns");
-  w.Int64(d->PhaseNs(p));
+  DeviceFields(w, d->rank, d->device);
+  Int64Field(w, keys::kNs, d->PhaseNs(p));
   Parts(w, *d, p);
   w.EndObject();
 }
 
 // An object of integer fields under `key`.
-void Int64Fields(Json& w, const char* key,
-                 std::initializer_list<std::pair<const char*, int64_t>> fields) {
+void Int64Fields(Json& w, absl::string_view key,
+                 std::initializer_list<std::pair<absl::string_view, int64_t>> fields) {
   Str(w, key);
   w.StartObject();
-  for (const auto& [name, value] : fields) {
-    Str(w, name);
-    w.Int64(value);
-  }
+  for (const auto& [name, value] : fields) Int64Field(w, name, value);
   w.EndObject();
 }
 
-void CopyTotalsField(Json& w, const char* key, const CopyTotals& c) {
-  Int64Fields(w, key, {{"count", c.count}, {"bytes", c.bytes}, {"ns", c.ns}});
+void CopyTotalsField(Json& w, absl::string_view key, const CopyTotals& c) {
+  Int64Fields(w, key, {{keys::kCount, c.count}, {keys::kBytes, c.bytes}, {keys::kNs, c.ns}});
 }
 
 void GraphReplaysField(Json& w, const GraphReplays& g) {
-  Int64Fields(
-      w, "graph_replays",
-      {{"launches", g.launches}, {"kernels", g.kernels}, {"kernels_alone", g.kernels_alone}});
+  Int64Fields(w, keys::kGraphReplays,
+              {{keys::kLaunches, g.launches},
+               {keys::kKernels, g.kernels},
+               {keys::kKernelsAlone, g.kernels_alone}});
 }
 
 // One kind of collective of a device; bytes and wait_ns only where known.
 void Collectives(Json& w, const DeviceReport& d) {
-  Str(w, "collectives");
+  Str(w, keys::kCollectives);
   w.StartArray();
   for (const CollectiveStats& c : d.collectives) {
     w.StartObject();
-    Str(w, "group");
-    Str(w, c.group);
-    Str(w, "op");
-    Str(w, c.op);
-    Str(w, "count");
-    w.Int64(c.count);
-    Str(w, "ns");
-    w.Int64(c.ns);
-    Str(w, "exposed_ns");
-    w.Int64(c.exposed_ns);
-    if (c.bytes) {
-      Str(w, "bytes");
-      w.Int64(*c.bytes);
-    }
-    if (c.wait_ns) {
-      Str(w, "wait_ns");
-      w.Int64(*c.wait_ns);
-    }
+    StringField(w, keys::kGroup, c.group);
+    StringField(w, keys::kOp, c.op);
+    Int64Field(w, keys::kCount, c.count);
+    Int64Field(w, keys::kNs, c.ns);
+    Int64Field(w, keys::kExposedNs, c.exposed_ns);
+    if (c.bytes) Int64Field(w, keys::kBytes, *c.bytes);
+    if (c.wait_ns) Int64Field(w, keys::kWaitNs, *c.wait_ns);
     w.EndObject();
   }
   w.EndArray();
 }
 
-// The per-collective timing table, compact (docs/REPORT_SCHEMA.md, "collective_timings"): one
-// array per column, each on one line, so that 4096 rows take a few hundred KB, not 4096 objects.
+// A column of integers under `key`, on one line: the compact tables below take a few hundred KB
+// for thousands of rows, where one object per row would take megabytes.
+template <typename Row, typename Value>
+void Column(Json& w, absl::string_view key, const std::vector<Row>& rows, Value value) {
+  Str(w, key);
+  w.SetFormatOptions(rapidjson::kFormatSingleLineArray);
+  w.StartArray();
+  for (const Row& row : rows) w.Int64(value(row));
+  w.EndArray();
+  w.SetFormatOptions(rapidjson::kFormatDefault);
+}
+
+// The per-collective timing table (docs/REPORT_SCHEMA.md, "collective_timings"), one array per
+// column.
 void CollectiveTimings(Json& w, const DeviceReport& d) {
-  Str(w, "collectives_not_listed");
-  w.Int64(d.collectives_not_listed);
-  Str(w, "collective_timings");
+  Int64Field(w, keys::kCollectivesNotListed, d.collectives_not_listed);
+  Str(w, keys::kCollectiveTimings);
   w.StartObject();
-  const auto column = [&](absl::string_view name, auto value) {
-    Str(w, name);
-    w.SetFormatOptions(rapidjson::kFormatSingleLineArray);
-    w.StartArray();
-    for (const CollectiveTiming& t : d.collective_timings) w.Int64(value(t));
-    w.EndArray();
-    w.SetFormatOptions(rapidjson::kFormatDefault);
-  };
-  column("start_ns", [](const CollectiveTiming& t) { return t.start_ns; });
-  column("duration_ns", [](const CollectiveTiming& t) { return t.end_ns - t.start_ns; });
-  column("seq", [](const CollectiveTiming& t) { return t.seq; });
-  column("bytes", [](const CollectiveTiming& t) { return t.bytes; });
-  column("kind", [](const CollectiveTiming& t) { return int64_t{t.kind}; });
+  const std::vector<CollectiveTiming>& rows = d.collective_timings;
+  Column(w, keys::kStartNs, rows, [](const CollectiveTiming& t) { return t.start_ns; });
+  Column(w, keys::kDurationNs, rows,
+         [](const CollectiveTiming& t) { return t.end_ns - t.start_ns; });
+  Column(w, keys::kSeq, rows, [](const CollectiveTiming& t) { return t.seq; });
+  Column(w, keys::kBytes, rows, [](const CollectiveTiming& t) { return t.bytes; });
+  Column(w, keys::kKind, rows, [](const CollectiveTiming& t) { return int64_t{t.kind}; });
   w.EndObject();
 }
 
-// The binned timeline (docs/REPORT_SCHEMA.md, "timeline"), one array per column on one line;
-// absent when the report has none (read from an older gpuidle's report).
+// The binned timeline (docs/REPORT_SCHEMA.md, "timeline"), one array per column; absent when the
+// report has none (read from an older gpuidle's report).
 void Timeline(Json& w, const TimelineSummary& t) {
   if (t.bin_ns <= 0) return;
-  Str(w, "timeline");
+  using Bin = TimelineSummary::Bin;
+  Str(w, keys::kTimeline);
   w.StartObject();
-  Str(w, "start_ns");
-  w.Int64(t.start_ns);
-  Str(w, "bin_ns");
-  w.Int64(t.bin_ns);
-  const auto column = [&](absl::string_view name, auto value) {
-    Str(w, name);
-    w.SetFormatOptions(rapidjson::kFormatSingleLineArray);
-    w.StartArray();
-    for (const TimelineSummary::Bin& b : t.bins) w.Int64(value(b));
-    w.EndArray();
-    w.SetFormatOptions(rapidjson::kFormatDefault);
-  };
-  column("busy_ns", [](const TimelineSummary::Bin& b) { return b.busy_ns; });
-  Str(w, "idle_ns");
+  Int64Field(w, keys::kStartNs, t.start_ns);
+  Int64Field(w, keys::kBinNs, t.bin_ns);
+  Column(w, keys::kBusyNs, t.bins, [](const Bin& b) { return b.busy_ns; });
+  Str(w, keys::kIdleNs);
   w.StartObject();
   for (int c = 0; c < kNumCauses; ++c) {
-    column(CauseName(static_cast<Cause>(c)),
-           [c](const TimelineSummary::Bin& b) { return b.idle_ns[static_cast<size_t>(c)]; });
+    Column(w, CauseName(static_cast<Cause>(c)), t.bins,
+           [c](const Bin& b) { return b.idle_ns[static_cast<size_t>(c)]; });
   }
   w.EndObject();
-  column("one_off_ns", [](const TimelineSummary::Bin& b) { return b.one_off_ns; });
+  Column(w, keys::kOneOffNs, t.bins, [](const Bin& b) { return b.one_off_ns; });
   w.EndObject();
 }
 
 void VisibleDevices(Json& w, const Report& r) {
   if (r.visible_devices.empty()) return;
-  Str(w, "visible_devices");
+  Str(w, keys::kVisibleDevices);
   w.StartArray();
   for (const VisibleDevice& v : r.visible_devices) {
     w.StartObject();
-    Str(w, "rank");
-    OptionalInt(w, v.rank);
-    Str(w, "device");
-    w.Int(v.device);
-    Str(w, "physical_index");
-    OptionalInt(w, v.physical_index);
-    Str(w, "uuid");
-    Str(w, v.uuid);
-    Str(w, "name");
-    Str(w, v.name);
-    Str(w, "used");
-    w.Bool(v.used);
+    DeviceFields(w, v.rank, v.device);
+    OptionalIntField(w, keys::kPhysicalIndex, v.physical_index);
+    StringField(w, keys::kUuid, v.uuid);
+    StringField(w, keys::kName, v.name);
+    BoolField(w, keys::kUsed, v.used);
     w.EndObject();
   }
   w.EndArray();
+}
+
+void RankRow(Json& w, const RankReport& k) {
+  w.StartObject();
+  Int64Field(w, keys::kRank, k.rank);
+  StringField(w, keys::kHost, k.host);
+  OptionalInt64Field(w, keys::kPid, k.pid);
+  OptionalIntField(w, keys::kWorldSize, k.world_size);
+  OptionalInt64Field(w, keys::kWallClockOffsetNs, k.wall_clock_offset_ns);
+  Int64Field(w, keys::kClockOffsetNs, k.clock_offset_ns);
+  Int64Field(w, keys::kCollectives, k.collectives);
+  Int64Field(w, keys::kMatched, k.matched);
+  Int64Field(w, keys::kArrivedLast, k.arrived_last);
+  Int64Field(w, keys::kLateNs, k.late_ns);
+  Int64Field(w, keys::kWaitNs, k.wait_ns);
+  OptionalSubcauseField(w, keys::kOwnCause, k.own_cause);
+  NumberField(w, keys::kOwnCauseShare, k.own_cause_share);
+  w.EndObject();
 }
 
 // The ranks (when known), the straggler (always: a rank or null) and the clock alignment (after a
 // merge of ranks).
 void Ranks(Json& w, const Report& r) {
   if (!r.ranks.empty()) {
-    Str(w, "ranks");
+    Str(w, keys::kRanks);
     w.StartArray();
-    for (const RankReport& k : r.ranks) {
-      w.StartObject();
-      Str(w, "rank");
-      w.Int(k.rank);
-      Str(w, "host");
-      Str(w, k.host);
-      Str(w, "pid");
-      OptionalInt64(w, k.pid);
-      Str(w, "world_size");
-      OptionalInt(w, k.world_size);
-      Str(w, "wall_clock_offset_ns");
-      OptionalInt64(w, k.wall_clock_offset_ns);
-      Str(w, "clock_offset_ns");
-      w.Int64(k.clock_offset_ns);
-      Str(w, "collectives");
-      w.Int64(k.collectives);
-      Str(w, "matched");
-      w.Int64(k.matched);
-      Str(w, "arrived_last");
-      w.Int64(k.arrived_last);
-      Str(w, "late_ns");
-      w.Int64(k.late_ns);
-      Str(w, "wait_ns");
-      w.Int64(k.wait_ns);
-      Str(w, "own_cause");
-      if (k.own_cause) {
-        Str(w, QualifiedSubcauseName(*k.own_cause));
-      } else {
-        w.Null();
-      }
-      Str(w, "own_cause_share");
-      Number(w, k.own_cause_share);
-      w.EndObject();
-    }
+    for (const RankReport& k : r.ranks) RankRow(w, k);
     w.EndArray();
   }
-  Str(w, "straggler_rank");
-  OptionalInt(w, r.straggler_rank);
-  Str(w, "stragglers");
-  w.StartArray();
-  for (int s : r.stragglers) w.Int(s);
-  w.EndArray();
+  OptionalIntField(w, keys::kStragglerRank, r.straggler_rank);
+  IntsField(w, keys::kStragglers, r.stragglers);
   if (!r.clock.method.empty()) {
-    Str(w, "clock");
+    Str(w, keys::kClock);
     w.StartObject();
-    Str(w, "method");
-    Str(w, r.clock.method);
-    Str(w, "hosts");
-    w.Int64(r.clock.hosts);
-    Str(w, "residual_ns");
-    w.Int64(r.clock.residual_ns);
-    Str(w, "matched_share");
-    Number(w, r.clock.matched_share);
+    StringField(w, keys::kMethod, r.clock.method);
+    Int64Field(w, keys::kHosts, r.clock.hosts);
+    Int64Field(w, keys::kResidualNs, r.clock.residual_ns);
+    NumberField(w, keys::kMatchedShare, r.clock.matched_share);
     w.EndObject();
   }
+}
+
+void Completeness(Json& w, const Report& r) {
+  Str(w, keys::kCompleteness);
+  w.StartObject();
+  const bool lost_spans =
+      std::any_of(r.devices.begin(), r.devices.end(), [](const DeviceReport& d) {
+        return std::any_of(d.one_off.begin(), d.one_off.end(), [](const OneOffTime& o) {
+          return o.kind == OneOffKind::kRecordsLost && o.ns > 0;
+        });
+      });
+  StringField(w, keys::kStatus,
+              lost_spans || r.dropped_records.value_or(0) > 0 ? report_values::kRecordsLost
+              : !r.dropped_records                            ? report_values::kUnknown
+                                                              : report_values::kComplete);
+  Str(w, keys::kDroppedRecords);
+  if (r.dropped_records) {
+    w.Uint64(*r.dropped_records);
+  } else {
+    w.Null();
+  }
+  Uint64Field(w, keys::kZeroTimestampRecords, r.zero_timestamp_records);
+  BoolField(w, keys::kRecordLimitReached, r.record_limit_reached);
+  w.EndObject();
+}
+
+void CoverageField(Json& w, const Coverage& c) {
+  Int64Fields(w, keys::kCoverage,
+              {{keys::kWindows, c.windows},
+               {keys::kTracedNs, c.traced_ns},
+               {keys::kSpanNs, c.span_ns},
+               {keys::kTracedUntilNs, c.traced_until_ns},
+               {keys::kFirstWindowNs, c.first_window_ns},
+               {keys::kWindowNs, c.window_ns},
+               {keys::kPeriodNs, c.period_ns}});
+}
+
+void DeviceRow(Json& w, const DeviceReport& d) {
+  w.StartObject();
+  DeviceFields(w, d.rank, d.device);
+  StringField(w, keys::kName, d.name);
+  Int64Field(w, keys::kWindowNs, d.window_ns);
+  Int64Field(w, keys::kSteadyStartNs, d.steady_start_ns);
+  Int64Field(w, keys::kSteadyEndNs, d.steady_end_ns);
+  Int64Field(w, keys::kBusyNs, d.busy_ns);
+  Int64Field(w, keys::kIdleNs, d.idle_ns);
+  Breakdown(w, d.idle);
+  Phases(w, d);
+  Int64Field(w, keys::kStepCount, d.step_count);
+  Int64Field(w, keys::kTracerNs, d.tracer_ns);
+  Int64Field(w, keys::kKernelCount, d.kernel_count);
+  Int64Field(w, keys::kMemcpyCount, d.memcpy_count);
+  Int64Field(w, keys::kMemsetCount, d.memset_count);
+  Int64Field(w, keys::kCommNs, d.comm_ns);
+  Int64Field(w, keys::kExposedCommNs, d.exposed_comm_ns);
+  OptionalInt64Field(w, keys::kCommWaitNs, d.comm_wait_ns);
+  Int64Field(w, keys::kLostNs, d.LostNs());
+  Str(w, keys::kH2dCopies);
+  w.StartObject();
+  CopyTotalsField(w, keys::kPageable, d.h2d_pageable);
+  CopyTotalsField(w, keys::kPinned, d.h2d_pinned);
+  w.EndObject();
+  GraphReplaysField(w, d.graph_replays);
+  Collectives(w, d);
+  CollectiveTimings(w, d);
+  Timeline(w, d.timeline);
+  w.EndObject();
+}
+
+void StepRow(Json& w, const StepReport& s) {
+  w.StartObject();
+  DeviceFields(w, s.rank, s.device);
+  StringField(w, keys::kName, s.name);
+  Int64Field(w, keys::kStartNs, s.start_ns);
+  Int64Field(w, keys::kEndNs, s.end_ns);
+  Int64Field(w, keys::kBusyNs, s.busy_ns);
+  Int64Field(w, keys::kIdleNs, s.idle.TotalNs());
+  Breakdown(w, s.idle);
+  Int64Field(w, keys::kOneOffNs, s.one_off_ns);
+  if (s.comm_wait_ns) Int64Field(w, keys::kCommWaitNs, *s.comm_wait_ns);
+  w.EndObject();
+}
+
+void GapRow(Json& w, const GapRecord& g) {
+  w.StartObject();
+  DeviceFields(w, g.rank, g.device);
+  Int64Field(w, keys::kStartNs, g.start_ns);
+  Int64Field(w, keys::kEndNs, g.end_ns);
+  CauseFields(w, g.subcause);
+  StringField(w, keys::kNextOp, g.next_op);
+  Uint64Field(w, keys::kThread, g.thread);
+  StringField(w, keys::kEvidence, g.evidence);
+  StringField(w, keys::kCallSite, g.call_site);
+  w.EndObject();
+}
+
+void OffenderRow(Json& w, const Offender& o) {
+  w.StartObject();
+  CauseFields(w, o.subcause);
+  StringField(w, keys::kWhat, o.what);
+  StringField(w, keys::kSite, o.site);
+  Int64Field(w, keys::kIdleNs, o.idle_ns);
+  Int64Field(w, keys::kCount, o.count);
+  w.EndObject();
+}
+
+void PeriodicWorkRow(Json& w, const PeriodicWork& p) {
+  w.StartObject();
+  StringField(w, keys::kActivity, p.activity);
+  StringField(w, keys::kSite, p.site);
+  Int64Field(w, keys::kOccurrences, p.occurrences);
+  Int64Field(w, keys::kSpanNs, p.span_ns);
+  Int64Field(w, keys::kIdleNs, p.idle_ns);
+  Breakdown(w, p.idle);
+  StringField(w, keys::kFix, p.fix);
+  w.EndObject();
+}
+
+void AdviceRow(Json& w, const Advice& a) {
+  w.StartObject();
+  CauseFields(w, a.subcause);
+  NumberField(w, keys::kShareOfLostTime, a.share_of_lost_time);
+  StringField(w, keys::kFix, a.fix);
+  Int64Field(w, keys::kGainNs, a.gain_ns);
+  OptionalInt64Field(w, keys::kGainPerStepNs, a.gain_per_step_ns);
+  OptionalNumberField(w, keys::kGainShareOfStep, a.gain_share_of_step);
+  StringField(w, keys::kEvidence, a.evidence);
+  w.EndObject();
+}
+
+// A list of rows under `key`, each written by `row`.
+template <typename T, typename WriteRow>
+void Rows(Json& w, absl::string_view key, const std::vector<T>& rows, WriteRow row) {
+  Str(w, key);
+  w.StartArray();
+  for (const T& t : rows) row(w, t);
+  w.EndArray();
+}
+
+void OptionsField(Json& w, const AnalysisOptions& options) {
+  Str(w, keys::kOptions);
+  w.StartObject();
+  Int64Field(w, keys::kLaunchGapMaxNs, options.launch_gap_max_ns);
+  Int64Field(w, keys::kDispatchLatencyMaxNs, options.dispatch_latency_max_ns);
+  StringsField(w, keys::kDataRangePatterns, options.data_range_patterns);
+  // Only when set: reports without warm-up stay as they were.
+  if (options.skip_steps > 0) Int64Field(w, keys::kSkipSteps, options.skip_steps);
+  w.EndObject();
+}
+
+void ReportMembers(Json& w, const Report& r) {
+  StringField(w, keys::kSource, r.source);
+  StringsField(w, keys::kInputs, r.inputs);
+  Str(w, keys::kWindow);
+  w.StartObject();
+  Int64Field(w, keys::kStartNs, r.window_start_ns);
+  Int64Field(w, keys::kEndNs, r.window_end_ns);
+  w.EndObject();
+  Completeness(w, r);
+  if (r.coverage.has_value()) CoverageField(w, *r.coverage);  // a sampled collection only
+  Int64Field(w, keys::kVisibleDeviceCount, r.visible_device_count);
+  IntsField(w, keys::kUnusedDevices, r.unused_devices);
+  VisibleDevices(w, r);
+  StringField(w, keys::kStepSource, r.step_source);
+  StringField(w, keys::kTracerTime, r.tracer_time);
+  StringsField(w, keys::kWarnings, r.warnings);
+  Ranks(w, r);
+  LongestPhaseSummary(w, r, Phase::kStartUp);
+  LongestPhaseSummary(w, r, Phase::kWindDown);
+  Rows(w, keys::kDevices, r.devices, DeviceRow);
+  Uint64Field(w, keys::kStepsNotListed, r.steps_not_listed);
+  Rows(w, keys::kSteps, r.steps, StepRow);
+  Rows(w, keys::kLongestGaps, r.longest_gaps, GapRow);
+  Rows(w, keys::kOffenders, r.offenders, OffenderRow);
+  Rows(w, keys::kPeriodicWork, r.periodic_work, PeriodicWorkRow);
+  Rows(w, keys::kAdvice, r.advice, AdviceRow);
+  OptionsField(w, r.options);
 }
 
 class JsonWriter : public ReportWriter {
  public:
   std::string Write(const Report& r) const override {
-    const AnalysisOptions& options = r.options;
-    rapidjson::StringBuffer buffer;
-    Json w(buffer);
-    w.SetIndent(' ', 1);
-    w.StartObject();
-    Str(w, "schema");
-    Str(w, "gpuidle.report/2");
-    Str(w, "generator");
-    Str(w, absl::StrCat("gpuidle ", kVersion));
-    Str(w, "source");
-    Str(w, r.source);
-    Str(w, "inputs");
-    w.StartArray();
-    for (const std::string& in : r.inputs) Str(w, in);
-    w.EndArray();
-    Str(w, "window");
-    w.StartObject();
-    Str(w, "start_ns");
-    w.Int64(r.window_start_ns);
-    Str(w, "end_ns");
-    w.Int64(r.window_end_ns);
-    w.EndObject();
-
-    Str(w, "completeness");
-    w.StartObject();
-    Str(w, "status");
-    const bool lost_spans =
-        std::any_of(r.devices.begin(), r.devices.end(), [](const DeviceReport& d) {
-          return std::any_of(d.one_off.begin(), d.one_off.end(), [](const OneOffTime& o) {
-            return o.kind == OneOffKind::kRecordsLost && o.ns > 0;
-          });
-        });
-    Str(w, lost_spans || r.dropped_records.value_or(0) > 0 ? "records_lost"
-           : !r.dropped_records                            ? "unknown"
-                                                           : "complete");
-    Str(w, "dropped_records");
-    if (r.dropped_records) {
-      w.Uint64(*r.dropped_records);
-    } else {
-      w.Null();
-    }
-    Str(w, "zero_timestamp_records");
-    w.Uint64(r.zero_timestamp_records);
-    Str(w, "record_limit_reached");
-    w.Bool(r.record_limit_reached);
-    w.EndObject();
-
-    if (r.coverage.has_value()) {  // a sampled collection only
-      Str(w, "coverage");
-      w.StartObject();
-      Str(w, "windows");
-      w.Int64(r.coverage->windows);
-      Str(w, "traced_ns");
-      w.Int64(r.coverage->traced_ns);
-      Str(w, "span_ns");
-      w.Int64(r.coverage->span_ns);
-      Str(w, "traced_until_ns");
-      w.Int64(r.coverage->traced_until_ns);
-      Str(w, "first_window_ns");
-      w.Int64(r.coverage->first_window_ns);
-      Str(w, "window_ns");
-      w.Int64(r.coverage->window_ns);
-      Str(w, "period_ns");
-      w.Int64(r.coverage->period_ns);
-      w.EndObject();
-    }
-    Str(w, "visible_device_count");
-    w.Int(r.visible_device_count);
-    Str(w, "unused_devices");
-    w.StartArray();
-    for (int d : r.unused_devices) w.Int(d);
-    w.EndArray();
-    VisibleDevices(w, r);
-    Str(w, "step_source");
-    Str(w, r.step_source);
-    Str(w, "tracer_time");
-    Str(w, r.tracer_time);
-    Str(w, "warnings");
-    w.StartArray();
-    for (const std::string& warning : r.warnings) Str(w, warning);
-    w.EndArray();
-    Ranks(w, r);
-    LongestPhaseSummary(w, r, Phase::kStartUp);
-    LongestPhaseSummary(w, r, Phase::kWindDown);
-
-    Str(w, "devices");
-    w.StartArray();
-    for (const DeviceReport& d : r.devices) {
-      w.StartObject();
-      Str(w, "rank");
-      OptionalInt(w, d.rank);
-      Str(w, "device");
-      w.Int(d.device);
-      Str(w, "name");
-      Str(w, d.name);
-      Str(w, "window_ns");
-      w.Int64(d.window_ns);
-      Str(w, "steady_start_ns");
-      w.Int64(d.steady_start_ns);
-      Str(w, "steady_end_ns");
-      w.Int64(d.steady_end_ns);
-      Str(w, "busy_ns");
-      w.Int64(d.busy_ns);
-      Str(w, "idle_ns");
-      w.Int64(d.idle_ns);
-      Breakdown(w, d.idle);
-      Phases(w, d);
-      Str(w, "step_count");
-      w.Int64(d.step_count);
-      Str(w, "tracer_ns");
-      w.Int64(d.tracer_ns);
-      Str(w, "kernel_count");
-      w.Int64(d.kernel_count);
-      Str(w, "memcpy_count");
-      w.Int64(d.memcpy_count);
-      Str(w, "memset_count");
-      w.Int64(d.memset_count);
-      Str(w, "comm_ns");
-      w.Int64(d.comm_ns);
-      Str(w, "exposed_comm_ns");
-      w.Int64(d.exposed_comm_ns);
-      Str(w, "comm_wait_ns");
-      if (d.comm_wait_ns) {
-        w.Int64(*d.comm_wait_ns);
-      } else {
-        w.Null();
-      }
-      Str(w, "lost_ns");
-      w.Int64(d.LostNs());
-      Str(w, "h2d_copies");
-      w.StartObject();
-      CopyTotalsField(w, "pageable", d.h2d_pageable);
-      CopyTotalsField(w, "pinned", d.h2d_pinned);
-      w.EndObject();
-      GraphReplaysField(w, d.graph_replays);
-      Collectives(w, d);
-      CollectiveTimings(w, d);
-      Timeline(w, d.timeline);
-      w.EndObject();
-    }
-    w.EndArray();
-
-    Str(w, "steps_not_listed");
-    w.Uint64(r.steps_not_listed);
-    Str(w, "steps");
-    w.StartArray();
-    for (const StepReport& s : r.steps) {
-      w.StartObject();
-      Str(w, "rank");
-      OptionalInt(w, s.rank);
-      Str(w, "device");
-      w.Int(s.device);
-      Str(w, "name");
-      Str(w, s.name);
-      Str(w, "start_ns");
-      w.Int64(s.start_ns);
-      Str(w, "end_ns");
-      w.Int64(s.end_ns);
-      Str(w, "busy_ns");
-      w.Int64(s.busy_ns);
-      Str(w, "idle_ns");
-      w.Int64(s.idle.TotalNs());
-      Breakdown(w, s.idle);
-      Str(w, "one_off_ns");
-      w.Int64(s.one_off_ns);
-      if (s.comm_wait_ns) {
-        Str(w, "comm_wait_ns");
-        w.Int64(*s.comm_wait_ns);
-      }
-      w.EndObject();
-    }
-    w.EndArray();
-
-    Str(w, "longest_gaps");
-    w.StartArray();
-    for (const GapRecord& g : r.longest_gaps) {
-      w.StartObject();
-      Str(w, "rank");
-      OptionalInt(w, g.rank);
-      Str(w, "device");
-      w.Int(g.device);
-      Str(w, "start_ns");
-      w.Int64(g.start_ns);
-      Str(w, "end_ns");
-      w.Int64(g.end_ns);
-      CauseFields(w, g.subcause);
-      Str(w, "next_op");
-      Str(w, g.next_op);
-      Str(w, "thread");
-      w.Uint64(g.thread);
-      Str(w, "evidence");
-      Str(w, g.evidence);
-      Str(w, "call_site");
-      Str(w, g.call_site);
-      w.EndObject();
-    }
-    w.EndArray();
-
-    Str(w, "offenders");
-    w.StartArray();
-    for (const Offender& o : r.offenders) {
-      w.StartObject();
-      CauseFields(w, o.subcause);
-      Str(w, "what");
-      Str(w, o.what);
-      Str(w, "site");
-      Str(w, o.site);
-      Str(w, "idle_ns");
-      w.Int64(o.idle_ns);
-      Str(w, "count");
-      w.Int64(o.count);
-      w.EndObject();
-    }
-    w.EndArray();
-
-    Str(w, "periodic_work");
-    w.StartArray();
-    for (const PeriodicWork& p : r.periodic_work) {
-      w.StartObject();
-      Str(w, "activity");
-      Str(w, p.activity);
-      Str(w, "site");
-      Str(w, p.site);
-      Str(w, "occurrences");
-      w.Int64(p.occurrences);
-      Str(w, "span_ns");
-      w.Int64(p.span_ns);
-      Str(w, "idle_ns");
-      w.Int64(p.idle_ns);
-      Breakdown(w, p.idle);
-      Str(w, "fix");
-      Str(w, p.fix);
-      w.EndObject();
-    }
-    w.EndArray();
-
-    Str(w, "advice");
-    w.StartArray();
-    for (const Advice& a : r.advice) {
-      w.StartObject();
-      CauseFields(w, a.subcause);
-      Str(w, "share_of_lost_time");
-      Number(w, a.share_of_lost_time);
-      Str(w, "fix");
-      Str(w, a.fix);
-      Str(w, "gain_ns");
-      w.Int64(a.gain_ns);
-      Str(w, "gain_per_step_ns");
-      OptionalInt64(w, a.gain_per_step_ns);
-      Str(w, "gain_share_of_step");
-      OptionalNumber(w, a.gain_share_of_step);
-      Str(w, "evidence");
-      Str(w, a.evidence);
-      w.EndObject();
-    }
-    w.EndArray();
-
-    Str(w, "options");
-    w.StartObject();
-    Str(w, "launch_gap_max_ns");
-    w.Int64(options.launch_gap_max_ns);
-    Str(w, "dispatch_latency_max_ns");
-    w.Int64(options.dispatch_latency_max_ns);
-    Str(w, "data_range_patterns");
-    w.StartArray();
-    for (const std::string& p : options.data_range_patterns) Str(w, p);
-    w.EndArray();
-    if (options.skip_steps > 0) {  // only then: reports without warm-up stay as they were
-      Str(w, "skip_steps");
-      w.Int(options.skip_steps);
-    }
-    w.EndObject();
-    w.EndObject();
-    std::string out(buffer.GetString(), buffer.GetSize());
-    out.push_back('\n');
-    return out;
+    return json_fields::Document(kReportSchema, [&](Json& w) { ReportMembers(w, r); });
   }
 };
 
