@@ -4,10 +4,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <algorithm>
-#include <climits>
+#include <chrono>
 #include <cstdlib>
-#include <iterator>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"

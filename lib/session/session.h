@@ -6,23 +6,18 @@
 #define GPUIDLE_LIB_SESSION_SESSION_H_
 
 #include <atomic>
-#include <chrono>
-#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "analysis/window_aggregate.h"
 #include "collect/collection.h"
 #include "core/log.h"  // Warn, Note: the session's users print through them too
 #include "core/output_file.h"
