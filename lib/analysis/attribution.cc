@@ -16,6 +16,12 @@ namespace {
 
 constexpr int64_t kForever = std::numeric_limits<int64_t>::max();
 
+// Whether the host stretch [since, until) is shorter than limit; an open-ended one (until is
+// kForever) never is, and is never subtracted from (times may be negative).
+bool StretchShorterThan(int64_t since, int64_t until, int64_t limit) {
+  return until != kForever && until - since < limit;
+}
+
 // What a host interval says about an idle instant; a lower value wins where they overlap.
 enum Evidence : uint8_t {
   kInDataRange,
@@ -458,7 +464,7 @@ void DeviceAttributor::WalkHost(int64_t u, int64_t e, int32_t next_op) {
     const int64_t away_until = next_call >= 0 ? timeline_.calls[next_call].start_ns : kForever;
     const int64_t away_since = host_calls_.LastEndBefore(s0, window_.start_ns);
     const bool short_stretch =
-        away_until != kForever && away_until - away_since < options_.launch_gap_max_ns;
+        StretchShorterThan(away_since, away_until, options_.launch_gap_max_ns);
     if (short_stretch) {
       Emit(s0, s1, Subcause::kLaunchOverhead, next_op, next_call, -1);
       continue;
@@ -485,7 +491,7 @@ void DeviceAttributor::InLaunchingOp(int64_t s0, int64_t s1, int32_t next_op, in
   const int32_t next_call = host_calls_.FirstAtOrAfter(s1);
   const int64_t call_after = next_call >= 0 ? timeline_.calls[next_call].start_ns : kForever;
   const int64_t call_before = host_calls_.LastEndBefore(s0, window_.start_ns);
-  if (call_after - call_before < options_.launch_gap_max_ns) {
+  if (StretchShorterThan(call_before, call_after, options_.launch_gap_max_ns)) {
     Emit(s0, s1, Subcause::kLaunchOverhead, next_op, -1, root);
     return;
   }
@@ -498,7 +504,7 @@ void DeviceAttributor::InLaunchingOp(int64_t s0, int64_t s1, int32_t next_op, in
     const int64_t mark_after = it != marks.end() ? *it : kForever;
     const int64_t since = std::max(call_before, mark_before);
     const int64_t until = std::min(call_after, mark_after);
-    if (until - since < options_.launch_gap_max_ns) {
+    if (StretchShorterThan(since, until, options_.launch_gap_max_ns)) {
       Emit(from, to, Subcause::kLaunchOverhead, next_op, -1, root);
     } else {
       AwayFromCuda(from, to, next_op, next_call);
