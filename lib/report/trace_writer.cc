@@ -251,7 +251,7 @@ class TraceFormatter {
     if (all != nullptr) {
       // Every gap, as the analysis that made the report found them in this timeline (the report
       // itself lists only its longest few); the list is sorted by device, then start.
-      gaps_ = all->gaps;
+      gaps_ = &all->gaps;  // drawn where the caller keeps them: up to 200k records, not copied
       for (const GapList::DeviceGaps& d : all->devices) {
         DeviceGapCount& c = gap_counts_[d.device];
         c.gaps = d.gaps;
@@ -260,15 +260,16 @@ class TraceFormatter {
     } else {
       from_analysis_ = false;
       for (const GapRecord& g : report->longest_gaps) {
-        if (g.rank == t.info.rank && static_cast<int>(gaps_.size()) < max_gaps_) {
-          gaps_.push_back(g);
+        if (g.rank == t.info.rank && static_cast<int>(own_gaps_.size()) < max_gaps_) {
+          own_gaps_.push_back(g);
         }
       }
-      std::stable_sort(gaps_.begin(), gaps_.end(), [](const GapRecord& a, const GapRecord& b) {
-        return a.device != b.device ? a.device < b.device : a.start_ns < b.start_ns;
-      });
+      std::stable_sort(
+          own_gaps_.begin(), own_gaps_.end(), [](const GapRecord& a, const GapRecord& b) {
+            return a.device != b.device ? a.device < b.device : a.start_ns < b.start_ns;
+          });
     }
-    for (const GapRecord& g : gaps_) {
+    for (const GapRecord& g : *gaps_) {
       DeviceGapCount& c = gap_counts_[g.device];
       ++c.drawn;
       c.drawn_ns += g.end_ns - g.start_ns;
@@ -338,7 +339,7 @@ class TraceFormatter {
       AppendSample(sample);
       if (!Flush(false)) return status_;
     }
-    for (const GapRecord& g : gaps_) {
+    for (const GapRecord& g : *gaps_) {
       AppendGap(g);
       if (!Flush(false)) return status_;
     }
@@ -387,7 +388,7 @@ class TraceFormatter {
       see(sample.time_ns);
       threads_.insert(sample.thread);
     }
-    for (const GapRecord& g : gaps_) {
+    for (const GapRecord& g : *gaps_) {
       see(g.start_ns);
       device_pids_.insert(g.device);
     }
@@ -727,8 +728,9 @@ class TraceFormatter {
   bool with_report_ = false;
   bool from_analysis_ = true;  // else the report's own longest gaps
   int max_gaps_ = 0;
-  std::vector<GapRecord> gaps_;               // by device, then start
-  std::map<int, DeviceGapCount> gap_counts_;  // by device
+  std::vector<GapRecord> own_gaps_;                  // the report's own, where there is no gap list
+  const std::vector<GapRecord>* gaps_ = &own_gaps_;  // drawn: by device, then start
+  std::map<int, DeviceGapCount> gap_counts_;         // by device
   std::array<std::string, kNumSubcauses> subcause_labels_;
   CorrelationIndex correlations_;
   std::vector<bool> flow_started_;  // by call: an arrow starts there
