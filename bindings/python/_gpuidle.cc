@@ -301,6 +301,14 @@ NativeReport MergeReports(std::vector<std::string> json_reports, std::vector<std
   });
 }
 
+// The merge of a job's per-rank report files, with the default analysis options, as `gpuidle
+// analyze report.*.json`; traces alone are refused (MergeReportFiles).
+NativeReport MergeReportFilesOf(const std::vector<std::string>& paths) {
+  return RunInterruptibly([paths](const std::atomic<bool>& cancel) {
+    return MergeReportFiles(paths, AnalysisOptions{}, cancel);
+  });
+}
+
 // gpuidle::Profiler with the options fixed at construction: the GPUIDLE_* environment first,
 // then the keyword arguments. A bad environment is not an error here: like the C++ Profiler,
 // start() then warns once and gpuidle stays inert.
@@ -583,6 +591,8 @@ PYBIND11_MODULE(_gpuidle, m) {
         "Analyses the trace files of one job.");
   m.def("merge_reports", &MergeReports, py::arg("json_reports"), py::arg("names"),
         "Merges the JSON reports of a job's ranks (names name them in errors and warnings).");
+  m.def("merge_report_files", &MergeReportFilesOf, py::arg("paths"),
+        "Merges the JSON report files of a job's ranks; traces alone are a ValueError.");
 
   py::class_<NativeProfiler>(m, "Profiler")
       .def(py::init<const std::vector<Setting>&>(), py::arg("settings"))

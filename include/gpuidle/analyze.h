@@ -22,7 +22,9 @@
 
 namespace gpuidle {
 
-// Reads and analyses the traces of one job: one file per process (rank). Plain or gzip JSON.
+// Reads and analyses the traces of one job: one file per process (rank). Plain or gzip JSON; a
+// directory stands for the torch.profiler traces in it (tensorboard_trace_handler's
+// "<worker>.<time>.pt.trace.json[.gz]": the newest of each worker, docs/TRACE_INPUTS.md).
 // A file may also be a gpuidle JSON report (a rank's report, docs/REPORT_SCHEMA.md): reports, and
 // traces given with them, are merged as the ranks of one job.
 // Errors name the file and the problem (missing, not a trace, truncated, wrong field type).
@@ -49,6 +51,14 @@ GPUIDLE_EXPORT absl::StatusOr<Report> MergeReportJson(const std::vector<std::str
                                                       const std::vector<std::string>& names,
                                                       const AnalysisOptions& options,
                                                       const std::atomic<bool>& cancel);
+
+// Merges the per-rank report files of a job (gpuidle JSON reports, plain or gzip), as
+// AnalyzeTraceFiles merges them; a trace file beside reports is analysed as its rank. Inputs that
+// are all traces are InvalidArgument naming them: there is no report to merge, and
+// AnalyzeTraceFiles is what analyses traces (Python's gpuidle.merge_reports of files).
+GPUIDLE_EXPORT absl::StatusOr<Report> MergeReportFiles(const std::vector<std::string>& paths,
+                                                       const AnalysisOptions& options,
+                                                       const std::atomic<bool>& cancel);
 
 // The report as "text" (the terminal summary), "json" (schema gpuidle.report/2) or "html" (one
 // self-contained page, docs/HTML_REPORT.md), with the thresholds of the analysis that made it

@@ -8,7 +8,9 @@
 //   std::cout << *gpuidle::FormatDiff(*diff, "text");
 //
 // Runs of different lengths compare through their steady states: lost time per step where both
-// runs have steps, else per second of steady state (ReportDiff::unit).
+// runs have steps, else per second of steady state (ReportDiff::unit). Runs that look like
+// different programs or set-ups are said to be so (ReportDiff::comparability) and get no verdict
+// on a fix.
 #ifndef GPUIDLE_INCLUDE_GPUIDLE_DIFF_H_
 #define GPUIDLE_INCLUDE_GPUIDLE_DIFF_H_
 
@@ -91,9 +93,11 @@ struct DeviceDiff {
 
 // The advice of the two runs, by subcause.
 enum class AdviceStatus : int {
-  kResolved,   // advised before, not after: the cause (nearly) disappeared
-  kRemaining,  // advised in both runs
-  kNew,        // advised after only
+  kResolved,  // advised before, not after: the cause (nearly) disappeared
+  // Advised in both runs; or advised after only where the subcause lost time before too (it was
+  // there, below the advice's threshold).
+  kRemaining,
+  kNew,  // advised after only, and the subcause lost no time at all before
 };
 
 struct AdviceChange {
@@ -112,17 +116,46 @@ struct DiffCaveat {
   std::string message;
 };
 
-enum class DiffOutcome : int { kImproved, kRegressed, kUnchanged };
+enum class DiffOutcome : int {
+  kImproved,
+  kRegressed,
+  kUnchanged,
+  // The runs look like different programs or set-ups (DiffComparability): the figures are
+  // compared, but they say nothing about a fix.
+  kNotComparable,
+};
+
+// Whether the two runs are the same program on the same set-up, so that their difference can be
+// read as the effect of a fix (docs/ANALYSIS.md, "Comparable runs"). The figures are compared
+// either way; a run that is not comparable gets no verdict on a fix.
+struct DiffComparability {
+  bool comparable = true;
+  // Why not: "kernels_per_step", "kernel_names", "device_count", "gpu_model", "step_source"
+  // (docs/REPORT_SCHEMA.md); empty when comparable.
+  std::vector<DiffCaveat> reasons;
+  // Kernels per step of each run (its steady-state kernels over its steps, summed over its
+  // devices); nullopt unless both runs have steps and kernels.
+  std::optional<double> kernels_per_step_before;
+  std::optional<double> kernels_per_step_after;
+  // Distinct kernel names each report gives (its launch-bound offenders and the kernels that
+  // ended its longest gaps), and how many of them both give.
+  int64_t kernel_names_before = 0;
+  int64_t kernel_names_after = 0;
+  int64_t kernel_names_shared = 0;
+};
 
 struct DiffVerdict {
   DiffOutcome outcome = DiffOutcome::kUnchanged;
   // "mean_step" (both runs have steps) or "lost_share" (lost share of the steady state).
   std::string metric;
   // The subcause whose lost time per unit moved most in the outcome's direction: fell most for
-  // an improvement, rose most for a regression; nullopt when unchanged or none moved.
+  // an improvement, rose most for a regression; nullopt when unchanged, not comparable or none
+  // moved.
   std::optional<Subcause> main_change;
-  bool weak = false;  // there are caveats
-  // "step time 22.8 -> 13.3 ms (-42%): data_starved.dataloader -20.0 ms/step; the fix worked"
+  bool weak = false;  // there are caveats, or the runs are not comparable
+  // "step time 22.8 -> 13.3 ms (-42%): data_starved.dataloader -20.0 ms/step; the fix worked";
+  // "not comparable (kernels_per_step): step time ... between what look like different
+  // programs; no verdict on a fix".
   std::string text;
 };
 
@@ -160,12 +193,13 @@ struct ReportDiff {
   std::vector<DiffDevice> only_before;  // devices of one run only
   std::vector<DiffDevice> only_after;
   std::vector<AdviceChange> advice;  // resolved, then remaining, then new
+  DiffComparability comparability;   // decided before the verdict, which it can withhold
   std::vector<DiffCaveat> caveats;
   DiffVerdict verdict;
 };
 
 // "per_step", "per_second"; "resolved", "remaining", "new"; "improved", "regressed",
-// "unchanged".
+// "unchanged", "not_comparable".
 GPUIDLE_EXPORT absl::string_view DiffUnitName(DiffUnit u);
 GPUIDLE_EXPORT absl::string_view AdviceStatusName(AdviceStatus s);
 GPUIDLE_EXPORT absl::string_view DiffOutcomeName(DiffOutcome o);

@@ -48,8 +48,14 @@ struct AnalysisOptions {
   int max_gap_records = 50;
   // How many offenders the report keeps.
   int max_offenders = 20;
-  // Advice is given for every subcause with at least this share of all idle time.
+  // Advice is given for every subcause with at least this share of all lost time (idle, plus
+  // waiting for peers) and at least advice_min_steady_share of the steady state ...
   double advice_min_share = 0.05;
+  double advice_min_steady_share = 0.01;
+  // ... and only where the steady state lost at least this share of itself, over all devices:
+  // below it the report says there is nothing worth fixing (Report::verdict; docs/ANALYSIS.md,
+  // "Nothing worth fixing").
+  double worth_fixing_min_share = 0.05;
 
   // A live capture's own cost (the tracer's time on the host) is taken out of the timeline
   // before the analysis, so that the report describes the program as it runs without gpuidle

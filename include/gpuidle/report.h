@@ -264,7 +264,7 @@ struct PeriodicWork {
 // definition of utilisation, yet no work done).
 struct Advice {
   Subcause subcause = Subcause::kUnattributed;
-  double share_of_lost_time = 0;  // 0..1, over all devices
+  double share_of_lost_time = 0;     // 0..1, over all devices
   std::string fix;                // concrete for the evidence seen
   // The predicted gain (docs/ANALYSIS.md, "Predicted gains"): the steady-state time the fix can
   // recover, from the evidence (the host-sync wait that would overlap, the DataLoader wait
@@ -273,6 +273,20 @@ struct Advice {
   std::optional<int64_t> gain_per_step_ns;   // on the device that gains most per step, with steps
   std::optional<double> gain_share_of_step;  // that gain over that device's mean step time, 0..1
   std::string evidence;                      // what the prediction rests on, for a person
+  double share_of_steady_state = 0;  // 0..1: its lost time over the devices' steady states
+};
+
+// Whether the steady state lost enough time to be worth fixing: below
+// AnalysisOptions::worth_fixing_min_share of it the report gives no advice and says so, with the
+// figure (docs/ANALYSIS.md, "Nothing worth fixing").
+struct Verdict {
+  bool worth_fixing = true;
+  int64_t lost_ns = 0;    // idle plus waiting for peers, summed over the devices' steady states
+  int64_t steady_ns = 0;  // the devices' steady states, summed
+  double threshold_share = 0;
+  double LostShare() const {
+    return steady_ns > 0 ? static_cast<double>(lost_ns) / static_cast<double>(steady_ns) : 0;
+  }
 };
 
 // A sampled collection (ProfilerOptions::sample_window_ns) traces windows of the run and
@@ -366,6 +380,7 @@ struct GPUIDLE_EXPORT Report {
   std::vector<Offender> offenders;          // most idle first
   std::vector<PeriodicWork> periodic_work;  // most idle first
   std::vector<Advice> advice;               // most idle first
+  std::optional<Verdict> verdict;           // absent without a steady state (or in old reports)
   std::optional<uint64_t> dropped_records;  // nullopt: the source does not say
   uint64_t zero_timestamp_records = 0;
   // A live capture reached its record limit (GPUIDLE_MAX_RECORDS) and stopped collecting: the

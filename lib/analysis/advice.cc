@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <string>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "core/time_units.h"
@@ -188,6 +190,23 @@ struct Concrete {
   std::string fix;
 };
 
+// The DataLoader's worker count from a data range's name: "DataLoader.__next__ (num_workers=8)"
+// (gpuidle's Python marker); 0 for torch.profiler's "_SingleProcessDataLoaderIter", and an
+// unknown positive count (-1) for its "_MultiProcessingDataLoaderIter"; nullopt otherwise.
+std::optional<int> LoaderWorkers(absl::string_view what) {
+  constexpr absl::string_view kKey = "num_workers=";
+  const size_t at = what.find(kKey);
+  if (at != absl::string_view::npos) {
+    absl::string_view digits = what.substr(at + kKey.size());
+    digits = digits.substr(0, digits.find_first_not_of("0123456789"));
+    int n = 0;
+    if (absl::SimpleAtoi(digits, &n) && n >= 0) return n;
+  }
+  if (absl::StrContains(what, "SingleProcess")) return 0;
+  if (absl::StrContains(what, "MultiProcessing")) return -1;
+  return std::nullopt;
+}
+
 Concrete DataLoaderAdvice(const Report& report, const StepView& v) {
   const Offender* top = TopOffender(report, Subcause::kDataLoader);
   Concrete c;
@@ -200,19 +219,36 @@ Concrete DataLoaderAdvice(const Report& report, const StepView& v) {
                    " per step for input; the rest of "
                    "the ",
                    FormatAdviceDuration(v.step_ns), " step took ", FormatAdviceDuration(rest));
-  const bool in_process = top != nullptr && absl::StrContains(top->what, "SingleProcess");
+  // How many workers the loader has: gpuidle's Python marker names them, torch.profiler's
+  // DataLoader names tell none from some.
+  const std::optional<int> has_workers = top != nullptr ? LoaderWorkers(top->what) : std::nullopt;
+  const bool in_process = has_workers == 0;
   // With workers, a batch has to arrive every `rest`: loading in the training process that
   // takes `wait` needs wait / rest workers at once; workers there already need (wait + rest) /
-  // rest times as many (the trace says which only for torch.profiler's DataLoader names).
+  // rest times as many.
   const int workers = std::clamp(static_cast<int>(std::ceil(wait / rest)), 1, 64);
   const std::string settings =
       "pin_memory=True, persistent_workers=True, prefetch_factor=2 or more";
-  if (in_process) {
+  if (has_workers.value_or(0) > 0) {
+    const int more = std::clamp(static_cast<int>(std::ceil(*has_workers * (wait + rest) / rest)),
+                                *has_workers + 1, 4096);
+    absl::StrAppend(&c.evidence, "; the DataLoader has ", *has_workers, " workers");
+    c.fix = absl::StrCat("the input pipeline cannot keep up with its ", *has_workers,
+                         " workers: make each batch cheaper to produce (decode once and cache, "
+                         "lighter augmentation), or raise num_workers towards ",
+                         more, " where free CPU cores allow (each worker needs one)");
+  } else if (in_process) {
     absl::StrAppend(&c.evidence, "; the DataLoader loads in the training process");
     c.fix = absl::StrCat(
         "the input pipeline cannot keep up: load batches in parallel, "
         "DataLoader(num_workers=",
         workers, ", ", settings, "), within the free CPU cores");
+  } else if (has_workers == -1) {
+    absl::StrAppend(&c.evidence, "; the DataLoader loads in worker processes");
+    c.fix = absl::StrCat("the input pipeline cannot keep up with its workers: make each batch "
+                         "cheaper to produce, or raise num_workers to ",
+                         absl::StrFormat("%.1f", (wait + rest) / rest),
+                         "x what it is, within the free CPU cores");
   } else {
     c.fix = absl::StrCat(
         "the input pipeline cannot keep up: load batches in parallel: DataLoader(num_workers=",
@@ -368,8 +404,8 @@ Concrete HostSyncAdvice(const Report& report, const StepView& v) {
   c.fix = absl::StrCat(
       "the host waited for the GPU to drain, then ran work that could have overlapped it: "
       "remove ",
-      sync, AtSite(top),
-      " from the hot loop: keep the value on the GPU and read it every N steps, or copy it with "
+      sync, " from the hot loop", AtSite(top),
+      ": keep the value on the GPU and read it every N steps, or copy it with "
       ".to(\"cpu\", non_blocking=True) into pinned memory and read it a step later");
   return c;
 }
@@ -425,17 +461,32 @@ Concrete OtherAdvice(const Report& report, Subcause s, const StepView& v) {
 
 void AddAdvice(const AnalysisOptions& options, Report* report) {
   report->advice.clear();
+  report->verdict.reset();
   IdleBreakdown lost = report->TotalIdle();
-  for (const DeviceReport& d : report->devices)
+  int64_t steady_ns = 0;
+  for (const DeviceReport& d : report->devices) {
     lost[Subcause::kCommWait] += d.comm_wait_ns.value_or(0);
+    steady_ns += d.PhaseNs(Phase::kSteady);
+  }
   const int64_t total_lost = lost.TotalNs();
-  for (int i = 0; i < kNumSubcauses && total_lost > 0; ++i) {
+  if (steady_ns <= 0) return;
+  Verdict& verdict = report->verdict.emplace();
+  verdict.lost_ns = total_lost;
+  verdict.steady_ns = steady_ns;
+  verdict.threshold_share = options.worth_fixing_min_share;
+  verdict.worth_fixing = total_lost > 0 && verdict.LostShare() >= options.worth_fixing_min_share;
+  for (int i = 0; i < kNumSubcauses && verdict.worth_fixing; ++i) {
     const auto s = static_cast<Subcause>(i);
     const double share = static_cast<double>(lost[s]) / static_cast<double>(total_lost);
-    if (lost[s] <= 0 || share < options.advice_min_share) continue;
+    const double of_steady = static_cast<double>(lost[s]) / static_cast<double>(steady_ns);
+    if (lost[s] <= 0 || share < options.advice_min_share ||
+        of_steady < options.advice_min_steady_share) {
+      continue;
+    }
     Advice& a = report->advice.emplace_back();
     a.subcause = s;
     a.share_of_lost_time = share;
+    a.share_of_steady_state = of_steady;
     for (const DeviceReport& d : report->devices) a.gain_ns += GainOn(d, s);
     const StepView v = BestPerStep(*report, s);
     if (v.device != nullptr && a.gain_ns > 0) {

@@ -13,8 +13,10 @@ namespace gpuidle::internal {
 absl::string_view FixFor(Subcause s);
 
 // Lost time: idle, plus collectives spinning while they wait for peers (busy by the definition
-// of utilisation, yet no work). Sets report->advice: every subcause with at least
-// options.advice_min_share of it, most first.
+// of utilisation, yet no work). Sets report->verdict (whether the steady state lost at least
+// options.worth_fixing_min_share of itself) and, where it did, report->advice: every subcause
+// with at least options.advice_min_share of the lost time and options.advice_min_steady_share
+// of the steady state, most first.
 // Each piece of advice carries its predicted gain (Advice::gain_ns, per step where the run has
 // steps) and the evidence it rests on; docs/ANALYSIS.md, "Predicted gains", says how each is
 // estimated.

@@ -381,8 +381,12 @@ absl::Status ValidateOptions(const AnalysisOptions& options) {
     return absl::InvalidArgumentError(
         "one_off_min must be positive and first_call_ratio at least 1");
   }
-  if (!(options.advice_min_share >= 0 && options.advice_min_share <= 1)) {
-    return absl::InvalidArgumentError("advice_min_share must be within [0, 1]");
+  for (const auto& [name, share] : {std::pair{"advice_min_share", options.advice_min_share},
+                                    {"advice_min_steady_share", options.advice_min_steady_share},
+                                    {"worth_fixing_min_share", options.worth_fixing_min_share}}) {
+    if (!(share >= 0 && share <= 1)) {
+      return absl::InvalidArgumentError(absl::StrCat(name, " must be within [0, 1]"));
+    }
   }
   return absl::OkStatus();
 }

@@ -8,42 +8,12 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "analysis/python_frames.h"
 
 namespace gpuidle::internal {
 namespace {
 
-struct Frame {
-  absl::string_view file;
-  absl::string_view line;
-  absl::string_view function;
-};
-
-// Parses "file:line function" (gpuidle's samples) or "file(line): function" (PyTorch's
-// python_function names). Anything else is all function.
-Frame ParseFrame(absl::string_view text) {
-  Frame f;
-  const size_t paren = text.rfind("): ");
-  if (paren != absl::string_view::npos) {
-    const size_t open = text.rfind('(', paren);
-    if (open != absl::string_view::npos) {
-      f.file = text.substr(0, open);
-      f.line = text.substr(open + 1, paren - open - 1);
-      f.function = text.substr(paren + 3);
-      return f;
-    }
-  }
-  const size_t space = text.find(' ');
-  const absl::string_view location = text.substr(0, space);
-  const size_t colon = location.rfind(':');
-  if (colon != absl::string_view::npos && space != absl::string_view::npos) {
-    f.file = location.substr(0, colon);
-    f.line = location.substr(colon + 1);
-    f.function = text.substr(space + 1);
-    return f;
-  }
-  f.function = text;
-  return f;
-}
+using Frame = PythonFrame;
 
 bool AnyOf(absl::string_view s, std::initializer_list<absl::string_view> needles) {
   for (absl::string_view n : needles) {
@@ -136,11 +106,6 @@ bool IsLibraryFrame(const Frame& f) {
          absl::StrContains(file, "/gpuidle/_");  // gpuidle's own wrappers
 }
 
-std::string FormatFrame(const Frame& f) {
-  if (f.file.empty()) return std::string(f.function);
-  return absl::StrCat(f.file, ":", f.line, " ", f.function);
-}
-
 std::vector<absl::string_view> Frames(absl::string_view stack) {
   return absl::StrSplit(stack, '\n', absl::SkipEmpty());
 }
@@ -166,7 +131,7 @@ absl::string_view HostActivityName(HostActivity a) {
 HostActivity ClassifyStack(absl::string_view stack) {
   bool input = false, save = false, log = false;
   for (absl::string_view text : Frames(stack)) {
-    const Frame f = ParseFrame(text);
+    const Frame f = ParsePythonFrame(text);
     if (IsCompilation(f)) return HostActivity::kCompilation;
     input = input || IsInputPipeline(f);
     save = save || IsCheckpointing(f);
@@ -182,10 +147,10 @@ std::string DisplayFrame(absl::string_view stack) {
   const std::vector<absl::string_view> frames = Frames(stack);
   if (frames.empty()) return "";
   for (auto it = frames.rbegin(); it != frames.rend(); ++it) {
-    const Frame f = ParseFrame(*it);
-    if (!IsLibraryFrame(f)) return FormatFrame(f);
+    const Frame f = ParsePythonFrame(*it);
+    if (!IsLibraryFrame(f)) return DescribePythonFrame(f);
   }
-  return FormatFrame(ParseFrame(frames.back()));
+  return DescribePythonFrame(ParsePythonFrame(frames.back()));
 }
 
 HostStacks::HostStacks(const Timeline& timeline, const RangeIndex& python_frames)

@@ -13,6 +13,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "analysis/python_frames.h"
 
 namespace gpuidle::internal {
 namespace {
@@ -73,11 +74,19 @@ absl::string_view ActivityOfFunction(absl::string_view function) {
 }
 
 ProgramLine ParseProgramLine(absl::string_view site) {
+  ProgramLine p;
+  // gpuidle's description of a torch.profiler frame: "f() in file (def at line N)".
+  if (const auto f = ParseFunctionDescription(site, nullptr); f.has_value()) {
+    if (!AllDigits(f->line)) return p;
+    p.line = absl::StrCat(f->file, ":", f->line);
+    p.function = std::string(f->function);
+    p.line_starts_function = true;
+    return p;
+  }
   // A framework op first ("aten::copy_ at file:line in f"): the Python frame is after it.
   if (const size_t at = site.rfind(" at "); at != absl::string_view::npos) {
     site.remove_prefix(at + 4);
   }
-  ProgramLine p;
   absl::string_view place = site, function;
   if (const size_t in = site.find(" in "); in != absl::string_view::npos) {
     place = site.substr(0, in);
@@ -90,6 +99,7 @@ ProgramLine ParseProgramLine(absl::string_view site) {
     }
     p.line = absl::StrCat(site.substr(0, open), ":", site.substr(open + 1, paren - open - 1));
     p.function = std::string(site.substr(paren + 3));
+    p.line_starts_function = true;
     return p;
   } else if (const size_t space = site.rfind(' '); space != absl::string_view::npos) {
     place = site.substr(0, space);  // a sampled frame: "file:line function"
@@ -196,6 +206,7 @@ void PeriodicWorkTable::AddDevice(const DeviceTimeline& device,
     Row& row = rows_[id];
     row.idle[piece.subcause] += ns;
     row.idle_by_line[site.line] += ns;
+    if (site.line_starts_function) function_start_lines_.insert(site.line);
     int64_t key = -1;
     if (!steps.empty()) {
       auto step = std::upper_bound(steps.begin(), steps.end(), piece.start_ns,
@@ -253,8 +264,15 @@ std::vector<PeriodicWork> PeriodicWorkTable::Take(int64_t steady_ns, double min_
     auto heaviest =
         std::max_element(row.idle_by_line.begin(), row.idle_by_line.end(),
                          [](const auto& a, const auto& b) { return a.second < b.second; });
-    w.site = std::get<2>(id).empty() ? heaviest->first
-                                     : absl::StrCat(heaviest->first, " in ", std::get<2>(id));
+    if (function_start_lines_.contains(heaviest->first) && !std::get<2>(id).empty()) {
+      // Only the function's first line is known: name the function, not a line of a call.
+      w.site = DescribePythonFrame(PythonFrame{std::get<1>(id), heaviest->first.substr(
+                                                                    std::get<1>(id).size() + 1),
+                                               std::get<2>(id), true});
+    } else {
+      w.site = std::get<2>(id).empty() ? heaviest->first
+                                       : absl::StrCat(heaviest->first, " in ", std::get<2>(id));
+    }
     w.occurrences = row.occurrences;
     w.span_ns = row.span_ns;
     w.idle_ns = idle;

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/container/node_hash_map.h"
 #include "absl/strings/string_view.h"
 #include "analysis/attribution.h"
@@ -34,8 +35,9 @@ absl::string_view ActivityOfFunction(absl::string_view function);
 // "file:line" and the function of a site as call sites and sampled frames write it: "file:line
 // in f", "op at file:line in f", "file(line): f", "file:line f". Empty when it has no line.
 struct ProgramLine {
-  std::string line;
+  std::string line;  // "file:line"
   std::string function;
+  bool line_starts_function = false;  // torch.profiler's frames: the function's first line
 };
 ProgramLine ParseProgramLine(absl::string_view site);
 
@@ -75,6 +77,7 @@ class PeriodicWorkTable {
   mutable absl::node_hash_map<std::string, ProgramLine> lines_;  // by site: stable addresses
   absl::flat_hash_map<std::string, absl::string_view> activity_of_line_;
   bool learned_functions_ = false;
+  absl::flat_hash_set<std::string> function_start_lines_;  // lines known only as a def's
   std::map<RowId, Row> rows_;
 };
 

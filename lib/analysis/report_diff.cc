@@ -5,13 +5,16 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "core/time_units.h"
 #include "model/report_names.h"
 
 namespace gpuidle {
@@ -40,6 +43,8 @@ absl::string_view DiffOutcomeName(DiffOutcome o) {
       return "regressed";
     case DiffOutcome::kUnchanged:
       return "unchanged";
+    case DiffOutcome::kNotComparable:
+      return "not_comparable";
   }
   return "unchanged";
 }
@@ -55,6 +60,24 @@ IdleBreakdown LostOf(const DeviceReport& d) {
   IdleBreakdown lost = d.idle;
   lost[Subcause::kCommWait] += d.comm_wait_ns.value_or(0);
   return lost;
+}
+
+// A report that lists its steps but not how many each device has (written by a gpuidle before
+// devices[].step_count): each device's listed step rows, where the report left none out. Other
+// reports are used as they are.
+const Report& WithStepCounts(const Report& r, std::optional<Report>* filled) {
+  if (r.step_source.empty() || r.steps.empty() || r.steps_not_listed > 0) return r;
+  const bool missing = std::any_of(r.devices.begin(), r.devices.end(),
+                                   [](const DeviceReport& d) { return d.step_count == 0; });
+  if (!missing) return r;
+  Report& copy = filled->emplace(r);
+  for (DeviceReport& d : copy.devices) {
+    if (d.step_count > 0) continue;
+    for (const StepReport& step : r.steps) {
+      if (step.rank == d.rank && step.device == d.device) ++d.step_count;
+    }
+  }
+  return copy;
 }
 
 // What the diff needs of one run, summed over its devices.
@@ -235,7 +258,11 @@ void MatchDevices(const Report& before, const Report& after, ReportDiff* diff) {
   }
 }
 
-void CompareAdvice(const Report& before, const Report& after, ReportDiff* diff) {
+// lost_before: the run before's lost time by subcause. Advice of the run after alone is new only
+// where its subcause lost no time at all before; where it did, the cause was there (below the
+// advice's threshold) and remains.
+void CompareAdvice(const Report& before, const Report& after, const IdleBreakdown& lost_before,
+                   ReportDiff* diff) {
   std::map<Subcause, const Advice*> b, a;
   for (const Advice& x : before.advice) b.emplace(x.subcause, &x);
   for (const Advice& x : after.advice) a.emplace(x.subcause, &x);
@@ -262,10 +289,15 @@ void CompareAdvice(const Report& before, const Report& after, ReportDiff* diff) 
     if (a.at(x.subcause) != &x || b.count(x.subcause) > 0) continue;
     AdviceChange c;
     c.subcause = x.subcause;
-    c.status = AdviceStatus::kNew;
     c.share_after = x.share_of_lost_time;
     c.fix = x.fix;
-    added.push_back(std::move(c));
+    if (lost_before[x.subcause] > 0) {
+      c.status = AdviceStatus::kRemaining;
+      remaining.push_back(std::move(c));
+    } else {
+      c.status = AdviceStatus::kNew;
+      added.push_back(std::move(c));
+    }
   }
   std::stable_sort(remaining.begin(), remaining.end(),
                    [](const AdviceChange& x, const AdviceChange& y) {
@@ -327,6 +359,7 @@ void Caveats(const Report& before, const Report& after, const RunFigures& fb, co
         {"no_devices", absl::StrCat("the run ", before.devices.empty() ? "before" : "after",
                                     " has no GPU work: nothing to compare it with")});
   }
+  // Other step sources and GPU models make the runs incomparable (Comparability), not weak.
   if (fb.step_count == 0 || fa.step_count == 0) {
     const char* which = fb.step_count == 0 && fa.step_count == 0 ? "neither run has steps"
                         : fb.step_count == 0                     ? "the run before has no steps"
@@ -334,23 +367,11 @@ void Caveats(const Report& before, const Report& after, const RunFigures& fb, co
     out.push_back({"no_steps", absl::StrCat(which,
                                             ": lost time is compared per second of steady "
                                             "state, and the verdict is on the lost share")});
-  } else if (before.step_source != after.step_source) {
-    out.push_back(
-        {"different_step_sources",
-         absl::StrCat("the steps come from ", before.step_source, " before and ", after.step_source,
-                      " after: a step may not be the same unit of work")});
   }
   if (before.source != after.source) {
     out.push_back({"different_sources",
                    absl::StrCat("the runs were recorded differently (", before.source, " before, ",
                                 after.source, " after): the evidence for the causes differs")});
-  }
-  for (const DeviceDiff& d : diff->devices) {
-    if (!d.before.name.empty() && !d.after.name.empty() && d.before.name != d.after.name) {
-      out.push_back({"different_gpus", absl::StrCat(Label(d.after), " is a ", d.before.name,
-                                                    " before and a ", d.after.name, " after")});
-      break;
-    }
   }
   if (before.coverage || after.coverage) {
     out.push_back({"sampled", absl::StrCat(before.coverage && after.coverage ? "both runs are"
@@ -391,6 +412,137 @@ void Caveats(const Report& before, const Report& after, const RunFigures& fb, co
                                      100 * *work)});
     }
   }
+}
+
+// The names of the kernels a report gives: its launch-bound offenders (a kernel launched too late)
+// and the kernels that ended its longest gaps.
+std::set<std::string> KernelNamesOf(const Report& r) {
+  std::set<std::string> names;
+  for (const Offender& o : r.offenders) {
+    if (CauseOf(o.subcause) == Cause::kLaunchBound && !o.what.empty()) names.insert(o.what);
+  }
+  for (const GapRecord& g : r.longest_gaps) {
+    if (!g.next_op.empty()) names.insert(g.next_op);
+  }
+  return names;
+}
+
+// The steady state's kernels of a device, where its report counts them (graph_replays).
+int64_t SteadyKernels(const DeviceReport& d) {
+  return d.graph_replays.kernels + d.graph_replays.kernels_alone;
+}
+
+// Kernels per step of each run (kernels over steps, summed over the devices): the steady state's
+// kernels where both reports count them for every device that ran kernels, else the window's;
+// nullopt for both unless both runs have steps and kernels.
+std::pair<std::optional<double>, std::optional<double>> KernelsPerStep(const Report& before,
+                                                                       const Report& after) {
+  const auto counted = [](const Report& r) {
+    return std::all_of(r.devices.begin(), r.devices.end(), [](const DeviceReport& d) {
+      return d.kernel_count == 0 || SteadyKernels(d) > 0;
+    });
+  };
+  const bool steady = counted(before) && counted(after);
+  const auto per_step = [&](const Report& r) -> std::optional<double> {
+    int64_t kernels = 0, steps = 0;
+    for (const DeviceReport& d : r.devices) {
+      kernels += steady ? SteadyKernels(d) : d.kernel_count;
+      steps += d.step_count;
+    }
+    if (kernels == 0 || steps == 0) return std::nullopt;
+    return static_cast<double>(kernels) / static_cast<double>(steps);
+  };
+  std::optional<double> b = per_step(before), a = per_step(after);
+  if (!b || !a) return {std::nullopt, std::nullopt};
+  return {b, a};
+}
+
+// "31", "2.3": a count per step.
+std::string PerStepCount(double v) { return absl::StrFormat(v >= 10 ? "%.0f" : "%.1f", v); }
+
+// Whether the runs are one program on one set-up (docs/ANALYSIS.md, "Comparable runs"): the
+// reasons they are not. A kernel count that changed while the kernels stayed the same is a caveat
+// (the fix changed how the program issues them).
+void Comparability(const Report& before, const Report& after, const RunFigures& fb,
+                   const RunFigures& fa, ReportDiff* diff) {
+  DiffComparability& c = diff->comparability;
+  const std::set<std::string> names_b = KernelNamesOf(before), names_a = KernelNamesOf(after);
+  int64_t shared = 0;
+  for (const std::string& n : names_b) shared += static_cast<int64_t>(names_a.count(n));
+  c.kernel_names_before = static_cast<int64_t>(names_b.size());
+  c.kernel_names_after = static_cast<int64_t>(names_a.size());
+  c.kernel_names_shared = shared;
+  const int64_t shorter = std::min(c.kernel_names_before, c.kernel_names_after);
+  const bool names_known = shorter >= kMinKernelNames;
+  const double shared_share =
+      names_known ? static_cast<double>(shared) / static_cast<double>(shorter) : 0;
+
+  std::tie(c.kernels_per_step_before, c.kernels_per_step_after) = KernelsPerStep(before, after);
+  if (c.kernels_per_step_before && c.kernels_per_step_after) {
+    const double b = *c.kernels_per_step_before, a = *c.kernels_per_step_after;
+    const double factor = std::max(a, b) / std::min(a, b);
+    if (factor > kDifferentKernelsPerStep) {
+      const std::string counts =
+          absl::StrFormat("%s before, %s after (x%.1f", PerStepCount(b), PerStepCount(a), factor);
+      if (names_known && shared_share >= kSameKernelNamesShare) {
+        diff->caveats.push_back(
+            {"different_kernel_count",
+             absl::StrFormat("kernels per step: %s), yet %d of the %d kernels named in the "
+                             "shorter list are in both: the fix changed how the program issues "
+                             "its kernels (a CUDA graph, a capturable optimizer)?",
+                             counts, shared, shorter)});
+      } else {
+        c.reasons.push_back(
+            {"kernels_per_step", absl::StrFormat("kernels per step: %s, more than x%.1f)", counts,
+                                                 kDifferentKernelsPerStep)});
+      }
+    }
+  }
+  // GPU work per step, apart from collectives that ran alone (a straggler's peers wait inside
+  // them, and a fix of the straggler shortens that wait).
+  if (fb.step_count > 0 && fa.step_count > 0) {
+    const double b =
+        static_cast<double>(fb.busy_ns - fb.exposed_comm_ns) / static_cast<double>(fb.step_count);
+    const double a =
+        static_cast<double>(fa.busy_ns - fa.exposed_comm_ns) / static_cast<double>(fa.step_count);
+    const double factor = b > 0 && a > 0 ? std::max(a, b) / std::min(a, b) : 1;
+    if (factor > kDifferentBusyPerStep && !(names_known && shared_share >= kSameKernelNamesShare)) {
+      c.reasons.push_back(
+          {"busy_per_step",
+           absl::StrFormat("GPU work per step (busy outside collectives that ran alone): %s "
+                           "before, %s after (x%.1f, more than x%.1f)",
+                           FormatDuration(Round(b)), FormatDuration(Round(a)), factor,
+                           kDifferentBusyPerStep)});
+    }
+  }
+  if (names_known && shared_share < kSharedKernelNamesMin) {
+    c.reasons.push_back(
+        {"kernel_names",
+         absl::StrFormat("kernel names: the reports name %d and %d kernels (offenders, longest "
+                         "gaps), %d of them in both: less than half of the shorter list",
+                         c.kernel_names_before, c.kernel_names_after, shared)});
+  }
+  if (!before.devices.empty() && !after.devices.empty() &&
+      before.devices.size() != after.devices.size()) {
+    c.reasons.push_back(
+        {"device_count", absl::StrCat("GPUs: ", before.devices.size(), " ran work before, ",
+                                      after.devices.size(), " after")});
+  }
+  for (const DeviceDiff& d : diff->devices) {
+    if (!d.before.name.empty() && !d.after.name.empty() && d.before.name != d.after.name) {
+      c.reasons.push_back(
+          {"gpu_model", absl::StrCat("GPU model: ", Label(d.after), " is a ", d.before.name,
+                                     " before and a ", d.after.name, " after")});
+      break;
+    }
+  }
+  if (fb.step_count > 0 && fa.step_count > 0 && before.step_source != after.step_source) {
+    c.reasons.push_back(
+        {"step_source",
+         absl::StrCat("steps: from ", before.step_source, " before and ", after.step_source,
+                      " after, which may not be the same unit of work")});
+  }
+  c.comparable = c.reasons.empty();
 }
 
 // "22.8 -> 13.3 ms": both in the unit that suits the larger.
@@ -440,7 +592,15 @@ void Verdict(ReportDiff* diff) {
     figure = absl::StrFormat("lost time %.1f%% -> %.1f%% of the steady state", 100 * s.before,
                              100 * s.after);
   }
-  if (v.outcome != DiffOutcome::kUnchanged) {
+  if (!diff->comparability.comparable) {
+    // Said before any verdict, and no verdict on a fix: the figures compare different programs.
+    std::vector<std::string> codes;
+    for (const DiffCaveat& r : diff->comparability.reasons) codes.push_back(r.code);
+    v.outcome = DiffOutcome::kNotComparable;
+    figure = absl::StrCat("not comparable (", absl::StrJoin(codes, ", "), "): ", figure,
+                          " between what look like different programs; no verdict on a fix");
+  }
+  if (v.outcome == DiffOutcome::kImproved || v.outcome == DiffOutcome::kRegressed) {
     const bool down = v.outcome == DiffOutcome::kImproved;
     int64_t best = 0;
     for (int s = 0; s < kNumSubcauses; ++s) {
@@ -467,9 +627,11 @@ void Verdict(ReportDiff* diff) {
     case DiffOutcome::kUnchanged:
       absl::StrAppend(&text, "; no material change");
       break;
+    case DiffOutcome::kNotComparable:
+      break;
   }
-  v.weak = !diff->caveats.empty();
-  if (v.weak) {
+  v.weak = !diff->caveats.empty() || !diff->comparability.comparable;
+  if (!diff->caveats.empty()) {
     std::vector<std::string> codes;
     for (const DiffCaveat& c : diff->caveats) {
       if (std::find(codes.begin(), codes.end(), c.code) == codes.end()) codes.push_back(c.code);
@@ -481,7 +643,10 @@ void Verdict(ReportDiff* diff) {
 
 }  // namespace
 
-ReportDiff DiffReports(const Report& before, const Report& after) {
+ReportDiff DiffReports(const Report& before_as_read, const Report& after_as_read) {
+  std::optional<Report> filled_before, filled_after;
+  const Report& before = WithStepCounts(before_as_read, &filled_before);
+  const Report& after = WithStepCounts(after_as_read, &filled_after);
   ReportDiff diff;
   diff.before = RunOf(before);
   diff.after = RunOf(after);
@@ -518,8 +683,9 @@ ReportDiff DiffReports(const Report& before, const Report& after) {
   }
   CompareStartUp(before, after, &diff);
   MatchDevices(before, after, &diff);
-  CompareAdvice(before, after, &diff);
+  CompareAdvice(before, after, fb.lost, &diff);
   Caveats(before, after, fb, fa, &diff);
+  Comparability(before, after, fb, fa, &diff);
   Verdict(&diff);
   return diff;
 }

@@ -5,6 +5,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "analysis/python_frames.h"
 #include "model/correlation_index.h"
 
 namespace gpuidle::internal {
@@ -104,7 +105,7 @@ std::string TimelineIndex::CallSite(uint64_t thread, int64_t t) const {
   const int32_t frame = UserPythonFrame(thread, t);
   if (frame >= 0) {
     absl::StrAppend(&site, site.empty() ? "" : " at ",
-                    timeline_.strings.Get(timeline_.ranges[frame].name));
+                    DescribePythonFrame(timeline_.strings.Get(timeline_.ranges[frame].name)));
   }
   return site;
 }

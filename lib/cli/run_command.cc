@@ -287,6 +287,28 @@ absl::StatusOr<std::string> FindInjectionLibrary() {
                                           "); set GPUIDLE_LIBRARY"));
 }
 
+std::string RunOptionsUsage() {
+  return absl::StrCat(
+      "\nrun options (each sets a GPUIDLE_* variable for the program, overriding the "
+      "environment):\n",
+      SettingUsageLines(kSettingRunFlag));
+}
+
+std::string RunUsage() {
+  return absl::StrCat(
+      "usage: gpuidle run [options] [--] COMMAND [ARGS...]\n\n"
+      "Runs COMMAND with gpuidle loaded into it (CUDA_INJECTION64_PATH) and tells why its GPUs\n"
+      "were idle when it exits: a summary on stderr, and the files the options ask for\n"
+      "(docs/INJECTION.md). A Python program gets gpuidle's Python layer unchanged. Options come\n"
+      "before the command (\"--\" ends them); a value follows its option or an \"=\" (--out "
+      "r.json,\n"
+      "--out=r.json; -o is --out).\n",
+      RunOptionsUsage(),
+      "\nexit codes: the command's own status (128+N if signal N killed it, 126 if it cannot be\n"
+      "  executed, 127 if not found); 2 bad command line, 5 libgpuidle.so not found (set\n"
+      "  GPUIDLE_LIBRARY)\n");
+}
+
 int RunCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   // Flags become variables; repeated --data-range flags add up. Their values are checked once,
   // with the inherited variables, after the last flag.
@@ -300,7 +322,7 @@ int RunCommand(const std::vector<std::string>& args, std::ostream& out, std::ost
       break;
     }
     if (a == "--help" || a == "-h") {
-      out << CliUsage();
+      out << RunUsage();
       return kExitOk;
     }
     const SettingSpec* setting = FindSettingByFlag(a);

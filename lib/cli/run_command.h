@@ -16,10 +16,17 @@ namespace gpuidle::internal {
 inline constexpr int kExitCannotExecute = 126;  // found, but not executable
 inline constexpr int kExitCommandNotFound = 127;
 
+// The options of `gpuidle run` in the usage texts: a heading line, then a line per flag from
+// the option table.
+std::string RunOptionsUsage();
+
+// The text of `gpuidle run --help`: its usage line, what it does, its options, its exit codes.
+std::string RunUsage();
+
 // args are those after "run". Returns the command's exit status, 128 + N if signal N killed it,
 // kExitUsage for a bad command line (the command is not run), kExitNoLibrary if libgpuidle.so
 // cannot be found, or kExitCannotExecute / kExitCommandNotFound. The command inherits standard
-// input, output and error; gpuidle's own messages go to err (--help to out).
+// input, output and error; gpuidle's own messages go to err (--help, RunUsage(), to out).
 int RunCommand(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
 // The injection library: $GPUIDLE_LIBRARY if set (made absolute), else libgpuidle.so (or its

@@ -175,6 +175,37 @@ std::string ElideMiddle(absl::string_view s, size_t max_cols) {
   return out;
 }
 
+std::string ElideKeepingFileNames(absl::string_view s, size_t max_cols) {
+  std::string out(s);
+  const absl::string_view kDelimiters = " (),;\"'";
+  while (DisplayWidth(out) > max_cols) {
+    // The longest directory part of a token: from the token's start through its last '/'.
+    size_t best_start = 0, best_len = 0;
+    for (size_t start = 0; start < out.size();) {
+      size_t end = out.find_first_of(kDelimiters.data(), start, kDelimiters.size());
+      if (end == std::string::npos) end = out.size();
+      const size_t slash = out.rfind('/', end == 0 ? 0 : end - 1);
+      if (slash != std::string::npos && slash >= start && slash + 1 - start > best_len) {
+        best_start = start;
+        best_len = slash + 1 - start;
+      }
+      start = end + 1;
+    }
+    const size_t dots = sizeof(kEllipsis) - 1;
+    if (best_len <= dots + 1) break;  // nothing left to shorten: ".../" or shorter
+    const std::string dir = out.substr(best_start, best_len);
+    const size_t excess = DisplayWidth(out) - max_cols;
+    const size_t dir_cols = DisplayWidth(dir);
+    // Keep the directory's end ("/") whole: elide its middle by what is too wide, or all of it.
+    const std::string shorter = dir_cols > excess + dots + 1
+                                    ? ElideMiddle(dir, dir_cols - excess)
+                                    : absl::StrCat(kEllipsis, "/");
+    if (shorter.size() >= dir.size()) break;
+    out.replace(best_start, best_len, shorter);
+  }
+  return DisplayWidth(out) > max_cols ? ElideMiddle(out, max_cols) : out;
+}
+
 std::string PadRight(absl::string_view s, size_t cols) {
   std::string out(s);
   const size_t have = DisplayWidth(s);

@@ -20,6 +20,8 @@
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "core/text_safety.h"
 
 namespace gpuidle::internal {
 namespace {
@@ -432,6 +434,46 @@ absl::StatusOr<std::unique_ptr<ByteSource>> OpenByteSource(const std::string& pa
                      ", not a trace file (gpuidle reads regular files and pipes)"));
   }
   return OpenSniffed(std::move(fd), path);
+}
+
+std::string NotGzipNote(const std::string& path) {
+  constexpr absl::string_view kGz = ".gz";
+  if (path.size() <= kGz.size() || !absl::EndsWithIgnoreCase(path, kGz) ||
+      path.find('\0') != std::string::npos) {
+    return "";
+  }
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return "";
+  const int raw = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (raw < 0) return "";
+  FileDescriptor fd(raw);
+  char head[64];
+  size_t have = 0;
+  while (have < sizeof(head)) {
+    absl::StatusOr<size_t> got = fd.Read(head + have, sizeof(head) - have);
+    if (!got.ok() || *got == 0) break;
+    have += *got;
+  }
+  const absl::string_view bytes(head, have);
+  if (bytes.empty() || absl::StartsWith(bytes, "\x1f\x8b")) return "";
+  for (const OtherCompression& c : kOtherCompressions) {
+    if (absl::StartsWith(bytes, c.magic)) return "";
+  }
+  // JSON's own white space, after a UTF-8 byte order mark.
+  absl::string_view text = bytes;
+  absl::ConsumePrefix(&text, "\xef\xbb\xbf");
+  while (!text.empty() &&
+         (text[0] == ' ' || text[0] == '\n' || text[0] == '\r' || text[0] == '\t')) {
+    text.remove_prefix(1);
+  }
+  if (!text.empty() && (text[0] == '{' || text[0] == '[')) {
+    const size_t slash = path.rfind('/');
+    const std::string base = path.substr(slash == std::string::npos ? 0 : slash + 1);
+    return absl::StrCat(path, " is not gzip data (it starts like JSON; rename it to ",
+                        base.substr(0, base.size() - kGz.size()), ")");
+  }
+  return absl::StrCat(path, " is not gzip data (it starts with ",
+                      QuoteForMessage(bytes.substr(0, 16)), ")");
 }
 
 absl::StatusOr<std::unique_ptr<ByteSource>> OpenMemoryByteSource(absl::string_view bytes) {

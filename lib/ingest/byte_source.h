@@ -30,6 +30,13 @@ class ByteSource {
 // zstd, zip, lz4, which gpuidle does not read).
 absl::StatusOr<std::unique_ptr<ByteSource>> OpenByteSource(const std::string& path);
 
+// For a regular file whose name ends in ".gz" (any case) but whose first bytes are no gzip
+// header: what the user needs to hear, "x.json.gz is not gzip data (it starts like JSON; rename
+// it to x.json)" or "... (it starts with "<!DOC")". Empty for gzip data, for another compression
+// (OpenByteSource names it), for an empty or unreadable file, for another name, and for anything
+// but a regular file (a pipe is never read twice). Reads a few bytes of the file.
+std::string NotGzipNote(const std::string& path);
+
 // The same over bytes in memory (which must outlive the source): gzip is inflated, other
 // compressions are refused, as for files. For tests and fuzzing.
 absl::StatusOr<std::unique_ptr<ByteSource>> OpenMemoryByteSource(absl::string_view bytes);

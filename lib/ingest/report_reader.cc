@@ -1,5 +1,6 @@
 #include "ingest/report_reader.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -304,12 +305,14 @@ class ReportParser {
                                          &idle_ns, "the periodic work's idle times"));
       }
     }
+    GPUIDLE_RETURN_IF_ERROR(VerdictField(doc, root, &r));
     GPUIDLE_ASSIGN_OR_RETURN(const Value* advice, Array(doc, root, keys::kAdvice));
     const Path at_advice{&root, keys::kAdvice};
     r.advice.resize(advice->Size());
     for (rapidjson::SizeType i = 0; i < advice->Size(); ++i) {
       GPUIDLE_RETURN_IF_ERROR(AdviceAt((*advice)[i], {&at_advice, "", i}, &r.advice[i]));
     }
+    FillShareOfSteadyState(&r);
     GPUIDLE_RETURN_IF_ERROR(Options(doc, root, &r.options));
     return r;
   }
@@ -926,10 +929,47 @@ class ReportParser {
     return String(v, at, keys::kFix, &p->fix);
   }
 
+  // Optional: reports before it lack it.
+  absl::Status VerdictField(const Value& doc, const Path& root, Report* r) const {
+    GPUIDLE_ASSIGN_OR_RETURN(const Value* verdict,
+                             Object(doc, root, keys::kVerdict, Need::kOptional));
+    if (verdict == nullptr) return absl::OkStatus();
+    const Path at{&root, keys::kVerdict};
+    Verdict& v = r->verdict.emplace();
+    GPUIDLE_RETURN_IF_ERROR(Bool(*verdict, at, keys::kWorthFixing, &v.worth_fixing));
+    GPUIDLE_RETURN_IF_ERROR(Count(*verdict, at, keys::kLostNs, &v.lost_ns));
+    GPUIDLE_RETURN_IF_ERROR(Count(*verdict, at, keys::kSteadyNs, &v.steady_ns));
+    return Share(*verdict, at, keys::kThresholdShare, &v.threshold_share);
+  }
+
+  // Reports before share_of_steady_state: each piece of advice's share of the lost time, times
+  // the lost time's share of the steady state.
+  static void FillShareOfSteadyState(Report* r) {
+    int64_t lost = 0, steady = 0;
+    for (const DeviceReport& d : r->devices) {
+      lost += d.LostNs();
+      steady += d.PhaseNs(Phase::kSteady);
+    }
+    for (Advice& a : r->advice) {
+      if (a.share_of_steady_state >= 0) continue;
+      a.share_of_steady_state =
+          steady > 0 ? std::min(1.0, a.share_of_lost_time * static_cast<double>(lost) /
+                                         static_cast<double>(steady))
+                     : 0;
+    }
+  }
+
   absl::Status AdviceAt(const Value& v, const Path& at, Advice* a) const {
     GPUIDLE_RETURN_IF_ERROR(CheckObject(v, at));
     GPUIDLE_RETURN_IF_ERROR(CauseFields(v, at, &a->subcause));
     GPUIDLE_RETURN_IF_ERROR(Share(v, at, keys::kShareOfLostTime, &a->share_of_lost_time));
+    GPUIDLE_ASSIGN_OR_RETURN(const Value* of_steady,
+                             Get(v, at, keys::kShareOfSteadyState, Need::kOptional));
+    a->share_of_steady_state = -1;  // not in the report: FillShareOfSteadyState
+    if (of_steady != nullptr) {
+      GPUIDLE_RETURN_IF_ERROR(
+          Share(v, at, keys::kShareOfSteadyState, &a->share_of_steady_state));
+    }
     GPUIDLE_RETURN_IF_ERROR(String(v, at, keys::kFix, &a->fix));
     // The predicted gain (optional: reports before it lack it).
     GPUIDLE_RETURN_IF_ERROR(Count(v, at, keys::kGainNs, &a->gain_ns, Need::kOptional));

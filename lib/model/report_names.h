@@ -71,6 +71,7 @@ inline constexpr absl::string_view kSteps = "steps";
 inline constexpr absl::string_view kLongestGaps = "longest_gaps";
 inline constexpr absl::string_view kOffenders = "offenders";
 inline constexpr absl::string_view kPeriodicWork = "periodic_work";
+inline constexpr absl::string_view kVerdict = "verdict";
 inline constexpr absl::string_view kAdvice = "advice";
 inline constexpr absl::string_view kOptions = "options";
 
@@ -164,8 +165,15 @@ inline constexpr absl::string_view kWhat = "what";
 inline constexpr absl::string_view kActivity = "activity";
 inline constexpr absl::string_view kOccurrences = "occurrences";
 
+// verdict (besides kLostNs).
+inline constexpr absl::string_view kWorthFixing = "worth_fixing";
+inline constexpr absl::string_view kSteadyNs = "steady_ns";
+inline constexpr absl::string_view kLostShare = "lost_share";
+inline constexpr absl::string_view kThresholdShare = "threshold_share";
+
 // advice[] (besides kCause, kSubcause, kFix, kEvidence).
 inline constexpr absl::string_view kShareOfLostTime = "share_of_lost_time";
+inline constexpr absl::string_view kShareOfSteadyState = "share_of_steady_state";
 inline constexpr absl::string_view kGainNs = "gain_ns";
 inline constexpr absl::string_view kGainPerStepNs = "gain_per_step_ns";
 inline constexpr absl::string_view kGainShareOfStep = "gain_share_of_step";
@@ -186,7 +194,7 @@ inline constexpr absl::string_view kAll[] = {
     kSchema, kGenerator, kSource, kInputs, kWindow, kCompleteness, kCoverage, kVisibleDeviceCount,
     kUnusedDevices, kVisibleDevices, kStepSource, kTracerTime, kWarnings, kRanks, kStragglerRank,
     kStragglers, kClock, kDevices, kStepsNotListed, kSteps, kLongestGaps, kOffenders, kPeriodicWork,
-    kAdvice, kOptions,
+    kVerdict, kAdvice, kOptions,
     // completeness, coverage, visible_devices[], ranks[], clock
     kStatus, kDroppedRecords, kZeroTimestampRecords, kRecordLimitReached, kWindows, kTracedNs,
     kTracedUntilNs, kFirstWindowNs, kPeriodNs, kPhysicalIndex, kUuid, kUsed, kHost, kPid,
@@ -198,7 +206,8 @@ inline constexpr absl::string_view kAll[] = {
     kCollectivesNotListed, kCollectiveTimings, kTimeline, kPageable, kPinned, kLaunches, kKernels,
     kKernelsAlone, kGroup, kOp, kExposedNs, kDurationNs, kSeq, kBinNs,
     // longest_gaps[], offenders[], periodic_work[], advice[], options
-    kNextOp, kThread, kCallSite, kWhat, kActivity, kOccurrences, kShareOfLostTime, kGainNs,
+    kNextOp, kThread, kCallSite, kWhat, kActivity, kOccurrences, kWorthFixing, kSteadyNs,
+    kLostShare, kThresholdShare, kShareOfLostTime, kShareOfSteadyState, kGainNs,
     kGainPerStepNs, kGainShareOfStep, kLaunchGapMaxNs, kDispatchLatencyMaxNs, kDataRangePatterns,
     kSkipSteps};
 
@@ -229,9 +238,9 @@ inline constexpr absl::string_view kAfter = "after";
 inline constexpr absl::string_view kChange = "change";
 inline constexpr absl::string_view kRelative = "relative";
 
-// The top level (besides the report's kSchema, kGenerator, kDevices, kAdvice).
+// The top level (besides the report's kSchema, kGenerator, kDevices, kAdvice and kVerdict: the
+// diff's verdict has other fields than the report's).
 inline constexpr absl::string_view kUnit = "unit";
-inline constexpr absl::string_view kVerdict = "verdict";
 inline constexpr absl::string_view kCaveats = "caveats";
 inline constexpr absl::string_view kSteady = "steady";
 inline constexpr absl::string_view kLostByCause = "lost_by_cause";
@@ -252,19 +261,26 @@ inline constexpr absl::string_view kMainChange = "main_change";
 inline constexpr absl::string_view kWeak = "weak";
 inline constexpr absl::string_view kText = "text";
 
-// caveats[].
+// caveats[] (and comparability.reasons[]).
 inline constexpr absl::string_view kCode = "code";
 inline constexpr absl::string_view kMessage = "message";
 
-// steady (besides the report's kNs and kSteps), and devices[] (with kSteadyNs, kStepCount).
+// comparability (kernels_per_step has kBefore and kAfter; kernel_names those and kShared).
+inline constexpr absl::string_view kComparability = "comparability";
+inline constexpr absl::string_view kComparable = "comparable";
+inline constexpr absl::string_view kReasons = "reasons";
+inline constexpr absl::string_view kKernelsPerStep = "kernels_per_step";
+inline constexpr absl::string_view kKernelNames = "kernel_names";
+inline constexpr absl::string_view kShared = "shared";
+
+// steady (besides the report's kNs, kSteps and kLostShare), and devices[] (with the report's
+// kSteadyNs and kStepCount).
 inline constexpr absl::string_view kMeanStepNs = "mean_step_ns";
 inline constexpr absl::string_view kMedianStepNs = "median_step_ns";
 inline constexpr absl::string_view kBusyShare = "busy_share";
 inline constexpr absl::string_view kIdleShare = "idle_share";
-inline constexpr absl::string_view kLostShare = "lost_share";
 inline constexpr absl::string_view kBusyPerUnitNs = "busy_per_unit_ns";
 inline constexpr absl::string_view kLostPerUnitNs = "lost_per_unit_ns";
-inline constexpr absl::string_view kSteadyNs = "steady_ns";
 
 // communication.
 inline constexpr absl::string_view kCommPerUnitNs = "comm_per_unit_ns";
@@ -284,13 +300,15 @@ inline constexpr absl::string_view kPredictedGainPerStepNs = "predicted_gain_per
 // Every key above, each once.
 inline constexpr absl::string_view kAll[] = {
     // a change, the top level
-    kBefore, kAfter, kChange, kRelative, kUnit, kVerdict, kCaveats, kSteady, kLostByCause,
+    kBefore, kAfter, kChange, kRelative, kUnit, kCaveats, kSteady, kLostByCause,
     kLostBySubcause, kCommunication, kStartUp, kOnlyBefore, kOnlyAfter,
     // the runs, verdict, caveats[]
     kSampled, kOutcome, kMetric, kMainChange, kWeak, kText, kCode, kMessage,
+    // comparability
+    kComparability, kComparable, kReasons, kKernelsPerStep, kKernelNames, kShared,
     // steady, communication, devices[], advice[]
-    kMeanStepNs, kMedianStepNs, kBusyShare, kIdleShare, kLostShare, kBusyPerUnitNs, kLostPerUnitNs,
-    kSteadyNs, kCommPerUnitNs, kExposedPerUnitNs, kWaitPerUnitNs, kCommWaitPerUnitNs,
+    kMeanStepNs, kMedianStepNs, kBusyShare, kIdleShare, kBusyPerUnitNs, kLostPerUnitNs,
+    kCommPerUnitNs, kExposedPerUnitNs, kWaitPerUnitNs, kCommWaitPerUnitNs,
     kDominantBefore, kDominantAfter, kShareBefore, kShareAfter, kPredictedGainPerStepNs};
 
 }  // namespace diff_keys

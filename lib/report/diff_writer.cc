@@ -27,6 +27,10 @@ namespace {
 constexpr size_t kMaxWidth = 100;
 constexpr size_t kMaxDevicesShown = 16;
 constexpr size_t kMaxInputsWidth = 60;
+// Each input named in a run's line gets at least this many columns; at most this many inputs
+// are named (the ranks of a job), the others counted.
+constexpr size_t kMinInputWidth = 40;
+constexpr size_t kMaxInputsNamed = 3;
 // Below this lost share of the run after, its advice is listed without the fixes.
 constexpr double kMinLostShareForFixes = 0.05;
 
@@ -93,25 +97,121 @@ void ShareRow(std::string* out, absl::string_view label, const ShareChange& s) {
   Row(out, label, Pct(s.before), Pct(s.after), absl::StrFormat("%+.1f pts", 100 * s.Delta()));
 }
 
-std::string RunLine(const DiffRun& r, const Change& steps, bool is_after) {
+bool IsContinuationByte(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
+
+// The first n bytes of s, fewer rather than a UTF-8 sequence cut.
+absl::string_view Head(absl::string_view s, size_t n) {
+  if (n >= s.size()) return s;
+  while (n > 0 && IsContinuationByte(s[n])) --n;
+  return s.substr(0, n);
+}
+
+// The last n bytes of s, fewer rather than a UTF-8 sequence cut.
+absl::string_view Tail(absl::string_view s, size_t n) {
+  if (n >= s.size()) return s;
+  size_t from = s.size() - n;
+  while (from < s.size() && IsContinuationByte(s[from])) ++from;
+  return s.substr(from);
+}
+
+// A file name's extension: its last dotted parts, up to three of at most 8 bytes each and 16 in
+// all ("a.report.json": ".report.json", "t.trace.json.gz": ".trace.json.gz"), else its last part
+// if at most 16 bytes; "" without one.
+absl::string_view Extension(absl::string_view name) {
+  constexpr size_t kMaxPart = 8, kMaxExtension = 16, kMaxParts = 3;
+  size_t from = name.size();
+  for (size_t parts = 0; parts < kMaxParts; ++parts) {
+    const size_t dot = from > 1 ? name.rfind('.', from - 1) : absl::string_view::npos;
+    if (dot == absl::string_view::npos || dot == 0) break;
+    const bool short_part = from - dot <= kMaxPart && name.size() - dot <= kMaxExtension;
+    if (!short_part) {
+      if (parts == 0 && name.size() - dot <= kMaxExtension) from = dot;
+      break;
+    }
+    from = dot;
+  }
+  return name.substr(from);
+}
+
+// A file name in at most max_bytes: whole if it fits, else its middle elided, keeping its
+// beginning and the end of its stem and its extension ("dataloader_s...arved.report.json").
+std::string ElideName(absl::string_view name, size_t max_bytes) {
+  if (name.size() <= max_bytes) return std::string(name);
+  absl::string_view ext = Extension(name);
+  if (ext.size() + 3 + 2 > max_bytes) ext = "";  // too long to keep: the name's own ends
+  const absl::string_view stem = name.substr(0, name.size() - ext.size());
+  const size_t room = max_bytes > ext.size() + 3 ? max_bytes - ext.size() - 3 : 0;
+  const size_t tail = (room + 1) / 2;  // the end tells runs apart more often than the start
+  return absl::StrCat(Head(stem, room - tail), "...", Tail(stem, tail), ext);
+}
+
+}  // namespace
+
+// A path in at most max_bytes (about, for very small limits), never losing the end that tells
+// paths apart: the base name is kept whole and the directory elided in its middle
+// ("tests/data/t...live_python/tiny_mlp_launch_bound.report.json"); a base name too long for
+// that has its own middle elided, keeping its extension (ElideName), after ".../" where a
+// directory was dropped.
+std::string ElidePath(absl::string_view path, size_t max_bytes) {
+  if (path.size() <= max_bytes) return std::string(path);
+  const size_t slash = path.rfind('/');
+  const absl::string_view dir =
+      slash == absl::string_view::npos ? absl::string_view() : path.substr(0, slash + 1);
+  const absl::string_view base = path.substr(dir.size());
+  if (dir.empty()) return ElideName(base, max_bytes);
+  // At least one byte of the directory on each side of "...": the last is its '/'.
+  if (base.size() + 3 + 2 <= max_bytes) {
+    const size_t room = max_bytes - base.size() - 3;
+    const size_t tail = room / 2;
+    return absl::StrCat(Head(dir, room - tail), "...", Tail(dir, tail), base);
+  }
+  return absl::StrCat(".../", ElideName(base, max_bytes > 4 ? max_bytes - 4 : 0));
+}
+
+namespace {
+
+// The inputs of a run for its line: as they are where they fit, else each elided (ElidePath),
+// the first kMaxInputsNamed of them and how many more.
+std::string InputsText(const std::vector<std::string>& raw) {
   std::vector<std::string> inputs;
-  for (const std::string& in : r.inputs) inputs.push_back(Printable(in));
+  for (const std::string& in : raw) inputs.push_back(Printable(in));
+  const std::string all = absl::StrJoin(inputs, ", ");
+  if (all.size() <= kMaxInputsWidth) return all;
+  const size_t named = std::min(inputs.size(), kMaxInputsNamed);
+  const size_t width = std::max(kMinInputWidth, (kMaxInputsWidth - 2 * (named - 1)) / named);
+  std::vector<std::string> parts;
+  for (size_t i = 0; i < named; ++i) parts.push_back(ElidePath(inputs[i], width));
+  if (inputs.size() > named) parts.push_back(absl::StrCat("and ", inputs.size() - named, " more"));
+  return absl::StrJoin(parts, ", ");
+}
+
+std::string RunLine(const DiffRun& r, const Change& steps, bool is_after) {
   const int64_t n = is_after ? steps.after : steps.before;
   std::string step_text =
       n == 0 ? "no steps"
              : absl::StrCat(
                    n, n == 1 ? " step" : " steps",
                    r.step_source.empty() ? "" : absl::StrCat(" (", Printable(r.step_source), ")"));
-  std::string line = absl::StrCat(
-      is_after ? "after:  " : "before: ", Printable(r.source),
-      inputs.empty()
-          ? ""
-          : absl::StrCat(" (", Shorten(absl::StrJoin(inputs, ", "), kMaxInputsWidth), ")"));
+  std::string line =
+      absl::StrCat(is_after ? "after:  " : "before: ", Printable(r.source),
+                   r.inputs.empty() ? "" : absl::StrCat(" (", InputsText(r.inputs), ")"));
   absl::StrAppend(
       &line, "; ", step_text, "; ", r.devices, r.devices == 1 ? " GPU" : " GPUs",
       "; records: ", r.completeness == report_values::kRecordsLost ? "lost" : r.completeness,
       r.sampled ? "; sampled" : "");
   return Wrap(line, "", "        ");
+}
+
+// Runs that look like different programs are said to be so before the verdict, with the reasons.
+void Comparability(const ReportDiff& d, std::string* out) {
+  if (d.comparability.comparable) return;
+  absl::StrAppend(out, "\n",
+                  Wrap("NOT COMPARABLE: the runs look like different programs (or set-ups), so "
+                       "the figures below say nothing about a fix:",
+                       "", "  "));
+  for (const DiffCaveat& r : d.comparability.reasons) {
+    absl::StrAppend(out, Wrap(Printable(r.message), "  - ", "    "));
+  }
 }
 
 void Steady(const ReportDiff& d, std::string* out) {
@@ -234,6 +334,9 @@ void Devices(const ReportDiff& d, std::string* out) {
 void AdviceSection(const ReportDiff& d, std::string* out) {
   if (d.advice.empty()) return;
   absl::StrAppend(out, "\nadvice: share of lost time before -> after, change of its lost time\n");
+  if (!d.comparability.comparable) {
+    absl::StrAppend(out, "  (of runs that are not comparable: resolved or new is no fix)\n");
+  }
   const char* per = d.unit == DiffUnit::kPerStep ? "/step" : "/s";
   // The fixes of what is left, unless so little is left that they would be noise.
   const bool show_fixes = d.lost_share.after >= kMinLostShareForFixes;
@@ -341,13 +444,48 @@ void JsonCauses(Json& w, absl::string_view key, const std::array<Change, kNumCau
 }
 
 void JsonVerdict(Json& w, const DiffVerdict& v) {
-  Str(w, diff_keys::kVerdict);
+  Str(w, report_keys::kVerdict);
   w.StartObject();
   StringField(w, diff_keys::kOutcome, DiffOutcomeName(v.outcome));
   StringField(w, diff_keys::kMetric, v.metric);
   OptionalSubcauseField(w, diff_keys::kMainChange, v.main_change);
   BoolField(w, diff_keys::kWeak, v.weak);
   StringField(w, diff_keys::kText, v.text);
+  w.EndObject();
+}
+
+void JsonReasons(Json& w, absl::string_view key, const std::vector<DiffCaveat>& list) {
+  Str(w, key);
+  w.StartArray();
+  for (const DiffCaveat& c : list) {
+    w.StartObject();
+    StringField(w, diff_keys::kCode, c.code);
+    StringField(w, diff_keys::kMessage, c.message);
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
+void JsonComparability(Json& w, const DiffComparability& c) {
+  Str(w, diff_keys::kComparability);
+  w.StartObject();
+  BoolField(w, diff_keys::kComparable, c.comparable);
+  JsonReasons(w, diff_keys::kReasons, c.reasons);
+  Str(w, diff_keys::kKernelsPerStep);
+  if (c.kernels_per_step_before && c.kernels_per_step_after) {
+    w.StartObject();
+    NumberField(w, diff_keys::kBefore, *c.kernels_per_step_before);
+    NumberField(w, diff_keys::kAfter, *c.kernels_per_step_after);
+    w.EndObject();
+  } else {
+    w.Null();
+  }
+  Str(w, diff_keys::kKernelNames);
+  w.StartObject();
+  Int64Field(w, diff_keys::kBefore, c.kernel_names_before);
+  Int64Field(w, diff_keys::kAfter, c.kernel_names_after);
+  Int64Field(w, diff_keys::kShared, c.kernel_names_shared);
+  w.EndObject();
   w.EndObject();
 }
 
@@ -360,7 +498,7 @@ void JsonSteady(Json& w, const ReportDiff& d) {
   JsonChange(w, diff_keys::kMedianStepNs, d.median_step_ns);
   JsonShare(w, diff_keys::kBusyShare, d.busy_share);
   JsonShare(w, diff_keys::kIdleShare, d.idle_share);
-  JsonShare(w, diff_keys::kLostShare, d.lost_share);
+  JsonShare(w, report_keys::kLostShare, d.lost_share);
   JsonChange(w, diff_keys::kBusyPerUnitNs, d.busy_per_unit);
   JsonChange(w, diff_keys::kLostPerUnitNs, d.lost_per_unit);
   w.EndObject();
@@ -389,11 +527,11 @@ void JsonDeviceDiff(Json& w, const DeviceDiff& x) {
   Str(w, diff_keys::kAfter);
   JsonDevice(w, x.after);
   StringField(w, diff_keys::kUnit, DiffUnitName(x.unit));
-  JsonChange(w, diff_keys::kSteadyNs, x.steady_ns);
+  JsonChange(w, report_keys::kSteadyNs, x.steady_ns);
   JsonChange(w, report_keys::kStepCount, x.step_count);
   JsonChange(w, diff_keys::kMeanStepNs, x.mean_step_ns);
   JsonShare(w, diff_keys::kBusyShare, x.busy_share);
-  JsonShare(w, diff_keys::kLostShare, x.lost_share);
+  JsonShare(w, report_keys::kLostShare, x.lost_share);
   JsonCauses(w, diff_keys::kLostByCause, x.lost_by_cause);
   JsonChange(w, diff_keys::kCommWaitPerUnitNs, x.comm_wait_ns);
   OptionalSubcauseField(w, diff_keys::kDominantBefore, x.dominant_before);
@@ -416,17 +554,9 @@ void JsonMembers(Json& w, const ReportDiff& d) {
   JsonRun(w, diff_keys::kBefore, d.before);
   JsonRun(w, diff_keys::kAfter, d.after);
   StringField(w, diff_keys::kUnit, DiffUnitName(d.unit));
+  JsonComparability(w, d.comparability);
   JsonVerdict(w, d.verdict);
-
-  Str(w, diff_keys::kCaveats);
-  w.StartArray();
-  for (const DiffCaveat& c : d.caveats) {
-    w.StartObject();
-    StringField(w, diff_keys::kCode, c.code);
-    StringField(w, diff_keys::kMessage, c.message);
-    w.EndObject();
-  }
-  w.EndArray();
+  JsonReasons(w, diff_keys::kCaveats, d.caveats);
 
   JsonSteady(w, d);
   JsonCauses(w, diff_keys::kLostByCause, d.lost_by_cause);
@@ -473,6 +603,7 @@ std::string JsonText(const ReportDiff& d) {
 std::string WriteDiffText(const ReportDiff& d) {
   std::string out = "gpuidle diff: what changed from before to after\n";
   absl::StrAppend(&out, RunLine(d.before, d.steps, false), RunLine(d.after, d.steps, true));
+  Comparability(d, &out);
   absl::StrAppend(&out, "\n", Wrap(Printable(d.verdict.text), "", "  "));
   Steady(d, &out);
   Causes(d, &out);

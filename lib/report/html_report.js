@@ -27,12 +27,14 @@
   window.addEventListener('error', function (e) { noteError(e.message || 'error'); });
   root.setAttribute('data-errors', '0');
 
-  // Colours of the causes, busy time and one-off time: the one home of the page's palette
-  // (canvas and swatches alike), in the families of the trace and the terminal: reds for
-  // data-starved, blues for launch-bound, yellows for sync-bound, grey for no evidence.
+  // Colours of the causes, busy time, waiting for peers and one-off time: the one home of the
+  // page's palette (canvas and swatches alike), in the families of the trace and the terminal:
+  // reds for data-starved, blues for launch-bound, yellows for sync-bound, magenta for waiting
+  // for peers (busy, yet no work done), grey for no evidence.
   var CAUSES = ['data_starved', 'launch_bound', 'sync_bound', 'unattributed'];
   var COLOR = {
     busy: '#2a9d8f',
+    waiting: '#a8329e',
     data_starved: '#d62728',
     launch_bound: '#1f77b4',
     sync_bound: '#e6a800',
@@ -42,13 +44,17 @@
   };
   var LABEL = {
     busy: 'busy',
+    waiting: 'waiting for peers',
     data_starved: 'data-starved',
     launch_bound: 'launch-bound',
     sync_bound: 'sync-bound',
     unattributed: 'unattributed',
     one_off: 'start-up, wind-down, one-off'
   };
+  var COMM_WAIT = 'sync_bound.comm_wait';  // the subcause that waiting for peers is lost time of
+  var OF_STEADY = 'of the steady state';   // what every share of a cause or a fix is of
   var MAX_ROWS = 200;  // rows of a table: a 100k-gap report must not become 100k DOM nodes
+  var MAX_NAME = 56;   // characters of a name in a table cell; longer ones are elided in the middle
 
   function el(tag, cls, text) {
     var e = document.createElement(tag);
@@ -58,6 +64,7 @@
   }
   function add(parent, child) { parent.appendChild(child); return child; }
   function num(v) { return typeof v === 'number' && isFinite(v) ? v : 0; }
+  function known(v) { return v !== null && v !== undefined; }
   function fmtNs(ns) {
     if (ns === null || ns === undefined || !isFinite(ns)) return 'n/a';
     var a = Math.abs(ns);
@@ -67,7 +74,16 @@
     if (a < 6e10) return (ns / 1e9).toPrecision(3) + ' s';
     return (ns / 6e10).toPrecision(3) + ' min';
   }
+  // Milliseconds without the unit, for axes that name it once ("12.5").
+  function msValue(ns) {
+    var v = num(ns) / 1e6;
+    var a = Math.abs(v);
+    return a >= 100 ? v.toFixed(0) : a >= 10 ? v.toFixed(1) : a >= 0.1 || a === 0 ? v.toFixed(2)
+                                                                       : v.toPrecision(2);
+  }
   function pct(x) { return isFinite(x) ? (100 * x).toFixed(1) + '%' : 'n/a'; }
+  // A threshold as people write it: "5%", "2.5%".
+  function pctShort(x) { return isFinite(x) ? String(Math.round(1000 * x) / 10) + '%' : 'n/a'; }
   function share(part, whole) { return whole > 0 ? part / whole : 0; }
   function swatch(color) {
     var s = el('span', 'swatch');
@@ -75,17 +91,62 @@
     return s;
   }
   function causeOf(subcause) { return String(subcause || '').split('.')[0]; }
+  // Waiting for peers has its own colour wherever it is drawn, though it counts as sync-bound.
+  function colorOf(subcause) {
+    if (String(subcause) === COMM_WAIT) return COLOR.waiting;
+    return COLOR[causeOf(subcause)] || COLOR.unattributed;
+  }
   function deviceName(d) {
-    return (d.rank !== null && d.rank !== undefined ? 'rank ' + d.rank + ' ' : '') + 'GPU ' + d.device;
+    return (known(d.rank) ? 'rank ' + d.rank + ' ' : '') + 'GPU ' + d.device;
   }
   function keyOf(x) { return String(x.rank) + ':' + String(x.device); }
-  function legend(parent, keys) {
+  // A long name (a kernel's template arguments) on one line: its start and its end, the whole
+  // name in the hover (title). Counted in code points, so that no character is cut in two.
+  function elided(text, max) {
+    var s = String(text === null || text === undefined ? '' : text);
+    var chars = Array.from(s);
+    var limit = max || MAX_NAME;
+    var span = el('span', 'elided');
+    if (chars.length <= limit) {
+      span.textContent = s;
+      return span;
+    }
+    var head = Math.ceil((limit - 1) * 0.6), tail = limit - 1 - head;
+    span.textContent = chars.slice(0, head).join('') + '\u2026' + chars.slice(chars.length - tail).join('');
+    span.setAttribute('title', s);
+    return span;
+  }
+  // A kernel as the text outputs show it: "void ns::kernel<T>(int, float*)" -> "ns::kernel<T>"
+  // (the signature says little here; the hover keeps it).
+  function kernelName(name) {
+    var s = String(name === null || name === undefined ? '' : name);
+    if (s.indexOf('void ') === 0) s = s.slice(5);
+    var depth = 0;
+    for (var i = 1; i < s.length; ++i) {
+      var c = s.charAt(i);
+      if (c === '<') ++depth;
+      if (c === '>') --depth;
+      if (c === '(' && depth === 0 && s.indexOf('(anonymous namespace)', i) !== i) return s.slice(0, i);
+    }
+    return s;
+  }
+  // A kernel's name in a table cell: shown as the text outputs show it, elided in the middle,
+  // the whole name in the hover.
+  function kernelCell(name) {
+    var full = String(name === null || name === undefined ? '' : name);
+    var span = elided(kernelName(full));
+    if (full !== span.textContent) span.setAttribute('title', full);
+    return span;
+  }
+  function legend(parent, keys, notes) {
     var l = add(parent, el('div', 'legend'));
     keys.forEach(function (k) {
       var item = add(l, el('span', 'item'));
+      item.setAttribute('data-key', k);
       item.appendChild(swatch(COLOR[k]));
-      item.appendChild(document.createTextNode(LABEL[k]));
+      item.appendChild(document.createTextNode(LABEL[k] + (notes && notes[k] ? ' ' + notes[k] : '')));
     });
+    return l;
   }
   // A table of at most MAX_ROWS rows; the rest is counted in a note.
   function table(parent, headers, rows, numeric, total) {
@@ -97,7 +158,7 @@
       var tr = add(body, el('tr'));
       r.forEach(function (cell, i) {
         if (cell instanceof Node) {
-          add(add(tr, el('td')), cell);
+          add(add(tr, el('td', numeric[i] ? 'num' : 'text')), cell);
         } else {
           add(tr, el('td', numeric[i] ? 'num' : 'text', cell));
         }
@@ -111,8 +172,8 @@
     return t;
   }
   function causeCell(subcause) {
-    var span = el('span');
-    span.appendChild(swatch(COLOR[causeOf(subcause)] || COLOR.unattributed));
+    var span = el('span', 'nowrap');
+    span.appendChild(swatch(colorOf(subcause)));
     span.appendChild(document.createTextNode(String(subcause || '')));
     return span;
   }
@@ -126,6 +187,13 @@
     ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
     return ctx;
   }
+  // Where an element lies on the page, "x,y,width,height" in CSS pixels (for tests and tools).
+  function rectOf(e) {
+    var r = e.getBoundingClientRect();
+    return [r.left + window.scrollX, r.top + window.scrollY, r.width, r.height].map(function (v) {
+      return Math.round(v);
+    }).join(',');
+  }
   function showTip(tip, plot, x, y, lines) {
     tip.textContent = lines.join('\n');
     tip.style.display = 'block';
@@ -135,6 +203,9 @@
   }
 
   var report = JSON.parse(root.querySelector('script.gpuidle-data').textContent);
+  // The page's own data (html_writer.cc): the one-off kinds' names, waiting for peers per bin.
+  var pageNode = root.querySelector('script.gpuidle-page');
+  var page = pageNode ? JSON.parse(pageNode.textContent) : {};
   var devices = report.devices || [];
   var offsets = {};  // rank -> clock offset onto the job's clock (a merge of ranks)
   (report.ranks || []).forEach(function (r) { offsets[String(r.rank)] = num(r.clock_offset_ns); });
@@ -145,13 +216,65 @@
     var e = p.wind_down ? num(p.wind_down.end_ns) : num(d.steady_end_ns);
     return [s + offsetOf(d), e + offsetOf(d)];
   }
+  function steadyOf(d) {
+    return d.phases && d.phases.steady ? num(d.phases.steady.ns)
+                                       : num(d.steady_end_ns) - num(d.steady_start_ns);
+  }
+  function waitOf(x) { return known(x.comm_wait_ns) ? num(x.comm_wait_ns) : 0; }
+  // A one-off kind as the text outputs name it ("set-up", "CUDA init").
+  function oneOffLabel(kind, steady) {
+    var names = (steady ? page.steady_one_off_labels : page.one_off_labels) || {};
+    return names[kind] || String(kind).replace(/_/g, ' ');
+  }
+  // Lost time (docs/HTML_REPORT.md): idle time, plus waiting for peers inside collectives, which
+  // is lost time of sync_bound.comm_wait; every share of it is of the steady state.
+  function lostBySubcause(x) {
+    var lost = {};
+    Object.keys(x.idle_by_subcause || {}).forEach(function (k) { lost[k] = num(x.idle_by_subcause[k]); });
+    lost[COMM_WAIT] = (lost[COMM_WAIT] || 0) + waitOf(x);
+    return lost;
+  }
+  function lostByCause(x) {
+    var lost = {};
+    CAUSES.forEach(function (c) { lost[c] = num(x.idle_by_cause && x.idle_by_cause[c]); });
+    lost.sync_bound += waitOf(x);
+    return lost;
+  }
+
+  // ---- totals over the devices --------------------------------------------------------------
+  var steadyNs = 0, busyNs = 0, idleNs = 0, waitNs = 0, waitKnown = false, commNs = 0;
+  var lostCause = {}, lostSub = {};
+  CAUSES.forEach(function (c) { lostCause[c] = 0; });
+  var rankSet = {};
+  (report.ranks || []).forEach(function (r) { rankSet[String(r.rank)] = true; });
+  devices.forEach(function (d) {
+    steadyNs += steadyOf(d);
+    busyNs += num(d.busy_ns);
+    idleNs += num(d.idle_ns);
+    commNs += num(d.comm_ns);
+    if (known(d.rank)) rankSet[String(d.rank)] = true;
+    var byCause = lostByCause(d);
+    CAUSES.forEach(function (c) { lostCause[c] += byCause[c]; });
+    var bySub = lostBySubcause(d);
+    Object.keys(bySub).forEach(function (k) { lostSub[k] = (lostSub[k] || 0) + bySub[k]; });
+    if (known(d.comm_wait_ns)) {
+      waitKnown = true;
+      waitNs += num(d.comm_wait_ns);
+    }
+  });
+  var lostNs = idleNs + waitNs;
+  // Peers are a matter only for a job of several ranks, or a process that communicated.
+  var showPeers = Object.keys(rankSet).length >= 2 || commNs > 0 || waitKnown;
+  var verdict = report.verdict && typeof report.verdict === 'object' ? report.verdict : null;
+  var nothingToFix = verdict !== null && verdict.worth_fixing === false;
+  var gpus = devices.length === 1 ? 'the GPU' : 'the GPUs';
 
   // ---- header, summary cards ---------------------------------------------------------------
   if (root.parentNode === document.body) {  // a page of its own, not a notebook's output
     document.title = 'gpuidle report' + (report.inputs && report.inputs.length ?
                                              ': ' + String(report.inputs[0]) : '');
   }
-  add(root, el('h1', '', 'Why the GPUs were idle'));
+  add(root, el('h1', '', devices.length === 1 ? 'Why the GPU was idle' : 'Why the GPUs were idle'));
   var inputs = (report.inputs || []).map(String);
   add(root, el('div', 'meta',
                (inputs.length ? inputs.slice(0, 5).join(', ') +
@@ -160,72 +283,183 @@
                    String(report.source || '') + ', ' + String(report.generator || '') +
                    ', window ' + fmtNs(num(report.window && report.window.end_ns) -
                                        num(report.window && report.window.start_ns))));
-  var steadyNs = 0, busyNs = 0, idleNs = 0, waitNs = 0, waitKnown = false;
-  var idleByCause = {};
-  CAUSES.forEach(function (c) { idleByCause[c] = 0; });
-  devices.forEach(function (d) {
-    var steady = d.phases && d.phases.steady ? num(d.phases.steady.ns) :
-                                               num(d.steady_end_ns) - num(d.steady_start_ns);
-    steadyNs += steady;
-    busyNs += num(d.busy_ns);
-    idleNs += num(d.idle_ns);
-    CAUSES.forEach(function (c) { idleByCause[c] += num(d.idle_by_cause && d.idle_by_cause[c]); });
-    if (d.comm_wait_ns !== null && d.comm_wait_ns !== undefined) {
-      waitKnown = true;
-      waitNs += num(d.comm_wait_ns);
-    }
-  });
   var cards = add(root, el('div', 'cards'));
-  function card(label, value, detail, color) {
-    var c = add(cards, el('div', 'card'));
+  // A card: a label, a value (with the unit its share is of, if any) and a line of detail.
+  function card(label, value, unit, detail, color, cls) {
+    var c = add(cards, el('div', 'card' + (cls ? ' ' + cls : '')));
     var l = add(c, el('div', 'label'));
     if (color) l.appendChild(swatch(color));
     l.appendChild(document.createTextNode(label));
-    add(c, el('div', 'value', value));
+    var v = add(c, el('div', 'value', value));
+    if (unit) add(v, el('span', 'unit', ' ' + unit));
     if (detail) add(c, el('div', 'detail', detail));
     return c;
   }
-  card('busy (steady state)', pct(share(busyNs, steadyNs)),
-       fmtNs(busyNs) + ' of ' + fmtNs(steadyNs) + ' over ' + devices.length + ' device(s)',
+  card('busy (steady state)', pct(share(busyNs, steadyNs)), OF_STEADY,
+       fmtNs(busyNs) + ' of ' + fmtNs(steadyNs) + ' over ' + devices.length + ' device(s)' +
+           (waitNs > 0 ? '; of it waiting for peers ' + fmtNs(waitNs) + ' (no work done)' : ''),
        COLOR.busy);
-  card('idle', pct(share(idleNs, steadyNs)), fmtNs(idleNs));
+  card(waitNs > 0 ? 'lost (idle + waiting for peers)' : 'lost (idle)', pct(share(lostNs, steadyNs)),
+       OF_STEADY, fmtNs(lostNs) + (waitNs > 0 ? ': idle ' + fmtNs(idleNs) + ', waiting ' + fmtNs(waitNs) : ''));
   CAUSES.forEach(function (c) {
-    card(LABEL[c], pct(share(idleByCause[c], steadyNs)), fmtNs(idleByCause[c]) + ' idle', COLOR[c]);
+    var detail = fmtNs(lostCause[c]) + ' lost';
+    if (c === 'sync_bound' && waitNs > 0) detail += ', of it waiting for peers ' + fmtNs(waitNs);
+    if (c === 'unattributed') detail += ' (no evidence in the trace)';
+    var k = card(LABEL[c], pct(share(lostCause[c], steadyNs)), OF_STEADY, detail, COLOR[c], 'cause');
+    k.setAttribute('data-cause', c);
   });
-  card('waiting for peers', waitKnown ? fmtNs(waitNs) : 'not known',
-       waitKnown ? pct(share(waitNs, steadyNs)) + ' of steady time (busy, yet no work done)'
-                 : 'needs the reports of all ranks merged');
+  if (showPeers) {
+    var pc = card('waiting for peers', waitKnown ? pct(share(waitNs, steadyNs)) : 'not known',
+                  waitKnown ? OF_STEADY : '',
+                  waitKnown ? fmtNs(waitNs) + ' inside collectives: busy, yet no work done ' +
+                                  '(counted as sync-bound, sync_bound.comm_wait)'
+                            : 'needs the traces or reports of all ranks, merged',
+                  COLOR.waiting, 'peers');
+    pc.setAttribute('data-cause', 'waiting');
+  }
   if (report.start_up) {
     var parts = (report.start_up.parts || []).slice(0, 3).map(function (p) {
-      return String(p.kind) + ' ' + fmtNs(num(p.ns));
+      return oneOffLabel(p.kind, false) + ' ' + fmtNs(num(p.ns));
     });
-    card('start-up (reported apart)', fmtNs(num(report.start_up.ns)),
+    card('start-up (reported apart)', fmtNs(num(report.start_up.ns)), '',
          deviceName(report.start_up) + (parts.length ? ': ' + parts.join(', ') : ''),
          COLOR.one_off);
   }
   function gainText(a) {
-    if (a.gain_per_step_ns !== undefined && a.gain_per_step_ns !== null) {
+    if (known(a.gain_per_step_ns)) {
       var s = 'up to ' + fmtNs(num(a.gain_per_step_ns)) + '/step';
-      if (a.gain_share_of_step !== undefined && a.gain_share_of_step !== null) {
-        s += ' (' + pct(num(a.gain_share_of_step)) + ' of step time)';
-      }
+      if (known(a.gain_share_of_step)) s += ' (' + pct(num(a.gain_share_of_step)) + ' of step time)';
       return s;
     }
     if (num(a.gain_ns) > 0) return 'up to ' + fmtNs(num(a.gain_ns)) + ' in all';
     return '';
   }
-  (report.advice || []).slice(0, 6).forEach(function (a) {
-    var g = gainText(a);
-    card('fix ' + String(a.subcause || ''), g || pct(num(a.share_of_lost_time)) + ' of lost time',
-         g ? pct(num(a.share_of_lost_time)) + ' of lost time' : '', COLOR[causeOf(a.subcause)]);
-  });
+  // A fix's share of the steady state: the report's, else its subcause's lost time over it (a
+  // report of an older gpuidle).
+  function adviceShare(a) {
+    if (typeof a.share_of_steady_state === 'number') return a.share_of_steady_state;
+    return share(lostSub[String(a.subcause)] || 0, steadyNs);
+  }
+  var nothingText = '';
+  if (nothingToFix) {
+    nothingText = 'Nothing worth fixing here: ' + gpus + ' lost ' + pct(num(verdict.lost_share)) +
+                  ' of the steady state (' + fmtNs(num(verdict.lost_ns)) + ' of ' +
+                  fmtNs(num(verdict.steady_ns)) + '), below the ' +
+                  pctShort(num(verdict.threshold_share)) + ' threshold';
+    var nc = add(cards, el('div', 'card verdict'));
+    add(nc, el('div', 'label', 'verdict'));
+    add(nc, el('div', 'value', 'Nothing worth fixing here'));
+    add(nc, el('div', 'detail', nothingText));
+  } else {
+    (report.advice || []).slice(0, 6).forEach(function (a) {
+      var g = gainText(a);
+      var s = pct(adviceShare(a));
+      card('fix ' + String(a.subcause || ''), g || s, g ? '' : OF_STEADY,
+           g ? s + ' ' + OF_STEADY : '', colorOf(a.subcause), 'fix');
+    });
+  }
+
+  // ---- lost time by cause -------------------------------------------------------------------
+  add(root, el('h2', '', 'Lost time by cause'));
+  add(root, el('div', 'note', 'Steady state, all devices: idle time by cause' +
+                                  (waitNs > 0 ? ', and waiting for peers inside collectives ' +
+                                                    '(sync_bound.comm_wait)' : '') +
+                                  '; shares of the steady state (' + fmtNs(steadyNs) + ').'));
+  var causeOrder = CAUSES.slice().sort(function (a, b) { return lostCause[b] - lostCause[a]; });
+  table(root, ['cause', 'lost (ms)', '% of the steady state', 'subcauses (ms)'],
+        causeOrder.filter(function (c) { return lostCause[c] > 0; }).map(function (c) {
+          var subs = Object.keys(lostSub).filter(function (k) {
+            return causeOf(k) === c && k !== 'unattributed' && lostSub[k] > 0;
+          }).sort(function (a, b) { return lostSub[b] - lostSub[a]; }).map(function (k) {
+            return k.split('.').slice(1).join('.') + ' ' + msValue(lostSub[k]);
+          });
+          var cell = el('span');
+          cell.appendChild(swatch(COLOR[c]));
+          cell.appendChild(document.createTextNode(LABEL[c]));
+          return [cell, msValue(lostCause[c]), pct(share(lostCause[c], steadyNs)),
+                  c === 'unattributed' ? 'no evidence in the trace' : subs.join(', ')];
+        }),
+        [false, true, true, false]).className = 'causes';
+  if (!(lostNs > 0)) add(root, el('div', 'note', 'No time was lost in the steady state.'));
 
   // ---- timeline -----------------------------------------------------------------------------
   add(root, el('h2', '', 'Timeline'));
   add(root, el('div', 'note',
                'Each device\'s whole window, binned (upper band: what each stretch was spent on) ' +
                    'with the longest gaps exactly, by cause (lower band). Wheel: zoom, drag: pan.'));
-  legend(root, ['busy'].concat(CAUSES).concat(['one_off']));
+  // Waiting for peers per bin. A merge of ranks knows each step's wait (steps[].comm_wait_ns) and
+  // the device's in all, not each collective's: a step's wait is spread over its busy time in
+  // the bins (its share of the step's busy time), and what no listed step holds over the steady
+  // state's remaining busy time alike. Busy time in the bins holds it; it is drawn apart.
+  var stepsOf = {};
+  (report.steps || []).forEach(function (s) {
+    var k = keyOf(s);
+    (stepsOf[k] = stepsOf[k] || []).push(s);
+  });
+  var waitingBy = {perStep: false, total: false};
+  function waitingBinsOf(d) {
+    var tl = d.timeline;
+    var total = waitOf(d);
+    if (!(total > 0) || !tl || !(num(tl.bin_ns) > 0)) return null;
+    var bin = num(tl.bin_ns), start = num(tl.start_ns), busy = tl.busy_ns || [], n = busy.length;
+    function zeros() {
+      var z = [];
+      for (var i = 0; i < n; ++i) z.push(0);
+      return z;
+    }
+    // Adds weight(j) times the part of bin j that [s, e) covers to into[j].
+    function spread(into, s, e, weight) {
+      var first = Math.max(0, Math.floor((s - start) / bin));
+      var last = Math.min(n - 1, Math.floor((e - 1 - start) / bin));
+      for (var j = first; j <= last; ++j) {
+        var b0 = start + j * bin;
+        var part = (Math.min(e, b0 + bin) - Math.max(s, b0)) / bin;
+        if (part > 0) into[j] += weight(j) * part;
+      }
+    }
+    var out = zeros(), placed = 0;
+    (stepsOf[keyOf(d)] || []).forEach(function (s) {
+      var w = Math.min(waitOf(s), num(s.busy_ns));
+      if (!(w > 0)) return;
+      spread(out, num(s.start_ns), num(s.end_ns), function (j) { return num(busy[j]) * w / num(s.busy_ns); });
+      placed += w;
+      waitingBy.perStep = true;
+    });
+    var rest = total - placed;
+    if (rest > total * 0.01) {
+      // The steady state's busy time that no step's wait took, given its share of the rest.
+      var free = zeros(), freeNs = 0;
+      spread(free, num(d.steady_start_ns), num(d.steady_end_ns), function (j) {
+        return Math.max(0, num(busy[j]) - out[j]);
+      });
+      free.forEach(function (v) { freeNs += v; });
+      var ratio = freeNs > 0 ? Math.min(1, rest / freeNs) : 0;
+      for (var k = 0; k < n; ++k) out[k] += free[k] * ratio;
+      waitingBy.total = true;
+    }
+    for (var z = 0; z < n; ++z) out[z] = Math.min(out[z], num(busy[z]));
+    return out;
+  }
+  var waitingByDevice = {};
+  devices.forEach(function (d) {
+    var w = waitingBinsOf(d);
+    if (w) waitingByDevice[keyOf(d)] = w;
+  });
+  var timelineNotes = {};
+  if (waitNs > 0) {
+    timelineNotes.waiting =
+        waitingBy.perStep && !waitingBy.total
+            ? '(each step\u2019s wait spread over its busy time: the report has each step\u2019s ' +
+                  'wait, not each collective\u2019s)'
+            : waitingBy.perStep
+                  ? '(each step\u2019s wait spread over its busy time, the rest over the steady ' +
+                        'state\u2019s: the report has each step\u2019s wait and the device\u2019s ' +
+                        'total, not each collective\u2019s)'
+                  : '(the device\u2019s total spread over its steady state\u2019s busy time: the ' +
+                        'report has only totals)';
+  }
+  legend(root, ['busy'].concat(waitNs > 0 ? ['waiting'] : []).concat(CAUSES).concat(['one_off']),
+         timelineNotes).className = 'legend timeline-legend';
   var toolbar = add(root, el('div', 'toolbar'));
   var reset = add(toolbar, el('button', '', 'reset zoom'));
   reset.type = 'button';
@@ -233,7 +467,8 @@
   var tPlot = add(root, el('div', 'plot'));
   var tCanvas = add(tPlot, el('canvas', 'timeline'));
   tCanvas.setAttribute('role', 'img');
-  tCanvas.setAttribute('aria-label', 'timeline of each device: busy and idle time by cause');
+  tCanvas.setAttribute('aria-label', 'timeline of each device: busy, waiting for peers and idle ' +
+                                         'time by cause');
   var tTip = add(tPlot, el('div', 'tooltip'));
 
   var gapsByDevice = {};
@@ -278,10 +513,13 @@
       } catch (e) { /* some viewers forbid it: the view still works */ }
     }, 400);
   }
-  var LABEL_W = 130;
-  var rowH = devices.length <= 24 ? 34 : Math.max(3, Math.floor(720 / devices.length));
+  var LABEL_W = 150;
+  // Rows tall enough to read, with the device's name and its lost share beside them; a job of
+  // many devices shrinks them to fit about 720 px.
+  var rowH = devices.length <= 16 ? 54 : devices.length <= 24 ? 40 :
+                                         Math.max(3, Math.floor(720 / devices.length));
   var split = rowH >= 20;  // bins above, gaps below; else gaps drawn over the bins
-  var drawnBins = 0, drawnGaps = 0;
+  var drawnBins = 0, drawnGaps = 0, drawnWaitingBins = 0;
 
   function drawTimeline() {
     var width = Math.max(300, tPlot.clientWidth || 900);
@@ -298,26 +536,48 @@
     drawnGaps = 0;
     devices.forEach(function (d, row) {
       var y0 = row * rowH + 1;
-      var binH = split ? rowH - 14 : rowH - 1;
+      var binH = split ? rowH - 16 : rowH - 1;
       var off = offsetOf(d);
-      if (rowH >= 12) {
+      if (rowH >= 36) {
         ctx.fillStyle = '#1d2433';
-        ctx.fillText(deviceName(d).slice(0, 22), 4, y0 + rowH / 2);
+        ctx.font = '12px sans-serif';
+        ctx.fillText(deviceName(d).slice(0, 24), 4, y0 + binH / 2 - 6);
+        ctx.fillStyle = '#5a6478';
+        ctx.font = '10px sans-serif';
+        var steadyD = steadyOf(d);
+        ctx.fillText(steadyD > 0 ? 'lost ' + pct(share(num(d.idle_ns) + waitOf(d), steadyD)) +
+                                       ' of steady state' : '', 4, y0 + binH / 2 + 8);
+        ctx.font = '11px sans-serif';
+      } else if (rowH >= 12) {
+        ctx.fillStyle = '#1d2433';
+        ctx.fillText(deviceName(d).slice(0, 24), 4, y0 + rowH / 2);
       }
       var tl = d.timeline;
       if (tl && num(tl.bin_ns) > 0) {
         var bin = num(tl.bin_ns), start = num(tl.start_ns) + off;
-        var cols = [['busy', tl.busy_ns || []]];
+        var waiting = waitingByDevice[keyOf(d)] || [];
+        var busyCol = tl.busy_ns || [];
+        var workCol = [], waitCol = [];
+        for (var k = 0; k < busyCol.length; ++k) {
+          var wk = Math.min(num(waiting[k]), num(busyCol[k]));
+          waitCol.push(wk);
+          workCol.push(num(busyCol[k]) - wk);
+        }
+        var cols = [['busy', workCol], ['waiting', waitCol]];
         CAUSES.forEach(function (c) { cols.push([c, (tl.idle_ns || {})[c] || []]); });
         cols.push(['one_off', tl.one_off_ns || []]);
-        var n = cols[0][1].length;
+        var n = busyCol.length;
         var first = Math.max(0, Math.floor((view[0] - start) / bin));
         var last = Math.min(n - 1, Math.ceil((view[1] - start) / bin));
         for (var i = first; i <= last; ++i) {
-          var bx0 = Math.max(LABEL_W, x(start + i * bin));
-          var bx1 = Math.min(LABEL_W + plotW, x(start + (i + 1) * bin));
-          if (bx1 <= bx0) continue;
-          var w = Math.max(bx1 - bx0, 0.5);
+          // Whole pixels: columns that meet without seams of blended colour between them.
+          var bx0 = Math.round(Math.max(LABEL_W, x(start + i * bin)));
+          var bx1 = Math.round(Math.min(LABEL_W + plotW, x(start + (i + 1) * bin)));
+          if (bx1 <= bx0) {
+            if (x(start + (i + 1) * bin) <= LABEL_W || x(start + i * bin) >= LABEL_W + plotW) continue;
+            bx1 = bx0 + 1;  // narrower than a pixel: drawn, and overdrawn by the next
+          }
+          var w = bx1 - bx0;
           var y = y0 + binH;
           for (var c = 0; c < cols.length; ++c) {
             var h = num(cols[c][1][i]) / bin * binH;
@@ -326,6 +586,7 @@
             ctx.fillRect(bx0, y - h, w, h);
             y -= h;
           }
+          if (waitCol[i] > 0) ++drawnWaitingBins;
           ++drawnBins;
         }
       }
@@ -338,7 +599,7 @@
         var s = num(g.start_ns) + off, e = num(g.end_ns) + off;
         if (e < view[0] || s > view[1]) continue;
         var gx0 = Math.max(LABEL_W, x(s)), gx1 = Math.min(LABEL_W + plotW, x(e));
-        var color = COLOR[causeOf(g.subcause)] || COLOR.unattributed;
+        var color = colorOf(g.subcause);
         ++drawnGaps;
         // Gaps narrower than a pixel that land on the pixel just drawn add nothing to see.
         if (gx1 - gx0 < 1 && Math.floor(gx0) === lastX && color === lastColor) continue;
@@ -366,6 +627,8 @@
                             fmtNs(view[1] - full[0]) + ' of ' + fmtNs(full[1] - full[0]);
     root.setAttribute('data-drawn-bins', String(drawnBins));
     root.setAttribute('data-drawn-gaps', String(drawnGaps));
+    root.setAttribute('data-drawn-waiting-bins', String(drawnWaitingBins));
+    root.setAttribute('data-timeline-rect', rectOf(tCanvas));
     noteView();
   }
 
@@ -414,13 +677,15 @@
         var binNs = num(tl.bin_ns);
         var out = [deviceName(d) + ': ' + fmtNs(b * binNs + num(tl.start_ns) + off - full[0]) +
                    ' + ' + fmtNs(binNs)];
-        out.push('busy ' + pct(num(tl.busy_ns[b]) / binNs));
+        var wb = Math.min(num((waitingByDevice[keyOf(d)] || [])[b]), num(tl.busy_ns[b]));
+        out.push('busy ' + fmtNs(num(tl.busy_ns[b]) - wb));
+        if (wb > 0) out.push(LABEL.waiting + ' ' + fmtNs(wb) + ' (spread over the step)');
         CAUSES.forEach(function (c) {
           var v = num(((tl.idle_ns || {})[c] || [])[b]);
-          if (v > 0) out.push(LABEL[c] + ' ' + pct(v / binNs));
+          if (v > 0) out.push(LABEL[c] + ' ' + fmtNs(v));
         });
         var o = num((tl.one_off_ns || [])[b]);
-        if (o > 0) out.push(LABEL.one_off + ' ' + pct(o / binNs));
+        if (o > 0) out.push(LABEL.one_off + ' ' + fmtNs(o));
         showTip(tTip, tPlot, p.px, p.py, out);
         return;
       }
@@ -487,7 +752,10 @@
                      (num(report.steps_not_listed) > 0 ?
                           ' The report lists ' + (report.steps || []).length + ' step rows; ' +
                               report.steps_not_listed + ' more are in the devices\' figures only.' : '')));
-    legend(root, ['busy'].concat(CAUSES).concat(['one_off']));
+    var stepsWait = (report.steps || []).some(function (s) { return waitOf(s) > 0; });
+    legend(root, ['busy'].concat(stepsWait ? ['waiting'] : []).concat(CAUSES).concat(['one_off']),
+           stepsWait ? {waiting: '(each step\u2019s own wait, as the merge of ranks measured it)'} : {})
+        .className = 'legend steps-legend';
     var stepBar = add(root, el('div', 'toolbar'));
     stepSelect = add(stepBar, el('select'));
     stepKeys.forEach(function (k) {
@@ -498,7 +766,8 @@
     sPlot = add(root, el('div', 'plot'));
     sCanvas = add(sPlot, el('canvas', 'steps'));
     sCanvas.setAttribute('role', 'img');
-    sCanvas.setAttribute('aria-label', 'each step\'s time: busy and idle by cause');
+    sCanvas.setAttribute('aria-label', 'each step\'s time in ms: busy, waiting for peers and ' +
+                                         'idle by cause');
     sTip = add(sPlot, el('div', 'tooltip'));
     stepSelect.addEventListener('change', drawSteps);
     sCanvas.addEventListener('mousemove', function (ev) {
@@ -509,6 +778,7 @@
       var lines = [b.first === b.last ? String(b.first) : String(b.first) + ' \u2026 ' + String(b.last) +
                                                             ' (mean of ' + b.count + ')',
                    'length ' + fmtNs(b.total), 'busy ' + fmtNs(b.busy)];
+      if (b.wait > 0) lines.push(LABEL.waiting + ' ' + fmtNs(b.wait));
       CAUSES.forEach(function (c) { if (b.idle[c] > 0) lines.push(LABEL[c] + ' ' + fmtNs(b.idle[c])); });
       if (b.oneOff > 0) lines.push('one-off ' + fmtNs(b.oneOff));
       showTip(sTip, sPlot, px, ev.clientY - rect.top, lines);
@@ -518,24 +788,29 @@
   function drawSteps() {
     if (!sCanvas) return;
     var steps = stepsByDevice[stepSelect.value] || [];
-    var width = Math.max(300, sPlot.clientWidth || 900), height = 220;
+    var width = Math.max(300, sPlot.clientWidth || 900), height = 240;
     var ctx = sizeCanvas(sCanvas, width, height);
-    var left = 60, plotW = width - left - 8, plotH = height - 24;
+    // Room for the axis's values (ms) on the left, the value above each bar, the steps' names
+    // below.
+    var left = 64, top0 = 18, plotW = width - left - 8, plotH = height - 54;
     var per = Math.max(1, Math.ceil(steps.length / Math.max(1, Math.floor(plotW / 3))));
     buckets = [];
     for (var i = 0; i < steps.length; i += per) {
-      var b = {count: 0, busy: 0, oneOff: 0, total: 0, idle: {}, first: steps[i].name, last: ''};
+      var b = {count: 0, busy: 0, wait: 0, oneOff: 0, total: 0, idle: {}, first: steps[i].name, last: ''};
       CAUSES.forEach(function (c) { b.idle[c] = 0; });
       for (var j = i; j < Math.min(steps.length, i + per); ++j) {
         var s = steps[j];
+        var w = Math.min(waitOf(s), num(s.busy_ns));
         b.count++;
-        b.busy += num(s.busy_ns);
+        b.busy += num(s.busy_ns) - w;  // busy time that did work: the waiting is drawn apart
+        b.wait += w;
         b.oneOff += num(s.one_off_ns);
         b.total += num(s.end_ns) - num(s.start_ns);
         CAUSES.forEach(function (c) { b.idle[c] += num(s.idle_by_cause && s.idle_by_cause[c]); });
         b.last = s.name;
       }
       b.busy /= b.count;
+      b.wait /= b.count;
       b.oneOff /= b.count;
       b.total /= b.count;
       CAUSES.forEach(function (c) { b.idle[c] /= b.count; });
@@ -546,40 +821,81 @@
     if (!(top > 0)) top = 1;
     ctx.fillStyle = '#ffffff';
     ctx.fillRect(0, 0, width, height);
+    var base = top0 + plotH;  // the bars' foot
+    function yOf(ns) { return base - ns / top * plotH; }
+    // The axis: 0, half and the longest step, in ms, with light rules across.
+    ctx.font = '11px sans-serif';
+    ctx.textBaseline = 'middle';
+    ctx.strokeStyle = '#e7eaf0';
+    var axis = [];
+    [0, top / 2, top].forEach(function (v) {
+      var y = Math.round(yOf(v)) + 0.5;
+      ctx.beginPath();
+      ctx.moveTo(left - 4, y);
+      ctx.lineTo(left + plotW, y);
+      ctx.stroke();
+      ctx.fillStyle = '#5a6478';
+      ctx.textAlign = 'right';
+      ctx.fillText(msValue(v) + ' ms', left - 6, y);
+      axis.push(msValue(v) + ' ms');
+    });
+    ctx.textAlign = 'left';
+    ctx.fillText('step time (ms)', 2, 8);
     var barW = plotW / Math.max(1, buckets.length);
+    var waitingSteps = 0;
     buckets.forEach(function (b, k) {
       b.x0 = left + k * barW;
       b.x1 = b.x0 + barW;
-      var y = plotH;
-      var parts = [['busy', b.busy]];
+      var y = base;
+      var parts = [['busy', b.busy], ['waiting', b.wait]];
       CAUSES.forEach(function (c) { parts.push([c, b.idle[c]]); });
       parts.push(['one_off', b.oneOff]);
       parts.forEach(function (p) {
-        var h = p[1] / top * (plotH - 4);
+        var h = p[1] / top * plotH;
         if (h <= 0) return;
         ctx.fillStyle = COLOR[p[0]];
         ctx.fillRect(b.x0, y - h, Math.max(barW - (barW > 4 ? 1 : 0), 0.5), h);
         y -= h;
       });
+      if (b.wait > 0) ++waitingSteps;
+      // Each bar's length in ms, where there is room for it.
+      if (barW >= 34) {
+        ctx.fillStyle = '#1d2433';
+        ctx.textAlign = 'center';
+        ctx.fillText(msValue(b.total), b.x0 + barW / 2, Math.max(8, yOf(b.total) - 7));
+        ctx.textAlign = 'left';
+      }
     });
+    // Below the bars: the first and last step, and how many a bar is.
     ctx.fillStyle = '#5a6478';
-    ctx.font = '11px sans-serif';
-    ctx.textBaseline = 'middle';
-    ctx.fillText(fmtNs(top), 2, 8);
-    ctx.fillText('0', 2, plotH);
-    ctx.fillText(steps.length + ' steps' + (per > 1 ? ', ' + per + ' per bar' : ''), left, height - 10);
+    var lastName = buckets.length ? String(buckets[buckets.length - 1].last) : '';
+    if (buckets.length) ctx.fillText(String(buckets[0].first).slice(0, 40), left, base + 10);
+    ctx.textAlign = 'right';
+    if (buckets.length > 1) ctx.fillText(lastName.slice(0, 40), left + plotW, base + 10);
+    ctx.textAlign = 'center';
+    ctx.fillText(steps.length + ' steps' + (per > 1 ? ', the mean of ' + per + ' per bar' : '') +
+                     '; bars: each step\u2019s time in ms by what it was spent on',
+                 left + plotW / 2, base + 26);
+    ctx.textAlign = 'left';
     root.setAttribute('data-drawn-steps', String(buckets.length));
+    root.setAttribute('data-drawn-waiting-steps', String(waitingSteps));
+    root.setAttribute('data-steps-axis', axis.join(','));
+    root.setAttribute('data-steps-rect', rectOf(sCanvas));
   }
 
   // ---- advice -------------------------------------------------------------------------------
   add(root, el('h2', '', 'Advice'));
-  if (!(report.advice || []).length) add(root, el('div', 'note', 'No advice: little time was lost.'));
-  (report.advice || []).forEach(function (a) {
+  if (nothingToFix) {
+    add(root, el('div', 'verdict', nothingText + '.'));
+  } else if (!(report.advice || []).length) {
+    add(root, el('div', 'note', 'No advice: little time was lost.'));
+  }
+  (nothingToFix ? [] : report.advice || []).forEach(function (a) {
     var box = add(root, el('div', 'advice'));
-    box.style.borderLeftColor = COLOR[causeOf(a.subcause)] || COLOR.unattributed;
+    box.style.borderLeftColor = colorOf(a.subcause);
     var head = add(box, el('div'));
     head.appendChild(causeCell(a.subcause));
-    head.appendChild(document.createTextNode(' \u2014 ' + pct(num(a.share_of_lost_time)) + ' of lost time'));
+    head.appendChild(document.createTextNode(' \u2014 ' + pct(adviceShare(a)) + ' ' + OF_STEADY));
     var g = gainText(a);
     if (g) add(box, el('div', 'gain', 'Predicted gain: ' + g));
     add(box, el('div', '', a.fix));
@@ -595,7 +911,7 @@
               return num(w.idle_by_subcause[k]) > 0;
             }).map(function (k) { return k + ' ' + fmtNs(num(w.idle_by_subcause[k])); });
             var times = num(w.occurrences);
-            return [String(w.activity || ''), String(w.site || ''), String(times),
+            return [String(w.activity || ''), elided(w.site), String(times),
                     fmtNs(times > 0 ? num(w.span_ns) / times : 0), fmtNs(num(w.idle_ns)),
                     parts.join(', '), String(w.fix || '')];
           }),
@@ -604,18 +920,26 @@
 
   // ---- devices, ranks -----------------------------------------------------------------------
   add(root, el('h2', '', 'Devices'));
-  table(root, ['device', 'name', 'busy', 'idle'].concat(CAUSES.map(function (c) { return LABEL[c]; }))
-                  .concat(['waiting for peers', 'start-up', 'steps', 'kernels']),
+  add(root, el('div', 'note', 'Steady state of each device: lost time by cause in ms, and as a share ' +
+                                  'of that device\u2019s steady state.'));
+  table(root, ['device', 'name', 'busy (% of the steady state)', 'lost'].concat(
+                  CAUSES.map(function (c) { return LABEL[c] + ' (% of the steady state)'; }))
+                  .concat(showPeers ? ['waiting for peers'] : [])
+                  .concat(['start-up', 'steps', 'kernels']),
         devices.map(function (d) {
-          var steady = d.phases && d.phases.steady ? num(d.phases.steady.ns) : 0;
-          return [deviceName(d), d.name || '', pct(share(num(d.busy_ns), steady)),
-                  fmtNs(num(d.idle_ns))]
-              .concat(CAUSES.map(function (c) { return fmtNs(num(d.idle_by_cause && d.idle_by_cause[c])); }))
-              .concat([d.comm_wait_ns === null || d.comm_wait_ns === undefined ? '' : fmtNs(d.comm_wait_ns),
-                       d.phases && d.phases.start_up ? fmtNs(num(d.phases.start_up.ns)) : '',
+          var steady = steadyOf(d);
+          var byCause = lostByCause(d);
+          return [deviceName(d), elided(d.name || '', 40), pct(share(num(d.busy_ns), steady)),
+                  fmtNs(num(d.idle_ns) + waitOf(d)) + ' (' + pct(share(num(d.idle_ns) + waitOf(d), steady)) + ')']
+              .concat(CAUSES.map(function (c) {
+                return fmtNs(byCause[c]) + ' (' + pct(share(byCause[c], steady)) + ')';
+              }))
+              .concat(showPeers ? [known(d.comm_wait_ns) ? fmtNs(num(d.comm_wait_ns)) : 'not known'] : [])
+              .concat([d.phases && d.phases.start_up ? fmtNs(num(d.phases.start_up.ns)) : '',
                        String(num(d.step_count)), String(num(d.kernel_count))]);
         }),
-        [false, false, true, true, true, true, true, true, true, true, true, true]);
+        [false, false, true, true, true, true, true, true].concat(showPeers ? [true] : [])
+            .concat([true, true, true]));
   if ((report.unused_devices || []).length) {
     add(root, el('div', 'note', 'Visible but unused: GPU ' + report.unused_devices.join(', GPU ')));
   }
@@ -627,13 +951,24 @@
       add(root, el('div', 'note', 'Straggler: rank ' + report.straggler_rank +
                                       ' (the others waited for it most).'));
     }
+    // A rank's own cause as a share of its own steady state (its devices'), like every share.
+    var rankLost = {}, rankSteady = {};
+    devices.forEach(function (d) {
+      var k = String(d.rank);
+      rankSteady[k] = (rankSteady[k] || 0) + steadyOf(d);
+      var bySub = lostBySubcause(d);
+      rankLost[k] = rankLost[k] || {};
+      Object.keys(bySub).forEach(function (s) { rankLost[k][s] = (rankLost[k][s] || 0) + bySub[s]; });
+    });
     table(root, ['rank', 'host', 'pid', 'straggler', 'made others wait', 'waited for peers',
-                 'arrived last', 'own cause', 'clock offset'],
+                 'arrived last', 'own cause (% of its steady state)', 'clock offset'],
           report.ranks.map(function (r) {
+            var k = String(r.rank);
+            var own = r.own_cause ? String(r.own_cause) : '';
             return [String(r.rank), r.host || '', r.pid === null ? '' : String(r.pid),
-                    stragglers[String(r.rank)] ? 'yes' : '', fmtNs(num(r.late_ns)),
+                    stragglers[k] ? 'yes' : '', fmtNs(num(r.late_ns)),
                     fmtNs(num(r.wait_ns)), String(num(r.arrived_last)) + ' of ' + String(num(r.collectives)),
-                    r.own_cause ? String(r.own_cause) + ' ' + pct(num(r.own_cause_share)) : '',
+                    own ? own + ' ' + pct(share((rankLost[k] || {})[own] || 0, rankSteady[k] || 0)) : '',
                     fmtNs(num(r.clock_offset_ns))];
           }),
           [true, false, true, false, true, true, true, false, true]);
@@ -643,7 +978,10 @@
   add(root, el('h2', '', 'Top offenders'));
   table(root, ['cause', 'what', 'call site', 'idle', 'gaps'],
         (report.offenders || []).map(function (o) {
-          return [causeCell(o.subcause), o.what || '', o.site || '', fmtNs(num(o.idle_ns)),
+          var sub = String(o.subcause || '');
+          var kernel = causeOf(sub) === 'launch_bound' || sub === 'unattributed';
+          return [causeCell(o.subcause), kernel ? kernelCell(o.what) : elided(o.what), elided(o.site),
+                  fmtNs(num(o.idle_ns)),
                   String(num(o.count))];
         }),
         [false, false, false, true, true]);
@@ -651,8 +989,8 @@
   table(root, ['device', 'at', 'length', 'cause', 'evidence', 'call site', 'next op'],
         (report.longest_gaps || []).slice(0, MAX_ROWS).map(function (g) {
           return [deviceName(g), fmtNs(num(g.start_ns) + offsetOf(g) - full[0]),
-                  fmtNs(num(g.end_ns) - num(g.start_ns)), causeCell(g.subcause), g.evidence || '',
-                  g.call_site || '', g.next_op || ''];
+                  fmtNs(num(g.end_ns) - num(g.start_ns)), causeCell(g.subcause), elided(g.evidence),
+                  elided(g.call_site), kernelCell(g.next_op)];
         }),
         [false, true, true, false, false, false, false], (report.longest_gaps || []).length);
 
@@ -668,6 +1006,13 @@
                                       (inputs.length > 20 ? ' and ' + (inputs.length - 20) + ' more' : '')
                                 : 'live capture')
   ];
+  // The GPUs used, counted from the devices listed (a merge of ranks lists every rank's, while
+  // visible_device_count is per process); the visible ones only where they are at least as many.
+  var usedCount = devices.length;
+  var visibleCount = (report.visible_devices || []).length ||
+                     num(report.visible_device_count) * Math.max(1, Object.keys(rankSet).length);
+  facts.push('GPUs: ' + usedCount + (visibleCount >= usedCount && visibleCount > 0
+                                          ? ' of ' + visibleCount + ' visible used' : ' used'));
   if (report.coverage) {
     var cov = report.coverage;
     var seen = 'sampled: ' + cov.windows + ' windows, ' + fmtNs(num(cov.traced_ns)) + ' traced of ' +

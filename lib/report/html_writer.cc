@@ -2,12 +2,19 @@
 // of docs/REPORT_SCHEMA.md, without the collective timing tables that only a merge of ranks
 // reads) is embedded as data; html_report.js draws it onto canvases and html_report.css styles
 // it. Nothing is fetched: the page sets a content security policy that forbids every request.
+//
+// Beside the report the page gets a second, small data element ("gpuidle-page") of what the
+// script needs and the report does not hold: the text outputs' names of the one-off kinds
+// (report/phases.h, one home for both).
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
 #include "gpuidle/report.h"
 #include "report/html_assets.h"
+#include "report/phases.h"
 #include "report/writer.h"
 
 namespace gpuidle::internal {
@@ -54,9 +61,27 @@ std::string EmbeddableJson(absl::string_view json) {
   return out;
 }
 
+// Each one-off kind's name in the text outputs, for phase p: {"set_up":"set-up",...}.
+std::string OneOffLabels(Phase p) {
+  std::vector<std::string> entries;
+  for (int k = 0; k < kNumOneOffKinds; ++k) {
+    const auto kind = static_cast<OneOffKind>(k);
+    entries.push_back(
+        absl::StrCat("\"", OneOffKindName(kind), "\":\"", OneOffLabel(kind, p), "\""));
+  }
+  return absl::StrCat("{", absl::StrJoin(entries, ","), "}");
+}
+
+// The page's own data: {"one_off_labels":{...},"steady_one_off_labels":{...}}.
+std::string PageData() {
+  return absl::StrCat("{\"one_off_labels\":", OneOffLabels(Phase::kStartUp),
+                      ",\"steady_one_off_labels\":", OneOffLabels(Phase::kSteady), "}");
+}
+
 class HtmlWriter : public ReportWriter {
  public:
   std::string Write(const Report& r) const override {
+    const std::string page_data = EmbeddableJson(PageData());
     Report data = r;
     for (DeviceReport& d : data.devices) {
       d.collectives_not_listed += static_cast<int64_t>(d.collective_timings.size());
@@ -64,7 +89,8 @@ class HtmlWriter : public ReportWriter {
     }
     const std::string json = EmbeddableJson(MakeJsonWriter()->Write(data));
     std::string page;
-    page.reserve(json.size() + HtmlReportScript().size() + HtmlReportStyle().size() + 1024);
+    page.reserve(json.size() + page_data.size() + HtmlReportScript().size() +
+                 HtmlReportStyle().size() + 1024);
     page +=
         "<!DOCTYPE html>\n"
         "<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
@@ -83,6 +109,8 @@ class HtmlWriter : public ReportWriter {
         "not run here (in a notebook: trust it). The report is in the page as JSON.</p>\n"
         "<script type=\"application/json\" class=\"gpuidle-data\">";
     page += json;
+    page += "</script>\n<script type=\"application/json\" class=\"gpuidle-page\">";
+    page += page_data;
     page += "</script>\n<script>\n";
     absl::StrAppend(&page, HtmlReportScript());
     page += "</script>\n</div>\n</body>\n</html>\n";

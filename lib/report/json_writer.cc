@@ -375,11 +375,23 @@ void AdviceRow(Json& w, const Advice& a) {
   w.StartObject();
   CauseFields(w, a.subcause);
   NumberField(w, keys::kShareOfLostTime, a.share_of_lost_time);
+  NumberField(w, keys::kShareOfSteadyState, a.share_of_steady_state);
   StringField(w, keys::kFix, a.fix);
   Int64Field(w, keys::kGainNs, a.gain_ns);
   OptionalInt64Field(w, keys::kGainPerStepNs, a.gain_per_step_ns);
   OptionalNumberField(w, keys::kGainShareOfStep, a.gain_share_of_step);
   StringField(w, keys::kEvidence, a.evidence);
+  w.EndObject();
+}
+
+void VerdictField(Json& w, const Verdict& v) {
+  Str(w, keys::kVerdict);
+  w.StartObject();
+  BoolField(w, keys::kWorthFixing, v.worth_fixing);
+  Int64Field(w, keys::kLostNs, v.lost_ns);
+  Int64Field(w, keys::kSteadyNs, v.steady_ns);
+  NumberField(w, keys::kLostShare, v.LostShare());
+  NumberField(w, keys::kThresholdShare, v.threshold_share);
   w.EndObject();
 }
 
@@ -428,6 +440,7 @@ void ReportMembers(Json& w, const Report& r) {
   Rows(w, keys::kLongestGaps, r.longest_gaps, GapRow);
   Rows(w, keys::kOffenders, r.offenders, OffenderRow);
   Rows(w, keys::kPeriodicWork, r.periodic_work, PeriodicWorkRow);
+  if (r.verdict.has_value()) VerdictField(w, *r.verdict);
   Rows(w, keys::kAdvice, r.advice, AdviceRow);
   OptionsField(w, r.options);
 }

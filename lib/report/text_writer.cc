@@ -35,8 +35,9 @@ constexpr size_t kMaxDevicesNamed = 4;
 constexpr size_t kMaxWidth = 100;  // display columns of every line (FitLines makes sure)
 
 // ANSI colours where the caller asks for them (TextOptions::color), in the trace writer's
-// palette: reds for data-starved, blues for launch-bound, yellows for sync-bound, grey for no
-// evidence. Only escape codes are added: without them the text is the uncoloured text.
+// palette: reds for data-starved, blues for launch-bound, yellows for sync-bound, magenta for
+// waiting for peers (busy, yet no work), grey for no evidence. Only escape codes are added:
+// without them the text is the uncoloured text.
 class Palette {
  public:
   explicit Palette(bool on) : on_(on) {}
@@ -56,8 +57,9 @@ class Palette {
     return std::string(s);
   }
   std::string OfSubcause(Subcause sub, absl::string_view s) const {
-    return OfCause(CauseOf(sub), s);
+    return sub == Subcause::kCommWait ? Waiting(s) : OfCause(CauseOf(sub), s);
   }
+  std::string Waiting(absl::string_view s) const { return Sgr("35", s); }
 
  private:
   std::string Sgr(absl::string_view code, absl::string_view s) const {
@@ -75,6 +77,19 @@ std::string Pct(int64_t part, int64_t whole) {
 }
 
 std::string Duration(int64_t ns) { return FormatDuration(ns); }
+
+// A share (0..1) as a percentage: "0.6%", "12%", with a decimal below 10%.
+std::string Share(double share) {
+  const double pct = 100 * share;
+  return pct < 9.95 ? absl::StrFormat("%.1f%%", pct) : absl::StrFormat("%.0f%%", pct);
+}
+
+// Lost time by subcause: the idle time, plus the collectives' wait for peers under
+// sync_bound.comm_wait.
+IdleBreakdown LostBreakdown(IdleBreakdown idle, const std::optional<int64_t>& comm_wait_ns) {
+  idle[Subcause::kCommWait] += comm_wait_ns.value_or(0);
+  return idle;
+}
 
 // Kernel "void ns::kernel<T>(int, float*)" -> "ns::kernel<T>": the signature says little here.
 std::string DisplayName(absl::string_view name) {
@@ -105,7 +120,7 @@ std::string OffenderLine(const Offender& o) {
     // The shorter part keeps what it needs up to half the room, the longer one the rest.
     const size_t what_room = std::max(room - std::min(DisplayWidth(site), room / 2), room / 2);
     what = ElideMiddle(what, what_room);
-    site = ElideMiddle(site, room - DisplayWidth(what));
+    site = ElideKeepingFileNames(site, room - DisplayWidth(what));
   }
   return host ? absl::StrCat(what, " before ", site) : absl::StrCat(site, " -> ", what);
 }
@@ -135,7 +150,7 @@ std::string PartsLine(const DeviceReport& d, Phase p, size_t max_parts = SIZE_MA
     std::vector<std::string> notes;
     if (notes_too && o->count > 1) notes.push_back(absl::StrCat(o->count, "x"));
     if (notes_too && !o->evidence.empty()) {
-      notes.push_back(ElideMiddle(Printable(o->evidence), kEvidenceWidth));
+      notes.push_back(ElideKeepingFileNames(Printable(o->evidence), kEvidenceWidth));
     }
     parts.push_back(
         absl::StrCat(OneOffLabel(o->kind, p), " ", Duration(o->ns),
@@ -226,8 +241,9 @@ void CommHeadline(const DeviceReport& d, const std::string& label, const Palette
   if (d.comm_wait_ns) {
     // A wait that overlapped compute is no part of the exposed communication.
     const bool inside = *d.comm_wait_ns <= d.exposed_comm_ns;
-    absl::StrAppend(&figures, inside ? " (" : "  ", "waiting for peers ",
-                    Pct(*d.comm_wait_ns, steady), inside ? ")" : "");
+    absl::StrAppend(&figures, inside ? " (" : "  ",
+                    paint.Waiting(absl::StrCat("waiting for peers ", Pct(*d.comm_wait_ns, steady))),
+                    inside ? ")" : "");
   }
   absl::StrAppend(&figures, "  idle ", Pct(d.idle_ns, steady));
   if (DisplayWidth(label) + 2 + DisplayWidth(figures) <= kMaxWidth) {
@@ -237,8 +253,10 @@ void CommHeadline(const DeviceReport& d, const std::string& label, const Palette
   }
   absl::StrAppend(out, "  lost ", Pct(d.LostNs(), steady), " of the steady state (",
                   Duration(d.LostNs()), " of ", Duration(steady), ")",
-                  d.comm_wait_ns ? absl::StrCat(": waiting for peers ", Duration(*d.comm_wait_ns),
-                                                ", idle ", Duration(d.idle_ns))
+                  d.comm_wait_ns
+                      ? absl::StrCat(": ", paint.Waiting(absl::StrCat("waiting for peers ",
+                                                                      Duration(*d.comm_wait_ns))),
+                                     ", idle ", Duration(d.idle_ns))
                                  : ": idle",
                   "\n");
 }
@@ -310,26 +328,31 @@ void Device(const Report& r, const DeviceReport& d, const Palette& paint, std::s
     absl::StrAppend(out, "  gpuidle's own cost, ", per,
                     ", is not counted (the timeline as recorded: --as-recorded)\n");
   }
-  if (d.idle_ns > 0) {
-    absl::StrAppendFormat(out, "  %-14s %10s %8s   %s\n", "idle cause", "ms", "of idle",
+  // The lost time by cause, each as a share of the steady state (the figure the headline, the
+  // advice and the HTML cards use): idle time, and waiting for peers under sync_bound.
+  const IdleBreakdown lost = LostBreakdown(d.idle, d.comm_wait_ns);
+  if (lost.TotalNs() > 0) {
+    absl::StrAppendFormat(out, "  %-14s %10s %10s   %s\n", "lost to", "ms", "of steady",
                           "subcauses (ms)");
     std::vector<Cause> causes;
     for (int c = 0; c < kNumCauses; ++c) causes.push_back(static_cast<Cause>(c));
     std::stable_sort(causes.begin(), causes.end(),
-                     [&](Cause a, Cause b) { return d.idle.CauseNs(a) > d.idle.CauseNs(b); });
+                     [&](Cause a, Cause b) { return lost.CauseNs(a) > lost.CauseNs(b); });
     for (Cause c : causes) {
-      const int64_t ns = d.idle.CauseNs(c);
+      const int64_t ns = lost.CauseNs(c);
       if (ns == 0) continue;
       std::vector<std::string> parts;
       for (int s = 0; s < kNumSubcauses; ++s) {
         const auto sub = static_cast<Subcause>(s);
-        if (CauseOf(sub) == c && d.idle[sub] > 0 && sub != Subcause::kUnattributed) {
-          parts.push_back(absl::StrCat(SubcauseName(sub), " ", Ms(d.idle[sub])));
+        if (CauseOf(sub) == c && lost[sub] > 0 && sub != Subcause::kUnattributed) {
+          parts.push_back(
+              paint.OfSubcause(sub, absl::StrCat(SubcauseName(sub), " ", Ms(lost[sub]))));
         }
       }
-      absl::StrAppendFormat(out, "  %s %10s %8s   %s\n",
-                            PadRight(paint.OfCause(c, CauseName(c)), 14), Ms(ns),
-                            Pct(ns, d.idle_ns), absl::StrJoin(parts, ", "));
+      absl::StrAppendFormat(out, "  %s %10s %10s   %s\n",
+                            PadRight(paint.OfCause(c, CauseName(c)), 14), Ms(ns), Pct(ns, steady),
+                            c == Cause::kUnattributed ? "no evidence in the trace"
+                                                      : absl::StrJoin(parts, ", "));
     }
   }
   Communication(d, out);
@@ -390,13 +413,7 @@ void Warnings(const Report& r, const Palette& paint, std::string* out) {
   }
 }
 
-// A step's lost time by subcause: its idle time, plus its collectives' wait for peers under
-// sync_bound.comm_wait.
-IdleBreakdown StepLost(const StepReport& s) {
-  IdleBreakdown lost = s.idle;
-  lost[Subcause::kCommWait] += s.comm_wait_ns.value_or(0);
-  return lost;
-}
+IdleBreakdown StepLost(const StepReport& s) { return LostBreakdown(s.idle, s.comm_wait_ns); }
 
 void Steps(const Report& r, const Palette& paint, std::string* out) {
   for (const DeviceReport& d : r.devices) {
@@ -677,13 +694,26 @@ std::string GpusLine(const Report& r) {
   return absl::StrCat(line, "\n", second, "\n");
 }
 
+// "nothing worth fixing here: the GPU lost 0.6% of the steady state (6.1 ms of 1.02 s), below the
+// 5% that advice starts at".
+std::string NothingWorthFixing(const Report& r) {
+  const Verdict& v = *r.verdict;
+  return absl::StrCat("nothing worth fixing here: ", r.devices.size() > 1 ? "the GPUs" : "the GPU",
+                      " lost ", Share(v.LostShare()), " of the steady state (",
+                      Duration(v.lost_ns), " of ", Duration(v.steady_ns),
+                      ", idle or waiting for peers), below the ", Share(v.threshold_share),
+                      " that advice starts at");
+}
+
 class TextWriter : public ReportWriter {
  public:
   explicit TextWriter(const TextOptions& options) : options_(options) {}
 
   std::string Write(const Report& r) const override {
     const Palette paint(options_.color);
-    std::string out = paint.Bold("gpuidle: why the GPU was idle") + "\n";
+    std::string out = paint.Bold(r.devices.size() > 1 ? "gpuidle: why the GPUs were idle"
+                                                       : "gpuidle: why the GPU was idle") +
+                      "\n";
     std::vector<std::string> inputs;
     for (const std::string& in : r.inputs) inputs.push_back(Printable(in));
     absl::StrAppendFormat(
@@ -751,13 +781,15 @@ class TextWriter : public ReportWriter {
             Ms(o.idle_ns), o.count, OffenderLine(o));
       }
     }
-    if (!r.advice.empty()) {
+    if (r.verdict.has_value() && !r.verdict->worth_fixing) {
+      absl::StrAppend(&out, "\n", paint.Bold("what to do"), "\n  ", NothingWorthFixing(r), "\n");
+    } else if (!r.advice.empty()) {
       out += "\n" + paint.Bold("what to do") + "\n";
       for (const Advice& a : r.advice) {
         const std::string gain = PredictedGain(a);
-        absl::StrAppendFormat(&out, "  %s (%.0f%% of lost time%s): %s\n",
+        absl::StrAppendFormat(&out, "  %s (%s of the steady state%s): %s\n",
                               paint.OfSubcause(a.subcause, QualifiedSubcauseName(a.subcause)),
-                              100 * a.share_of_lost_time,
+                              Share(a.share_of_steady_state),
                               gain.empty() ? "" : absl::StrCat("; ", gain), Printable(a.fix));
         if (!a.evidence.empty()) {
           absl::StrAppendFormat(&out, "    evidence: %s\n", Printable(a.evidence));

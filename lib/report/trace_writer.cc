@@ -33,6 +33,11 @@ namespace {
 // The track of each device that shows the gaps: a tid CUDA never gives a stream (it counts
 // streams up from small numbers; kNoStream, 0xffffffff, is the track of ops without one).
 constexpr uint64_t kGapTrackTid = 0xfffffffeu;
+// The track of each device that shows its collectives waiting for peers, below the gaps'.
+constexpr uint64_t kWaitTrackTid = 0xfffffffdu;
+// Waiting for peers: busy time, yet no work done. Its own colour (magenta), apart from the
+// causes' families, wherever it is drawn: the comm_wait gaps and the waiting collectives alike.
+constexpr absl::string_view kWaitingColour = "detailed_memory_dump";  // 180,0,180
 
 // Chrome-trace viewers take a tid as 32 bits (Perfetto puts a larger one on the process's main
 // track). Host threads beyond that (pthread_t values) are drawn under stand-in tids from here up
@@ -133,7 +138,7 @@ absl::string_view GapColour(Subcause s) {
     case Subcause::kDeviceWait:
       return "olive";  // 100,100,0
     case Subcause::kCommWait:
-      return "cq_build_attempt_runnig";  // 222,222,75 (catapult's spelling)
+      return kWaitingColour;
     case Subcause::kCopyWait:
       return "cq_build_running";  // 255,255,119
     case Subcause::kAllocator:
@@ -240,6 +245,22 @@ struct DeviceGapCount {
   int64_t first_drawn_ns = INT64_MAX;
 };
 
+// The part of one collective kernel spent waiting for peers, as drawn.
+struct WaitSlice {
+  int device = 0;
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  StringId kernel = StringTable::kEmpty;
+  bool per_kind = true;  // its kind's share of waiting; else the device's
+};
+
+// What the waiting track of one device holds.
+struct DeviceWaitCount {
+  int64_t comm_wait_ns = 0;  // the report's
+  int64_t drawn = 0;
+  int64_t drawn_ns = 0;
+};
+
 class TraceFormatter {
  public:
   TraceFormatter(const Timeline& t, const Report* report, const GapList* all,
@@ -269,6 +290,7 @@ class TraceFormatter {
             return a.device != b.device ? a.device < b.device : a.start_ns < b.start_ns;
           });
     }
+    ListWaits(*report);
     for (const GapRecord& g : *gaps_) {
       DeviceGapCount& c = gap_counts_[g.device];
       ++c.drawn;
@@ -344,12 +366,96 @@ class TraceFormatter {
       if (!Flush(false)) return status_;
     }
     AppendGapsLeftOut();
+    for (const WaitSlice& w : waits_) {
+      AppendWait(w);
+      if (!Flush(false)) return status_;
+    }
     out_.append("\n]}\n");
     Flush(true);
     return status_;
   }
 
  private:
+  // The waits for peers of this timeline's collectives, where the report knows them (a merge of
+  // ranks: DeviceReport::comm_wait_ns and each kind's CollectiveStats::wait_ns). The report has
+  // them per kind, not per kernel: each steady-state collective kernel is drawn waiting for its
+  // kind's share of waiting (wait_ns over ns), from its start (a collective spins until the last
+  // rank arrives, then works). A kernel is of the kind of the report's row with its start and
+  // end (collective_timings); one the report does not list takes the device's share
+  // (comm_wait_ns over comm_ns). Slices of one track never overlap: a kernel that starts inside
+  // the previous slice (another stream's) starts after it.
+  void ListWaits(const Report& report) {
+    for (const DeviceTimeline& dt : t_.devices) {
+      const DeviceReport* d = nullptr;
+      for (const DeviceReport& candidate : report.devices) {
+        if (candidate.device == dt.device && candidate.rank == t_.info.rank) d = &candidate;
+      }
+      if (d == nullptr || !d->comm_wait_ns || *d->comm_wait_ns <= 0) continue;
+      const auto share_of = [](int64_t part, int64_t whole) {
+        return whole > 0
+                   ? std::clamp(static_cast<double>(part) / static_cast<double>(whole), 0.0, 1.0)
+                   : 0.0;
+      };
+      const double device_share = share_of(*d->comm_wait_ns, d->comm_ns);
+      // A kernel's kind: the report's row with its start and end, else its group and operation
+      // where the trace names them, else the device's only kind.
+      std::map<std::pair<int64_t, int64_t>, double> row_share;  // by the row's start and end
+      std::map<std::pair<std::string, std::string>, double> named_share;
+      const auto kind_share = [&](const CollectiveStats& k) {
+        return k.wait_ns ? share_of(*k.wait_ns, k.ns) : device_share;
+      };
+      for (const CollectiveStats& k : d->collectives) {
+        named_share.emplace(std::pair(k.group, k.op), kind_share(k));
+      }
+      for (const CollectiveTiming& row : d->collective_timings) {
+        if (row.kind < 0 || static_cast<size_t>(row.kind) >= d->collectives.size()) continue;
+        row_share.emplace(std::pair(row.start_ns, row.end_ns),
+                          kind_share(d->collectives[static_cast<size_t>(row.kind)]));
+      }
+      const auto share_for = [&](const DeviceOp& op) -> std::optional<double> {
+        if (const auto it = row_share.find(std::pair(op.start_ns, op.end_ns));
+            it != row_share.end()) {
+          return it->second;
+        }
+        if (op.collective < t_.collectives.size() &&
+            t_.collectives[op.collective].op != StringTable::kEmpty) {
+          const CollectiveArgs& a = t_.collectives[op.collective];
+          const auto it = named_share.find(
+              std::pair(std::string(t_.strings.Get(a.group)), std::string(t_.strings.Get(a.op))));
+          if (it != named_share.end()) return it->second;
+        }
+        if (d->collectives.size() == 1) return kind_share(d->collectives[0]);
+        return std::nullopt;
+      };
+      DeviceWaitCount& count = wait_counts_[dt.device];
+      count.comm_wait_ns = *d->comm_wait_ns;
+      int64_t last_end = INT64_MIN;
+      std::vector<const DeviceOp*> collectives;
+      for (const DeviceOp& op : dt.ops) {
+        if (op.kind == OpKind::kKernel && op.communication && op.start_ns >= d->steady_start_ns &&
+            op.start_ns < d->steady_end_ns) {
+          collectives.push_back(&op);
+        }
+      }
+      std::stable_sort(
+          collectives.begin(), collectives.end(),
+          [](const DeviceOp* a, const DeviceOp* b) { return a->start_ns < b->start_ns; });
+      for (const DeviceOp* op : collectives) {
+        const std::optional<double> of_kind = share_for(*op);
+        const double share = of_kind.value_or(device_share);
+        const int64_t end = std::min(op->end_ns, d->steady_end_ns);
+        const int64_t waited_until =
+            op->start_ns + static_cast<int64_t>(static_cast<double>(end - op->start_ns) * share);
+        const int64_t start = std::max(op->start_ns, last_end);
+        if (waited_until <= start) continue;
+        waits_.push_back({dt.device, start, waited_until, op->name, of_kind.has_value()});
+        ++count.drawn;
+        count.drawn_ns += waited_until - start;
+        last_end = waited_until;
+      }
+    }
+  }
+
   // Hands the buffer to the output once it holds kFlushBytes (or at the end); false once the
   // output has failed.
   bool Flush(bool last) {
@@ -450,6 +556,7 @@ class TraceFormatter {
       absl::StrAppend(&out_, info.tracer_cost->per_call_ns);
     }
     if (with_report_) AppendGapSummary();
+    if (!waits_.empty()) AppendWaitSummary();
     out_.push_back('}');
   }
 
@@ -473,6 +580,21 @@ class TraceFormatter {
                       ", \"idle_ns\": ", c.idle_ns, ", \"drawn\": ", c.drawn,
                       ", \"left_out\": ", c.gaps - c.drawn,
                       ", \"left_out_ns\": ", c.idle_ns - c.drawn_ns, "}");
+      first = false;
+    }
+    out_.append("]}");
+  }
+
+  // "waiting": what the waiting tracks hold, per device: the report's wait for peers and what
+  // was drawn of it (the collectives the timeline has in the device's steady state).
+  // Informational: readers ignore it.
+  void AppendWaitSummary() {
+    absl::StrAppend(&out_, ", \"waiting\": {\"estimate\": \"kind_share\", \"devices\": [");
+    bool first = true;
+    for (const auto& [device, c] : wait_counts_) {
+      absl::StrAppend(&out_, first ? "" : ", ", "{\"device\": ", device,
+                      ", \"comm_wait_ns\": ", c.comm_wait_ns, ", \"drawn\": ", c.drawn,
+                      ", \"drawn_ns\": ", c.drawn_ns, "}");
       first = false;
     }
     out_.append("]}");
@@ -550,6 +672,11 @@ class TraceFormatter {
                                                c.gaps, " gaps)")
                                 : std::string("gpuidle: idle causes"));
       SortIndex("thread_sort_index", device, kGapTrackTid, -1);  // above the streams
+    }
+    for (const auto& [device, c] : wait_counts_) {
+      if (c.drawn == 0) continue;
+      Metadata("thread_name", device, kWaitTrackTid, "gpuidle: waiting for peers (estimated)");
+      SortIndex("thread_sort_index", device, kWaitTrackTid, -1);  // above the streams too
     }
     if (threads_.empty()) return;
     std::string host = "host";
@@ -693,6 +820,23 @@ class TraceFormatter {
     out_.push_back('}');
   }
 
+  // A collective's wait for peers: a slice on its device's waiting track, named and coloured as
+  // the subcause whose lost time it is (sync_bound.comm_wait).
+  void AppendWait(const WaitSlice& w) {
+    BeginEvent(kCompletePhase, kGapCategory, SubcauseLabel(Subcause::kCommWait), w.device,
+               kWaitTrackTid);
+    AppendSpan(w.start_ns, w.end_ns);
+    out_.append(",\"cname\":");
+    AppendString(&out_, kWaitingColour);
+    ArgsWriter args(&out_);
+    AppendString(args.Key("cause"), CauseName(Cause::kSyncBound));
+    AppendString(args.Key("collective"), t_.strings.Get(w.kernel));
+    AppendString(args.Key("estimate"),
+                 w.per_kind ? "its kind's share of waiting" : "the device's share of waiting");
+    args.End();
+    out_.push_back('}');
+  }
+
   // One instant per device whose track leaves gaps out, at its first gap drawn: how many, how
   // long in all, and that each was at most as long as the shortest drawn.
   void AppendGapsLeftOut() {
@@ -731,6 +875,8 @@ class TraceFormatter {
   std::vector<GapRecord> own_gaps_;                  // the report's own, where there is no gap list
   const std::vector<GapRecord>* gaps_ = &own_gaps_;  // drawn: by device, then start
   std::map<int, DeviceGapCount> gap_counts_;         // by device
+  std::vector<WaitSlice> waits_;                     // by device, then start
+  std::map<int, DeviceWaitCount> wait_counts_;       // by device
   std::array<std::string, kNumSubcauses> subcause_labels_;
   CorrelationIndex correlations_;
   std::vector<bool> flow_started_;  // by call: an arrow starts there

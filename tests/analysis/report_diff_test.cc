@@ -6,6 +6,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "ingest/report_reader.h"
 
 namespace gpuidle::internal {
 namespace {
@@ -13,6 +14,7 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::Not;
 
 constexpr int64_t kMs = 1'000'000;
 
@@ -27,6 +29,7 @@ struct DeviceSpec {
   std::vector<std::pair<Subcause, int64_t>> idle_per_step;
   int64_t start_up_ns = 0;
   std::string name = "NVIDIA H200";
+  int64_t kernels_per_step = 0;
 };
 
 DeviceReport DeviceOf(const DeviceSpec& s) {
@@ -40,6 +43,7 @@ DeviceReport DeviceOf(const DeviceSpec& s) {
   d.window_end_ns = d.steady_end_ns;
   d.window_ns = d.window_end_ns - d.window_start_ns;
   d.step_count = s.steps;
+  d.kernel_count = s.steps * s.kernels_per_step;
   d.busy_ns = s.steps * s.busy_ns;
   int64_t idle = 0;
   for (const auto& [sub, ns] : s.idle_per_step) {
@@ -110,6 +114,36 @@ bool HasCaveat(const ReportDiff& d, const std::string& code) {
   return false;
 }
 
+std::vector<std::string> ReasonCodes(const ReportDiff& d) {
+  std::vector<std::string> codes;
+  for (const DiffCaveat& r : d.comparability.reasons) codes.push_back(r.code);
+  return codes;
+}
+
+// The report with kernels of these names ending its longest gaps (as the analysis lists them).
+Report WithKernelNames(Report r, const std::vector<std::string>& names) {
+  for (const std::string& n : names) {
+    GapRecord g;
+    g.start_ns = 0;
+    g.end_ns = 1;
+    g.next_op = n;
+    r.longest_gaps.push_back(g);
+  }
+  return r;
+}
+
+// kStarved and kFed with kernels: the same program before and after its fix.
+DeviceSpec WithKernels(DeviceSpec s, int64_t per_step) {
+  s.kernels_per_step = per_step;
+  return s;
+}
+
+Report Bundled(const std::string& path) {
+  absl::StatusOr<Report> r = ReadReportFile(std::string(GPUIDLE_TEST_DATA_DIR) + "/" + path);
+  EXPECT_TRUE(r.ok()) << path << ": " << r.status();
+  return r.ok() ? *std::move(r) : Report{};
+}
+
 TEST(ReportDiff, AReportComparedWithItselfChangesNothing) {
   const Report r = ReportOf({kStarved});
   const ReportDiff d = DiffReports(r, r);
@@ -120,6 +154,8 @@ TEST(ReportDiff, AReportComparedWithItselfChangesNothing) {
   for (int s = 0; s < kNumSubcauses; ++s) EXPECT_EQ(d.lost_by_subcause[s].Delta(), 0) << s;
   EXPECT_EQ(d.lost_share.Delta(), 0);
   EXPECT_THAT(d.caveats, IsEmpty());
+  EXPECT_TRUE(d.comparability.comparable);
+  EXPECT_THAT(d.comparability.reasons, IsEmpty());
   EXPECT_EQ(d.verdict.outcome, DiffOutcome::kUnchanged);
   EXPECT_FALSE(d.verdict.main_change.has_value());
   EXPECT_THAT(d.verdict.text, HasSubstr("no material change"));
@@ -217,14 +253,20 @@ TEST(ReportDiff, StepsOnOneSideOnlyAreComparedPerSecondWithACaveat) {
   EXPECT_THAT(d.caveats[0].message, HasSubstr("the run after has no steps"));
 }
 
-TEST(ReportDiff, DifferentStepSourcesAreACaveatButStillCompared) {
+TEST(ReportDiff, DifferentStepSourcesAreNotComparableButStillCompared) {
   const ReportDiff d =
       DiffReports(ReportOf({kStarved}, "ProfilerStep"), ReportOf({kFed}, "gpuidle.step"));
-  EXPECT_TRUE(HasCaveat(d, "different_step_sources"));
+  EXPECT_THAT(ReasonCodes(d), ElementsAre("step_source"));
+  EXPECT_THAT(d.comparability.reasons[0].message,
+              HasSubstr("from ProfilerStep before and gpuidle.step after"));
+  EXPECT_FALSE(HasCaveat(d, "different_step_sources"));
   EXPECT_EQ(d.unit, DiffUnit::kPerStep);
-  EXPECT_EQ(d.verdict.outcome, DiffOutcome::kImproved);
+  EXPECT_EQ(d.mean_step_ns->Delta(), -10 * kMs);  // the figures are still compared
+  EXPECT_EQ(d.verdict.outcome, DiffOutcome::kNotComparable);
   EXPECT_TRUE(d.verdict.weak);
-  EXPECT_THAT(d.verdict.text, HasSubstr("(weak comparison: different_step_sources)"));
+  EXPECT_THAT(d.verdict.text, HasSubstr("not comparable (step_source): step time"));
+  // The same step source on both sides, or steps on one side only, is no reason.
+  EXPECT_TRUE(DiffReports(ReportOf({kStarved}), ReportOf({kFed})).comparability.comparable);
 }
 
 TEST(ReportDiff, DevicesAreMatchedByRankAndDeviceAndTheOthersNamed) {
@@ -260,11 +302,126 @@ TEST(ReportDiff, OneDeviceOnEachSideIsComparedEvenOnAnotherOrdinal) {
   EXPECT_TRUE(HasCaveat(d, "different_devices"));
 }
 
-TEST(ReportDiff, AnotherGpuModelIsACaveat) {
+TEST(ReportDiff, AnotherGpuModelIsNotComparable) {
   DeviceSpec other = kFed;
   other.name = "NVIDIA A100";
-  EXPECT_TRUE(HasCaveat(DiffReports(ReportOf({kStarved}), ReportOf({other})), "different_gpus"));
-  EXPECT_FALSE(HasCaveat(DiffReports(ReportOf({kStarved}), ReportOf({kFed})), "different_gpus"));
+  const ReportDiff d = DiffReports(ReportOf({kStarved}), ReportOf({other}));
+  EXPECT_THAT(ReasonCodes(d), ElementsAre("gpu_model"));
+  EXPECT_THAT(d.comparability.reasons[0].message,
+              HasSubstr("GPU 0 is a NVIDIA H200 before and a NVIDIA A100 after"));
+  EXPECT_EQ(d.verdict.outcome, DiffOutcome::kNotComparable);
+  EXPECT_TRUE(DiffReports(ReportOf({kStarved}), ReportOf({kFed})).comparability.comparable);
+  // A name one report lacks is no other model.
+  other.name = "";
+  EXPECT_TRUE(DiffReports(ReportOf({kStarved}), ReportOf({other})).comparability.comparable);
+}
+
+TEST(ReportDiff, AnotherNumberOfGpusIsNotComparable) {
+  DeviceSpec r0 = kFed, r1 = kFed;
+  r0.rank = 0;
+  r1.rank = 1;
+  DeviceSpec starved0 = kStarved;
+  starved0.rank = 0;
+  const ReportDiff d = DiffReports(ReportOf({starved0}), ReportOf({r0, r1}));
+  EXPECT_THAT(ReasonCodes(d), ElementsAre("device_count"));
+  EXPECT_THAT(d.comparability.reasons[0].message, HasSubstr("1 ran work before, 2 after"));
+  EXPECT_EQ(d.verdict.outcome, DiffOutcome::kNotComparable);
+  EXPECT_TRUE(HasCaveat(d, "different_devices"));  // which devices, as before
+  // A run without GPU work is a caveat of its own (no_devices), not another count.
+  Report empty;
+  empty.source = "pytorch-profiler";
+  EXPECT_TRUE(DiffReports(empty, ReportOf({kFed})).comparability.comparable);
+}
+
+// Issue 4: two programs, 29 and 244 kernels per step, were "the fix worked".
+TEST(ReportDiff, KernelsPerStepBeyondOneAndAHalfTimesAreAnotherProgram) {
+  const ReportDiff d =
+      DiffReports(ReportOf({WithKernels(kStarved, 29)}), ReportOf({WithKernels(kFed, 244)}));
+  EXPECT_FALSE(d.comparability.comparable);
+  EXPECT_THAT(ReasonCodes(d), ElementsAre("kernels_per_step"));
+  EXPECT_EQ(d.comparability.reasons[0].message,
+            "kernels per step: 29 before, 244 after (x8.4, more than x1.5)");
+  EXPECT_DOUBLE_EQ(*d.comparability.kernels_per_step_before, 29.0);
+  EXPECT_DOUBLE_EQ(*d.comparability.kernels_per_step_after, 244.0);
+  // The figures are compared all the same; the verdict is withheld.
+  EXPECT_EQ(d.mean_step_ns->after, 13 * kMs);
+  EXPECT_EQ(d.verdict.outcome, DiffOutcome::kNotComparable);
+  EXPECT_FALSE(d.verdict.main_change.has_value());
+  EXPECT_TRUE(d.verdict.weak);
+  EXPECT_EQ(d.verdict.text,
+            "not comparable (kernels_per_step): step time 23.0 -> 13.0 ms (-43%) between what "
+            "look like different programs; no verdict on a fix");
+  EXPECT_THAT(d.verdict.text, Not(HasSubstr("worked")));
+  // Fewer kernels per step count as much as more.
+  EXPECT_FALSE(
+      DiffReports(ReportOf({WithKernels(kStarved, 244)}), ReportOf({WithKernels(kFed, 29)}))
+          .comparability.comparable);
+}
+
+TEST(ReportDiff, KernelsPerStepWithinOneAndAHalfTimesAreTheSameProgram) {
+  const ReportDiff same = DiffReports(ReportOf({WithKernels(kStarved, 20)}),
+                                      ReportOf({WithKernels(kFed, 30)}));  // x1.5 exactly
+  EXPECT_TRUE(same.comparability.comparable);
+  EXPECT_EQ(same.verdict.outcome, DiffOutcome::kImproved);
+  EXPECT_THAT(same.verdict.text, HasSubstr("the fix worked"));
+  EXPECT_FALSE(DiffReports(ReportOf({WithKernels(kStarved, 20)}), ReportOf({WithKernels(kFed, 31)}))
+                   .comparability.comparable);
+  // Without steps on a side, kernels per step are not known: no reason.
+  Report after = ReportOf({WithKernels(kFed, 244)}, "");
+  after.steps.clear();
+  after.devices[0].step_count = 0;
+  after.devices[0].kernel_count = 2440;
+  const ReportDiff no_steps = DiffReports(ReportOf({WithKernels(kStarved, 29)}), after);
+  EXPECT_TRUE(no_steps.comparability.comparable);
+  EXPECT_FALSE(no_steps.comparability.kernels_per_step_before.has_value());
+}
+
+// A CUDA graph with a capturable optimizer: 252 -> 599 kernels per step, the same kernels.
+TEST(ReportDiff, MoreKernelsPerStepOfTheSameKernelsAreACaveatNotAnotherProgram) {
+  const std::vector<std::string> kernels = {"gemmSN_TN_kernel", "gemmSN_NN_kernel",
+                                            "elementwise_kernel<relu>", "adam_kernel"};
+  const ReportDiff d =
+      DiffReports(WithKernelNames(ReportOf({WithKernels(kStarved, 252)}), kernels),
+                  WithKernelNames(ReportOf({WithKernels(kFed, 599)}),
+                                  {"gemmSN_TN_kernel", "gemmSN_NN_kernel",
+                                   "elementwise_kernel<relu>", "copy_kernel", "adam_kernel"}));
+  EXPECT_TRUE(d.comparability.comparable);
+  EXPECT_EQ(d.comparability.kernel_names_shared, 4);
+  EXPECT_TRUE(HasCaveat(d, "different_kernel_count"));
+  EXPECT_EQ(d.verdict.outcome, DiffOutcome::kImproved);
+  // The same counts with other kernels: another program.
+  const ReportDiff other =
+      DiffReports(WithKernelNames(ReportOf({WithKernels(kStarved, 252)}), kernels),
+                  WithKernelNames(ReportOf({WithKernels(kFed, 599)}),
+                                  {"gemmSN_TN_kernel", "gemmSN_NN_kernel", "conv", "bn", "pool"}));
+  EXPECT_THAT(ReasonCodes(other), ElementsAre("kernels_per_step"));
+}
+
+TEST(ReportDiff, KernelNamesMostlyDifferentAreAnotherProgram) {
+  const Report before = WithKernelNames(ReportOf({kStarved}), {"a", "b", "c", "d"});
+  const ReportDiff d = DiffReports(before, WithKernelNames(ReportOf({kFed}), {"a", "x", "y"}));
+  EXPECT_THAT(ReasonCodes(d), ElementsAre("kernel_names"));
+  EXPECT_THAT(d.comparability.reasons[0].message,
+              HasSubstr("the reports name 4 and 3 kernels (offenders, longest gaps), 1 of them in "
+                        "both"));
+  EXPECT_EQ(d.comparability.kernel_names_before, 4);
+  EXPECT_EQ(d.comparability.kernel_names_after, 3);
+  EXPECT_EQ(d.comparability.kernel_names_shared, 1);
+  EXPECT_EQ(d.verdict.outcome, DiffOutcome::kNotComparable);
+  // Half the shorter list in common: the same program.
+  EXPECT_TRUE(DiffReports(before, WithKernelNames(ReportOf({kFed}), {"a", "b", "x", "y"}))
+                  .comparability.comparable);
+  // Too few names to judge by.
+  EXPECT_TRUE(
+      DiffReports(before, WithKernelNames(ReportOf({kFed}), {"x", "y"})).comparability.comparable);
+  // Launch-bound offenders are kernels too; other offenders (API calls, ranges) are not.
+  Report offenders = ReportOf({kFed});
+  for (const char* what : {"x", "y", "z"}) {
+    offenders.offenders.push_back({Subcause::kLaunchOverhead, what, "", 1, 1});
+  }
+  EXPECT_FALSE(DiffReports(before, offenders).comparability.comparable);
+  for (Offender& o : offenders.offenders) o.subcause = Subcause::kHostSync;
+  EXPECT_TRUE(DiffReports(before, offenders).comparability.comparable);
 }
 
 TEST(ReportDiff, LostRecordsSamplingAndOtherThresholdsAreCaveats) {
@@ -281,11 +438,36 @@ TEST(ReportDiff, LostRecordsSamplingAndOtherThresholdsAreCaveats) {
   EXPECT_TRUE(d.after.sampled);
 }
 
-TEST(ReportDiff, MuchMoreGpuWorkPerStepIsACaveat) {
-  DeviceSpec bigger = kStarved;
-  bigger.busy_ns = 2 * kStarved.busy_ns;
-  bigger.step_ns += kStarved.busy_ns;
-  EXPECT_TRUE(HasCaveat(DiffReports(ReportOf({kStarved}), ReportOf({bigger})), "different_work"));
+TEST(ReportDiff, MoreGpuWorkPerStepIsACaveatAndBeyondOneAndAHalfTimesAnotherProgram) {
+  DeviceSpec more = kStarved;
+  more.busy_ns = kStarved.busy_ns * 14 / 10;  // +40%: another batch size?
+  more.step_ns += more.busy_ns - kStarved.busy_ns;
+  const ReportDiff d = DiffReports(ReportOf({kStarved}), ReportOf({more}));
+  EXPECT_TRUE(HasCaveat(d, "different_work"));
+  EXPECT_TRUE(d.comparability.comparable);
+
+  DeviceSpec twice = kStarved;
+  twice.busy_ns = 2 * kStarved.busy_ns;
+  twice.step_ns += kStarved.busy_ns;
+  const ReportDiff other = DiffReports(ReportOf({kStarved}), ReportOf({twice}));
+  EXPECT_THAT(ReasonCodes(other), ElementsAre("busy_per_step"));
+  EXPECT_EQ(other.comparability.reasons[0].message,
+            "GPU work per step (busy outside collectives that ran alone): 1.00 ms before, 2.00 ms "
+            "after (x2.0, more than x1.5)");
+  EXPECT_TRUE(HasCaveat(other, "different_work"));  // the caveat of over 25% stays
+
+  // The same kernels doing twice the work: a caveat (a larger batch), no other program.
+  const std::vector<std::string> kernels = {"gemm", "relu", "adam"};
+  const ReportDiff batch = DiffReports(WithKernelNames(ReportOf({kStarved}), kernels),
+                                       WithKernelNames(ReportOf({twice}), kernels));
+  EXPECT_TRUE(batch.comparability.comparable);
+  EXPECT_TRUE(HasCaveat(batch, "different_work"));
+
+  // Collectives that ran alone are no work of the step: a straggler's peers wait in them.
+  Report waited = ReportOf({kFed}), fixed = ReportOf({kFed});
+  waited.devices[0].busy_ns += 100 * kMs;
+  waited.devices[0].comm_ns = waited.devices[0].exposed_comm_ns = 100 * kMs;
+  EXPECT_TRUE(DiffReports(waited, fixed).comparability.comparable);
 }
 
 TEST(ReportDiff, WaitingForPeersIsLostTimeUnderCommWait) {
@@ -347,12 +529,89 @@ TEST(ReportDiff, ARunWithoutGpuWorkIsComparedWithACaveat) {
   EXPECT_EQ(d.only_after.size(), 1u);
 }
 
+TEST(ReportDiff, AdviceIsNewOnlyForACauseThatLostNoTimeBefore) {
+  // Launch overhead lost time before too (1 of 21 ms lost: below the advice's 5%), and less of
+  // it after: advised after only, yet no new cause.
+  DeviceSpec before = kStarved, after = kFed;
+  before.idle_per_step = {{Subcause::kDataLoader, 20 * kMs}, {Subcause::kLaunchOverhead, 1 * kMs}};
+  before.step_ns = 22 * kMs;
+  after.idle_per_step = {{Subcause::kLaunchOverhead, 500'000}};
+  after.step_ns = 1 * kMs + 500'000;
+  const ReportDiff d = DiffReports(ReportOf({before}), ReportOf({after}));
+  ASSERT_EQ(d.advice.size(), 2u);
+  EXPECT_EQ(d.advice[0].subcause, Subcause::kDataLoader);
+  EXPECT_EQ(d.advice[0].status, AdviceStatus::kResolved);
+  EXPECT_EQ(d.advice[1].subcause, Subcause::kLaunchOverhead);
+  EXPECT_EQ(d.advice[1].status, AdviceStatus::kRemaining);
+  EXPECT_FALSE(d.advice[1].share_before.has_value());  // no advice for it before
+  EXPECT_LT(Sub(d, Subcause::kLaunchOverhead).Delta(), 0);
+  // Absent before: new.
+  after.idle_per_step = {{Subcause::kHostSync, 500'000}};
+  const ReportDiff added = DiffReports(ReportOf({before}), ReportOf({after}));
+  ASSERT_FALSE(added.advice.empty());
+  EXPECT_EQ(added.advice.back().subcause, Subcause::kHostSync);
+  EXPECT_EQ(added.advice.back().status, AdviceStatus::kNew);
+}
+
+// A report written before devices[].step_count lists its steps: their rows count.
+TEST(ReportDiff, CountsTheListedStepsOfAReportWithoutStepCounts) {
+  Report old = ReportOf({kStarved});
+  old.devices[0].step_count = 0;
+  const ReportDiff d = DiffReports(old, ReportOf({kFed}));
+  EXPECT_EQ(d.unit, DiffUnit::kPerStep);
+  EXPECT_EQ(d.steps.before, 10);
+  EXPECT_EQ(d.mean_step_ns->before, 23 * kMs);
+  // Not where rows were left out.
+  old.steps_not_listed = 3;
+  EXPECT_EQ(DiffReports(old, ReportOf({kFed})).unit, DiffUnit::kPerSecond);
+}
+
+// The bundled reports of two programs recorded on the H200 (issue 4): 31 and 264 kernels per
+// listed step, 4 of 15 kernel names in common.
+TEST(ReportDiff, TheBundledReportsOfTwoProgramsAreNotComparable) {
+  const Report starved = Bundled("traces/live_python/dataloader_starved.report.json");
+  const Report tiny = Bundled("traces/live_python/tiny_mlp_launch_bound.report.json");
+  const ReportDiff d = DiffReports(starved, tiny);
+  EXPECT_THAT(ReasonCodes(d), ElementsAre("kernels_per_step", "kernel_names"));
+  EXPECT_EQ(d.unit, DiffUnit::kPerStep);
+  EXPECT_GT(*d.comparability.kernels_per_step_after, 5 * *d.comparability.kernels_per_step_before);
+  EXPECT_EQ(d.verdict.outcome, DiffOutcome::kNotComparable);
+  EXPECT_THAT(d.verdict.text, Not(HasSubstr("worked")));
+  // The launch overhead the run before had too is not new.
+  for (const AdviceChange& a : d.advice) EXPECT_NE(a.status, AdviceStatus::kNew) << a.fix;
+  EXPECT_FALSE(DiffReports(tiny, starved).comparability.comparable);
+  // Each against itself, and against the other bundled runs of its own program.
+  EXPECT_TRUE(DiffReports(starved, starved).comparability.comparable);
+  EXPECT_TRUE(DiffReports(tiny, tiny).comparability.comparable);
+}
+
+// The runs before and after each advised fix (tests/data/gpu_runs/2026-12-02_gains) are one
+// program each: comparable, and the fix worked; the CUDA graph's more kernels are a caveat.
+TEST(ReportDiff, TheBundledRunsBeforeAndAfterAFixAreComparable) {
+  for (const std::string name :
+       {"dataloader_starved", "item_sync", "pageable_h2d", "tiny_mlp_launch_bound"}) {
+    const std::string dir = "gpu_runs/2026-12-02_gains/" + name;
+    const ReportDiff d =
+        DiffReports(Bundled(dir + ".before.report.json"), Bundled(dir + ".after.report.json"));
+    EXPECT_TRUE(d.comparability.comparable) << name << ": " << d.verdict.text;
+    EXPECT_EQ(d.verdict.outcome, DiffOutcome::kImproved) << name;
+    EXPECT_THAT(d.verdict.text, HasSubstr("the fix worked")) << name;
+    EXPECT_EQ(HasCaveat(d, "different_kernel_count"), name == "tiny_mlp_launch_bound") << name;
+  }
+  // And across programs, none is.
+  const ReportDiff across =
+      DiffReports(Bundled("gpu_runs/2026-12-02_gains/dataloader_starved.before.report.json"),
+                  Bundled("gpu_runs/2026-12-02_gains/item_sync.after.report.json"));
+  EXPECT_FALSE(across.comparability.comparable);
+}
+
 TEST(ReportDiff, NamesItsUnitsStatusesAndOutcomes) {
   EXPECT_EQ(DiffUnitName(DiffUnit::kPerStep), "per_step");
   EXPECT_EQ(DiffUnitName(DiffUnit::kPerSecond), "per_second");
   EXPECT_EQ(AdviceStatusName(AdviceStatus::kResolved), "resolved");
   EXPECT_EQ(AdviceStatusName(AdviceStatus::kNew), "new");
   EXPECT_EQ(DiffOutcomeName(DiffOutcome::kRegressed), "regressed");
+  EXPECT_EQ(DiffOutcomeName(DiffOutcome::kNotComparable), "not_comparable");
   Change c{0, 5};
   EXPECT_FALSE(c.Relative().has_value());
   c = {4, 5};

@@ -5,11 +5,14 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "core/version.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -53,13 +56,70 @@ TEST(Cli, ExitCodesStayBelowTheRangeShellsReserve) {
 
 TEST(Cli, PrintsHelp) {
   for (const std::vector<std::string>& args :
-       std::vector<std::vector<std::string>>{{"help"}, {"--help"}, {"-h"}, {"analyze", "--help"}}) {
+       std::vector<std::vector<std::string>>{{"help"}, {"--help"}, {"-h"}}) {
     const CliResult r = Cli(args);
     EXPECT_EQ(r.code, kExitOk) << args[0];
     EXPECT_THAT(r.out, StartsWith("usage: gpuidle <command> [options]"));
     EXPECT_THAT(r.out, HasSubstr("--launch-gap-max-us N"));
+    EXPECT_THAT(r.out, HasSubstr("--trace PATH"));
+    EXPECT_THAT(r.out, HasSubstr("-o, --out PATH"));
     EXPECT_EQ(r.err, "");
   }
+}
+
+// Each command's --help (and `gpuidle help COMMAND`) prints that command's usage alone.
+TEST(Cli, PrintsEachCommandsOwnHelp) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string starts, has, lacks;
+  };
+  const std::vector<Case> cases = {
+      {{"analyze", "--help"},
+       "usage: gpuidle analyze [options] TRACE...",
+       "--trace PATH",
+       "run options"},
+      {{"analyze", "-h"},
+       "usage: gpuidle analyze [options] TRACE...",
+       "--launch-gap-max-us N",
+       "diff options"},
+      {{"analyze", "--format", "json", "--help", kItemSync},
+       "usage: gpuidle analyze",
+       "--out",
+       "run options"},
+      {{"help", "analyze"},
+       "usage: gpuidle analyze [options] TRACE...",
+       "tensorboard_trace_handler",
+       "run options"},
+      {{"diff", "--help"},
+       "usage: gpuidle diff [options] BEFORE AFTER",
+       "diff options",
+       "analyze outputs"},
+      {{"diff", "a.json", "-h", "b.json"},
+       "usage: gpuidle diff",
+       "BEFORE... -- AFTER...",
+       "run options"},
+      {{"help", "diff"}, "usage: gpuidle diff", "--overwrite", "run options"},
+      {{"run", "--help"},
+       "usage: gpuidle run [options] [--] COMMAND [ARGS...]",
+       "--buffer-mb N",
+       "analyze outputs"},
+      {{"help", "run"}, "usage: gpuidle run", "--sample W/P", "diff options"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(absl::StrJoin(c.args, " "));
+    const CliResult r = Cli(c.args);
+    EXPECT_EQ(r.code, kExitOk);
+    EXPECT_THAT(r.out, StartsWith(c.starts));
+    EXPECT_THAT(r.out, HasSubstr(c.has));
+    EXPECT_THAT(r.out, Not(HasSubstr(c.lacks)));
+    EXPECT_THAT(r.out, Not(HasSubstr("usage: gpuidle <command>")));
+    EXPECT_EQ(r.err, "");
+    for (absl::string_view line : absl::StrSplit(r.out, '\n')) EXPECT_LE(line.size(), 96u) << line;
+  }
+  EXPECT_EQ(Cli({"help", "analyze"}).out, Cli({"analyze", "--help"}).out);
+  const CliResult unknown = Cli({"help", "analyse"});
+  EXPECT_EQ(unknown.code, kExitUsage);
+  EXPECT_THAT(unknown.err, HasSubstr("no help for \"analyse\""));
 }
 
 TEST(Cli, PrintsTheVersion) {
@@ -489,6 +549,284 @@ TEST(Cli, FailsWhenStandardOutputCannotBeWritten) {
   EXPECT_THAT(err.str(), HasSubstr("cannot write the report to standard output"));
 }
 
+// --- option forms: --option=VALUE, -o ---
+
+TEST(Cli, TakesEveryValueAfterAnEqualsSign) {
+  TempDir dir;
+  const CliResult spaced = Cli({"analyze", "--format", "json", "--max-gaps", "3", kItemSync});
+  ASSERT_EQ(spaced.code, kExitOk) << spaced.err;
+  const CliResult joined = Cli({"analyze", "--format=json", "--max-gaps=3", kItemSync});
+  ASSERT_EQ(joined.code, kExitOk) << joined.err;
+  EXPECT_TRUE(IsJson(joined.out));
+  EXPECT_EQ(joined.out, spaced.out);
+  // Every setting that takes a value: --launch-gap-max-us=, --data-range=, --skip-steps= ...
+  const CliResult thresholds =
+      Cli({"analyze", "--format=json", "--launch-gap-max-us=250", "--dispatch-latency-max-us=50",
+           "--data-range=fetch", "--skip-steps=1", "--color=never", kItemSync});
+  ASSERT_EQ(thresholds.code, kExitOk) << thresholds.err;
+  EXPECT_THAT(thresholds.out, HasSubstr("\"skip_steps\": 1"));
+  EXPECT_THAT(thresholds.out, HasSubstr("\"launch_gap_max_ns\": 250000"));
+  // A value that holds "=" itself, and one given apart that looks like an option.
+  const std::string odd = dir.Path("a=b.json");
+  EXPECT_EQ(Cli({"analyze", "-q", "--out=" + odd, kItemSync}).code, kExitOk);
+  EXPECT_TRUE(IsJson(ReadFileOrDie(odd)));
+  const std::string dashed = dir.Path("--x=1.json");
+  EXPECT_EQ(Cli({"analyze", "-q", "--out", dashed, kItemSync}).code, kExitOk);
+  EXPECT_TRUE(IsJson(ReadFileOrDie(dashed)));
+}
+
+TEST(Cli, RefusesBadValuesAfterAnEqualsSignAsItDoesApart) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {{"--format=xml"}, "--format \"xml\": must be \"text\", \"json\" or \"html\""},
+      {{"--format="}, "--format needs a non-empty value"},
+      {{"--out="}, "--out needs a non-empty value"},
+      {{"--max-gaps=-1"}, "--max-gaps \"-1\": must be an integer from 0 to 1000000"},
+      {{"--quiet=yes"}, "--quiet takes no value"},
+      {{"--overwrite=1"}, "--overwrite takes no value"},
+      {{"--fast=1"}, "unknown option --fast=1"},
+      {{"-o"}, "-o needs a value"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.args[0]);
+    std::vector<std::string> args = {"analyze", kItemSync};
+    args.insert(args.end(), c.args.begin(), c.args.end());
+    const CliResult r = Cli(args);
+    EXPECT_EQ(r.code, kExitUsage);
+    EXPECT_THAT(r.err, HasSubstr(c.message));
+    EXPECT_EQ(r.out, "");
+  }
+}
+
+TEST(Cli, TakesDashOAsTheOutputOption) {
+  TempDir dir;
+  const CliResult r = Cli({"analyze", "-o", dir.Path("r.json"), kItemSync});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_TRUE(IsJson(ReadFileOrDie(dir.Path("r.json"))));
+  EXPECT_THAT(r.out, HasSubstr("report written to " + dir.Path("r.json")));
+  // The same rules as --out: no file replaced unless asked.
+  const CliResult again = Cli({"analyze", "-o", dir.Path("r.json"), kItemSync});
+  EXPECT_EQ(again.code, kExitBadOutput);
+  EXPECT_THAT(again.err, HasSubstr("it exists (--overwrite replaces it)"));
+}
+
+// diff's parser is its own; the forms reach it from the dispatch.
+TEST(Cli, DiffTakesTheSameForms) {
+  TempDir dir;
+  const std::string before = kItemSync, after = kTraces + "/healthy_matmul.json.gz";
+  const CliResult json = Cli({"diff", "--format=json", before, after});
+  ASSERT_EQ(json.code, kExitOk) << json.err;
+  EXPECT_THAT(json.out, HasSubstr("\"schema\": \"gpuidle.diff/1\""));
+  const CliResult out = Cli({"diff", "-q", "-o", dir.Path("d.json"), before, after});
+  ASSERT_EQ(out.code, kExitOk) << out.err;
+  EXPECT_THAT(ReadFileOrDie(dir.Path("d.json")), HasSubstr("\"schema\": \"gpuidle.diff/1\""));
+  const CliResult bad = Cli({"diff", "--format=xml", before, after});
+  EXPECT_EQ(bad.code, kExitUsage);
+  EXPECT_THAT(bad.err, HasSubstr("--format \"xml\""));
+}
+
+// --- output paths: a missing directory is named as such ---
+
+TEST(Cli, NamesAMissingOutputDirectory) {
+  TempDir dir;
+  const std::string report = dir.Path("out/report.json");
+  CliResult r = Cli({"analyze", "--out", report, kItemSync});
+  EXPECT_EQ(r.code, kExitBadOutput);
+  EXPECT_THAT(r.err, HasSubstr(absl::StrCat("cannot write ", report, ": the directory ",
+                                            dir.Path("out/"), " does not exist")));
+  EXPECT_THAT(r.err, Not(HasSubstr("temporary")));
+  // A file where a directory should be.
+  dir.Write("file", "x");
+  r = Cli({"analyze", "--out", dir.Path("file/sub/report.json"), kItemSync});
+  EXPECT_EQ(r.code, kExitBadOutput);
+  EXPECT_THAT(r.err, HasSubstr(dir.Path("file") + " is not a directory"));
+  // The trace's path and diff's too.
+  r = Cli({"analyze", "--trace", dir.Path("traces/t.json"), kItemSync});
+  EXPECT_EQ(r.code, kExitBadOutput);
+  EXPECT_THAT(r.err, HasSubstr("the directory " + dir.Path("traces/") + " does not exist"));
+  r = Cli({"diff", "-o", dir.Path("diffs/d.json"), kItemSync, kItemSync});
+  EXPECT_EQ(r.code, kExitBadOutput);
+  EXPECT_THAT(r.err, HasSubstr("the directory " + dir.Path("diffs/") + " does not exist"));
+  EXPECT_THAT(dir.List(), ElementsAre("file"));
+}
+
+// --- a .gz name whose bytes are no gzip ---
+
+TEST(Cli, SaysWhenAGzNameHoldsNoGzipData) {
+  TempDir dir;
+  const std::string text = ValidTrace();
+  // Plain JSON cut short: the name promised gzip, and the read says what it found.
+  const std::string cut = dir.Write("cut.json.gz", text.substr(0, text.size() / 2));
+  CliResult r = Cli({"analyze", cut});
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_THAT(r.err, StartsWith(absl::StrCat("gpuidle: ", cut,
+                                             " is not gzip data (it starts like JSON; rename it "
+                                             "to cut.json)")));
+  EXPECT_THAT(r.err, HasSubstr("truncated"));
+  // Neither gzip nor JSON.
+  const std::string html = dir.Write("page.json.gz", "<!DOCTYPE html><html>Not Found</html>");
+  r = Cli({"analyze", html});
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_THAT(r.err, HasSubstr(html + " is not gzip data (it starts with \"<!DOCTYPE html><\")"));
+  // Plain JSON that reads is read, as before, with a warning.
+  const std::string plain = dir.Write("plain.json.gz", text);
+  r = Cli({"analyze", "--format", "json", plain});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_THAT(r.out, HasSubstr(plain + " is not gzip data (it starts like JSON; rename it to "
+                                       "plain.json): read as plain JSON"));
+  // A real gzip file gets no such word.
+  const std::string gz = dir.Write("real.json.gz", Gzip(text));
+  r = Cli({"analyze", "--format", "json", gz});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_THAT(r.out, Not(HasSubstr("not gzip")));
+}
+
+// --- a directory of torch.profiler's tensorboard_trace_handler ---
+
+// A trace whose one kernel starts at `ts` us (distinct traces for distinct files).
+std::string TraceAt(int ts) {
+  return absl::StrCat(R"({"traceEvents": [
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+     "ts": )",
+                      ts, R"(, "dur": 2, "args": {"correlation": 5}},
+    {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": )",
+                      ts + 3, R"(, "dur": 10,
+     "args": {"device": 0, "stream": 7, "correlation": 5}}
+  ]})");
+}
+
+std::vector<std::string> InputsOf(const std::string& json) {
+  rapidjson::Document doc;
+  doc.Parse(json.c_str(), json.size());
+  std::vector<std::string> inputs;
+  if (!doc.IsObject() || !doc.HasMember("inputs")) return inputs;
+  for (const auto& i : doc["inputs"].GetArray()) inputs.push_back(i.GetString());
+  return inputs;
+}
+
+TEST(Cli, AnalysesATensorboardTraceDirectoryAsOneJob) {
+  TempDir dir;
+  const std::string runs = dir.Path("runs");
+  ASSERT_TRUE(std::filesystem::create_directory(runs));
+  // Two workers (ranks), the first profiled twice: its newer trace is the one taken.
+  dir.Write("runs/node1_100.1700000000100.pt.trace.json", TraceAt(100));
+  dir.Write("runs/node1_100.1700000000200.pt.trace.json.gz", Gzip(TraceAt(200)));
+  dir.Write("runs/node2_200.1700000000150.pt.trace.json", TraceAt(150));
+  dir.Write("runs/events.out.tfevents", "not a trace");
+  const CliResult r = Cli({"analyze", "--format", "json", runs});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_THAT(InputsOf(r.out), ElementsAre(runs + "/node1_100.1700000000200.pt.trace.json.gz",
+                                           runs + "/node2_200.1700000000150.pt.trace.json"));
+  EXPECT_EQ(r.err,
+            "gpuidle: " + runs +
+                ": took the newest trace of each of 2 workers: "
+                "node1_100.1700000000200.pt.trace.json.gz, node2_200.1700000000150.pt.trace.json; "
+                "skipped 1 older: node1_100.1700000000100.pt.trace.json; ignored 1 other entry\n");
+  // The same as naming the files taken; quiet says nothing.
+  const CliResult named =
+      Cli({"analyze", "--format", "json", runs + "/node1_100.1700000000200.pt.trace.json.gz",
+           runs + "/node2_200.1700000000150.pt.trace.json"});
+  EXPECT_EQ(named.out, r.out);
+  const CliResult quiet = Cli({"analyze", "-q", runs});
+  EXPECT_EQ(quiet.code, kExitOk);
+  EXPECT_EQ(quiet.err, "");
+}
+
+TEST(Cli, RefusesADirectoryWithoutTraces) {
+  TempDir dir;
+  dir.Write("notes.json", ValidTrace());  // a trace, but not by tensorboard_trace_handler's name
+  const CliResult r = Cli({"analyze", dir.path()});
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_THAT(r.err, StartsWith("gpuidle: " + dir.path() +
+                                " is a directory with no torch.profiler trace in it"));
+  EXPECT_THAT(r.err, HasSubstr(".pt.trace.json"));
+  EXPECT_EQ(r.out, "");
+}
+
+// --- --trace: the gpuidle trace of an offline analysis ---
+
+TEST(Cli, WritesTheGpuidleTraceWithTheGapsByCause) {
+  TempDir dir;
+  const std::string trace = dir.Path("t.json");
+  const CliResult r = Cli({"analyze", "--trace", trace, kItemSync});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_THAT(r.out, StartsWith("gpuidle: why the GPU was idle\n"));
+  EXPECT_THAT(r.out, HasSubstr("\ntrace written to " + trace + "\n"));
+  const std::string written = ReadFileOrDie(trace);
+  EXPECT_THAT(written, HasSubstr("gpuidle.trace/2"));
+  EXPECT_THAT(written, HasSubstr("gpuidle: idle causes"));
+  EXPECT_THAT(written, HasSubstr("\"cat\":\"gpuidle_gap\""));
+  EXPECT_THAT(written, HasSubstr("\"source\": \"analysis\""));  // every gap, not the report's few
+  EXPECT_THAT(written, HasSubstr("sync_bound"));
+  // Read back, the trace gives the report the original gives.
+  const CliResult original = Cli({"analyze", "--format", "json", kItemSync});
+  const CliResult again = Cli({"analyze", "--format", "json", trace});
+  ASSERT_EQ(again.code, kExitOk) << again.err;
+  rapidjson::Document a, b;
+  a.Parse(original.out.c_str(), original.out.size());
+  b.Parse(again.out.c_str(), again.out.size());
+  ASSERT_TRUE(a.IsObject() && b.IsObject());
+  ASSERT_EQ(a["devices"].Size(), b["devices"].Size());
+  EXPECT_EQ(a["devices"][0]["idle_ns"], b["devices"][0]["idle_ns"]);
+  EXPECT_EQ(a["devices"][0]["busy_ns"], b["devices"][0]["busy_ns"]);
+}
+
+TEST(Cli, TraceFollowsTheOutputRules) {
+  TempDir dir;
+  const std::string trace = dir.Write("t.json", "mine\n");
+  CliResult r = Cli({"analyze", "--trace", trace, kItemSync});
+  EXPECT_EQ(r.code, kExitBadOutput);
+  EXPECT_THAT(r.err, HasSubstr("cannot write " + trace + ": it exists (--overwrite replaces it)"));
+  EXPECT_EQ(ReadFileOrDie(trace), "mine\n");
+  r = Cli({"analyze", "--overwrite", "--trace=" + trace, kItemSync});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_THAT(ReadFileOrDie(trace), HasSubstr("gpuidle.trace/2"));
+  // Never an input, overwrite or not; never the report's own file.
+  const std::string input = dir.Write("in.json.gz", ReadFileOrDie(kItemSync));
+  r = Cli({"analyze", "--overwrite", "--trace", input, input});
+  EXPECT_EQ(r.code, kExitBadOutput);
+  EXPECT_THAT(r.err, HasSubstr("one of the inputs"));
+  EXPECT_EQ(ReadFileOrDie(input), ReadFileOrDie(kItemSync));
+  r = Cli({"analyze", "--out", dir.Path("x.json"), "--trace", dir.Path("x.json"), kItemSync});
+  EXPECT_EQ(r.code, kExitUsage);
+  EXPECT_THAT(r.err, HasSubstr("--out and --trace name one file"));
+  // A report holds no timeline.
+  const std::string report = dir.Path("r.json");
+  ASSERT_EQ(Cli({"analyze", "-q", "--out", report, kItemSync}).code, kExitOk);
+  r = Cli({"analyze", "--trace", dir.Path("from_report.json"), report});
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_THAT(r.err, HasSubstr(report + " is a gpuidle report: it keeps no timeline"));
+  EXPECT_THAT(dir.List(), ElementsAre("in.json.gz", "r.json", "t.json"));
+}
+
+TEST(Cli, WritesOneTracePerRankAndKeepsStandardOutputForTheReport) {
+  TempDir dir;
+  const std::string rank0 = kTraces + "/nccl_straggler.rank0.json.gz";
+  const std::string rank1 = kTraces + "/nccl_straggler.rank1.json.gz";
+  const CliResult r =
+      Cli({"analyze", "--format", "json", "--trace", dir.Path("job.json.gz"), rank0, rank1});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_TRUE(IsJson(r.out)) << r.out.substr(0, 200);  // the lines naming the traces: on stderr
+  EXPECT_EQ(r.err, absl::StrCat("gpuidle: trace written to ", dir.Path("job.0.json.gz"),
+                                "\ngpuidle: trace written to ", dir.Path("job.1.json.gz"), "\n"));
+  EXPECT_THAT(dir.List(), ElementsAre("job.0.json.gz", "job.1.json.gz"));
+  // Each is its rank's timeline: read back together, they are the job.
+  const CliResult job = Cli({"analyze", rank0, rank1});
+  const CliResult again = Cli({"analyze", dir.Path("job.0.json.gz"), dir.Path("job.1.json.gz")});
+  ASSERT_EQ(again.code, kExitOk) << again.err;
+  EXPECT_THAT(again.out, HasSubstr("rank 0 GPU 0"));
+  EXPECT_THAT(again.out, HasSubstr("rank 1 GPU 1"));
+  EXPECT_THAT(again.out, HasSubstr("waiting for peers"));
+  // Quiet: the files, no word.
+  const CliResult quiet = Cli({"analyze", "-q", "--trace", dir.Path("q.json"), rank0, rank1});
+  EXPECT_EQ(quiet.code, kExitOk);
+  EXPECT_EQ(quiet.out + quiet.err, "");
+  EXPECT_THAT(dir.List(), ElementsAre("job.0.json.gz", "job.1.json.gz", "q.0.json", "q.1.json"));
+}
+
 // --- the real binary ---
 
 struct Process {
@@ -580,6 +918,40 @@ TEST(CliBinary, RunningOutOfMemoryIsAnErrorNotACrash) {
     EXPECT_EQ(WEXITSTATUS(status), kExitInternal) << limit_kb;
     EXPECT_THAT(ReadFileOrDie(dir.Path("stderr")), HasSubstr("out of memory")) << limit_kb;
   }
+}
+
+TEST(CliBinary, TakesTheNewFormsAndWritesTheTrace) {
+  TempDir dir;
+  const std::string trace = dir.Path("t.json");
+  const Process p = RunBinary(dir, "analyze --format=json -o '" + dir.Path("r.json") +
+                                       "' --trace='" + trace + "' '" + kItemSync + "'");
+  EXPECT_EQ(p.code, 0) << p.err;
+  EXPECT_TRUE(IsJson(ReadFileOrDie(dir.Path("r.json"))));
+  EXPECT_THAT(ReadFileOrDie(trace), HasSubstr("gpuidle_gap"));
+  EXPECT_THAT(p.out, HasSubstr("trace written to " + trace));
+}
+
+TEST(CliBinary, PrintsEachCommandsHelp) {
+  TempDir dir;
+  for (const char* command : {"analyze", "diff", "run"}) {
+    const Process p = RunBinary(dir, absl::StrCat(command, " --help"));
+    EXPECT_EQ(p.code, 0) << command;
+    EXPECT_THAT(p.out, StartsWith(absl::StrCat("usage: gpuidle ", command, " ")));
+    EXPECT_EQ(p.err, "");
+  }
+}
+
+TEST(CliBinary, ReadsATraceDirectoryAndSaysWhatItTook) {
+  TempDir dir;
+  const std::string runs = dir.Path("runs");
+  ASSERT_TRUE(std::filesystem::create_directory(runs));
+  dir.Write("runs/w_1.5.pt.trace.json", TraceAt(10));
+  dir.Write("runs/w_1.40.pt.trace.json", TraceAt(40));  // newer: 40 > 5, compared as numbers
+  const Process p = RunBinary(dir, "analyze '" + runs + "'");
+  EXPECT_EQ(p.code, 0) << p.err;
+  EXPECT_EQ(p.err, "gpuidle: " + runs +
+                       ": took its one worker's newest trace, w_1.40.pt.trace.json; skipped 1 "
+                       "older: w_1.5.pt.trace.json\n");
 }
 
 }  // namespace

@@ -505,13 +505,48 @@ TEST(GpuidleRun, RejectsABadInheritedVariableUnlessAFlagReplacesIt) {
   EXPECT_TRUE(Exists(marker));
 }
 
-TEST(GpuidleRun, PrintsHelp) {
+TEST(GpuidleRun, PrintsItsOwnHelp) {
   TempDir dir;
-  const Process p = RunWith(dir, {"--help"});
-  EXPECT_EQ(p.code, 0);
-  EXPECT_THAT(p.out, StartsWith("usage: gpuidle <command> [options]"));
-  EXPECT_THAT(p.out, HasSubstr("run [options] -- COMMAND [ARGS...]"));
-  EXPECT_THAT(p.out, HasSubstr("5 libgpuidle.so not found"));
+  for (const char* flag : {"--help", "-h"}) {
+    const Process p = RunWith(dir, {"--quiet", flag, "--", "/bin/false"});
+    EXPECT_EQ(p.code, 0) << flag;
+    EXPECT_THAT(p.out, StartsWith("usage: gpuidle run [options] [--] COMMAND [ARGS...]\n"));
+    EXPECT_THAT(p.out, HasSubstr("run options"));
+    EXPECT_THAT(p.out, HasSubstr("--buffer-mb N"));
+    EXPECT_THAT(p.out, HasSubstr("5 libgpuidle.so not found"));
+    EXPECT_THAT(p.out, ::testing::Not(HasSubstr("analyze options")));
+    EXPECT_THAT(p.out, ::testing::Not(HasSubstr("usage: gpuidle <command>")));
+    EXPECT_EQ(p.err, "");
+  }
+  // After the command, --help is the command's.
+  const Process theirs = RunWith(dir, {"/bin/echo", "x", "--help"});
+  EXPECT_EQ(theirs.code, 0);
+  EXPECT_EQ(theirs.out, "x --help\n");
+}
+
+// --flag=VALUE is --flag VALUE, and -o is --out, for run's options; the command's arguments stay
+// as they are.
+TEST(GpuidleRun, TakesValuesAfterAnEqualsSignAndDashO) {
+  TempDir dir;
+  Process p = RunWith(dir, {"--out=/r/a=b.json", "--max-gaps=9", "--format=json", "--", "sh", "-c",
+                            "echo $GPUIDLE_OUT $GPUIDLE_MAX_GAPS $GPUIDLE_FORMAT"});
+  EXPECT_EQ(p.code, 0) << p.err;
+  EXPECT_EQ(p.out, "/r/a=b.json 9 json\n");
+  p = RunWith(dir, {"-o", "/r/%r.json", "sh", "-c", "echo $GPUIDLE_OUT"});
+  EXPECT_EQ(p.code, 0) << p.err;
+  EXPECT_EQ(p.out, "/r/%r.json\n");
+  p = RunWith(dir, {"--quiet", "/bin/echo", "--out=x", "-o", "y", "--max-gaps=1"});
+  EXPECT_EQ(p.code, 0) << p.err;
+  EXPECT_EQ(p.out, "--out=x -o y --max-gaps=1\n");
+  p = RunWith(dir, {"--", "/bin/echo", "--format=json"});
+  EXPECT_EQ(p.out, "--format=json\n");
+  // Bad values are named as they are apart; a switch takes none.
+  p = RunWith(dir, {"--buffer-mb=0", "--", "/bin/true"});
+  EXPECT_EQ(p.code, kExitUsage);
+  EXPECT_THAT(p.err, HasSubstr("--buffer-mb \"0\": must be an integer from 1 to 4096"));
+  p = RunWith(dir, {"--quiet=1", "--", "/bin/true"});
+  EXPECT_EQ(p.code, kExitUsage);
+  EXPECT_THAT(p.err, HasSubstr("--quiet takes no value"));
 }
 
 // --- signals while the command runs ---

@@ -64,6 +64,34 @@ TEST(ElideMiddle, ClosesAColourItCut) {
   EXPECT_EQ(StripEscapes(e), ElideMiddle(std::string(50, 'x'), 20));
 }
 
+TEST(ElideKeepingFileNames, ShortensDirectoriesBeforeFileNamesAndLines) {
+  const std::string site =
+      "aten::item at /home/user/projects/lightning/examples/pytorch/basics/train_mnist.py:88 "
+      "training_step";
+  for (size_t width : {100u, 80u, 60u}) {
+    const std::string e = ElideKeepingFileNames(site, width);
+    EXPECT_LE(DisplayWidth(e), width);
+    EXPECT_THAT(e, HasSubstr("/train_mnist.py:88 training_step")) << e;
+    EXPECT_THAT(e, StartsWith("aten::item at /")) << e;
+  }
+  // The longest directory goes first: a short one beside it keeps its name.
+  const std::string two = "/a/b/x.py:1 f <- /very/long/directory/of/many/parts/y.py:2 g";
+  const std::string e = ElideKeepingFileNames(two, 40);
+  EXPECT_LE(DisplayWidth(e), 40u);
+  EXPECT_THAT(e, StartsWith("/a/b/x.py:1 f <- ")) << e;
+  EXPECT_THAT(e, EndsWith("/y.py:2 g")) << e;
+  EXPECT_EQ(ElideKeepingFileNames(site, 200), site);
+}
+
+TEST(ElideKeepingFileNames, ElidesTheMiddleWhereDirectoriesAreNotEnough) {
+  const std::string e = ElideKeepingFileNames("/d/" + std::string(60, 'n') + ".py:3 f", 30);
+  EXPECT_EQ(DisplayWidth(e), 30u);
+  EXPECT_THAT(e, HasSubstr("..."));
+  EXPECT_THAT(e, EndsWith(".py:3 f"));
+  const std::string none = ElideKeepingFileNames(std::string(50, 'k'), 20);
+  EXPECT_EQ(none, ElideMiddle(std::string(50, 'k'), 20));
+}
+
 TEST(Cell, PadsByColumns) {
   EXPECT_EQ(Cell("ab", 5), "ab   ");
   EXPECT_EQ(DisplayWidth(Cell(kCjk, 8)), 8u);

@@ -228,6 +228,70 @@ def test_bad_arguments_are_value_or_type_errors():
         gpuidle.analyze(trace).format("xml")
 
 
+def test_a_paths_argument_of_another_type_is_a_type_error_naming_it():
+    for bad in (42, 4.2, None, object()):
+        with pytest.raises(TypeError, match=r"analyze\(\): paths must be a trace path \(str or "
+                           rf"os.PathLike\) or a list of them, not {type(bad).__name__}"):
+            gpuidle.analyze(bad)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="paths must be"):
+        gpuidle.diff(42, TORCH_TRACES[0])  # type: ignore[arg-type]
+
+
+# --- inputs: directories of torch.profiler traces, .gz names ----------------------------------------
+
+def test_a_tensorboard_trace_directory_is_one_job_of_each_workers_newest_trace(tmp_path):
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    rank0 = runs / "host_1.1700000000200.pt.trace.json.gz"
+    rank1 = runs / "host_2.1700000000100.pt.trace.json.gz"
+    rank0.write_bytes(RANKS[0].read_bytes())
+    rank1.write_bytes(RANKS[1].read_bytes())
+    (runs / "host_1.1700000000050.pt.trace.json.gz").write_bytes(TORCH_TRACES[0].read_bytes())
+    report = gpuidle.analyze(runs)
+    assert report.inputs == [str(rank0), str(rank1)]
+    assert sorted(d.rank for d in report.devices) == [0, 1]
+    check_against_cli(report, cli_json(str(runs)))
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(ValueError, match="is a directory with no torch.profiler trace"):
+        gpuidle.analyze(empty)
+
+
+def test_a_gz_name_without_gzip_data_is_said(tmp_path):
+    plain = tmp_path / "plain.json.gz"
+    plain.write_bytes(gzip.decompress(TORCH_TRACES[0].read_bytes()))
+    report = gpuidle.analyze(plain)
+    assert any("is not gzip data (it starts like JSON; rename it to plain.json)" in w
+               for w in report.warnings)
+    cut = tmp_path / "cut.json.gz"
+    cut.write_bytes(plain.read_bytes()[:3000])
+    with pytest.raises((ValueError, gpuidle.GpuidleError),
+                       match=r"cut\.json\.gz is not gzip data \(it starts like JSON"):
+        gpuidle.analyze(cut)
+
+
+# --- merge_reports of traces alone --------------------------------------------------------------
+
+def test_merge_reports_of_traces_alone_says_to_call_analyze(tmp_path):
+    with pytest.raises(ValueError, match=r"is a trace, not a gpuidle report: .*gpuidle\.analyze"):
+        gpuidle.merge_reports([RANKS[0]])
+    with pytest.raises(ValueError, match=r"are traces, not a gpuidle report: .*ranks of one job"):
+        gpuidle.merge_reports([str(p) for p in RANKS])
+    # A gpuidle trace and a plain one are traces too.
+    plain = tmp_path / "t.json"
+    plain.write_bytes(gzip.decompress(TORCH_TRACES[0].read_bytes()))
+    with pytest.raises(ValueError, match="is a trace"):
+        gpuidle.merge_reports([plain])
+    live = next(t for t in LIVE_TRACES)
+    with pytest.raises(ValueError, match="is a trace"):
+        gpuidle.merge_reports([live])
+    # Reports merge as before, and a trace beside a report is still its rank.
+    report = tmp_path / "r.json"
+    report.write_text(gpuidle.analyze(RANKS[0]).to_json())
+    merged = gpuidle.merge_reports([report, RANKS[1]])
+    assert sorted(d.rank for d in merged.devices) == [0, 1]
+
+
 # --- saving and showing -------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")

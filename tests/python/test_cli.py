@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 
@@ -78,3 +79,32 @@ def test_cli_main_in_process_writes_to_the_process_streams(capfd):
     assert "GPUIDLE_LIBRARY" not in os.environ
     with pytest.raises(TypeError):
         gpuidle.cli_main(["version", 3])  # type: ignore[list-item]
+
+
+def test_each_command_prints_its_own_help():
+    for command in ("analyze", "diff", "run"):
+        ours = gpuidle_m(command, "--help")
+        assert ours.returncode == 0, ours.stderr
+        assert ours.stdout.startswith(f"usage: gpuidle {command} ")
+        assert "usage: gpuidle <command>" not in ours.stdout
+        assert ours.stdout == run_cli(command, "--help").stdout == run_cli("help", command).stdout
+
+
+def test_analyze_takes_equals_values_dash_o_and_writes_a_trace(tmp_path):
+    from conftest import TORCH_TRACES
+
+    trace = str(next(t for t in TORCH_TRACES if t.name == "item_sync.json.gz"))
+    report, perfetto = tmp_path / "r.json", tmp_path / "t.json"
+    proc = gpuidle_m("analyze", "--format=json", "-o", str(report), f"--trace={perfetto}", trace)
+    assert proc.returncode == 0, proc.stderr
+    assert f"trace written to {perfetto}" in proc.stdout
+    assert json.loads(report.read_text())["schema"] == "gpuidle.report/2"
+    drawn = json.loads(perfetto.read_text())
+    assert drawn["gpuidle"]["format"] == "gpuidle.trace/2"
+    assert any(e.get("cat") == "gpuidle_gap" for e in drawn["traceEvents"])
+    # Never over an existing file without --overwrite.
+    again = gpuidle_m("analyze", "--trace", str(perfetto), trace)
+    assert again.returncode == 4 and "--overwrite replaces it" in again.stderr
+    missing = gpuidle_m("analyze", "-o", str(tmp_path / "out" / "r.json"), trace)
+    assert missing.returncode == 4
+    assert f"the directory {tmp_path / 'out'}/ does not exist" in missing.stderr

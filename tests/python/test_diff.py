@@ -47,3 +47,33 @@ def test_a_run_against_itself_is_unchanged():
 def test_an_unreadable_side_raises_what_analyze_raises(tmp_path):
     with pytest.raises(FileNotFoundError):
         gpuidle.diff(str(tmp_path / "missing.json"), AFTER)
+
+
+LIVE = DATA_DIR / "traces" / "live_python"
+STARVED = str(LIVE / "dataloader_starved.report.json")
+TINY_MLP = str(LIVE / "tiny_mlp_launch_bound.report.json")
+
+
+def test_two_different_programs_are_not_comparable():
+    """Issue 4: 29 against 244 kernels per step was "the fix worked"."""
+    d = gpuidle.diff(STARVED, TINY_MLP)
+    assert d.comparable is False
+    codes = [r["code"] for r in d.comparability["reasons"]]
+    assert codes == ["kernels_per_step", "kernel_names"], d.comparability
+    assert all(r["message"] for r in d.comparability["reasons"])
+    assert d.to_dict()["verdict"]["outcome"] == "not_comparable"
+    assert d.verdict.startswith("not comparable (kernels_per_step, kernel_names): ")
+    assert "worked" not in d.summary() and "worked" not in repr(d)
+    assert "NOT COMPARABLE" in d.summary()
+    proc = run_cli("diff", "--format", "json", STARVED, TINY_MLP)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["comparability"] == d.comparability
+
+
+def test_a_program_before_and_after_its_fix_is_comparable():
+    d = gpuidle.diff(BEFORE, AFTER)
+    assert d.comparable is True
+    assert d.comparability["reasons"] == []
+    assert d.comparability["kernel_names"]["shared"] >= 3
+    r = gpuidle.analyze(STARVED)
+    assert gpuidle.diff(r, r).comparable

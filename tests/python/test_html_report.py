@@ -13,6 +13,7 @@ import gpuidle
 from conftest import TORCH_TRACES, run_cli
 
 DATA = re.compile(r'<script type="application/json" class="gpuidle-data">(.*?)</script>', re.S)
+PAGE = re.compile(r'<script type="application/json" class="gpuidle-page">(.*?)</script>', re.S)
 
 
 @pytest.fixture(scope="module")
@@ -59,9 +60,39 @@ def test_the_page_embeds_the_report_and_requests_nothing(report):
             assert sum(tl["idle_ns"][cause]) == ns, cause
     for external in ("http://", "https://", "<link", "url(", "<iframe"):
         assert external not in page
-    assert page.count("<script") == 2  # the data and the page's own script
+    assert page.count("<script") == 3  # the report, the page's own data and the page's script
 
 
 def test_an_unknown_format_names_html_among_the_formats(report):
     with pytest.raises(ValueError, match="html"):
         report.format("xml")
+
+
+def test_the_page_names_one_off_kinds_as_the_text_outputs_do(report):
+    names = json.loads(PAGE.search(report.to_html()).group(1))
+    assert names["one_off_labels"]["set_up"] == "set-up"
+    assert names["one_off_labels"]["cuda_init"] == "CUDA init"
+    assert names["steady_one_off_labels"]["compilation"] == "re-compilation"
+
+
+def test_a_two_rank_page_carries_the_waits_it_draws():
+    """The straggler job: rank 0 waits for rank 1 most of its steady state; the page's data has
+    the device's and each step's wait, which the script draws in the waiting colour, and the
+    figures its cards take as lost time (docs/HTML_REPORT.md)."""
+    traces = [str(t) for t in TORCH_TRACES if t.name.startswith("nccl_straggler.rank")]
+    assert len(traces) == 2
+    proc = run_cli("analyze", "--format", "html", *traces)
+    assert proc.returncode == 0, proc.stderr
+    embedded = json.loads(DATA.search(proc.stdout).group(1))
+    waited = max(embedded["devices"], key=lambda d: d.get("comm_wait_ns") or 0)
+    steady = waited["phases"]["steady"]["ns"]
+    assert waited["comm_wait_ns"] > steady / 2
+    steps = [s for s in embedded["steps"] if s["rank"] == waited["rank"]]
+    assert steps and sum(s.get("comm_wait_ns", 0) for s in steps) > 0
+    # Every advice row has its share of the steady state; a healthy run would have a verdict.
+    for a in embedded["advice"]:
+        assert 0 <= a.get("share_of_steady_state", 0) <= 1
+    assert "verdict" not in embedded or embedded["verdict"]["worth_fixing"]
+    script = proc.stdout.split('class="gpuidle-page">', 1)[1]
+    assert "waiting for peers" in script and "of the steady state" in script
+    assert "of lost time" not in script

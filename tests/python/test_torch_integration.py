@@ -238,6 +238,20 @@ def test_dataloader_waits_become_data_ranges_while_installed(fake_torch, monkeyp
     assert len(nvtx.calls) == 2, "no marker after uninstall"
 
 
+def test_dataloader_marker_names_the_workers_the_loader_has(fake_torch, monkeypatch):
+    nvtx = NvtxCalls()
+    monkeypatch.setattr(_markers, "_push", nvtx.push)
+    monkeypatch.setattr(_markers, "_pop", nvtx.pop)
+    it = fake_torch.utils.data.dataloader._BaseDataLoaderIter()
+    it._num_workers = 18
+    _torch.install(FakeProfile())
+    try:
+        next(it)
+    finally:
+        _torch.uninstall()
+    assert nvtx.calls[0] == ("push", _markers._DATA, "DataLoader.__next__ (num_workers=18)")
+
+
 def test_the_data_range_closes_when_the_loader_raises(fake_torch, monkeypatch):
     nvtx = NvtxCalls()
     monkeypatch.setattr(_markers, "_push", nvtx.push)

@@ -234,6 +234,122 @@ TEST(DiffTextWriter, ShowsNoFixWhenTheRunAfterLosesLittle) {
   EXPECT_THAT(text, HasSubstr("(the run after loses 1.0% of its steady state: no fix shown)"));
 }
 
+// ExampleDiff of two different programs, as DiffReports makes it (issue 4).
+ReportDiff NotComparableDiff() {
+  ReportDiff d = ExampleDiff();
+  d.comparability.comparable = false;
+  d.comparability.reasons = {
+      {"kernels_per_step", "kernels per step: 29 before, 244 after (x8.4, more than x1.5)"},
+      {"kernel_names",
+       "kernel names: the reports name 16 and 15 kernels (offenders, longest gaps), 4 of them in "
+       "both: less than half of the shorter list"}};
+  d.comparability.kernels_per_step_before = 29.0;
+  d.comparability.kernels_per_step_after = 244.0;
+  d.comparability.kernel_names_before = 16;
+  d.comparability.kernel_names_after = 15;
+  d.comparability.kernel_names_shared = 4;
+  d.verdict = {DiffOutcome::kNotComparable, "mean_step", std::nullopt, true,
+               "not comparable (kernels_per_step, kernel_names): step time 22.0 -> 13.0 ms (-41%) "
+               "between what look like different programs; no verdict on a fix (weak comparison: "
+               "different_sources)"};
+  return d;
+}
+
+TEST(DiffTextWriter, SaysTheRunsAreNotComparableBeforeTheVerdict) {
+  const std::string text = WriteDiffText(NotComparableDiff());
+  const size_t said = text.find(
+      "\nNOT COMPARABLE: the runs look like different programs (or set-ups), so the figures below "
+      "say nothing\n  about a fix:\n"
+      "  - kernels per step: 29 before, 244 after (x8.4, more than x1.5)\n"
+      "  - kernel names: the reports name 16 and 15 kernels (offenders, longest gaps), 4 of them "
+      "in both:\n    less than half of the shorter list\n");
+  ASSERT_NE(said, std::string::npos) << text;
+  const size_t verdict = text.find("\nnot comparable (kernels_per_step, kernel_names): step time");
+  ASSERT_NE(verdict, std::string::npos) << text;
+  EXPECT_LT(said, verdict);
+  EXPECT_LT(text.find("after:  gpuidle"), said);  // the runs first, then what they are
+  EXPECT_THAT(text, Not(HasSubstr("worked")));
+  EXPECT_THAT(text, HasSubstr("(of runs that are not comparable: resolved or new is no fix)"));
+  for (absl::string_view line : absl::StrSplit(text, '\n')) EXPECT_LE(line.size(), 100u) << line;
+  // A comparable diff has none of it.
+  EXPECT_THAT(WriteDiffText(ExampleDiff()), Not(HasSubstr("COMPARABLE")));
+  EXPECT_THAT(WriteDiffText(ExampleDiff()), Not(HasSubstr("not comparable")));
+}
+
+TEST(DiffJsonWriter, CarriesTheComparabilityAndItsReasons) {
+  const rapidjson::Document doc = Parse(WriteDiffJson(NotComparableDiff()));
+  const rapidjson::Value& c = doc["comparability"];
+  EXPECT_FALSE(c["comparable"].GetBool());
+  ASSERT_EQ(c["reasons"].Size(), 2u);
+  EXPECT_STREQ(c["reasons"][0]["code"].GetString(), "kernels_per_step");
+  EXPECT_THAT(c["reasons"][0]["message"].GetString(), HasSubstr("29 before, 244 after"));
+  EXPECT_STREQ(c["reasons"][1]["code"].GetString(), "kernel_names");
+  EXPECT_DOUBLE_EQ(c["kernels_per_step"]["before"].GetDouble(), 29.0);
+  EXPECT_DOUBLE_EQ(c["kernels_per_step"]["after"].GetDouble(), 244.0);
+  EXPECT_EQ(c["kernel_names"]["before"].GetInt(), 16);
+  EXPECT_EQ(c["kernel_names"]["after"].GetInt(), 15);
+  EXPECT_EQ(c["kernel_names"]["shared"].GetInt(), 4);
+  EXPECT_STREQ(doc["verdict"]["outcome"].GetString(), "not_comparable");
+  EXPECT_TRUE(doc["verdict"]["main_change"].IsNull());
+  EXPECT_THAT(doc["verdict"]["text"].GetString(), HasSubstr("no verdict on a fix"));
+  // Before the verdict in the document too.
+  const std::string json = WriteDiffJson(NotComparableDiff());
+  EXPECT_LT(json.find("\"comparability\""), json.find("\"verdict\""));
+
+  const rapidjson::Document same = Parse(WriteDiffJson(ExampleDiff()));
+  EXPECT_TRUE(same["comparability"]["comparable"].GetBool());
+  EXPECT_EQ(same["comparability"]["reasons"].Size(), 0u);
+  EXPECT_TRUE(same["comparability"]["kernels_per_step"].IsNull());
+}
+
+// Issue 6: "dataloader_starved.b..." said nothing of which run it was.
+TEST(DiffTextWriter, KeepsTheEndsOfTheFileNamesThatTellTheRunsApart) {
+  ReportDiff d = ExampleDiff();
+  const std::string dir = "/home/someone/experiments/2026-12-02/gains/runs/";
+  d.before.inputs = {dir + "dataloader_starved.before.report.json"};
+  d.after.inputs = {dir + "dataloader_starved.after.report.json"};
+  const std::string text = WriteDiffText(d);
+  EXPECT_THAT(text, HasSubstr("/dataloader_starved.before.report.json)"));
+  EXPECT_THAT(text, HasSubstr("/dataloader_starved.after.report.json)"));
+  EXPECT_THAT(text, HasSubstr("before: pytorch-profiler (/home/some...ains/runs/"
+                              "dataloader_starved.before.report.json)"));
+  // The ranks of a job: each keeps its end.
+  d.before.inputs = {dir + "nccl_straggler.rank0.trace.json.gz",
+                     dir + "nccl_straggler.rank1.trace.json.gz"};
+  const std::string ranks = WriteDiffText(d);
+  EXPECT_THAT(ranks, HasSubstr("/nccl_straggler.rank0.trace.json.gz,"));
+  EXPECT_THAT(ranks, HasSubstr("/nccl_straggler.rank1.trace.json.gz)"));
+  for (absl::string_view line : absl::StrSplit(ranks, '\n')) EXPECT_LE(line.size(), 100u) << line;
+}
+
+TEST(ElidePath, KeepsTheBaseNameAndElidesTheDirectoryInItsMiddle) {
+  EXPECT_EQ(ElidePath("a/b.json", 60), "a/b.json");
+  const std::string path = "tests/data/traces/live_python/tiny_mlp_launch_bound.report.json";
+  const std::string shown = ElidePath(path, 60);
+  EXPECT_EQ(shown, "tests/data/t...live_python/tiny_mlp_launch_bound.report.json");
+  EXPECT_LE(shown.size(), 60u);
+  for (size_t max = 24; max < path.size(); ++max) {
+    const std::string s = ElidePath(path, max);
+    EXPECT_LE(s.size(), max) << s;
+    EXPECT_THAT(s, ::testing::EndsWith(".report.json")) << max;
+  }
+}
+
+TEST(ElidePath, ElidesTheMiddleOfABaseNameTooLongKeepingItsExtension) {
+  EXPECT_EQ(ElidePath("dataloader_starved.before.report.json", 30),
+            "dataloa...d.before.report.json");
+  EXPECT_EQ(ElidePath("/runs/a_very_long_name_of_a_run_before_the_fix.trace.json.gz", 40),
+            ".../a_very_lo...re_the_fix.trace.json.gz");
+  // No extension: the name's own ends.
+  EXPECT_EQ(ElidePath("abcdefghijklmnopqrstuvwxyz", 12), "abcd...vwxyz");
+  // Never inside a UTF-8 sequence.
+  const std::string s =
+      ElidePath("\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9.json", 13);
+  EXPECT_LE(s.size(), 13u);
+  EXPECT_THAT(s, ::testing::EndsWith("...\xc3\xa9.json"));
+  EXPECT_EQ(s.rfind("\xc3\xa9", 0), 0u);
+}
+
 TEST(DiffWriters, AreChosenByFormatName) {
   EXPECT_EQ(*WriteDiff(ExampleDiff(), "json"), WriteDiffJson(ExampleDiff()));
   EXPECT_EQ(*WriteDiff(ExampleDiff(), "text"), WriteDiffText(ExampleDiff()));

@@ -4,13 +4,16 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <optional>
+#include <regex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -18,6 +21,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "analysis/analyze.h"
 #include "analysis/rank_merge.h"
@@ -88,6 +92,9 @@ struct Drawn {
   std::string status;
   std::string view_ms;  // the timeline's view, "from-to" in ms from the start of the run
   int64_t errors = -1, bins = -1, gaps = -1, steps = -1;
+  int64_t waiting_bins = -1, waiting_steps = -1;  // bins and step bars with waiting drawn
+  std::string timeline_rect, steps_rect;          // "x,y,width,height", CSS pixels
+  std::string steps_axis;                         // the step bars' axis labels
   double render_ms = -1;
 };
 
@@ -110,7 +117,55 @@ Drawn DrawnOf(const std::string& dom) {
   (void)absl::SimpleAtoi(attr("data-drawn-gaps"), &d.gaps);
   (void)absl::SimpleAtoi(attr("data-drawn-steps"), &d.steps);
   (void)absl::SimpleAtod(attr("data-render-ms"), &d.render_ms);
+  (void)absl::SimpleAtoi(attr("data-drawn-waiting-bins"), &d.waiting_bins);
+  (void)absl::SimpleAtoi(attr("data-drawn-waiting-steps"), &d.waiting_steps);
+  d.timeline_rect = attr("data-timeline-rect");
+  d.steps_rect = attr("data-steps-rect");
+  d.steps_axis = attr("data-steps-axis");
   return d;
+}
+
+// What the page shows as text: the dumped DOM without its scripts (whose source and data hold
+// every word the script could show), its style and its tags.
+std::string VisibleText(const std::string& dom) {
+  std::string out;
+  size_t at = 0;
+  while (at < dom.size()) {
+    if (dom.compare(at, 7, "<script") == 0 || dom.compare(at, 6, "<style") == 0) {
+      const std::string end = dom.compare(at, 7, "<script") == 0 ? "</script>" : "</style>";
+      const size_t close = dom.find(end, at);
+      if (close == std::string::npos) break;
+      at = close + end.size();
+      continue;
+    }
+    if (dom[at] == '<') {
+      const size_t close = dom.find('>', at);
+      if (close == std::string::npos) break;
+      out += ' ';
+      at = close + 1;
+      continue;
+    }
+    out += dom[at++];
+  }
+  // The characters the serializer escaped, as a reader sees them.
+  for (const auto& [entity, c] : std::vector<std::pair<std::string, std::string>>{{"&lt;", "<"},
+                                                                                  {"&gt;", ">"},
+                                                                                  {"&quot;", "\""},
+                                                                                  {"&#39;", "'"},
+                                                                                  {"&nbsp;", " "},
+                                                                                  {"&amp;", "&"}}) {
+    for (size_t pos = out.find(entity); pos != std::string::npos; pos = out.find(entity, pos + 1)) {
+      out.replace(pos, entity.size(), c);
+    }
+  }
+  // One space for every run of white space, as a reader sees it.
+  std::string text;
+  for (const char c : out) {
+    const bool space = c == ' ' || c == '\n' || c == '\t' || c == '\r';
+    if (space && (text.empty() || text.back() == ' ')) continue;
+    text += space ? ' ' : c;
+  }
+  return text;
 }
 
 // Elements in the dumped DOM: tags opened (the embedded JSON holds no '<': the writer escapes it).
@@ -246,6 +301,50 @@ size_t PixelsOf(const Image& img, uint32_t rgb) {
   return n;
 }
 
+// Pixels of a colour inside a rectangle "x,y,width,height" (as the page publishes its plots').
+size_t PixelsIn(const Image& img, uint32_t rgb, const std::string& rect) {
+  std::vector<int64_t> r;
+  for (absl::string_view part : absl::StrSplit(rect, ',')) {
+    int64_t v = 0;
+    if (!absl::SimpleAtoi(part, &v)) return 0;
+    r.push_back(v);
+  }
+  if (r.size() != 4) return 0;
+  const std::array<uint8_t, 3> want = {static_cast<uint8_t>(rgb >> 16),
+                                       static_cast<uint8_t>(rgb >> 8), static_cast<uint8_t>(rgb)};
+  size_t n = 0;
+  for (int64_t y = std::max<int64_t>(0, r[1]); y < std::min<int64_t>(img.height, r[1] + r[3]);
+       ++y) {
+    for (int64_t x = std::max<int64_t>(0, r[0]); x < std::min<int64_t>(img.width, r[0] + r[2]);
+         ++x) {
+      n += img.rgb[static_cast<size_t>(y) * img.width + static_cast<size_t>(x)] == want;
+    }
+  }
+  return n;
+}
+
+// The palette of lib/report/html_report.js.
+constexpr uint32_t kWaitingRgb = 0xa8329e;
+constexpr uint32_t kSyncRgb = 0xe6a800;
+
+// A screenshot kept for people when GPUIDLE_TEST_SCREENSHOTS names a folder.
+void KeepScreenshot(const std::string& png, const std::string& name) {
+  const char* dir = std::getenv("GPUIDLE_TEST_SCREENSHOTS");
+  if (dir == nullptr || *dir == '\0') return;
+  const std::string to = absl::StrCat(dir, "/", name);
+  FILE* f = std::fopen(to.c_str(), "wb");
+  if (f == nullptr) return;
+  const std::string bytes = ReadFileOrDie(png);
+  std::fwrite(bytes.data(), 1, bytes.size(), f);
+  std::fclose(f);
+  std::cout << "screenshot: " << to << "\n";
+}
+
+// "12.3%" as the page writes a share.
+std::string Pct(int64_t part, int64_t whole) {
+  return absl::StrFormat("%.1f%%", 100.0 * static_cast<double>(part) / static_cast<double>(whole));
+}
+
 TEST(HtmlBrowserTest, ThePageLoadsWithoutErrorsAndDrawsItsPlots) {
   REQUIRE_CHROMIUM(chromium);
   TempDir dir;
@@ -284,6 +383,8 @@ TEST(HtmlBrowserTest, TheScreenshotShowsTheCauseColours) {
   EXPECT_GT(PixelsOf(img, 0xd62728), 500u) << "data-starved";
   EXPECT_GT(PixelsOf(img, 0xe6a800), 100u) << "sync-bound";
   EXPECT_LT(PixelsOf(img, 0xffffff), img.rgb.size());  // not a blank page
+  // One process, no collectives: nothing waited for peers, and nothing is drawn so.
+  EXPECT_EQ(PixelsOf(img, kWaitingRgb), 0u) << "waiting for peers";
 }
 
 TEST(HtmlBrowserTest, AnAddressWithAZoomOpensTheTimelineAtThatRange) {
@@ -349,8 +450,24 @@ TEST(HtmlBrowserTest, MergedSampledAndEmptyReportsLoadWithoutErrors) {
     if (name == "job") {
       EXPECT_EQ(drawn.bins, 16 * TimelineSummary::kBins);
       EXPECT_TRUE(absl::StrContains(r.out, "Straggler: rank 5"));
-      EXPECT_TRUE(absl::StrContains(r.out, "<th>own cause</th>"));  // the ranks' table
-      EXPECT_TRUE(absl::StrContains(r.out, "data_starved.host 94.5%"));
+      EXPECT_TRUE(absl::StrContains(r.out, ">made others wait</th>"));  // the ranks' table
+      // Each rank's own cause as a share of its own steady state, like every share on the page.
+      EXPECT_THAT(r.out, HasSubstr("own cause (% of its steady state)"));
+      for (const RankReport& k : job->ranks) {
+        if (!k.own_cause) continue;
+        int64_t lost = 0, steady = 0;
+        for (const DeviceReport& d : job->devices) {
+          if (d.rank != k.rank) continue;
+          lost += *k.own_cause == Subcause::kCommWait
+                      ? d.comm_wait_ns.value_or(0) + d.idle[*k.own_cause]
+                      : d.idle[*k.own_cause];
+          steady += d.PhaseNs(Phase::kSteady);
+        }
+        EXPECT_THAT(r.out, HasSubstr(absl::StrCat(QualifiedSubcauseName(*k.own_cause), " ",
+                                                  Pct(lost, steady))))
+            << k.rank;
+      }
+      EXPECT_THAT(VisibleText(r.out), Not(HasSubstr("of lost time")));
     } else if (name == "sampled") {
       EXPECT_TRUE(absl::StrContains(r.out, "sampled: 5 windows"));
     } else {
@@ -459,6 +576,224 @@ TEST(HtmlBrowserTest, PeriodicWorkIsOneRowWithItsSplitAndFix) {
   EXPECT_THAT(r.out, HasSubstr("Periodic work</h2>"));
   EXPECT_THAT(r.out, HasSubstr("<td class=\"text\">checkpointing</td>"));
   EXPECT_THAT(r.out, HasSubstr("data_starved.host 1.77 s, sync_bound.host_sync 212 ms"));
+}
+
+// ---- the page's figures: lost time, one meaning for a share, waiting for peers ---------------
+
+// rank 0 and rank 1 of a job whose rank 1 is the straggler (PyTorch profiler traces, H200).
+absl::StatusOr<Report> StragglerJob() {
+  const std::string dir = std::string(GPUIDLE_TEST_DATA_DIR) + "/traces/torch/";
+  return AnalyzeTraceFiles(
+      {dir + "nccl_straggler.rank0.json.gz", dir + "nccl_straggler.rank1.json.gz"});
+}
+
+// A device's lost time by cause: its idle time, and its wait for peers under sync_bound.
+struct Lost {
+  int64_t steady = 0, by_cause[kNumCauses] = {}, wait = 0;
+};
+Lost LostOf(const Report& r) {
+  Lost l;
+  for (const DeviceReport& d : r.devices) {
+    l.steady += d.PhaseNs(Phase::kSteady);
+    for (int c = 0; c < kNumCauses; ++c) l.by_cause[c] += d.idle.CauseNs(static_cast<Cause>(c));
+    l.by_cause[static_cast<int>(Cause::kSyncBound)] += d.comm_wait_ns.value_or(0);
+    l.wait += d.comm_wait_ns.value_or(0);
+  }
+  return l;
+}
+
+TEST(HtmlBrowserTest, ATwoRankJobDrawsWaitingForPeersInItsOwnColourAndCountsItAsLost) {
+  REQUIRE_CHROMIUM(chromium);
+  absl::StatusOr<Report> job = StragglerJob();
+  ASSERT_TRUE(job.ok()) << job.status();
+  ASSERT_EQ(job->devices.size(), 2u);
+  const Lost lost = LostOf(*job);
+  ASSERT_GT(lost.wait, lost.steady / 4) << "rank 0 waits for the straggler most of its time";
+  TempDir dir;
+  const std::string page = dir.Write("job.html", MakeHtmlWriter()->Write(*job));
+  const std::vector<std::string> size = {"--window-size=1200,2400"};
+  std::vector<std::string> flags = size;
+  flags.push_back("--dump-dom");
+  const ProcessResult r = RunChromium(dir, *chromium, page, flags);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(ConsoleLines(r.err), ::testing::IsEmpty());
+  const Drawn drawn = DrawnOf(r.out);
+  ASSERT_EQ(drawn.status, "ready");
+  EXPECT_EQ(drawn.errors, 0);
+  EXPECT_GT(drawn.waiting_bins, 0);
+  const std::string text = VisibleText(r.out);
+  EXPECT_THAT(text, HasSubstr("Why the GPUs were idle"));
+  // The cards: lost time by cause, labelled; sync-bound counts the waiting, as the advice does.
+  const int64_t sync = lost.by_cause[static_cast<int>(Cause::kSyncBound)];
+  EXPECT_THAT(
+      text, HasSubstr(absl::StrCat("sync-bound ", Pct(sync, lost.steady), " of the steady state")));
+  EXPECT_THAT(text, HasSubstr(absl::StrCat("waiting for peers ", Pct(lost.wait, lost.steady),
+                                           " of the steady state")));
+  EXPECT_THAT(text, Not(HasSubstr("sync-bound 0.0%")));
+  EXPECT_THAT(text, Not(HasSubstr("of lost time")));
+  EXPECT_THAT(text, Not(HasSubstr("not known")));
+  // The table of causes says the same, in ms and as a share of the steady state.
+  EXPECT_THAT(text, HasSubstr("% of the steady state subcauses (ms)"));
+  EXPECT_THAT(text, HasSubstr(absl::StrCat(Pct(sync, lost.steady), " comm_wait ")));
+  // The advice: each fix's share of the steady state, as the report gives it.
+  bool comm_advice = false;
+  for (const Advice& a : job->advice) {
+    EXPECT_THAT(text,
+                HasSubstr(absl::StrCat(QualifiedSubcauseName(a.subcause), " \u2014 ",
+                                       absl::StrFormat("%.1f%%", 100 * a.share_of_steady_state),
+                                       " of the steady state")));
+    comm_advice = comm_advice || a.subcause == Subcause::kCommWait;
+  }
+  EXPECT_TRUE(comm_advice);
+  EXPECT_THAT(r.out, HasSubstr("data-key=\"waiting\""));  // its legend entry
+  // The legend says how the waiting is drawn: each step's own wait, over its busy time.
+  EXPECT_THAT(text,
+              HasSubstr("waiting for peers (each step\u2019s wait spread over its busy time"));
+  // Two devices listed: the GPUs line counts both.
+  EXPECT_THAT(text, HasSubstr("GPUs: 2 "));
+  EXPECT_THAT(text, Not(HasSubstr("GPUs: 1 ")));
+
+  // The screenshot: the waiting colour fills much of the timeline (rank 0 spends most of its
+  // steady state waiting) and of the step bars where there are steps.
+  const std::string png = dir.Path("job.png");
+  flags = size;
+  flags.push_back("--screenshot=" + png);
+  const ProcessResult shot = RunChromium(dir, *chromium, page, flags);
+  ASSERT_EQ(shot.code, 0) << shot.err;
+  KeepScreenshot(png, "two_rank_job.png");
+  const Image img = DecodePng(ReadFileOrDie(png));
+  ASSERT_EQ(img.height, 2400u);
+  const size_t in_timeline = PixelsIn(img, kWaitingRgb, drawn.timeline_rect);
+  EXPECT_GT(in_timeline, 5'000u) << drawn.timeline_rect;
+  std::cout << "waiting pixels in the timeline " << drawn.timeline_rect << ": " << in_timeline
+            << "\n";
+  if (!job->steps.empty()) {
+    EXPECT_GT(drawn.waiting_steps, 0);
+    const size_t in_steps = PixelsIn(img, kWaitingRgb, drawn.steps_rect);
+    EXPECT_GT(in_steps, 1'000u) << drawn.steps_rect;
+    std::cout << "waiting pixels in the step bars " << drawn.steps_rect << ": " << in_steps << "\n";
+  }
+}
+
+TEST(HtmlBrowserTest, ASingleProcessPageSaysNothingAboutPeers) {
+  REQUIRE_CHROMIUM(chromium);
+  TempDir dir;
+  const Report report = AnalysedReport();
+  ASSERT_EQ(report.devices.size(), 1u);
+  const std::string page = dir.Write("report.html", MakeHtmlWriter()->Write(report));
+  const ProcessResult r = RunChromium(dir, *chromium, page, {"--dump-dom"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const Drawn drawn = DrawnOf(r.out);
+  ASSERT_EQ(drawn.status, "ready");
+  EXPECT_EQ(drawn.waiting_bins, 0);
+  const std::string text = VisibleText(r.out);
+  EXPECT_THAT(text, Not(HasSubstr("peers")));
+  EXPECT_THAT(text, Not(HasSubstr("not known")));
+  EXPECT_THAT(r.out, Not(HasSubstr("data-key=\"waiting\"")));
+  EXPECT_THAT(text, HasSubstr("Why the GPU was idle"));  // one GPU: singular
+  EXPECT_THAT(text, Not(HasSubstr("GPUs were")));
+  // Every share of a cause is of the steady state, and says so.
+  const Lost lost = LostOf(report);
+  for (int c = 0; c < kNumCauses; ++c) {
+    EXPECT_THAT(text,
+                HasSubstr(absl::StrCat(Pct(lost.by_cause[c], lost.steady), " of the steady state")))
+        << CauseName(static_cast<Cause>(c));
+  }
+}
+
+TEST(HtmlBrowserTest, AHealthyRunSaysNothingIsWorthFixingWithItsFigures) {
+  REQUIRE_CHROMIUM(chromium);
+  TempDir dir;
+  Report healthy = AnalysedReport();
+  healthy.advice.clear();
+  healthy.verdict = Verdict{false, 2 * kMs, 100 * kMs, 0.05};
+  Report old = AnalysedReport();  // a report of an older gpuidle: no verdict, advice as ever
+  old.verdict.reset();
+  ASSERT_FALSE(old.advice.empty());
+  for (const auto& [name, report] :
+       {std::pair<std::string, Report>{"healthy", healthy}, {"old", old}}) {
+    const std::string page = dir.Write(name + ".html", MakeHtmlWriter()->Write(report));
+    const ProcessResult r = RunChromium(dir, *chromium, page, {"--dump-dom"});
+    ASSERT_EQ(r.code, 0) << r.err;
+    ASSERT_EQ(DrawnOf(r.out).status, "ready") << name;
+    const std::string text = VisibleText(r.out);
+    if (name == "healthy") {
+      EXPECT_THAT(text, HasSubstr("Nothing worth fixing here: the GPU lost 2.0% of the steady "
+                                  "state (2.00 ms of 100 ms), below the 5% threshold"));
+      EXPECT_THAT(r.out, Not(HasSubstr("class=\"card fix\"")));
+    } else {
+      EXPECT_THAT(text, Not(HasSubstr("Nothing worth fixing")));
+      EXPECT_THAT(r.out, HasSubstr("class=\"card fix\""));
+    }
+  }
+}
+
+TEST(HtmlBrowserTest, AnOldReportsAdviceGetsItsShareOfTheSteadyStateComputed) {
+  REQUIRE_CHROMIUM(chromium);
+  TempDir dir;
+  const Report report = AnalysedReport();
+  ASSERT_FALSE(report.advice.empty());
+  const Advice& a = report.advice[0];
+  const std::string want = absl::StrCat(QualifiedSubcauseName(a.subcause), " \u2014 ",
+                                        absl::StrFormat("%.1f%%", 100 * a.share_of_steady_state),
+                                        " of the steady state");
+  const std::string html = MakeHtmlWriter()->Write(report);
+  // The same page without the field, as a report of an older gpuidle embeds it.
+  const std::string old_html =
+      std::regex_replace(html, std::regex("\"share_of_steady_state\":[^,}]*,?"), "");
+  ASSERT_NE(old_html, html);
+  for (const std::string& h : {html, old_html}) {
+    const ProcessResult r =
+        RunChromium(dir, *chromium, dir.Write("advice.html", h), {"--dump-dom"});
+    ASSERT_EQ(r.code, 0) << r.err;
+    ASSERT_EQ(DrawnOf(r.out).status, "ready");
+    EXPECT_THAT(VisibleText(r.out), HasSubstr(want));
+  }
+}
+
+TEST(HtmlBrowserTest, LabelsNamesRowsAndAxesForAPersonToRead) {
+  REQUIRE_CHROMIUM(chromium);
+  TempDir dir;
+  Report report = AnalysedReport();
+  DeviceReport& d = report.devices[0];
+  d.one_off.push_back({Phase::kStartUp, OneOffKind::kSetUp, 3 * kMs, 1, ""});
+  d.idle[Subcause::kUnattributed] += 2 * kMs;
+  d.idle_ns += 2 * kMs;
+  const std::string middle(200, 'x');
+  const std::string kernel = absl::StrCat("void at::native::elementwise_kernel<128, 4, ", middle,
+                                          "MIDDLE_MARKER", middle, ">(int, at::native::Functor)");
+  report.offenders.insert(report.offenders.begin(),
+                          {Subcause::kKernelGap, kernel, "train.py:9", kMs, 1});
+  const std::string page = dir.Write("labels.html", MakeHtmlWriter()->Write(report));
+  const ProcessResult r = RunChromium(dir, *chromium, page, {"--dump-dom"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(ConsoleLines(r.err), ::testing::IsEmpty());
+  const Drawn drawn = DrawnOf(r.out);
+  ASSERT_EQ(drawn.status, "ready");
+  const std::string text = VisibleText(r.out);
+  // One-off kinds by the text outputs' names.
+  EXPECT_THAT(text, HasSubstr("set-up 3.00 ms"));
+  EXPECT_THAT(text, Not(HasSubstr("set_up")));
+  // Unattributed time says why it has no subcause.
+  EXPECT_THAT(text, HasSubstr("no evidence in the trace"));
+  // A long kernel name as the text outputs show it (no "void", no signature), elided in the
+  // middle on one line: its start and end kept, the whole name in the hover.
+  EXPECT_THAT(text, HasSubstr(" at::native::elementwise_kernel<12\u2026xxx"));
+  EXPECT_THAT(text, HasSubstr("xxx> train.py:9"));  // its end, then the next cell
+  EXPECT_THAT(text, Not(HasSubstr("MIDDLE_MARKER")));
+  EXPECT_THAT(text, Not(HasSubstr("Functor")));
+  EXPECT_THAT(r.out, HasSubstr("class=\"elided\" title=\"void at::native::elementwise_kernel"));
+  // Timeline rows tall enough to read: at least 36 px a device, and the axis below.
+  const std::vector<std::string> rect = absl::StrSplit(drawn.timeline_rect, ',');
+  ASSERT_EQ(rect.size(), 4u) << drawn.timeline_rect;
+  int64_t height = 0;
+  ASSERT_TRUE(absl::SimpleAtoi(rect[3], &height));
+  EXPECT_GE(height, 36 * static_cast<int64_t>(report.devices.size()) + 22);
+  // Step bars with an axis in ms.
+  const std::vector<std::string> axis = absl::StrSplit(drawn.steps_axis, ',');
+  ASSERT_EQ(axis.size(), 3u) << drawn.steps_axis;
+  EXPECT_EQ(axis[0], "0.00 ms");
+  for (const std::string& label : axis) EXPECT_THAT(label, ::testing::EndsWith(" ms"));
 }
 
 }  // namespace

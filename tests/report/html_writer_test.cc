@@ -2,10 +2,12 @@
 #include <memory>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gpuidle/report.h"
 #include "gtest/gtest.h"
 #include "rapidjson/document.h"
+#include "report/html_assets.h"
 #include "report/writer.h"
 #include "testing/json.h"
 
@@ -19,6 +21,7 @@ using ::testing::Not;
 
 constexpr int64_t kMs = 1'000'000;
 const std::string kDataOpen = "<script type=\"application/json\" class=\"gpuidle-data\">";
+const std::string kPageOpen = "<script type=\"application/json\" class=\"gpuidle-page\">";
 
 // Strings a trace may hold that would break out of the page if written as they are.
 const std::string kHostile = "</script><script>alert(1)</script><!-- & </SCRIPT >";
@@ -65,11 +68,11 @@ Report SampleReport() {
 
 std::string Html(const Report& r) { return MakeHtmlWriter()->Write(r); }
 
-// The page's embedded data, as the page's script reads it.
-std::string EmbeddedJson(const std::string& page) {
-  const size_t open = page.find(kDataOpen);
+// The page's embedded data (the report, or with kPageOpen the page's own), as its script reads it.
+std::string EmbeddedJson(const std::string& page, const std::string& element = kDataOpen) {
+  const size_t open = page.find(element);
   if (open == std::string::npos) return "";
-  const size_t start = open + kDataOpen.size();
+  const size_t start = open + element.size();
   const size_t end = page.find("</script>", start);
   return end == std::string::npos ? "" : page.substr(start, end - start);
 }
@@ -111,8 +114,8 @@ TEST(HtmlWriterTest, EmbedsTheJsonReportWithoutTheCollectiveTimingTables) {
 TEST(HtmlWriterTest, HostileStringsStayDataAndReadBackUnchanged) {
   const std::string page = Html(SampleReport());
   // Only the page's own elements open and close scripts; no string adds a tag or a comment.
-  EXPECT_EQ(Count(page, "<script"), 2u);
-  EXPECT_EQ(Count(page, "</script>"), 2u);
+  EXPECT_EQ(Count(page, "<script"), 3u);  // the report, the page's own data, the script
+  EXPECT_EQ(Count(page, "</script>"), 3u);
   EXPECT_THAT(page, Not(HasSubstr("<!--")));
   EXPECT_THAT(page, Not(HasSubstr("<img")));
   const std::string data = EmbeddedJson(page);
@@ -147,6 +150,73 @@ TEST(HtmlWriterTest, AReportWithoutDevicesIsStillAPage) {
   const std::string page = Html(r);
   const rapidjson::Document doc = Parse(EmbeddedJson(page));
   EXPECT_EQ(doc["devices"].Size(), 0u);
+}
+
+// Rank 0 of a two-rank job, as a merge of ranks reports it: 100 ms of steady state in 10 bins,
+// two steps, the second waiting 20 ms for rank 1; rank 1's wait is not known.
+Report JobReport() {
+  Report r;
+  r.source = "pytorch-profiler";
+  for (int rank = 0; rank < 2; ++rank) {
+    DeviceReport& d = r.devices.emplace_back();
+    d.rank = rank;
+    d.window_end_ns = d.steady_end_ns = d.window_ns = 100 * kMs;
+    d.busy_ns = 90 * kMs;
+    d.idle[Subcause::kHost] = 10 * kMs;
+    d.idle_ns = 10 * kMs;
+    d.timeline.bin_ns = 10 * kMs;
+    d.timeline.bins.resize(10);
+    for (auto& b : d.timeline.bins) b.busy_ns = 9 * kMs;
+    d.comm_ns = 30 * kMs;
+    if (rank == 0) d.comm_wait_ns = 20 * kMs;
+    for (int i = 0; i < 2; ++i) {
+      StepReport& s = r.steps.emplace_back();
+      s.rank = rank;
+      s.name = absl::StrCat("ProfilerStep#", i);
+      s.start_ns = i * 50 * kMs;
+      s.end_ns = s.start_ns + 50 * kMs;
+      s.busy_ns = 45 * kMs;
+      if (rank == 0) s.comm_wait_ns = i * 20 * kMs;
+    }
+  }
+  return r;
+}
+
+// The script draws waiting for peers from the report's own figures (docs/HTML_REPORT.md): the
+// device's and each step's wait, and the bins' busy time that holds it.
+TEST(HtmlWriterTest, CarriesTheWaitsThePageDrawsWaitingFrom) {
+  const rapidjson::Document doc = Parse(EmbeddedJson(Html(JobReport())));
+  ASSERT_TRUE(doc.IsObject());
+  EXPECT_EQ(doc["devices"][0]["comm_wait_ns"].GetInt64(), 20 * kMs);
+  EXPECT_TRUE(doc["devices"][1]["comm_wait_ns"].IsNull());
+  EXPECT_EQ(doc["steps"][1]["comm_wait_ns"].GetInt64(), 20 * kMs);
+  EXPECT_EQ(doc["devices"][0]["timeline"]["busy_ns"].Size(), 10u);
+  EXPECT_EQ(doc["devices"][0]["lost_ns"].GetInt64(), 30 * kMs);  // idle + waiting
+}
+
+TEST(HtmlWriterTest, CarriesTheOneOffKindsAsTheTextOutputsNameThem) {
+  const rapidjson::Document data = Parse(EmbeddedJson(Html(SampleReport()), kPageOpen));
+  ASSERT_TRUE(data.IsObject());
+  EXPECT_EQ(Str(data["one_off_labels"]["set_up"]), "set-up");
+  EXPECT_EQ(Str(data["one_off_labels"]["cuda_init"]), "CUDA init");
+  EXPECT_EQ(Str(data["one_off_labels"]["compilation"]), "compilation");
+  EXPECT_EQ(Str(data["steady_one_off_labels"]["compilation"]), "re-compilation");
+  EXPECT_EQ(data["one_off_labels"].MemberCount(), static_cast<size_t>(kNumOneOffKinds));
+}
+
+// The script's own words: one meaning for a percentage (of the steady state, or of step time),
+// never of lost time or of idle time; the verdict of a healthy run; no evidence for unattributed.
+TEST(HtmlWriterTest, TheScriptLabelsEverySharePerTheOneDecision) {
+  const std::string page(HtmlReportScript());
+  EXPECT_THAT(Html(SampleReport()), HasSubstr(page));  // the page's script
+  EXPECT_THAT(page, HasSubstr("'of the steady state'"));
+  EXPECT_THAT(page, HasSubstr("of step time"));
+  EXPECT_THAT(page, Not(HasSubstr("of lost time")));
+  EXPECT_THAT(page, Not(HasSubstr("of idle")));
+  EXPECT_THAT(page, Not(HasSubstr("share_of_lost_time")));  // the script reads the steady share
+  EXPECT_THAT(page, HasSubstr("share_of_steady_state"));
+  EXPECT_THAT(page, HasSubstr("Nothing worth fixing here: "));
+  EXPECT_THAT(page, HasSubstr("no evidence in the trace"));
 }
 
 }  // namespace

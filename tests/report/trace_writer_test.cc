@@ -300,8 +300,23 @@ Timeline ManyGapsTimeline() {
 }
 
 // The slices of the idle-cause tracks.
+// The idle-cause slices: gpuidle_gap slices on the idle-cause tracks (the waiting tracks' are
+// WaitSlices).
 std::vector<const rapidjson::Value*> GapSlices(const rapidjson::Document& doc) {
-  return Events(doc, "X", "gpuidle_gap");
+  std::vector<const rapidjson::Value*> out;
+  for (const rapidjson::Value* e : Events(doc, "X", "gpuidle_gap")) {
+    if ((*e)["tid"].GetUint64() == 4294967294u) out.push_back(e);
+  }
+  return out;
+}
+
+// The slices of the waiting-for-peers tracks.
+std::vector<const rapidjson::Value*> WaitSlices(const rapidjson::Document& doc) {
+  std::vector<const rapidjson::Value*> out;
+  for (const rapidjson::Value* e : Events(doc, "X", "gpuidle_gap")) {
+    if ((*e)["tid"].GetUint64() == 4294967293u) out.push_back(e);
+  }
+  return out;
 }
 
 // A slice's (or instant's) time in ns from its "ts"/"dur" text (three decimals, exact).
@@ -393,6 +408,7 @@ const std::map<std::string, Rgb>& ReservedColours() {
       {"rail_idle", {238, 142, 0}},
       {"grey", {221, 221, 221}},
       {"generic_work", {125, 125, 125}},
+      {"detailed_memory_dump", {180, 0, 180}},
   };
   return *colours;
 }
@@ -425,6 +441,13 @@ TEST(TraceWriter, ColoursEachSubcauseApartWithinItsCausesFamily) {
     const auto rgb = ReservedColours().find(colour);
     ASSERT_NE(rgb, ReservedColours().end()) << colour << " is no reserved colour name";
     const auto [r, gr, b] = std::tuple(rgb->second.r, rgb->second.g, rgb->second.b);
+    if (*ParseSubcause(Str((*g)["name"])) == Subcause::kCommWait) {
+      // Waiting for peers: its own colour, magenta (red and blue alike, little green), wherever
+      // it is drawn (the HTML page and the terminal too).
+      EXPECT_EQ(colour, "detailed_memory_dump");
+      EXPECT_TRUE(r == b && r > gr + 100) << colour;
+      continue;
+    }
     switch (CauseOf(*ParseSubcause(Str((*g)["name"])))) {
       case Cause::kDataStarved:  // red
         EXPECT_TRUE(r > gr + 60 && r > b + 60) << colour;
@@ -441,6 +464,96 @@ TEST(TraceWriter, ColoursEachSubcauseApartWithinItsCausesFamily) {
     }
   }
   EXPECT_EQ(colours.size(), static_cast<size_t>(kNumSubcauses));
+}
+
+// Rank 0 of a two-rank job: a kernel, then two collectives; the job's report (a merge of ranks)
+// knows the device's wait for peers and its kinds', and lists the first collective only (the
+// trace names neither's kind, and the device has two).
+Timeline TwoCollectivesTimeline() {
+  Timeline t =
+      TimelineBuilder().Rank(0).Kernel(0, 50).NcclKernel(100, 200).NcclKernel(300, 400).Build();
+  t.info.world_size = 2;
+  return t;
+}
+
+Report JobReportOf(const Timeline& t) {
+  constexpr int64_t kUs = 1000;
+  Report report;
+  DeviceReport& d = report.devices.emplace_back();
+  d.rank = 0;
+  d.device = 0;
+  d.steady_start_ns = 0;
+  d.steady_end_ns = d.window_end_ns = d.window_ns = 1000 * kUs;
+  d.busy_ns = d.comm_ns = 200 * kUs;
+  d.comm_wait_ns = 150 * kUs;  // the device's share: 3/4 of its collectives
+  CollectiveStats& kind = d.collectives.emplace_back();
+  kind.op = "allreduce";
+  kind.count = 2;
+  kind.ns = 200 * kUs;
+  kind.wait_ns = 100 * kUs;                               // the kind's share: 1/2
+  CollectiveStats& other = d.collectives.emplace_back();  // a second kind, of no kernel here
+  other.op = "broadcast";
+  other.count = 1;
+  other.ns = 50 * kUs;
+  other.wait_ns = 0;
+  const DeviceOp& first = t.devices[0].ops[1];
+  d.collective_timings.push_back({first.start_ns, first.end_ns, -1, -1, 0});
+  d.collectives_not_listed = 1;
+  return report;
+}
+
+TEST(TraceWriter, DrawsEachCollectivesWaitForPeersInTheWaitingColour) {
+  const Timeline t = TwoCollectivesTimeline();
+  const Report report = JobReportOf(t);
+  const rapidjson::Document doc = Parse(FormatGpuidleTrace(t, &report, nullptr));
+  const std::vector<const rapidjson::Value*> waits = WaitSlices(doc);
+  ASSERT_EQ(waits.size(), 2u);
+  for (const rapidjson::Value* w : waits) {
+    EXPECT_EQ(Str((*w)["name"]), "sync_bound.comm_wait");
+    EXPECT_EQ(Str((*w)["cname"]), "detailed_memory_dump");  // magenta: waiting, not yellow
+    EXPECT_EQ(Str((*w)["args"]["cause"]), "sync_bound");
+    EXPECT_EQ((*w)["pid"].GetInt(), 0);
+  }
+  const int64_t base = doc["baseTimeNanoseconds"].GetInt64();
+  // The listed collective waits for its kind's share (1/2), from its start; the other one, not
+  // listed, for the device's (3/4).
+  EXPECT_EQ(base + Nanos((*waits[0])["ts"]), 100'000);
+  EXPECT_EQ(Nanos((*waits[0])["dur"]), 50'000);
+  EXPECT_EQ(Str((*waits[0])["args"]["estimate"]), "its kind's share of waiting");
+  EXPECT_EQ(base + Nanos((*waits[1])["ts"]), 300'000);
+  EXPECT_EQ(Nanos((*waits[1])["dur"]), 75'000);
+  EXPECT_EQ(Str((*waits[1])["args"]["estimate"]), "the device's share of waiting");
+  EXPECT_THAT(Str((*waits[0])["args"]["collective"]), HasSubstr("nccl"));
+  // The track is named and sorted above the streams; the gpuidle object counts what it holds.
+  bool named = false;
+  for (const rapidjson::Value* m : Events(doc, "M", "thread_name")) {
+    if ((*m)["tid"].GetUint64() == 4294967293u) {
+      named = true;
+      EXPECT_EQ(Str((*m)["args"]["name"]), "gpuidle: waiting for peers (estimated)");
+    }
+  }
+  EXPECT_TRUE(named);
+  const rapidjson::Value& summary = doc["gpuidle"]["waiting"]["devices"][0];
+  EXPECT_EQ(summary["comm_wait_ns"].GetInt64(), 150'000);
+  EXPECT_EQ(summary["drawn"].GetInt64(), 2);
+  EXPECT_EQ(summary["drawn_ns"].GetInt64(), 125'000);
+  // Idle gaps are not on that track: the idle-cause track holds no waiting.
+  EXPECT_THAT(GapSlices(doc), IsEmpty());
+}
+
+TEST(TraceWriter, DrawsNoWaitingWhereTheReportDoesNotKnowIt) {
+  const Timeline t = TwoCollectivesTimeline();
+  Report unknown = JobReportOf(t);
+  unknown.devices[0].comm_wait_ns.reset();  // one rank's own report: waits need all ranks
+  Report other_rank = JobReportOf(t);
+  other_rank.devices[0].rank = 1;  // another rank's device
+  for (const Report* r : {&unknown, &other_rank}) {
+    const std::string text = FormatGpuidleTrace(t, r, nullptr);
+    const rapidjson::Document doc = Parse(text);
+    EXPECT_THAT(WaitSlices(doc), IsEmpty());
+    EXPECT_FALSE(doc["gpuidle"].HasMember("waiting"));
+    EXPECT_THAT(text, ::testing::Not(HasSubstr("waiting for peers")));
+  }
 }
 
 TEST(TraceWriter, DrawsTheReportsOwnGapsWhenTheAnalysisCannotBeRepeated) {

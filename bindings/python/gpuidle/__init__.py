@@ -50,6 +50,7 @@ from ._report import (
     Report,
     StepReport,
     TimelineSummary,
+    Verdict,
     VisibleDevice,
 )
 
@@ -88,6 +89,7 @@ __all__ = [
     "StepHandle",
     "StepReport",
     "TimelineSummary",
+    "Verdict",
     "VisibleDevice",
     "Diff",
     "analyze",
@@ -102,8 +104,15 @@ __all__ = [
 ]
 
 
-def _paths(paths: Union[PathLike, Iterable[PathLike]]) -> list[bytes]:
-    items = [paths] if isinstance(paths, (str, bytes, os.PathLike)) else list(paths)  # type: ignore[list-item]
+def _paths(paths: Union[PathLike, Iterable[PathLike]], caller: str = "analyze") -> list[bytes]:
+    if isinstance(paths, (str, bytes, os.PathLike)):
+        items: list[object] = [paths]
+    else:
+        try:
+            items = list(paths)  # type: ignore[arg-type]
+        except TypeError:
+            raise TypeError(f"{caller}(): paths must be a trace path (str or os.PathLike) or a list "
+                            f"of them, not {type(paths).__name__}") from None
     return [_options.native_path(p, "trace path") for p in items]
 
 
@@ -114,7 +123,8 @@ def analyze(paths: Union[PathLike, Iterable[PathLike]],
 
     Reads PyTorch profiler (Kineto) traces (``prof.export_chrome_trace``) and gpuidle traces
     (``profile(trace=...)``, ``gpuidle run --trace``), plain or gzip. Several files are the
-    ranks of one job. The keywords are those of :func:`profile`; the figures equal those of
+    ranks of one job; a directory written by torch.profiler's ``tensorboard_trace_handler`` is
+    one job, of the newest trace of each worker (``Report.inputs`` names them). The keywords are those of :func:`profile`; the figures equal those of
     ``gpuidle analyze --format json``.
 
     Ctrl-C raises KeyboardInterrupt at once: the analysis runs on a thread of its own, which
@@ -123,6 +133,7 @@ def analyze(paths: Union[PathLike, Iterable[PathLike]],
 
     Raises:
         FileNotFoundError: a file does not exist.
+        TypeError: ``paths`` is neither a path nor a list of paths.
         ValueError: a file is not a trace (not JSON, wrong field types), or a bad keyword.
         GpuidleError: anything else (a truncated trace, a trace without activity, ...).
     """
@@ -136,7 +147,9 @@ ReportLike = Union[Report, str, "os.PathLike[str]"]
 class Diff:
     """What changed from one run to another (``gpuidle diff``): step time, lost time per cause
     and subcause (per step where both runs have steps), devices, communication, start-up apart,
-    the advice resolved or new with the gain predicted before, caveats, and a verdict."""
+    the advice resolved or new with the gain predicted before, caveats, and a verdict; or, for
+    runs that look like different programs, that they are not comparable and why
+    (:attr:`comparable`, :attr:`comparability`)."""
 
     def __init__(self, text: str, json_text: str) -> None:
         self._text = text
@@ -160,8 +173,23 @@ class Diff:
     @property
     def verdict(self) -> str:
         """One line: "step time 13.6 -> 10.1 ms (-26%): sync_bound.host_sync -4.6 ms/step; the
-        fix worked"."""
+        fix worked"; for runs that are not comparable, "not comparable (kernels_per_step): ...;
+        no verdict on a fix"."""
         return str(self.to_dict()["verdict"]["text"])
+
+    @property
+    def comparable(self) -> bool:
+        """False when the runs look like different programs or set-ups (another kernel mix,
+        device count, GPU model or step source: docs/ANALYSIS.md, "Comparable runs"); the
+        figures are still compared, but the verdict is none on a fix."""
+        return bool(self.to_dict()["comparability"]["comparable"])
+
+    @property
+    def comparability(self) -> dict:
+        """The comparability finding as in the JSON: ``comparable``, ``reasons`` (a list of
+        ``{"code": ..., "message": ...}``, empty when comparable), ``kernels_per_step`` and
+        ``kernel_names`` (docs/REPORT_SCHEMA.md)."""
+        return dict(self.to_dict()["comparability"])
 
     def __str__(self) -> str:
         return self._text
@@ -180,6 +208,8 @@ def diff(before: Union[Report, PathLike, Iterable[PathLike]],
 
     Raises what :func:`analyze` raises for a side that cannot be read.
     """
+    # Checked here too: with two Reports the keywords reach no analyze() that would check them.
+    _options.settings("diff", _options.AnalysisKeywords, thresholds)
     sides = [side if isinstance(side, Report) else analyze(side, **thresholds)
              for side in (before, after)]
     text, json_text = sides[0]._native.diff(sides[1]._native)
@@ -193,7 +223,8 @@ def merge_reports(reports: Iterable[ReportLike]) -> Report:
     Each item is a :class:`Report` (a rank's ``profile().report`` or :func:`analyze` of one
     trace), the text of a JSON report (``Report.to_json()``; a str that begins with ``{``), or
     the path of a JSON report file (``profile(out="report.%r.json")``, plain or gzip), read as
-    ``gpuidle analyze`` reads it (a trace file there is analysed as its rank). The figures are
+    ``gpuidle analyze`` reads it (a trace file beside reports is analysed as its rank; traces
+    alone are refused: :func:`analyze` takes them, several as the ranks of one job). The figures are
     those of ``gpuidle analyze report.*.json`` with the default thresholds, and equal those of
     :func:`analyze` of the ranks' traces together. A report without a rank number counts as the
     rank of its position. A duplicate or missing rank is a warning of the merged report
@@ -202,7 +233,8 @@ def merge_reports(reports: Iterable[ReportLike]) -> Report:
     Raises:
         FileNotFoundError: a file does not exist.
         ValueError: an item is neither a gpuidle JSON report nor a trace (a field of the wrong
-            type, not JSON), or no report is given.
+            type, not JSON), no report is given, or every file given is a trace (then call
+            :func:`analyze` with them).
         TypeError: ``reports`` is one report, path or JSON text rather than a list of them.
         MemoryError: a report beyond the reader's limits (256 MiB).
     """
@@ -217,8 +249,9 @@ def merge_reports(reports: Iterable[ReportLike]) -> Report:
     paths = [f for f in files if f is not None]
     if len(paths) == len(items):
         # Files alone: the native reader opens them (gzip, the size limit) and merges them, as
-        # `gpuidle analyze report.*.json` does.
-        return Report._from_native(_gpuidle.analyze(paths, []))
+        # `gpuidle analyze report.*.json` does; traces alone are a ValueError that says to call
+        # analyze(), not merged silently as ranks.
+        return Report._from_native(_gpuidle.merge_report_files(paths))
     texts, names = zip(*(_report_text(item, f, i) for i, (item, f) in enumerate(zip(items, files))))
     return Report._from_native(_gpuidle.merge_reports(list(texts), list(names)))
 

@@ -338,6 +338,20 @@ class Advice:
     gain_per_step_ns: Optional[int] = None  #: on the device that gains most per step
     gain_share_of_step: Optional[float] = None  #: that gain over its mean step time, 0..1
     evidence: str = ""  #: what the prediction rests on
+    #: its lost time over the devices' steady states, 0..1 (the denominator the text prints)
+    share_of_steady_state: float = 0.0
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Whether the steady state lost enough time to be worth fixing: below threshold_share of it
+    the report gives no advice and says "nothing worth fixing here" (docs/ANALYSIS.md)."""
+
+    worth_fixing: bool
+    lost_ns: int  #: idle plus waiting for peers, summed over the devices' steady states
+    steady_ns: int  #: the devices' steady states, summed
+    lost_share: float  #: lost_ns over steady_ns, 0..1
+    threshold_share: float  #: the analysis option worth_fixing_min_share
 
 
 def _pick(cls: type, d: dict[str, Any], **extra: Any) -> Any:
@@ -425,6 +439,8 @@ class Report:
     offenders: list[Offender]  #: most idle first
     periodic_work: list[PeriodicWork]  #: most idle first
     advice: list[Advice]  #: most lost time first
+    #: whether the lost time is worth fixing at all; None without a steady state to judge
+    verdict: Optional[Verdict]
     completeness: str  #: "complete", "records_lost" or "unknown" (the source does not say)
     dropped_records: Optional[int]  #: None when unknown
     zero_timestamp_records: int
@@ -465,6 +481,7 @@ class Report:
             offenders=[_pick(Offender, o) for o in data["offenders"]],
             periodic_work=[_pick(PeriodicWork, p) for p in data.get("periodic_work", [])],
             advice=[_pick(Advice, a) for a in data["advice"]],
+            verdict=_pick(Verdict, data["verdict"]) if data.get("verdict") else None,
             completeness=c["status"],
             dropped_records=c["dropped_records"],
             zero_timestamp_records=c["zero_timestamp_records"],

@@ -558,6 +558,15 @@ def _mark_launch_sites(torch: Any) -> None:
         _step_compiling, _step_markers = compiling, state
 
 
+def _data_marker(loader_iter: Any) -> str:
+    """The data range's name, with the loader's worker count where it has one, so that the advice
+    starts from what the loader already does: "DataLoader.__next__ (num_workers=8)"."""
+    workers = getattr(loader_iter, "_num_workers", None)
+    if isinstance(workers, int) and not isinstance(workers, bool) and workers >= 0:
+        return f"{_DATA_MARKER} (num_workers={workers})"
+    return _DATA_MARKER
+
+
 def _mark_dataloader(torch: Any) -> None:
     from torch.utils.data import dataloader
 
@@ -567,7 +576,7 @@ def _mark_dataloader(torch: Any) -> None:
             if not _markers.recording():
                 return original(self)
             _tick()
-            _markers._push(_markers._DATA, _DATA_MARKER)
+            _markers._push(_markers._DATA, _data_marker(self))
             try:
                 return original(self)
             finally:
