@@ -242,7 +242,7 @@ TEST(Advice, NamesTheItemCallSiteOnlyWhenTheFrameworkOpSaysSo) {
                                  "aten::item at train.py(42): step", 40 * kMs, 10});
   const Report item_report = Advised(r);
   const Advice& item = AdviceFor(item_report, Subcause::kHostSync);
-  EXPECT_THAT(item.fix, HasSubstr("remove .item() at aten::item at train.py(42)"));
+  EXPECT_THAT(item.fix, HasSubstr("remove .item() from the hot loop at aten::item at train.py(42)"));
   EXPECT_THAT(item.evidence, HasSubstr("1x per step"));
   EXPECT_EQ(*item.gain_per_step_ns, 4 * kMs);
 

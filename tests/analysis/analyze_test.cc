@@ -228,7 +228,11 @@ TEST(Analyze, ASyncRightBeforeTheAllocatorReleasesMemoryIsTheAllocators) {
                      .Sync(1, 11111, 20005)
                      .Launch(1, 20100, 20110).Kernel(20120, 21000)
                      .Build();
-  const Report r = MustAnalyze(t);
+  // The run lost 2% of its steady state, which is below the advice's floor: lowered, to see
+  // what the advice would say.
+  AnalysisOptions options;
+  options.worth_fixing_min_share = 0;
+  const Report r = MustAnalyze(t, options);
   const DeviceReport& d = OnlyDevice(r);
   EXPECT_EQ(d.idle[Subcause::kAllocator], (210 + 100) * kUs);
   EXPECT_EQ(d.idle[Subcause::kHostSync], 110 * kUs);

@@ -47,7 +47,7 @@ TEST(HostStacks, ShowsTheInnermostFrameOfTheProgramsOwnCode) {
             "train.py:40 collate");
   EXPECT_EQ(DisplayFrame("/venv/site-packages/a.py:1 f\n/venv/site-packages/b.py:2 g"),
             "/venv/site-packages/b.py:2 g");
-  EXPECT_EQ(DisplayFrame("train.py(42): step"), "train.py:42 step");
+  EXPECT_EQ(DisplayFrame("train.py(42): step"), "step() in train.py (def at line 42)");
   EXPECT_EQ(DisplayFrame(""), "");
 }
 

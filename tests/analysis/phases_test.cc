@@ -480,7 +480,7 @@ TEST(Phases, PythonFramesOfAProfilerTraceAreStacksToo) {
   const DeviceReport& d = OnlyDevice(r);
   EXPECT_GT(d.idle[Subcause::kDataLoader], 9000 * kUs);
   ASSERT_FALSE(r.offenders.empty());
-  EXPECT_EQ(r.offenders.front().site, "train.py:30 __getitem__");
+  EXPECT_EQ(r.offenders.front().site, "__getitem__() in train.py (def at line 30)");
 }
 
 TEST(Phases, QueuedBehindADeviceToDeviceCopyOnItsStreamIsCopyWait) {

@@ -169,19 +169,19 @@ TEST(TimelineIndexTest, ACallSiteNamesTheOutermostOpAndTheInnermostUserFrame) {
   AddRange(t, 1, 70, 300, RangeKind::kPython, "contextlib.py(79): inner");
   AddRange(t, 1, 80, 200, RangeKind::kPython, "threading.py(1000): run");
   const TimelineIndex index(t, AnalysisOptions{});
-  EXPECT_EQ(index.CallSite(1, 100), "aten::item at train.py(42): step");
-  EXPECT_EQ(index.CallSite(1, 975), "aten::item at train.py(10): main");
+  EXPECT_EQ(index.CallSite(1, 100), "aten::item at step() in train.py (def at line 42)");
+  EXPECT_EQ(index.CallSite(1, 975), "aten::item at main() in train.py (def at line 10)");
 }
 
 TEST(TimelineIndexTest, ACallSiteHasWhatTheTraceHas) {
   Timeline t;
   AddRange(t, 1, 0, 100, RangeKind::kFrameworkOp, "aten::copy_");
-  AddRange(t, 2, 0, 100, RangeKind::kPython, "loop.py(7): run");
+  AddRange(t, 2, 0, 100, RangeKind::kPython, "run() in loop.py (def at line 7)");
   AddRange(t, 3, 0, 100, RangeKind::kPython, "torch/utils/data/dataloader.py(1): next");
   AddRange(t, 4, 0, 100, RangeKind::kUser, "forward");
   const TimelineIndex index(t, AnalysisOptions{});
   EXPECT_EQ(index.CallSite(1, 50), "aten::copy_");
-  EXPECT_EQ(index.CallSite(2, 50), "loop.py(7): run");
+  EXPECT_EQ(index.CallSite(2, 50), "run() in loop.py (def at line 7)");
   EXPECT_EQ(index.CallSite(3, 50), "") << "a framework frame says nothing of the user's code";
   EXPECT_EQ(index.CallSite(4, 50), "") << "user ranges are neither ops nor frames";
   EXPECT_EQ(index.CallSite(1, 100), "") << "outside every range";

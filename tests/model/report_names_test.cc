@@ -115,6 +115,7 @@ Report ReportWithEveryPart() {
   r.offenders = {Offender{}};
   r.periodic_work = {PeriodicWork{}};
   r.advice = {Advice{}};
+  r.verdict = Verdict{};
   return r;
 }
 
