@@ -277,5 +277,78 @@ TEST(Advice, PredictsTheWaitForPeersAsTheGainOfFixingTheStraggler) {
   EXPECT_EQ(*a.gain_per_step_ns, 15 * kMs);
 }
 
+TEST(Advice, SaysNothingIsWorthFixingBelowTheThresholdWithTheFigure) {
+  Report r;
+  r.devices.push_back(Device(0, 10, 10));  // 100 ms of steady state
+  SetIdle(&r.devices[0], Subcause::kKernelGap, 3 * kMs);
+  r.devices[0].idle[Subcause::kUnattributed] = 1 * kMs;
+  r.devices[0].idle_ns = 4 * kMs;
+  const Report healthy = Advised(r);
+  EXPECT_TRUE(healthy.advice.empty());
+  ASSERT_TRUE(healthy.verdict.has_value());
+  EXPECT_FALSE(healthy.verdict->worth_fixing);
+  EXPECT_EQ(healthy.verdict->lost_ns, 4 * kMs);
+  EXPECT_EQ(healthy.verdict->steady_ns, 100 * kMs);
+  EXPECT_DOUBLE_EQ(healthy.verdict->threshold_share, AnalysisOptions{}.worth_fixing_min_share);
+  EXPECT_DOUBLE_EQ(healthy.verdict->LostShare(), 0.04);
+
+  // Waiting for peers is lost time too: with it the same device is worth fixing.
+  r.devices[0].comm_wait_ns = 2 * kMs;
+  const Report waiting = Advised(r);
+  ASSERT_TRUE(waiting.verdict.has_value());
+  EXPECT_TRUE(waiting.verdict->worth_fixing);
+  EXPECT_EQ(waiting.verdict->lost_ns, 6 * kMs);
+  EXPECT_FALSE(waiting.advice.empty());
+}
+
+TEST(Advice, GivesNoVerdictWithoutASteadyState) {
+  Report r;
+  EXPECT_FALSE(Advised(r).verdict.has_value());
+}
+
+TEST(Advice, LeavesOutASubcauseUnderOnePercentOfTheSteadyState) {
+  Report r;
+  r.devices.push_back(Device(0, 10, 10));  // 100 ms
+  SetIdle(&r.devices[0], Subcause::kHostSync, 8 * kMs);
+  r.devices[0].idle[Subcause::kKernelGap] = 900'000;  // 10% of the lost time, 0.9% of the state
+  r.devices[0].idle_ns = r.devices[0].idle.TotalNs();
+  const Report a_report = Advised(r);
+  ASSERT_EQ(a_report.advice.size(), 1u);
+  const Advice& a = a_report.advice.front();
+  EXPECT_EQ(a.subcause, Subcause::kHostSync);
+  EXPECT_NEAR(a.share_of_steady_state, 0.08, 1e-9);
+  EXPECT_NEAR(a.share_of_lost_time, 8.0 / 8.9, 1e-9);
+}
+
+TEST(Advice, NeverAsksForWhatTheDataLoaderAlreadyDoes) {
+  Report r;
+  r.devices.push_back(Device(0, 10, 44));
+  SetIdle(&r.devices[0], Subcause::kDataLoader, 400 * kMs);
+  // gpuidle's Python marker names the loader's workers.
+  r.offenders.push_back(Offender{Subcause::kDataLoader, "DataLoader.__next__ (num_workers=18)",
+                                 "", 400 * kMs, 10});
+  const Report many = Advised(r);
+  const Advice& a = AdviceFor(many, Subcause::kDataLoader);
+  EXPECT_THAT(a.fix, HasSubstr("cannot keep up with its 18 workers"));
+  EXPECT_THAT(a.fix, HasSubstr("make each batch cheaper to produce"));
+  EXPECT_THAT(a.fix, Not(HasSubstr("num_workers=")));
+  EXPECT_THAT(a.evidence, HasSubstr("the DataLoader has 18 workers"));
+
+  // torch.profiler's names tell workers from none, not how many.
+  r.offenders[0].what = "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__";
+  const Report some = Advised(r);
+  EXPECT_THAT(AdviceFor(some, Subcause::kDataLoader).fix,
+              AllOf(HasSubstr("cannot keep up with its workers"), Not(HasSubstr("num_workers="))));
+  EXPECT_THAT(AdviceFor(some, Subcause::kDataLoader).evidence,
+              HasSubstr("loads in worker processes"));
+
+  // Unknown: both cases, each said as such.
+  r.offenders[0].what = "next_batch";
+  const Report unknown = Advised(r);
+  EXPECT_THAT(AdviceFor(unknown, Subcause::kDataLoader).fix,
+              AllOf(HasSubstr("if it loads in the training process"),
+                    HasSubstr("x the workers it has")));
+}
+
 }  // namespace
 }  // namespace gpuidle::internal

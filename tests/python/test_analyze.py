@@ -73,6 +73,7 @@ def check_against_cli(report: gpuidle.Report, cli: dict) -> None:
     assert (dataclasses.asdict(report.clock) if report.clock else None) == (
         clock if clock and clock["method"] else None)
     assert report.options == cli["options"]
+    assert (dataclasses.asdict(report.verdict) if report.verdict else None) == cli.get("verdict")
 
 
 def check_invariants(report: gpuidle.Report) -> None:
@@ -397,3 +398,20 @@ def test_save_never_replaces_what_is_not_a_regular_file(report, tmp_path):
     with pytest.raises(gpuidle.GpuidleError, match="read-only"):
         report.save(read_only, overwrite=True)
     assert read_only.read_text() == "keep"
+
+
+def test_a_healthy_run_has_nothing_worth_fixing():
+    healthy = gpuidle.analyze(DATA_DIR / "traces" / "torch" / "healthy_matmul.json.gz")
+    assert healthy.verdict is not None and not healthy.verdict.worth_fixing
+    assert healthy.verdict.lost_share < healthy.verdict.threshold_share == 0.05
+    assert healthy.advice == []
+    assert "nothing worth fixing here" in healthy.summary()
+    sick = gpuidle.analyze(DATA_DIR / "traces" / "torch" / "item_sync.json.gz")
+    assert sick.verdict.worth_fixing
+    # One denominator: the advice's share of the steady state is its lost time over the steady
+    # state, the figure the text prints.
+    top = sick.advice[0]
+    steady = sum(d.steady_ns for d in sick.devices)
+    lost = sum(d.lost_ns for d in sick.devices)
+    assert top.share_of_steady_state == pytest.approx(top.share_of_lost_time * lost / steady)
+    assert f"({top.share_of_steady_state:.0%} of the steady state" in sick.summary()

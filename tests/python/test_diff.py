@@ -44,6 +44,12 @@ def test_a_run_against_itself_is_unchanged():
     assert gpuidle.diff(r, r).to_dict()["verdict"]["outcome"] == "unchanged"
 
 
+def test_an_unknown_keyword_is_a_type_error_even_with_two_reports():
+    r = gpuidle.analyze(BEFORE)
+    with pytest.raises(TypeError, match="diff\\(\\) got an unexpected keyword argument 'bad_kw'"):
+        gpuidle.diff(r, r, bad_kw=1)
+
+
 def test_an_unreadable_side_raises_what_analyze_raises(tmp_path):
     with pytest.raises(FileNotFoundError):
         gpuidle.diff(str(tmp_path / "missing.json"), AFTER)

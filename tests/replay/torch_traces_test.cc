@@ -77,6 +77,23 @@ TEST(RecordedOnH200, HealthyMatmulLoopIsIdleLessThan3Percent) {
             0.03);
 }
 
+TEST(RecordedOnH200, HealthyMatmulLoopHasNothingWorthFixing) {
+  const Report r = MustAnalyze("healthy_matmul");
+  ASSERT_TRUE(r.verdict.has_value());
+  EXPECT_FALSE(r.verdict->worth_fixing);
+  EXPECT_LT(r.verdict->LostShare(), 0.01);
+  EXPECT_TRUE(r.advice.empty());
+  EXPECT_THAT(*FormatReport(r, "text"), ::testing::HasSubstr("nothing worth fixing here"));
+  // Every other scenario is worth fixing.
+  for (const char* scenario : {"dataloader_starved", "item_sync", "pageable_h2d",
+                               "tiny_mlp_launch_bound", "mixed_resnet"}) {
+    const Report sick = MustAnalyze(scenario);
+    ASSERT_TRUE(sick.verdict.has_value()) << scenario;
+    EXPECT_TRUE(sick.verdict->worth_fixing) << scenario;
+    EXPECT_FALSE(sick.advice.empty()) << scenario;
+  }
+}
+
 TEST(RecordedOnH200, ItemSyncNamesTheItemCallAndItsPythonFunction) {
   const Report r = MustAnalyze("item_sync");
   ASSERT_FALSE(r.offenders.empty());
@@ -85,6 +102,13 @@ TEST(RecordedOnH200, ItemSyncNamesTheItemCallAndItsPythonFunction) {
   EXPECT_THAT(r.offenders[0].site, ::testing::HasSubstr("aten::item"));
   EXPECT_THAT(r.offenders[0].site, ::testing::HasSubstr("item_sync.py"));
   EXPECT_EQ(r.offenders[0].count, 12);
+  // torch.profiler names line 21 of the recorded script, `def step():`, not the .item() inside
+  // it. The site says the function and where it starts, never "item_sync.py:21" as the call's.
+  EXPECT_THAT(r.offenders[0].site,
+              ::testing::EndsWith("step() in item_sync.py (def at line 21)"));
+  ASSERT_FALSE(r.advice.empty());
+  EXPECT_THAT(r.advice[0].fix, ::testing::HasSubstr("(def at line 21)"));
+  EXPECT_THAT(r.advice[0].fix, ::testing::Not(::testing::HasSubstr("item_sync.py(21)")));
 }
 
 TEST(RecordedOnH200, MixedResnetIsPartlyDataStarvedAndPartlyLaunchBound) {

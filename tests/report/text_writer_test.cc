@@ -1172,6 +1172,22 @@ TEST(TextWriter, ColoursTheCausesByTheTracePalette) {
   EXPECT_THAT(text, HasSubstr("\x1b[2munattributed\x1b[0m"));
   EXPECT_THAT(text, HasSubstr("\x1b[33msync_bound.host_sync\x1b[0m"));      // offenders, advice
   EXPECT_THAT(text, HasSubstr("\x1b[1mrank 0 GPU 0  NVIDIA H200\x1b[0m"));  // the headline
+  // Waiting for peers has its own colour (magenta), in the headline and the table alike.
+  EXPECT_THAT(text, HasSubstr("\x1b[35mwaiting for peers 3.0%\x1b[0m"));
+  EXPECT_THAT(text, HasSubstr("\x1b[35mcomm_wait 3.0\x1b[0m"));
+}
+
+TEST(TextWriter, SaysNothingIsWorthFixingWithTheFigureInsteadOfAdvice) {
+  Report r = PhasedReport();
+  r.advice.clear();
+  r.verdict = Verdict{false, 952'000, 160 * kMs, 0.05};
+  const std::string text = WriteText(r);
+  EXPECT_THAT(Unwrapped(text),
+              HasSubstr("\nwhat to do\n  nothing worth fixing here: the GPU lost 0.6% of the "
+                        "steady state (952 us of 160 ms, idle or waiting for peers), below the "
+                        "5.0% that advice starts at\n"));
+  r.verdict->worth_fixing = true;
+  EXPECT_THAT(WriteText(r), Not(HasSubstr("nothing worth fixing")));
 }
 
 // A report whose every string is as long and as wide as a hostile or unlucky trace makes it.
