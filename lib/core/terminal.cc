@@ -147,13 +147,18 @@ size_t DisplayWidth(absl::string_view s) {
   return cols;
 }
 
-std::string ElideMiddle(absl::string_view s, size_t max_cols) {
+namespace {
+
+// s in at most max_cols columns: its start and its end around "...", the start getting
+// head_num / head_den of the room (rounded up), the end the rest.
+std::string ElideAround(absl::string_view s, size_t max_cols, size_t head_num, size_t head_den) {
   if (DisplayWidth(s) <= max_cols) return std::string(s);
   const size_t dots = sizeof(kEllipsis) - 1;
   if (max_cols <= dots) return std::string(kEllipsis, max_cols);
   const std::vector<Unit> units = Units(s);
   const size_t room = max_cols - dots;
-  const size_t head_room = (room + 1) / 2, tail_room = room - head_room;
+  const size_t head_room = (room * head_num + head_den - 1) / head_den;
+  const size_t tail_room = room - head_room;
   size_t head_end = 0, head_cols = 0;  // units [0, head_end)
   while (head_end < units.size() &&
          (units[head_end].escape || head_cols + units[head_end].cols <= head_room)) {
@@ -172,6 +177,26 @@ std::string ElideMiddle(absl::string_view s, size_t max_cols) {
   if (tail_begin < units.size()) absl::StrAppend(&out, s.substr(units[tail_begin].pos));
   // A colour begun before the cut may have lost its reset with the middle.
   if (s.find('\x1b') != absl::string_view::npos) out += kReset;
+  return out;
+}
+
+}  // namespace
+
+std::string ElideMiddle(absl::string_view s, size_t max_cols) { return ElideAround(s, max_cols, 1, 2); }
+
+std::string ElideStart(absl::string_view s, size_t max_cols) {
+  if (DisplayWidth(s) <= max_cols) return std::string(s);
+  const size_t dots = sizeof(kEllipsis) - 1;
+  if (max_cols <= dots) return std::string(kEllipsis, max_cols);
+  const std::vector<Unit> units = Units(s);
+  size_t tail_begin = units.size(), tail_cols = 0;
+  while (tail_begin > 0 && (units[tail_begin - 1].escape ||
+                            tail_cols + units[tail_begin - 1].cols <= max_cols - dots)) {
+    tail_cols += units[tail_begin - 1].cols;
+    --tail_begin;
+  }
+  std::string out(kEllipsis);
+  if (tail_begin < units.size()) absl::StrAppend(&out, s.substr(units[tail_begin].pos));
   return out;
 }
 
@@ -203,7 +228,8 @@ std::string ElideKeepingFileNames(absl::string_view s, size_t max_cols) {
     if (shorter.size() >= dir.size()) break;
     out.replace(best_start, best_len, shorter);
   }
-  return DisplayWidth(out) > max_cols ? ElideMiddle(out, max_cols) : out;
+  // The end tells paths apart ("...before.report.json"): it gets two thirds.
+  return ElideAround(out, max_cols, 1, 3);
 }
 
 std::string PadRight(absl::string_view s, size_t cols) {

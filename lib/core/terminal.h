@@ -28,10 +28,14 @@ size_t DisplayWidth(absl::string_view s);
 // sequence or an escape sequence; a cut colour span is closed with a reset.
 std::string ElideMiddle(absl::string_view s, size_t max_cols);
 
+// s in at most max_cols columns: unchanged if it fits, else "..." and its end (where the end tells
+// items apart: "...Step#12"). Never cuts a UTF-8 or escape sequence.
+std::string ElideStart(absl::string_view s, size_t max_cols);
+
 // s in at most max_cols columns, the directories of the paths in it shortened first ("/a/b/c/
 // train.py:42 in step" -> "/a/...c/train.py:42 in step", the longest directory first, down to
-// ".../"), so that file names, line numbers and the words around them survive; ElideMiddle
-// then, where that is not enough.
+// ".../"), so that file names, line numbers and the words around them survive; where that is
+// not enough, its middle, the end (which tells paths apart) keeping two thirds of the room.
 std::string ElideKeepingFileNames(absl::string_view s, size_t max_cols);
 
 // s padded with spaces to cols columns (left-aligned, or right-aligned by PadLeft); s as it is

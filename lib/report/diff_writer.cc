@@ -14,6 +14,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "core/terminal.h"
 #include "core/text_safety.h"
 #include "core/time_units.h"
 #include "model/report_names.h"
@@ -97,80 +98,9 @@ void ShareRow(std::string* out, absl::string_view label, const ShareChange& s) {
   Row(out, label, Pct(s.before), Pct(s.after), absl::StrFormat("%+.1f pts", 100 * s.Delta()));
 }
 
-bool IsContinuationByte(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
 
-// The first n bytes of s, fewer rather than a UTF-8 sequence cut.
-absl::string_view Head(absl::string_view s, size_t n) {
-  if (n >= s.size()) return s;
-  while (n > 0 && IsContinuationByte(s[n])) --n;
-  return s.substr(0, n);
-}
-
-// The last n bytes of s, fewer rather than a UTF-8 sequence cut.
-absl::string_view Tail(absl::string_view s, size_t n) {
-  if (n >= s.size()) return s;
-  size_t from = s.size() - n;
-  while (from < s.size() && IsContinuationByte(s[from])) ++from;
-  return s.substr(from);
-}
-
-// A file name's extension: its last dotted parts, up to three of at most 8 bytes each and 16 in
-// all ("a.report.json": ".report.json", "t.trace.json.gz": ".trace.json.gz"), else its last part
-// if at most 16 bytes; "" without one.
-absl::string_view Extension(absl::string_view name) {
-  constexpr size_t kMaxPart = 8, kMaxExtension = 16, kMaxParts = 3;
-  size_t from = name.size();
-  for (size_t parts = 0; parts < kMaxParts; ++parts) {
-    const size_t dot = from > 1 ? name.rfind('.', from - 1) : absl::string_view::npos;
-    if (dot == absl::string_view::npos || dot == 0) break;
-    const bool short_part = from - dot <= kMaxPart && name.size() - dot <= kMaxExtension;
-    if (!short_part) {
-      if (parts == 0 && name.size() - dot <= kMaxExtension) from = dot;
-      break;
-    }
-    from = dot;
-  }
-  return name.substr(from);
-}
-
-// A file name in at most max_bytes: whole if it fits, else its middle elided, keeping its
-// beginning and the end of its stem and its extension ("dataloader_s...arved.report.json").
-std::string ElideName(absl::string_view name, size_t max_bytes) {
-  if (name.size() <= max_bytes) return std::string(name);
-  absl::string_view ext = Extension(name);
-  if (ext.size() + 3 + 2 > max_bytes) ext = "";  // too long to keep: the name's own ends
-  const absl::string_view stem = name.substr(0, name.size() - ext.size());
-  const size_t room = max_bytes > ext.size() + 3 ? max_bytes - ext.size() - 3 : 0;
-  const size_t tail = (room + 1) / 2;  // the end tells runs apart more often than the start
-  return absl::StrCat(Head(stem, room - tail), "...", Tail(stem, tail), ext);
-}
-
-}  // namespace
-
-// A path in at most max_bytes (about, for very small limits), never losing the end that tells
-// paths apart: the base name is kept whole and the directory elided in its middle
-// ("tests/data/t...live_python/tiny_mlp_launch_bound.report.json"); a base name too long for
-// that has its own middle elided, keeping its extension (ElideName), after ".../" where a
-// directory was dropped.
-std::string ElidePath(absl::string_view path, size_t max_bytes) {
-  if (path.size() <= max_bytes) return std::string(path);
-  const size_t slash = path.rfind('/');
-  const absl::string_view dir =
-      slash == absl::string_view::npos ? absl::string_view() : path.substr(0, slash + 1);
-  const absl::string_view base = path.substr(dir.size());
-  if (dir.empty()) return ElideName(base, max_bytes);
-  // At least one byte of the directory on each side of "...": the last is its '/'.
-  if (base.size() + 3 + 2 <= max_bytes) {
-    const size_t room = max_bytes - base.size() - 3;
-    const size_t tail = room / 2;
-    return absl::StrCat(Head(dir, room - tail), "...", Tail(dir, tail), base);
-  }
-  return absl::StrCat(".../", ElideName(base, max_bytes > 4 ? max_bytes - 4 : 0));
-}
-
-namespace {
-
-// The inputs of a run for its line: as they are where they fit, else each elided (ElidePath),
+// The inputs of a run for its line: as they are where they fit, else each elided, file names
+// kept (ElideKeepingFileNames),
 // the first kMaxInputsNamed of them and how many more.
 std::string InputsText(const std::vector<std::string>& raw) {
   std::vector<std::string> inputs;
@@ -180,7 +110,7 @@ std::string InputsText(const std::vector<std::string>& raw) {
   const size_t named = std::min(inputs.size(), kMaxInputsNamed);
   const size_t width = std::max(kMinInputWidth, (kMaxInputsWidth - 2 * (named - 1)) / named);
   std::vector<std::string> parts;
-  for (size_t i = 0; i < named; ++i) parts.push_back(ElidePath(inputs[i], width));
+  for (size_t i = 0; i < named; ++i) parts.push_back(ElideKeepingFileNames(inputs[i], width));
   if (inputs.size() > named) parts.push_back(absl::StrCat("and ", inputs.size() - named, " more"));
   return absl::StrJoin(parts, ", ");
 }

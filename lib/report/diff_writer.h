@@ -16,11 +16,6 @@ namespace gpuidle::internal {
 std::string WriteDiffText(const ReportDiff& diff);
 std::string WriteDiffJson(const ReportDiff& diff);
 
-// A file name for the runs' lines of the text, in at most max_bytes (for max_bytes of 12 or
-// more): the base name whole and the directory elided in its middle; a base name too long for
-// that elided in its own middle, keeping its extension. Never cuts a UTF-8 sequence.
-std::string ElidePath(absl::string_view path, size_t max_bytes);
-
 // "text" (or "txt") or "json"; InvalidArgument names the formats there are.
 absl::StatusOr<std::string> WriteDiff(const ReportDiff& diff, absl::string_view format);
 

@@ -415,7 +415,26 @@ void Warnings(const Report& r, const Palette& paint, std::string* out) {
 
 IdleBreakdown StepLost(const StepReport& s) { return LostBreakdown(s.idle, s.comm_wait_ns); }
 
+// The step names' column, one width for every device's table (so that the ranks' names are cut
+// alike): what the other columns leave of kMaxWidth (kMaxStepNameWidth at most,
+// kMinStepNameWidth at least), the widest dominant subcause and the wait column deciding.
+size_t StepNameWidth(const Report& r) {
+  size_t dominant_width = std::string("dominant").size();
+  bool wait_column = false;
+  for (const StepReport& s : r.steps) {
+    const IdleBreakdown lost = StepLost(s);
+    if (lost.TotalNs() > 0) {
+      dominant_width = std::max(dominant_width, QualifiedSubcauseName(lost.Dominant()).size());
+    }
+    wait_column = wait_column || s.comm_wait_ns.has_value();
+  }
+  const size_t numbers = 2 + 8 + 7 + 8 + 10 + 8 + 9 + (wait_column ? 8 : 0) + 2;
+  return std::clamp(kMaxWidth - std::min(kMaxWidth, numbers + dominant_width), kMinStepNameWidth,
+                    kMaxStepNameWidth);
+}
+
 void Steps(const Report& r, const Palette& paint, std::string* out) {
+  const size_t name_width = StepNameWidth(r);
   for (const DeviceReport& d : r.devices) {
     std::vector<const StepReport*> steps;
     bool waits = false;  // of any step of the device: then the steps that lost most are listed
@@ -442,25 +461,12 @@ void Steps(const Report& r, const Palette& paint, std::string* out) {
         total > steps.size() ? absl::StrCat(" (", steps.size(), " of ", total, " with the most ",
                                             waits ? "lost" : "idle", " time; all in --format json)")
                              : "");
-    // The step names get what the other columns leave of kMaxWidth (kMaxStepNameWidth at
-    // most, kMinStepNameWidth at least): the widest dominant subcause and the wait column
-    // decide.
-    size_t dominant_width = std::string("dominant").size();
-    for (const StepReport* s : steps) {
-      const IdleBreakdown lost = StepLost(*s);
-      if (lost.TotalNs() > 0) {
-        dominant_width = std::max(dominant_width, QualifiedSubcauseName(lost.Dominant()).size());
-      }
-    }
-    const size_t numbers = 2 + 8 + 7 + 8 + 10 + 8 + 9 + (wait_column ? 8 : 0) + 2;
-    const size_t name_width = std::clamp(kMaxWidth - std::min(kMaxWidth, numbers + dominant_width),
-                                         kMinStepNameWidth, kMaxStepNameWidth);
     const auto row = [&](absl::string_view name, const std::string& ms, const std::string& busy,
                          const std::string& data, const std::string& launch,
                          const std::string& sync, const std::string& other, const std::string& wait,
                          const std::string& dominant) {
       absl::StrAppend(
-          out, "  ", Cell(name, name_width),
+          out, "  ", PadRight(ElideStart(name, name_width), name_width),
           absl::StrFormat(" %7s %6s %7s %9s %7s %8s", ms, busy, data, launch, sync, other),
           wait_column ? absl::StrFormat(" %7s", wait) : "", "  ", dominant, "\n");
     };

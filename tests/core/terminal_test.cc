@@ -83,13 +83,33 @@ TEST(ElideKeepingFileNames, ShortensDirectoriesBeforeFileNamesAndLines) {
   EXPECT_EQ(ElideKeepingFileNames(site, 200), site);
 }
 
+TEST(ElideKeepingFileNames, KeepsAPathsBaseNameAndExtension) {
+  EXPECT_EQ(ElideKeepingFileNames("a/b.json", 60), "a/b.json");
+  const std::string path = "tests/data/traces/live_python/tiny_mlp_launch_bound.report.json";
+  for (size_t max = 24; max < path.size(); ++max) {
+    const std::string s = ElideKeepingFileNames(path, max);
+    EXPECT_LE(DisplayWidth(s), max) << s;
+    EXPECT_THAT(s, EndsWith(".report.json")) << max;
+    if (max >= 40) EXPECT_THAT(s, EndsWith("/tiny_mlp_launch_bound.report.json")) << max;
+  }
+  // The diff header's case: two runs told apart by the end of their names.
+  EXPECT_THAT(ElideKeepingFileNames("/runs/dataloader_starved.before.report.json", 30),
+              EndsWith("before.report.json"));
+  // Never inside a UTF-8 sequence.
+  const std::string s = ElideKeepingFileNames(
+      "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9.json", 10);
+  EXPECT_LE(DisplayWidth(s), 10u);
+  EXPECT_THAT(s, EndsWith(".json"));
+  EXPECT_EQ(s.rfind("\xc3\xa9", 0), 0u);
+}
+
 TEST(ElideKeepingFileNames, ElidesTheMiddleWhereDirectoriesAreNotEnough) {
   const std::string e = ElideKeepingFileNames("/d/" + std::string(60, 'n') + ".py:3 f", 30);
   EXPECT_EQ(DisplayWidth(e), 30u);
   EXPECT_THAT(e, HasSubstr("..."));
   EXPECT_THAT(e, EndsWith(".py:3 f"));
-  const std::string none = ElideKeepingFileNames(std::string(50, 'k'), 20);
-  EXPECT_EQ(none, ElideMiddle(std::string(50, 'k'), 20));
+  const std::string none = ElideKeepingFileNames("abcdefghijklmnopqrstuvwxyz", 12);
+  EXPECT_EQ(none, "abc...uvwxyz");
 }
 
 TEST(Cell, PadsByColumns) {

@@ -322,34 +322,6 @@ TEST(DiffTextWriter, KeepsTheEndsOfTheFileNamesThatTellTheRunsApart) {
   for (absl::string_view line : absl::StrSplit(ranks, '\n')) EXPECT_LE(line.size(), 100u) << line;
 }
 
-TEST(ElidePath, KeepsTheBaseNameAndElidesTheDirectoryInItsMiddle) {
-  EXPECT_EQ(ElidePath("a/b.json", 60), "a/b.json");
-  const std::string path = "tests/data/traces/live_python/tiny_mlp_launch_bound.report.json";
-  const std::string shown = ElidePath(path, 60);
-  EXPECT_EQ(shown, "tests/data/t...live_python/tiny_mlp_launch_bound.report.json");
-  EXPECT_LE(shown.size(), 60u);
-  for (size_t max = 24; max < path.size(); ++max) {
-    const std::string s = ElidePath(path, max);
-    EXPECT_LE(s.size(), max) << s;
-    EXPECT_THAT(s, ::testing::EndsWith(".report.json")) << max;
-  }
-}
-
-TEST(ElidePath, ElidesTheMiddleOfABaseNameTooLongKeepingItsExtension) {
-  EXPECT_EQ(ElidePath("dataloader_starved.before.report.json", 30),
-            "dataloa...d.before.report.json");
-  EXPECT_EQ(ElidePath("/runs/a_very_long_name_of_a_run_before_the_fix.trace.json.gz", 40),
-            ".../a_very_lo...re_the_fix.trace.json.gz");
-  // No extension: the name's own ends.
-  EXPECT_EQ(ElidePath("abcdefghijklmnopqrstuvwxyz", 12), "abcd...vwxyz");
-  // Never inside a UTF-8 sequence.
-  const std::string s =
-      ElidePath("\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9.json", 13);
-  EXPECT_LE(s.size(), 13u);
-  EXPECT_THAT(s, ::testing::EndsWith("...\xc3\xa9.json"));
-  EXPECT_EQ(s.rfind("\xc3\xa9", 0), 0u);
-}
-
 TEST(DiffWriters, AreChosenByFormatName) {
   EXPECT_EQ(*WriteDiff(ExampleDiff(), "json"), WriteDiffJson(ExampleDiff()));
   EXPECT_EQ(*WriteDiff(ExampleDiff(), "text"), WriteDiffText(ExampleDiff()));
