@@ -205,21 +205,6 @@ int FdOf(const std::ostream& s) {
   return -1;
 }
 
-// The exit code of an analysis that failed.
-int ExitCodeForAnalysis(const absl::Status& s) {
-  switch (s.code()) {
-    case absl::StatusCode::kInvalidArgument:
-    case absl::StatusCode::kNotFound:
-    case absl::StatusCode::kDataLoss:
-    case absl::StatusCode::kPermissionDenied:
-    case absl::StatusCode::kFailedPrecondition:
-    case absl::StatusCode::kUnavailable:
-      return kExitBadInput;
-    default:
-      return kExitInternal;
-  }
-}
-
 int Analyze(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   ProfilerOptions settings;  // only the analysis part and the format are used
   std::vector<std::string> inputs;
@@ -372,6 +357,20 @@ absl::string_view CliUsage() { return Usage(); }
 int UsageError(std::ostream& err, absl::string_view problem) {
   err << "gpuidle: " << Printable(problem) << "\n(run \"gpuidle help\" for usage)\n";
   return kExitUsage;
+}
+
+int ExitCodeForAnalysis(const absl::Status& s) {
+  switch (s.code()) {
+    case absl::StatusCode::kInvalidArgument:
+    case absl::StatusCode::kNotFound:
+    case absl::StatusCode::kDataLoss:
+    case absl::StatusCode::kPermissionDenied:
+    case absl::StatusCode::kFailedPrecondition:
+    case absl::StatusCode::kUnavailable:
+      return kExitBadInput;
+    default:
+      return kExitInternal;
+  }
 }
 
 int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 
 namespace gpuidle::internal {
@@ -19,6 +20,10 @@ inline constexpr int kExitUsage = 2;      // bad command line
 inline constexpr int kExitBadInput = 3;   // a trace that cannot be read
 inline constexpr int kExitBadOutput = 4;  // the report cannot be written
 inline constexpr int kExitNoLibrary = 5;  // run: libgpuidle.so not found (an installation problem)
+
+// The exit code of inputs that could not be analysed: kExitBadInput for what the input is to
+// blame for (missing, unreadable, not a trace), kExitInternal for the rest.
+int ExitCodeForAnalysis(const absl::Status& s);
 
 int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 

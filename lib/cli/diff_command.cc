@@ -32,21 +32,6 @@ constexpr CommandFlag kDiffFlags[] = {
 
 bool IsDiffFormat(absl::string_view f) { return f == "text" || f == "txt" || f == "json"; }
 
-// The exit code of an input that could not be analysed, as `gpuidle analyze` gives it.
-int ExitCodeFor(const absl::Status& s) {
-  switch (s.code()) {
-    case absl::StatusCode::kInvalidArgument:
-    case absl::StatusCode::kNotFound:
-    case absl::StatusCode::kDataLoss:
-    case absl::StatusCode::kPermissionDenied:
-    case absl::StatusCode::kFailedPrecondition:
-    case absl::StatusCode::kUnavailable:
-      return kExitBadInput;
-    default:
-      return kExitInternal;
-  }
-}
-
 }  // namespace
 
 std::string DiffUsage() {
@@ -113,7 +98,7 @@ int DiffCommand(const std::vector<std::string>& args, std::ostream& out, std::os
   absl::StatusOr<ReportDiff> diff = DiffReportFiles(before, after, settings.analysis);
   if (!diff.ok()) {
     err << "gpuidle: " << Printable(diff.status().message()) << "\n";
-    return ExitCodeFor(diff.status());
+    return ExitCodeForAnalysis(diff.status());
   }
   if (out_path) {
     SaveOptions save;

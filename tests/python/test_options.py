@@ -104,7 +104,7 @@ def test_an_unknown_keyword_is_the_type_error_python_raises(call):
     calls = {"profile": gpuidle.profile, "Profile": gpuidle.Profile,
              "analyze": lambda **kw: gpuidle.analyze(trace, **kw),
              "diff": lambda **kw: gpuidle.diff(trace, trace, **kw)}
-    name = "analyze" if call in ("analyze", "diff") else "Profile.__init__"
+    name = call if call in ("analyze", "diff") else "Profile.__init__"
     with pytest.raises(TypeError, match=rf"^{name}\(\) got an unexpected keyword argument 'no_such'$"):
         calls[call](no_such=1)
     if call in ("analyze", "diff"):  # a collection's setting is not the analysis'
