@@ -264,7 +264,7 @@ struct PeriodicWork {
 // definition of utilisation, yet no work done).
 struct Advice {
   Subcause subcause = Subcause::kUnattributed;
-  double share_of_lost_time = 0;     // 0..1, over all devices
+  double share_of_lost_time = 0;  // 0..1, over all devices
   std::string fix;                // concrete for the evidence seen
   // The predicted gain (docs/ANALYSIS.md, "Predicted gains"): the steady-state time the fix can
   // recover, from the evidence (the host-sync wait that would overlap, the DataLoader wait
@@ -273,7 +273,7 @@ struct Advice {
   std::optional<int64_t> gain_per_step_ns;   // on the device that gains most per step, with steps
   std::optional<double> gain_share_of_step;  // that gain over that device's mean step time, 0..1
   std::string evidence;                      // what the prediction rests on, for a person
-  double share_of_steady_state = 0;  // 0..1: its lost time over the devices' steady states
+  double share_of_steady_state = 0;          // 0..1: its lost time over the devices' steady states
 };
 
 // Whether the steady state lost enough time to be worth fixing: below

@@ -245,10 +245,10 @@ Concrete DataLoaderAdvice(const Report& report, const StepView& v) {
         workers, ", ", settings, "), within the free CPU cores");
   } else if (has_workers == -1) {
     absl::StrAppend(&c.evidence, "; the DataLoader loads in worker processes");
-    c.fix = absl::StrCat("the input pipeline cannot keep up with its workers: make each batch "
-                         "cheaper to produce, or raise num_workers to ",
-                         absl::StrFormat("%.1f", (wait + rest) / rest),
-                         "x what it is, within the free CPU cores");
+    c.fix = absl::StrCat(
+        "the input pipeline cannot keep up with its workers: make each batch "
+        "cheaper to produce, or raise num_workers to ",
+        absl::StrFormat("%.1f", (wait + rest) / rest), "x what it is, within the free CPU cores");
   } else {
     c.fix = absl::StrCat(
         "the input pipeline cannot keep up: load batches in parallel: DataLoader(num_workers=",

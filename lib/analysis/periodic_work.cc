@@ -266,8 +266,8 @@ std::vector<PeriodicWork> PeriodicWorkTable::Take(int64_t steady_ns, double min_
                          [](const auto& a, const auto& b) { return a.second < b.second; });
     if (function_start_lines_.contains(heaviest->first) && !std::get<2>(id).empty()) {
       // Only the function's first line is known: name the function, not a line of a call.
-      w.site = DescribePythonFrame(PythonFrame{std::get<1>(id), heaviest->first.substr(
-                                                                    std::get<1>(id).size() + 1),
+      w.site = DescribePythonFrame(PythonFrame{std::get<1>(id),
+                                               heaviest->first.substr(std::get<1>(id).size() + 1),
                                                std::get<2>(id), true});
     } else {
       w.site = std::get<2>(id).empty() ? heaviest->first

@@ -182,7 +182,9 @@ std::string ElideAround(absl::string_view s, size_t max_cols, size_t head_num, s
 
 }  // namespace
 
-std::string ElideMiddle(absl::string_view s, size_t max_cols) { return ElideAround(s, max_cols, 1, 2); }
+std::string ElideMiddle(absl::string_view s, size_t max_cols) {
+  return ElideAround(s, max_cols, 1, 2);
+}
 
 std::string ElideStart(absl::string_view s, size_t max_cols) {
   if (DisplayWidth(s) <= max_cols) return std::string(s);
@@ -222,9 +224,8 @@ std::string ElideKeepingFileNames(absl::string_view s, size_t max_cols) {
     const size_t excess = DisplayWidth(out) - max_cols;
     const size_t dir_cols = DisplayWidth(dir);
     // Keep the directory's end ("/") whole: elide its middle by what is too wide, or all of it.
-    const std::string shorter = dir_cols > excess + dots + 1
-                                    ? ElideMiddle(dir, dir_cols - excess)
-                                    : absl::StrCat(kEllipsis, "/");
+    const std::string shorter = dir_cols > excess + dots + 1 ? ElideMiddle(dir, dir_cols - excess)
+                                                             : absl::StrCat(kEllipsis, "/");
     if (shorter.size() >= dir.size()) break;
     out.replace(best_start, best_len, shorter);
   }

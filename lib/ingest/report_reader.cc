@@ -967,8 +967,7 @@ class ReportParser {
                              Get(v, at, keys::kShareOfSteadyState, Need::kOptional));
     a->share_of_steady_state = -1;  // not in the report: FillShareOfSteadyState
     if (of_steady != nullptr) {
-      GPUIDLE_RETURN_IF_ERROR(
-          Share(v, at, keys::kShareOfSteadyState, &a->share_of_steady_state));
+      GPUIDLE_RETURN_IF_ERROR(Share(v, at, keys::kShareOfSteadyState, &a->share_of_steady_state));
     }
     GPUIDLE_RETURN_IF_ERROR(String(v, at, keys::kFix, &a->fix));
     // The predicted gain (optional: reports before it lack it).

@@ -207,9 +207,8 @@ inline constexpr absl::string_view kAll[] = {
     kKernelsAlone, kGroup, kOp, kExposedNs, kDurationNs, kSeq, kBinNs,
     // longest_gaps[], offenders[], periodic_work[], advice[], options
     kNextOp, kThread, kCallSite, kWhat, kActivity, kOccurrences, kWorthFixing, kSteadyNs,
-    kLostShare, kThresholdShare, kShareOfLostTime, kShareOfSteadyState, kGainNs,
-    kGainPerStepNs, kGainShareOfStep, kLaunchGapMaxNs, kDispatchLatencyMaxNs, kDataRangePatterns,
-    kSkipSteps};
+    kLostShare, kThresholdShare, kShareOfLostTime, kShareOfSteadyState, kGainNs, kGainPerStepNs,
+    kGainShareOfStep, kLaunchGapMaxNs, kDispatchLatencyMaxNs, kDataRangePatterns, kSkipSteps};
 
 }  // namespace report_keys
 
@@ -300,16 +299,16 @@ inline constexpr absl::string_view kPredictedGainPerStepNs = "predicted_gain_per
 // Every key above, each once.
 inline constexpr absl::string_view kAll[] = {
     // a change, the top level
-    kBefore, kAfter, kChange, kRelative, kUnit, kCaveats, kSteady, kLostByCause,
-    kLostBySubcause, kCommunication, kStartUp, kOnlyBefore, kOnlyAfter,
+    kBefore, kAfter, kChange, kRelative, kUnit, kCaveats, kSteady, kLostByCause, kLostBySubcause,
+    kCommunication, kStartUp, kOnlyBefore, kOnlyAfter,
     // the runs, verdict, caveats[]
     kSampled, kOutcome, kMetric, kMainChange, kWeak, kText, kCode, kMessage,
     // comparability
     kComparability, kComparable, kReasons, kKernelsPerStep, kKernelNames, kShared,
     // steady, communication, devices[], advice[]
     kMeanStepNs, kMedianStepNs, kBusyShare, kIdleShare, kBusyPerUnitNs, kLostPerUnitNs,
-    kCommPerUnitNs, kExposedPerUnitNs, kWaitPerUnitNs, kCommWaitPerUnitNs,
-    kDominantBefore, kDominantAfter, kShareBefore, kShareAfter, kPredictedGainPerStepNs};
+    kCommPerUnitNs, kExposedPerUnitNs, kWaitPerUnitNs, kCommWaitPerUnitNs, kDominantBefore,
+    kDominantAfter, kShareBefore, kShareAfter, kPredictedGainPerStepNs};
 
 }  // namespace diff_keys
 

@@ -98,7 +98,6 @@ void ShareRow(std::string* out, absl::string_view label, const ShareChange& s) {
   Row(out, label, Pct(s.before), Pct(s.after), absl::StrFormat("%+.1f pts", 100 * s.Delta()));
 }
 
-
 // The inputs of a run for its line: as they are where they fit, else each elided, file names
 // kept (ElideKeepingFileNames),
 // the first kMaxInputsNamed of them and how many more.

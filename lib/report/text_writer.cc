@@ -251,14 +251,15 @@ void CommHeadline(const DeviceReport& d, const std::string& label, const Palette
   } else {
     absl::StrAppend(out, paint.Bold(label), "\n  ", figures, "\n");
   }
-  absl::StrAppend(out, "  lost ", Pct(d.LostNs(), steady), " of the steady state (",
-                  Duration(d.LostNs()), " of ", Duration(steady), ")",
-                  d.comm_wait_ns
-                      ? absl::StrCat(": ", paint.Waiting(absl::StrCat("waiting for peers ",
-                                                                      Duration(*d.comm_wait_ns))),
-                                     ", idle ", Duration(d.idle_ns))
-                                 : ": idle",
-                  "\n");
+  absl::StrAppend(
+      out, "  lost ", Pct(d.LostNs(), steady), " of the steady state (", Duration(d.LostNs()),
+      " of ", Duration(steady), ")",
+      d.comm_wait_ns
+          ? absl::StrCat(
+                ": ", paint.Waiting(absl::StrCat("waiting for peers ", Duration(*d.comm_wait_ns))),
+                ", idle ", Duration(d.idle_ns))
+          : ": idle",
+      "\n");
 }
 
 // Bytes in binary units, three significant digits: "512 B", "1.50 KiB", "20.0 MiB", "1.20 GiB".
@@ -349,10 +350,10 @@ void Device(const Report& r, const DeviceReport& d, const Palette& paint, std::s
               paint.OfSubcause(sub, absl::StrCat(SubcauseName(sub), " ", Ms(lost[sub]))));
         }
       }
-      absl::StrAppendFormat(out, "  %s %10s %10s   %s\n",
-                            PadRight(paint.OfCause(c, CauseName(c)), 14), Ms(ns), Pct(ns, steady),
-                            c == Cause::kUnattributed ? "no evidence in the trace"
-                                                      : absl::StrJoin(parts, ", "));
+      absl::StrAppendFormat(
+          out, "  %s %10s %10s   %s\n", PadRight(paint.OfCause(c, CauseName(c)), 14), Ms(ns),
+          Pct(ns, steady),
+          c == Cause::kUnattributed ? "no evidence in the trace" : absl::StrJoin(parts, ", "));
     }
   }
   Communication(d, out);
@@ -705,10 +706,9 @@ std::string GpusLine(const Report& r) {
 std::string NothingWorthFixing(const Report& r) {
   const Verdict& v = *r.verdict;
   return absl::StrCat("nothing worth fixing here: ", r.devices.size() > 1 ? "the GPUs" : "the GPU",
-                      " lost ", Share(v.LostShare()), " of the steady state (",
-                      Duration(v.lost_ns), " of ", Duration(v.steady_ns),
-                      ", idle or waiting for peers), below the ", Share(v.threshold_share),
-                      " that advice starts at");
+                      " lost ", Share(v.LostShare()), " of the steady state (", Duration(v.lost_ns),
+                      " of ", Duration(v.steady_ns), ", idle or waiting for peers), below the ",
+                      Share(v.threshold_share), " that advice starts at");
 }
 
 class TextWriter : public ReportWriter {
@@ -718,7 +718,7 @@ class TextWriter : public ReportWriter {
   std::string Write(const Report& r) const override {
     const Palette paint(options_.color);
     std::string out = paint.Bold(r.devices.size() > 1 ? "gpuidle: why the GPUs were idle"
-                                                       : "gpuidle: why the GPU was idle") +
+                                                      : "gpuidle: why the GPU was idle") +
                       "\n";
     std::vector<std::string> inputs;
     for (const std::string& in : r.inputs) inputs.push_back(Printable(in));

@@ -242,7 +242,8 @@ TEST(Advice, NamesTheItemCallSiteOnlyWhenTheFrameworkOpSaysSo) {
                                  "aten::item at train.py(42): step", 40 * kMs, 10});
   const Report item_report = Advised(r);
   const Advice& item = AdviceFor(item_report, Subcause::kHostSync);
-  EXPECT_THAT(item.fix, HasSubstr("remove .item() from the hot loop at aten::item at train.py(42)"));
+  EXPECT_THAT(item.fix,
+              HasSubstr("remove .item() from the hot loop at aten::item at train.py(42)"));
   EXPECT_THAT(item.evidence, HasSubstr("1x per step"));
   EXPECT_EQ(*item.gain_per_step_ns, 4 * kMs);
 
@@ -325,8 +326,8 @@ TEST(Advice, NeverAsksForWhatTheDataLoaderAlreadyDoes) {
   r.devices.push_back(Device(0, 10, 44));
   SetIdle(&r.devices[0], Subcause::kDataLoader, 400 * kMs);
   // gpuidle's Python marker names the loader's workers.
-  r.offenders.push_back(Offender{Subcause::kDataLoader, "DataLoader.__next__ (num_workers=18)",
-                                 "", 400 * kMs, 10});
+  r.offenders.push_back(
+      Offender{Subcause::kDataLoader, "DataLoader.__next__ (num_workers=18)", "", 400 * kMs, 10});
   const Report many = Advised(r);
   const Advice& a = AdviceFor(many, Subcause::kDataLoader);
   EXPECT_THAT(a.fix, HasSubstr("cannot keep up with its 18 workers"));
@@ -345,9 +346,9 @@ TEST(Advice, NeverAsksForWhatTheDataLoaderAlreadyDoes) {
   // Unknown: both cases, each said as such.
   r.offenders[0].what = "next_batch";
   const Report unknown = Advised(r);
-  EXPECT_THAT(AdviceFor(unknown, Subcause::kDataLoader).fix,
-              AllOf(HasSubstr("if it loads in the training process"),
-                    HasSubstr("x the workers it has")));
+  EXPECT_THAT(
+      AdviceFor(unknown, Subcause::kDataLoader).fix,
+      AllOf(HasSubstr("if it loads in the training process"), HasSubstr("x the workers it has")));
 }
 
 }  // namespace

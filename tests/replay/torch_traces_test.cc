@@ -104,8 +104,7 @@ TEST(RecordedOnH200, ItemSyncNamesTheItemCallAndItsPythonFunction) {
   EXPECT_EQ(r.offenders[0].count, 12);
   // torch.profiler names line 21 of the recorded script, `def step():`, not the .item() inside
   // it. The site says the function and where it starts, never "item_sync.py:21" as the call's.
-  EXPECT_THAT(r.offenders[0].site,
-              ::testing::EndsWith("step() in item_sync.py (def at line 21)"));
+  EXPECT_THAT(r.offenders[0].site, ::testing::EndsWith("step() in item_sync.py (def at line 21)"));
   ASSERT_FALSE(r.advice.empty());
   EXPECT_THAT(r.advice[0].fix, ::testing::HasSubstr("(def at line 21)"));
   EXPECT_THAT(r.advice[0].fix, ::testing::Not(::testing::HasSubstr("item_sync.py(21)")));

@@ -533,8 +533,9 @@ TEST(TextWriter, ListsCopyWaitUnderSyncBound) {
   EXPECT_THAT(LineWith(with_offender, "  sync_bound.copy_wait "), ContainsRegex("1000\\.0 +49$"));
   EXPECT_THAT(with_offender,
               HasSubstr("\n    aten::copy_ at train.py(9): load -> cudaMemcpyAsync\n"));
-  EXPECT_THAT(with_offender, HasSubstr("\n  sync_bound.copy_wait (9.9% of the steady state): move the "
-                                       "copy to its own stream\n"));
+  EXPECT_THAT(with_offender,
+              HasSubstr("\n  sync_bound.copy_wait (9.9% of the steady state): move the "
+                        "copy to its own stream\n"));
 }
 
 // Every byte of the summary a terminal would act on: anything below 0x20 but the newline, DEL.
