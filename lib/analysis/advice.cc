@@ -184,6 +184,17 @@ std::string AtSite(const Offender* o) {
   return o != nullptr && !o->site.empty() ? absl::StrCat(" at ", o->site) : "";
 }
 
+// The program's own place in a call site ("step() in train.py (def at line 21)" of "aten::item
+// at step() in ..."): what follows the framework op, whose name holds no space; "" where the
+// site is the op alone (one word).
+absl::string_view PlaceInProgram(absl::string_view site) {
+  const size_t at = site.find(" at ");
+  if (at != absl::string_view::npos && site.substr(0, at).find(' ') == absl::string_view::npos) {
+    return site.substr(at + 4);
+  }
+  return absl::StrContains(site, ' ') ? site : "";
+}
+
 // What a fix rests on, and the fix made concrete by it.
 struct Concrete {
   std::string evidence;
@@ -401,10 +412,11 @@ Concrete HostSyncAdvice(const Report& report, const StepView& v) {
   } else {
     sync = "the sync (.item(), .cpu(), print(tensor), torch.cuda.synchronize())";
   }
+  const absl::string_view place = PlaceInProgram(top->site);
   c.fix = absl::StrCat(
       "the host waited for the GPU to drain, then ran work that could have overlapped it: "
       "remove ",
-      sync, " from the hot loop", AtSite(top),
+      sync, " from the hot loop", place.empty() ? "" : absl::StrCat(", at ", place),
       ": keep the value on the GPU and read it every N steps, or copy it with "
       ".to(\"cpu\", non_blocking=True) into pinned memory and read it a step later");
   return c;

@@ -117,10 +117,11 @@ std::string OffenderLine(const Offender& o) {
   const size_t joint = host ? 8 : 4;  // " before ", " -> "
   const size_t room = kSiteWidth - joint;
   if (DisplayWidth(site) + DisplayWidth(what) > room) {
-    // The shorter part keeps what it needs up to half the room, the longer one the rest.
-    const size_t what_room = std::max(room - std::min(DisplayWidth(site), room / 2), room / 2);
-    what = ElideMiddle(what, what_room);
-    site = ElideKeepingFileNames(site, room - DisplayWidth(what));
+    // The site's file name and line come first: its directories give way, then the name of
+    // what it waited on (down to kMinWhatWidth), then the site's own middle.
+    constexpr size_t kMinWhatWidth = 24;
+    site = ElideKeepingFileNames(site, room - std::min(DisplayWidth(what), kMinWhatWidth));
+    what = ElideMiddle(what, room - DisplayWidth(site));
   }
   return host ? absl::StrCat(what, " before ", site) : absl::StrCat(site, " -> ", what);
 }

@@ -239,11 +239,14 @@ TEST(Advice, NamesTheItemCallSiteOnlyWhenTheFrameworkOpSaysSo) {
   r.devices.push_back(Device(0, 10, 12));
   SetIdle(&r.devices[0], Subcause::kHostSync, 40 * kMs);
   r.offenders.push_back(Offender{Subcause::kHostSync, "cudaStreamSynchronize",
-                                 "aten::item at train.py(42): step", 40 * kMs, 10});
+                                 "aten::item at step() in train.py (def at line 42)", 40 * kMs,
+                                 10});
   const Report item_report = Advised(r);
   const Advice& item = AdviceFor(item_report, Subcause::kHostSync);
-  EXPECT_THAT(item.fix,
-              HasSubstr("remove .item() from the hot loop at aten::item at train.py(42)"));
+  // The op is in the evidence; the fix names the sync and the program's place.
+  EXPECT_THAT(item.fix, HasSubstr("remove .item() from the hot loop, at step() in train.py (def "
+                                  "at line 42): keep the value"));
+  EXPECT_THAT(item.evidence, HasSubstr("cudaStreamSynchronize at aten::item at step()"));
   EXPECT_THAT(item.evidence, HasSubstr("1x per step"));
   EXPECT_EQ(*item.gain_per_step_ns, 4 * kMs);
 
@@ -251,8 +254,12 @@ TEST(Advice, NamesTheItemCallSiteOnlyWhenTheFrameworkOpSaysSo) {
   r.offenders[0].site = "item_sync.py:26 in step";
   const Report other_report = Advised(r);
   const Advice& other = AdviceFor(other_report, Subcause::kHostSync);
-  EXPECT_THAT(other.fix, Not(HasSubstr("remove .item() at")));
-  EXPECT_THAT(other.fix, HasSubstr("at item_sync.py:26 in step"));
+  EXPECT_THAT(other.fix, Not(HasSubstr("remove .item()")));
+  EXPECT_THAT(other.fix, HasSubstr("from the hot loop, at item_sync.py:26 in step:"));
+  // An op without a place in the program: no place.
+  r.offenders[0].site = "aten::item";
+  EXPECT_THAT(AdviceFor(Advised(r), Subcause::kHostSync).fix,
+              HasSubstr("remove .item() from the hot loop: keep"));
 }
 
 TEST(Advice, GivesThePerStepGainOfTheDeviceThatGainsMost) {

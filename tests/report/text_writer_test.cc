@@ -614,6 +614,22 @@ TEST(TextWriter, EscapesC1AndBidiControlsAndBadUtf8ButKeepsUtf8) {
   EXPECT_THAT(bad, HasSubstr("\n  \\xed\\xa0\\x80\n"));
 }
 
+TEST(TextWriter, AnOffendersFileNameAndLineSurviveALongKernelName) {
+  Report r = SampleReport();
+  Offender o;
+  o.subcause = Subcause::kLaunchOverhead;
+  o.what =
+      "void cutlass::Kernel2<cutlass_80_tensorop_s1688gemm_64x64_16x6_tn_align4>("
+      "cutlass_80_tensorop_s1688gemm_64x64_16x6_tn_align4::Params)";
+  o.site = "/work/main/examples/python/unchanged/lightning_slow_collate.py:76 in training_step";
+  o.idle_ns = 90 * kMs;
+  o.count = 198;
+  r.offenders = {o};
+  const std::string line = LineWith(WriteText(r), "training_step");
+  EXPECT_THAT(line, HasSubstr("/lightning_slow_collate.py:76 in training_step -> cutlass::"));
+  EXPECT_LE(DisplayWidth(line), 4u + 78u);
+}
+
 TEST(TextWriter, ShortensWithoutCuttingAUtf8Sequence) {
   Report r = SampleReport();
   r.offenders[0].site = std::string(40, 's') + std::string(20, 'x') + std::string(40, 'e') +
