@@ -10,7 +10,7 @@
 #               "tests/gpu/run_on_device.sh [scenarios] [overhead] [python] [python-overhead] [probe]
 #                [unchanged] [faults] [package] [profile-overhead] [sampled] [ranks] [gains]
 #                [two-gpus] [observer] [leave-out] [round3] [where-time-goes]
-#                [periodic]")
+#                [periodic] [answers]")
 #
 # With no argument it runs scenarios and overhead; one call may last 10 minutes at most, so a
 # round runs the parts as separate calls on the same warm machine. `python` builds the Python
@@ -265,6 +265,19 @@ if [[ $parts == *" gains "* ]]; then
   cp "$out/gains/gains.md" "$out/gains.md" 2>/dev/null
   tar czf "$out/gains.tar.gz" -C "$out" gains && rm -rf "$out/gains"  # one file comes back
   grep -E '^(\||FAIL|advice gains)' "$out/gains.log" | tee -a "$log"
+fi
+
+# Answers a user can act on (issue 31): call sites from traces and live captures, "nothing worth
+# fixing" for a healthy loop against its untraced truth, a tensorboard_trace_handler directory
+# (tests/gpu/python/answers.py).
+if [[ $parts == *" answers "* ]]; then
+  build_python_package
+  PYTHONPATH=$pybuild/python timeout 540 python3 tests/gpu/python/answers.py \
+    "$out/answers" "$b/bin/gpuidle" >"$out/answers.log" 2>&1
+  echo "answers: exit $?" | tee -a "$log"
+  cp "$out/answers/answers.md" "$out/answers.md" 2>/dev/null
+  tar czf "$out/answers.tar.gz" -C "$out" answers && rm -rf "$out/answers"  # one file comes back
+  grep -E '^(PASS|FAIL|answers)' "$out/answers.log" | tee -a "$log"
 fi
 
 if [[ $parts == *" sampled "* ]]; then
