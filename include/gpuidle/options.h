@@ -103,6 +103,10 @@ struct ProfilerOptions {
   // sampled while they are away from CUDA for long (evidence for host stretches); 0 turns the
   // sampling off.                                                       GPUIDLE_HOST_SAMPLE_MS
   int64_t host_sample_period_ns = 5'000'000;
+  // How often each GPU the collection uses is read through the driver's NVML (clocks, power,
+  // temperature, PCIe link, memory, other processes: docs/ANALYSIS.md, "GPU metrics"); 0 turns
+  // the readings off.                                                   GPUIDLE_GPU_METRICS_MS
+  int64_t gpu_metrics_period_ns = 100'000'000;
   // gpuidle run and LD_PRELOAD load gpuidle's Python layer into Python programs (DataLoader
   // marks, call sites, steps, host stacks); false leaves Python programs alone.  GPUIDLE_PYTHON
   bool python_integration = true;

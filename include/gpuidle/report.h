@@ -159,6 +159,46 @@ struct TimelineSummary {
   std::vector<Bin> bins;
 };
 
+// What NVML showed of a device during a live collection's steady state (docs/ANALYSIS.md, "GPU
+// metrics"): its readings while it ran kernels, the other processes on it, and what they mean.
+struct GpuMetrics {
+  int64_t samples = 0;       // readings in the steady state
+  int64_t busy_samples = 0;  // ... taken while a kernel of this process ran
+  int64_t period_ns = 0;     // the median time between readings
+  uint32_t sm_clock_max_mhz = 0;
+  uint32_t sm_clock_median_mhz = 0;  // over the busy readings
+  double slow_clock_share = 0;       // busy readings with the SM clock below 90% of its maximum
+  // The reason NVML gave most often for those: "power_cap", "thermal", "hardware_slowdown",
+  // "power_brake", "applications_clocks", "sync_boost"; "" where it gave none.
+  std::string slow_clock_reason;
+  uint32_t power_median_mw = 0;  // over the busy readings
+  uint32_t power_limit_mw = 0;
+  uint32_t temperature_max_c = 0;
+  // The PCIe link at its widest while busy (a link slows down when idle), and its maximum.
+  uint32_t pcie_generation = 0;
+  uint32_t pcie_generation_max = 0;
+  uint32_t pcie_width = 0;
+  uint32_t pcie_width_max = 0;
+  uint64_t pcie_replays = 0;  // during the collection
+  uint64_t memory_used_max_bytes = 0;
+  uint64_t memory_total_bytes = 0;
+  struct OtherProcess {
+    int64_t pid = 0;
+    uint64_t memory_bytes = 0;
+    int64_t idle_samples_busy = 0;  // this device's idle readings during which it ran kernels
+  };
+  std::vector<OtherProcess> other_processes;  // most memory first
+  int64_t idle_samples = 0;                   // readings while this device was idle
+  // What the readings mean, most important first: kind ("clocks", "pcie_link", "pcie_replays",
+  // "other_process"), the finding and its fix, for a person.
+  struct Finding {
+    std::string kind;
+    std::string text;
+    std::string fix;
+  };
+  std::vector<Finding> findings;
+};
+
 struct DeviceReport {
   std::optional<int> rank;  // distributed rank of the process, where known
   int device = 0;
@@ -203,7 +243,8 @@ struct DeviceReport {
   static constexpr size_t kMaxCollectiveRows = 4096;
   std::vector<CollectiveTiming> collective_timings;
   int64_t collectives_not_listed = 0;
-  TimelineSummary timeline;  // the whole window (start-up and wind-down too), binned
+  TimelineSummary timeline;               // the whole window (start-up and wind-down too), binned
+  std::optional<GpuMetrics> gpu_metrics;  // live captures that read NVML; nullopt otherwise
 
   // Lost time in the steady state: idle, plus collectives waiting for peers (busy by the
   // definition of utilisation, yet no work done).

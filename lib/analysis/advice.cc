@@ -201,10 +201,13 @@ struct Concrete {
   std::string fix;
 };
 
-// The DataLoader's worker count from a data range's name: "DataLoader.__next__ (num_workers=8)"
-// (gpuidle's Python marker); 0 for torch.profiler's "_SingleProcessDataLoaderIter", and an
-// unknown positive count (-1) for its "_MultiProcessingDataLoaderIter"; nullopt otherwise.
-std::optional<int> LoaderWorkers(absl::string_view what) {
+// What a data range's name says of the DataLoader's workers: how many ("DataLoader.__next__
+// (num_workers=8)", gpuidle's Python marker), 0 for torch.profiler's
+// "_SingleProcessDataLoaderIter", kSomeWorkers for its "_MultiProcessingDataLoaderIter",
+// kWorkersNotKnown otherwise.
+constexpr int kSomeWorkers = -1;
+constexpr int kWorkersNotKnown = -2;
+int LoaderWorkers(absl::string_view what) {
   constexpr absl::string_view kKey = "num_workers=";
   const size_t at = what.find(kKey);
   if (at != absl::string_view::npos) {
@@ -214,8 +217,8 @@ std::optional<int> LoaderWorkers(absl::string_view what) {
     if (absl::SimpleAtoi(digits, &n) && n >= 0) return n;
   }
   if (absl::StrContains(what, "SingleProcess")) return 0;
-  if (absl::StrContains(what, "MultiProcessing")) return -1;
-  return std::nullopt;
+  if (absl::StrContains(what, "MultiProcessing")) return kSomeWorkers;
+  return kWorkersNotKnown;
 }
 
 Concrete DataLoaderAdvice(const Report& report, const StepView& v) {
@@ -232,7 +235,7 @@ Concrete DataLoaderAdvice(const Report& report, const StepView& v) {
                    FormatAdviceDuration(v.step_ns), " step took ", FormatAdviceDuration(rest));
   // How many workers the loader has: gpuidle's Python marker names them, torch.profiler's
   // DataLoader names tell none from some.
-  const std::optional<int> has_workers = top != nullptr ? LoaderWorkers(top->what) : std::nullopt;
+  const int has_workers = top != nullptr ? LoaderWorkers(top->what) : kWorkersNotKnown;
   const bool in_process = has_workers == 0;
   // With workers, a batch has to arrive every `rest`: loading in the training process that
   // takes `wait` needs wait / rest workers at once; workers there already need (wait + rest) /
@@ -240,11 +243,12 @@ Concrete DataLoaderAdvice(const Report& report, const StepView& v) {
   const int workers = std::clamp(static_cast<int>(std::ceil(wait / rest)), 1, 64);
   const std::string settings =
       "pin_memory=True, persistent_workers=True, prefetch_factor=2 or more";
-  if (has_workers.value_or(0) > 0) {
-    const int more = std::clamp(static_cast<int>(std::ceil(*has_workers * (wait + rest) / rest)),
-                                *has_workers + 1, 4096);
-    absl::StrAppend(&c.evidence, "; the DataLoader has ", *has_workers, " workers");
-    c.fix = absl::StrCat("the input pipeline cannot keep up with its ", *has_workers,
+  const int known_workers = has_workers;
+  if (known_workers > 0) {
+    const int more = std::clamp(static_cast<int>(std::ceil(known_workers * (wait + rest) / rest)),
+                                known_workers + 1, 4096);
+    absl::StrAppend(&c.evidence, "; the DataLoader has ", known_workers, " workers");
+    c.fix = absl::StrCat("the input pipeline cannot keep up with its ", known_workers,
                          " workers: make each batch cheaper to produce (decode once and cache, "
                          "lighter augmentation), or raise num_workers towards ",
                          more, " where free CPU cores allow (each worker needs one)");
@@ -254,7 +258,7 @@ Concrete DataLoaderAdvice(const Report& report, const StepView& v) {
         "the input pipeline cannot keep up: load batches in parallel, "
         "DataLoader(num_workers=",
         workers, ", ", settings, "), within the free CPU cores");
-  } else if (has_workers == -1) {
+  } else if (has_workers == kSomeWorkers) {
     absl::StrAppend(&c.evidence, "; the DataLoader loads in worker processes");
     c.fix = absl::StrCat(
         "the input pipeline cannot keep up with its workers: make each batch "

@@ -15,6 +15,7 @@
 #include "analysis/attribution.h"
 #include "analysis/communication.h"
 #include "analysis/gap_records.h"
+#include "analysis/gpu_metrics.h"
 #include "analysis/host_stacks.h"
 #include "analysis/offenders.h"
 #include "analysis/periodic_work.h"
@@ -437,6 +438,8 @@ absl::StatusOr<Report> AnalyzeTimeline(const Timeline& t, const std::string& inp
   for (const DeviceTimeline& device : t.devices) {
     report.devices.push_back(
         AnalyzeDevice(rank_analysis, device, &table, &periodic, &longest, drawn, &report));
+    DeviceReport& d = report.devices.back();
+    d.gpu_metrics = SummariseGpuMetrics(t, device, d.steady_start_ns, d.steady_end_ns);
     steady_ns += report.devices.back().steady_end_ns - report.devices.back().steady_start_ns;
     used.insert(device.device);
   }

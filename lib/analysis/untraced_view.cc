@@ -185,6 +185,23 @@ TracerShift RemoveTracerTime(Timeline* t) {
 
   for (size_t i = 0; i < devices.size(); ++i) {
     DeviceTimeline& d = t->devices[i];
+    // NVML's readings of the device move with its work: by the shift of the last op that
+    // started before them (so that a reading taken during a kernel stays in it).
+    const auto device_shift = [&](int64_t time) {
+      auto it = std::upper_bound(d.ops.begin(), d.ops.end(), time,
+                                 [](int64_t v, const DeviceOp& op) { return v < op.start_ns; });
+      return it == d.ops.begin()
+                 ? int64_t{0}
+                 : devices[i].shift[static_cast<size_t>(std::prev(it) - d.ops.begin())];
+    };
+    for (GpuMetricSample& reading : t->gpu_metrics) {
+      if (reading.device == d.device) reading.time_ns -= device_shift(reading.time_ns);
+    }
+    for (GpuProcessSeen& p : t->gpu_processes) {
+      if (p.device != d.device) continue;
+      for (int64_t& busy : p.busy_sample_ns) busy -= device_shift(busy);
+      std::sort(p.busy_sample_ns.begin(), p.busy_sample_ns.end());
+    }
     TracerShift::DeviceShift& out = result.devices_.emplace_back();
     out.device = d.device;
     int64_t last = 0;
@@ -198,6 +215,7 @@ TracerShift RemoveTracerTime(Timeline* t) {
     StableSortByKey(d.ops, [](const DeviceOp& op) { return op.start_ns; });
     StableSortByKey(out.points, [](const std::pair<int64_t, int64_t>& p) { return p; });
   }
+  StableSortByKey(t->gpu_metrics, [](const GpuMetricSample& reading) { return reading.time_ns; });
   return result;
 }
 

@@ -780,6 +780,7 @@ class ReportParser {
     GPUIDLE_RETURN_IF_ERROR(GraphReplaysOf(v, at, d));
     GPUIDLE_RETURN_IF_ERROR(Collectives(v, at, d));
     GPUIDLE_RETURN_IF_ERROR(CollectiveTimings(v, at, d));
+    GPUIDLE_RETURN_IF_ERROR(GpuMetricsOf(v, at, d));
     return TimelineOf(v, at, d);
   }
 
@@ -853,6 +854,74 @@ class ReportParser {
   }
 
   // graph_replays (optional: reports before it lack it).
+  // gpu_metrics (optional: reports without NVML readings, and older ones, lack it).
+  absl::Status GpuMetricsOf(const Value& obj, const Path& at, DeviceReport* d) const {
+    GPUIDLE_ASSIGN_OR_RETURN(const Value* g, Object(obj, at, keys::kGpuMetrics, Need::kOptional));
+    if (g == nullptr) return absl::OkStatus();
+    const Path here{&at, keys::kGpuMetrics};
+    GpuMetrics& m = d->gpu_metrics.emplace();
+    GPUIDLE_RETURN_IF_ERROR(Count(*g, here, keys::kSamples, &m.samples));
+    GPUIDLE_RETURN_IF_ERROR(Count(*g, here, keys::kBusySamples, &m.busy_samples));
+    GPUIDLE_RETURN_IF_ERROR(Count(*g, here, keys::kIdleSamples, &m.idle_samples));
+    if (m.busy_samples + m.idle_samples != m.samples) {
+      return Error(here, "busy_samples and idle_samples do not add up to samples");
+    }
+    GPUIDLE_RETURN_IF_ERROR(Duration(*g, here, keys::kPeriodNs, &m.period_ns));
+    const auto u32 = [&](absl::string_view key, uint32_t* out) -> absl::Status {
+      int64_t v = 0;
+      GPUIDLE_RETURN_IF_ERROR(
+          UpTo(*g, here, key, &v, UINT32_MAX, "a 32-bit reading", Need::kRequired));
+      *out = static_cast<uint32_t>(v);
+      return absl::OkStatus();
+    };
+    const auto u64 = [&](absl::string_view key, uint64_t* out) -> absl::Status {
+      int64_t v = 0;
+      GPUIDLE_RETURN_IF_ERROR(Count(*g, here, key, &v));
+      *out = static_cast<uint64_t>(v);
+      return absl::OkStatus();
+    };
+    GPUIDLE_RETURN_IF_ERROR(u32(keys::kSmClockMaxMhz, &m.sm_clock_max_mhz));
+    GPUIDLE_RETURN_IF_ERROR(u32(keys::kSmClockMedianMhz, &m.sm_clock_median_mhz));
+    GPUIDLE_RETURN_IF_ERROR(Share(*g, here, keys::kSlowClockShare, &m.slow_clock_share));
+    GPUIDLE_RETURN_IF_ERROR(String(*g, here, keys::kSlowClockReason, &m.slow_clock_reason));
+    GPUIDLE_RETURN_IF_ERROR(u32(keys::kPowerMedianMw, &m.power_median_mw));
+    GPUIDLE_RETURN_IF_ERROR(u32(keys::kPowerLimitMw, &m.power_limit_mw));
+    GPUIDLE_RETURN_IF_ERROR(u32(keys::kTemperatureMaxC, &m.temperature_max_c));
+    GPUIDLE_RETURN_IF_ERROR(u32(keys::kPcieGeneration, &m.pcie_generation));
+    GPUIDLE_RETURN_IF_ERROR(u32(keys::kPcieGenerationMax, &m.pcie_generation_max));
+    GPUIDLE_RETURN_IF_ERROR(u32(keys::kPcieWidth, &m.pcie_width));
+    GPUIDLE_RETURN_IF_ERROR(u32(keys::kPcieWidthMax, &m.pcie_width_max));
+    GPUIDLE_RETURN_IF_ERROR(u64(keys::kPcieReplays, &m.pcie_replays));
+    GPUIDLE_RETURN_IF_ERROR(u64(keys::kMemoryUsedMaxBytes, &m.memory_used_max_bytes));
+    GPUIDLE_RETURN_IF_ERROR(u64(keys::kMemoryTotalBytes, &m.memory_total_bytes));
+    GPUIDLE_ASSIGN_OR_RETURN(const Value* others, Array(*g, here, keys::kOtherProcesses));
+    const Path at_others{&here, keys::kOtherProcesses};
+    for (rapidjson::SizeType i = 0; i < others->Size(); ++i) {
+      const Value& v = (*others)[i];
+      const Path row{&at_others, "", i};
+      GPUIDLE_RETURN_IF_ERROR(CheckObject(v, row));
+      GpuMetrics::OtherProcess& o = m.other_processes.emplace_back();
+      GPUIDLE_RETURN_IF_ERROR(Count(v, row, keys::kPid, &o.pid));
+      int64_t memory = 0;
+      GPUIDLE_RETURN_IF_ERROR(Count(v, row, keys::kMemoryBytes, &memory));
+      o.memory_bytes = static_cast<uint64_t>(memory);
+      GPUIDLE_RETURN_IF_ERROR(UpTo(v, row, keys::kIdleSamplesBusy, &o.idle_samples_busy,
+                                   m.idle_samples, "at most idle_samples", Need::kRequired));
+    }
+    GPUIDLE_ASSIGN_OR_RETURN(const Value* findings, Array(*g, here, keys::kFindings));
+    const Path at_findings{&here, keys::kFindings};
+    for (rapidjson::SizeType i = 0; i < findings->Size(); ++i) {
+      const Value& v = (*findings)[i];
+      const Path row{&at_findings, "", i};
+      GPUIDLE_RETURN_IF_ERROR(CheckObject(v, row));
+      GpuMetrics::Finding& f = m.findings.emplace_back();
+      GPUIDLE_RETURN_IF_ERROR(String(v, row, keys::kKind, &f.kind));
+      GPUIDLE_RETURN_IF_ERROR(String(v, row, keys::kWhat, &f.text));
+      GPUIDLE_RETURN_IF_ERROR(String(v, row, keys::kFix, &f.fix));
+    }
+    return absl::OkStatus();
+  }
+
   absl::Status GraphReplaysOf(const Value& obj, const Path& at, DeviceReport* d) const {
     GPUIDLE_ASSIGN_OR_RETURN(const Value* g, Object(obj, at, keys::kGraphReplays, Need::kOptional));
     if (g == nullptr) return absl::OkStatus();

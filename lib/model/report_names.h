@@ -129,6 +129,31 @@ inline constexpr absl::string_view kCollectivesNotListed = "collectives_not_list
 inline constexpr absl::string_view kCollectiveTimings = "collective_timings";
 inline constexpr absl::string_view kTimeline = "timeline";
 
+// devices[].gpu_metrics (besides kPeriodNs): NVML's readings (docs/REPORT_SCHEMA.md); its
+// other_processes[] (kPid, kMemoryBytes, kIdleSamplesBusy) and findings[] (kKind, kWhat, kFix).
+inline constexpr absl::string_view kGpuMetrics = "gpu_metrics";
+inline constexpr absl::string_view kSamples = "samples";
+inline constexpr absl::string_view kBusySamples = "busy_samples";
+inline constexpr absl::string_view kIdleSamples = "idle_samples";
+inline constexpr absl::string_view kSmClockMaxMhz = "sm_clock_max_mhz";
+inline constexpr absl::string_view kSmClockMedianMhz = "sm_clock_median_mhz";
+inline constexpr absl::string_view kSlowClockShare = "slow_clock_share";
+inline constexpr absl::string_view kSlowClockReason = "slow_clock_reason";
+inline constexpr absl::string_view kPowerMedianMw = "power_median_mw";
+inline constexpr absl::string_view kPowerLimitMw = "power_limit_mw";
+inline constexpr absl::string_view kTemperatureMaxC = "temperature_max_c";
+inline constexpr absl::string_view kPcieGeneration = "pcie_generation";
+inline constexpr absl::string_view kPcieGenerationMax = "pcie_generation_max";
+inline constexpr absl::string_view kPcieWidth = "pcie_width";
+inline constexpr absl::string_view kPcieWidthMax = "pcie_width_max";
+inline constexpr absl::string_view kPcieReplays = "pcie_replays";
+inline constexpr absl::string_view kMemoryUsedMaxBytes = "memory_used_max_bytes";
+inline constexpr absl::string_view kMemoryTotalBytes = "memory_total_bytes";
+inline constexpr absl::string_view kOtherProcesses = "other_processes";
+inline constexpr absl::string_view kMemoryBytes = "memory_bytes";
+inline constexpr absl::string_view kIdleSamplesBusy = "idle_samples_busy";
+inline constexpr absl::string_view kFindings = "findings";
+
 // devices[].phases: one object per phase of kStartNs, kEndNs, kNs and kParts (the steady state's
 // also kOneOffNs); parts[]: kKind, kNs, kCount, kEvidence.
 
@@ -204,7 +229,11 @@ inline constexpr absl::string_view kAll[] = {
     kSteadyStartNs, kSteadyEndNs, kPhases, kStepCount, kTracerNs, kKernelCount, kMemcpyCount,
     kMemsetCount, kCommNs, kExposedCommNs, kLostNs, kH2dCopies, kGraphReplays,
     kCollectivesNotListed, kCollectiveTimings, kTimeline, kPageable, kPinned, kLaunches, kKernels,
-    kKernelsAlone, kGroup, kOp, kExposedNs, kDurationNs, kSeq, kBinNs,
+    kKernelsAlone, kGroup, kOp, kExposedNs, kDurationNs, kSeq, kBinNs, kGpuMetrics, kSamples,
+    kBusySamples, kIdleSamples, kSmClockMaxMhz, kSmClockMedianMhz, kSlowClockShare,
+    kSlowClockReason, kPowerMedianMw, kPowerLimitMw, kTemperatureMaxC, kPcieGeneration,
+    kPcieGenerationMax, kPcieWidth, kPcieWidthMax, kPcieReplays, kMemoryUsedMaxBytes,
+    kMemoryTotalBytes, kOtherProcesses, kMemoryBytes, kIdleSamplesBusy, kFindings,
     // longest_gaps[], offenders[], periodic_work[], advice[], options
     kNextOp, kThread, kCallSite, kWhat, kActivity, kOccurrences, kWorthFixing, kSteadyNs,
     kLostShare, kThresholdShare, kShareOfLostTime, kShareOfSteadyState, kGainNs, kGainPerStepNs,

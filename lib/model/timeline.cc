@@ -145,6 +145,8 @@ Timeline Timeline::Copy() const {
   copy.ranges = ranges;
   copy.samples = samples;
   copy.collectives = collectives;
+  copy.gpu_metrics = gpu_metrics;
+  copy.gpu_processes = gpu_processes;
   copy.info = info;
   return copy;
 }

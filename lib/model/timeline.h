@@ -120,6 +120,56 @@ struct HostSample {
   StringId stack = StringTable::kEmpty;
 };
 
+// One reading of a device's state through NVML during a live collection (docs/ANALYSIS.md,
+// "GPU metrics"). A figure NVML did not give is 0 (no real reading is: a clock, a limit, a link).
+struct GpuMetricSample {
+  int64_t time_ns = 0;  // on the timeline's clock
+  int device = 0;       // the CUDA device ordinal of the timeline
+  uint32_t sm_clock_mhz = 0;
+  uint32_t sm_clock_max_mhz = 0;
+  uint32_t memory_clock_mhz = 0;
+  uint32_t memory_clock_max_mhz = 0;
+  uint32_t power_mw = 0;
+  uint32_t power_limit_mw = 0;  // the enforced limit
+  uint32_t temperature_c = 0;
+  uint32_t utilization_percent = 0;  // NVML's: share of its last period with a kernel running
+  // NVML's clock-event reasons, a bit mask (GpuClockEvent below); has_clock_events: they were read.
+  uint64_t clock_events = 0;
+  bool has_clock_events = false;
+  uint32_t pcie_generation = 0;
+  uint32_t pcie_generation_max = 0;
+  uint32_t pcie_width = 0;
+  uint32_t pcie_width_max = 0;
+  uint64_t pcie_replays = 0;  // the device's replay counter (since boot)
+  uint64_t memory_used_bytes = 0;
+  uint64_t memory_total_bytes = 0;
+};
+
+// NVML's clock-event reason bits (nvmlClocksEventReason*), the ones a report names.
+enum GpuClockEvent : uint64_t {
+  kClockEventGpuIdle = 0x1,
+  kClockEventApplicationsClocks = 0x2,
+  kClockEventPowerCap = 0x4,
+  kClockEventHardwareSlowdown = 0x8,
+  kClockEventSyncBoost = 0x10,
+  kClockEventSoftwareThermal = 0x20,
+  kClockEventHardwareThermal = 0x40,
+  kClockEventPowerBrake = 0x80,
+};
+
+// A compute process on a device the collection used, other than the collecting one, as NVML
+// listed it: when it was first and last seen, and the most memory it held.
+struct GpuProcessSeen {
+  int device = 0;
+  int64_t pid = 0;
+  uint64_t memory_bytes = 0;
+  int64_t first_seen_ns = 0;
+  int64_t last_seen_ns = 0;
+  // Its kernels' share of the device's time per NVML's per-process samples, where NVML gave
+  // them: sample times (timeline clock) at which it ran kernels.
+  std::vector<int64_t> busy_sample_ns;
+};
+
 struct DeviceTimeline {
   int device = 0;
   std::string name;           // "NVIDIA H200", where known
@@ -193,6 +243,10 @@ struct Timeline {
   std::vector<Range> ranges;                // sorted by start_ns
   std::vector<HostSample> samples;          // sorted by time_ns; never widen the window
   std::vector<CollectiveArgs> collectives;  // DeviceOp::collective points here
+  // Live captures with NVML: readings of the devices used, sorted by time_ns, and the other
+  // processes seen on them (empty otherwise; bounded by the sampler).
+  std::vector<GpuMetricSample> gpu_metrics;
+  std::vector<GpuProcessSeen> gpu_processes;
   TimelineInfo info;
 
   // Drops the events that break the time invariants above (with one warning in info.warnings

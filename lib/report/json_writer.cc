@@ -290,6 +290,56 @@ void CoverageField(Json& w, const Coverage& c) {
                {keys::kPeriodNs, c.period_ns}});
 }
 
+// A list of rows under `key`, each written by `row`.
+template <typename T, typename WriteRow>
+void Rows(Json& w, absl::string_view key, const std::vector<T>& rows, WriteRow row) {
+  Str(w, key);
+  w.StartArray();
+  for (const T& t : rows) row(w, t);
+  w.EndArray();
+}
+
+// NVML's readings of the device (docs/REPORT_SCHEMA.md, "gpu_metrics"); absent without them.
+void GpuMetricsField(Json& w, const std::optional<GpuMetrics>& metrics) {
+  if (!metrics) return;
+  const GpuMetrics& m = *metrics;
+  Str(w, keys::kGpuMetrics);
+  w.StartObject();
+  Int64Field(w, keys::kSamples, m.samples);
+  Int64Field(w, keys::kBusySamples, m.busy_samples);
+  Int64Field(w, keys::kIdleSamples, m.idle_samples);
+  Int64Field(w, keys::kPeriodNs, m.period_ns);
+  Int64Field(w, keys::kSmClockMaxMhz, m.sm_clock_max_mhz);
+  Int64Field(w, keys::kSmClockMedianMhz, m.sm_clock_median_mhz);
+  NumberField(w, keys::kSlowClockShare, m.slow_clock_share);
+  StringField(w, keys::kSlowClockReason, m.slow_clock_reason);
+  Int64Field(w, keys::kPowerMedianMw, m.power_median_mw);
+  Int64Field(w, keys::kPowerLimitMw, m.power_limit_mw);
+  Int64Field(w, keys::kTemperatureMaxC, m.temperature_max_c);
+  Int64Field(w, keys::kPcieGeneration, m.pcie_generation);
+  Int64Field(w, keys::kPcieGenerationMax, m.pcie_generation_max);
+  Int64Field(w, keys::kPcieWidth, m.pcie_width);
+  Int64Field(w, keys::kPcieWidthMax, m.pcie_width_max);
+  Int64Field(w, keys::kPcieReplays, static_cast<int64_t>(m.pcie_replays));
+  Int64Field(w, keys::kMemoryUsedMaxBytes, static_cast<int64_t>(m.memory_used_max_bytes));
+  Int64Field(w, keys::kMemoryTotalBytes, static_cast<int64_t>(m.memory_total_bytes));
+  Rows(w, keys::kOtherProcesses, m.other_processes, [](Json& j, const GpuMetrics::OtherProcess& o) {
+    j.StartObject();
+    Int64Field(j, keys::kPid, o.pid);
+    Int64Field(j, keys::kMemoryBytes, static_cast<int64_t>(o.memory_bytes));
+    Int64Field(j, keys::kIdleSamplesBusy, o.idle_samples_busy);
+    j.EndObject();
+  });
+  Rows(w, keys::kFindings, m.findings, [](Json& j, const GpuMetrics::Finding& f) {
+    j.StartObject();
+    StringField(j, keys::kKind, f.kind);
+    StringField(j, keys::kWhat, f.text);
+    StringField(j, keys::kFix, f.fix);
+    j.EndObject();
+  });
+  w.EndObject();
+}
+
 void DeviceRow(Json& w, const DeviceReport& d) {
   w.StartObject();
   DeviceFields(w, d.rank, d.device);
@@ -319,6 +369,7 @@ void DeviceRow(Json& w, const DeviceReport& d) {
   Collectives(w, d);
   CollectiveTimings(w, d);
   Timeline(w, d.timeline);
+  GpuMetricsField(w, d.gpu_metrics);
   w.EndObject();
 }
 
@@ -393,15 +444,6 @@ void VerdictField(Json& w, const Verdict& v) {
   NumberField(w, keys::kLostShare, v.LostShare());
   NumberField(w, keys::kThresholdShare, v.threshold_share);
   w.EndObject();
-}
-
-// A list of rows under `key`, each written by `row`.
-template <typename T, typename WriteRow>
-void Rows(Json& w, absl::string_view key, const std::vector<T>& rows, WriteRow row) {
-  Str(w, key);
-  w.StartArray();
-  for (const T& t : rows) row(w, t);
-  w.EndArray();
 }
 
 void OptionsField(Json& w, const AnalysisOptions& options) {

@@ -277,6 +277,37 @@ std::string Bytes(int64_t b) {
   return absl::StrFormat("%.*f %s", decimals, v, kUnits[i]);
 }
 
+// NVML's readings of a device: what they were while it was busy, then what they mean.
+void GpuMetricsLines(const GpuMetrics& m, std::string* out) {
+  std::vector<std::string> parts;
+  if (m.sm_clock_max_mhz > 0 && m.sm_clock_median_mhz > 0) {
+    parts.push_back(absl::StrFormat("SM clock %.2f of %.2f GHz", m.sm_clock_median_mhz / 1000.0,
+                                    m.sm_clock_max_mhz / 1000.0));
+  }
+  if (m.power_limit_mw > 0 && m.power_median_mw > 0) {
+    parts.push_back(absl::StrFormat("power %.0f of %.0f W", m.power_median_mw / 1000.0,
+                                    m.power_limit_mw / 1000.0));
+  }
+  if (m.temperature_max_c > 0) parts.push_back(absl::StrCat("up to ", m.temperature_max_c, " C"));
+  if (m.pcie_generation > 0 && m.pcie_width > 0) {
+    parts.push_back(absl::StrCat("PCIe Gen", m.pcie_generation, " x", m.pcie_width, " of Gen",
+                                 m.pcie_generation_max, " x", m.pcie_width_max));
+  }
+  if (m.memory_total_bytes > 0) {
+    parts.push_back(absl::StrCat("memory ", Bytes(static_cast<int64_t>(m.memory_used_max_bytes)),
+                                 " of ", Bytes(static_cast<int64_t>(m.memory_total_bytes))));
+  }
+  if (!m.other_processes.empty()) {
+    parts.push_back(absl::StrCat(m.other_processes.size(), " other process",
+                                 m.other_processes.size() == 1 ? "" : "es", " on it"));
+  }
+  absl::StrAppend(out, "  GPU metrics (NVML, ", m.samples, " readings, ", m.busy_samples,
+                  " while busy)", parts.empty() ? "" : ": ", absl::StrJoin(parts, ", "), "\n");
+  for (const GpuMetrics::Finding& f : m.findings) {
+    absl::StrAppend(out, "  ", Printable(f.text), ": ", Printable(f.fix), "\n");
+  }
+}
+
 // The collectives of a device by kind: "0/allreduce  40  326.1  324.0  321.0  1.20 GiB".
 void Collectives(const DeviceReport& d, std::string* out) {
   std::vector<const CollectiveStats*> kinds;
@@ -358,6 +389,7 @@ void Device(const Report& r, const DeviceReport& d, const Palette& paint, std::s
     }
   }
   Communication(d, out);
+  if (d.gpu_metrics) GpuMetricsLines(*d.gpu_metrics, out);
   Collectives(d, out);
   const std::string steady_parts = PartsLine(d, Phase::kSteady);
   if (!steady_parts.empty()) {

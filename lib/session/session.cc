@@ -102,6 +102,7 @@ absl::Status Session::Start(const ProfilerOptions& options, const void* owner,
     samples_.Take();
     accepting_samples_ = options.host_sample_period_ns > 0;
   }
+  StartGpuMetricsLocked();
   windows_ = SampledWindows::Plan(options);
   if (windows_ != nullptr && !windows_->StartThread(this, &mu_)) windows_.reset();
   if (!exit_handler_registered_) {
@@ -160,6 +161,12 @@ absl::StatusOr<std::shared_ptr<CollectionResult>> Session::CloseCollectionLocked
     accepting_samples_ = false;
     samples = samples_.Take();
   }
+  // The GPU metrics stop with the recording (a stop waits for one NVML call at most).
+  GpuMetricsSampler::Result gpu_metrics;
+  if (gpu_metrics_ != nullptr) {
+    gpu_metrics = gpu_metrics_->Stop();
+    gpu_metrics_.reset();
+  }
   result->cost = start_cost_;
   StopCost stop_cost;
   absl::StatusOr<Timeline> timeline = StopCollection(after, &stop_cost);
@@ -181,6 +188,7 @@ absl::StatusOr<std::shared_ptr<CollectionResult>> Session::CloseCollectionLocked
         "tool at a time"));
   }
   HostSampleBuffer::MoveInto(std::move(samples), analysis.launch_gap_max_ns, &result->timeline);
+  MoveGpuMetricsLocked(std::move(gpu_metrics), &result->timeline);
   TimelineInfo& info = result->timeline.info;
   const ProcessIdentity id = CurrentProcessIdentity();
   info.pid = id.pid;
@@ -328,9 +336,32 @@ void Session::RecordHostSamples(int64_t time_ns,
   for (const auto& [thread, stack] : samples) samples_.Add(time_ns, thread, stack);
 }
 
+void Session::StartGpuMetricsLocked() {
+  gpu_metrics_.reset();
+  // NVML missing is said only where the readings were asked for otherwise than by default.
+  gpu_metrics_asked_ = options_.gpu_metrics_period_ns != ProfilerOptions{}.gpu_metrics_period_ns;
+  if (options_.gpu_metrics_period_ns <= 0) return;
+  gpu_metrics_ = std::make_unique<GpuMetricsSampler>(options_.gpu_metrics_period_ns);
+  gpu_metrics_->Start();
+}
+
+void Session::MoveGpuMetricsLocked(GpuMetricsSampler::Result result, Timeline* timeline) {
+  const absl::Status status = result.status;
+  GpuMetricsSampler::MoveInto(std::move(result), timeline);
+  // Off, or stopped before NVML was read: nothing to say. NVML missing (machines and containers
+  // without the driver's NVML): said only where the metrics were asked for.
+  if (status.ok() || absl::IsFailedPrecondition(status) || absl::IsCancelled(status) ||
+      !gpu_metrics_asked_) {
+    return;
+  }
+  std::string line = absl::StrCat("GPU metrics not read: ", status.message());
+  if (warned_.insert(line).second) Warn(line);
+}
+
 absl::Status Session::OpenWindow() {
   GPUIDLE_RETURN_IF_ERROR(StartCollection(options_));
   recording_.store(true, std::memory_order_relaxed);
+  StartGpuMetricsLocked();
   std::lock_guard<std::mutex> samples_lock(samples_mu_);
   samples_.Take();
   accepting_samples_ = options_.host_sample_period_ns > 0;
@@ -373,6 +404,10 @@ void Session::AfterForkInChild() {
     // joined (destroying a joinable std::thread would end the child).
     s.windows_->AbandonAfterFork();
     (void)s.windows_.release();
+  }
+  if (s.gpu_metrics_ != nullptr) {
+    // Its thread is the parent's: forgotten, never joined (nor destroyed).
+    (void)s.gpu_metrics_.release();
   }
   AbandonCollectionAfterFork();
 }

@@ -24,6 +24,7 @@
 #include "gpuidle/profiler.h"
 #include "gpuidle/report.h"
 #include "model/timeline.h"
+#include "session/gpu_metrics_sampler.h"
 #include "session/host_samples.h"
 #include "session/outputs.h"
 #include "session/sampled_windows.h"
@@ -103,6 +104,12 @@ class Session : private WindowedCollection {
   // analysed and written as at exit (nothing when nothing collects).
   static void StopForSignal(int signal);
   static void AfterForkInChild();
+  // The GPU-metrics sampler of the collection or window that starts
+  // (ProfilerOptions::gpu_metrics_period_ns; 0: off), and, at its close, its readings into the
+  // timeline; an NVML that cannot be loaded is said (once per reason) only where the period was
+  // set to other than its default.
+  void StartGpuMetricsLocked();
+  void MoveGpuMetricsLocked(GpuMetricsSampler::Result result, Timeline* timeline);
 
   // Host samples: their own lock, taken after mu_ (in StopLocked) or alone.
   std::mutex samples_mu_;
@@ -115,8 +122,10 @@ class Session : private WindowedCollection {
   std::string started_by_;       // "the C++ API", "LD_PRELOAD", ...
   ProfilerOptions options_;
   int64_t wall_clock_offset_ns_ = 0;
-  ProfileCost start_cost_;                   // the start's part of the cost
-  std::unique_ptr<SampledWindows> windows_;  // a sampled collection only
+  ProfileCost start_cost_;                          // the start's part of the cost
+  std::unique_ptr<SampledWindows> windows_;         // a sampled collection only
+  std::unique_ptr<GpuMetricsSampler> gpu_metrics_;  // while collecting, where not off
+  bool gpu_metrics_asked_ = false;                  // a period other than the default
   bool forked_child_ = false;
   std::set<std::string> warned_;  // refusals already printed
   bool exit_handler_registered_ = false;

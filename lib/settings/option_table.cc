@@ -132,6 +132,16 @@ absl::Status HostSampleMs(absl::string_view value, ProfilerOptions* options) {
   return absl::OkStatus();
 }
 
+absl::Status GpuMetricsMs(absl::string_view value, ProfilerOptions* options) {
+  const std::optional<int64_t> ns = ParseDecimalToNs(absl::StripAsciiWhitespace(value), 1'000'000);
+  if (!ns || *ns < 0 || *ns > 60'000'000'000) {
+    return Bad("must be a number of milliseconds from 0 (off) to 60000");
+  }
+  if (*ns > 0 && *ns < 10'000'000) return Bad("must be 0 (off) or at least 10 ms");
+  options->gpu_metrics_period_ns = *ns;
+  return absl::OkStatus();
+}
+
 absl::Status MaxRecords(absl::string_view value, ProfilerOptions* options) {
   const std::optional<int64_t> n = Integer(value);
   if (!n || *n <= 0) return Bad("must be a positive integer");

@@ -67,6 +67,7 @@ absl::Status DataRange(absl::string_view value, ProfilerOptions* options);
 absl::Status MaxGaps(absl::string_view value, ProfilerOptions* options);
 absl::Status SkipSteps(absl::string_view value, ProfilerOptions* options);
 absl::Status HostSampleMs(absl::string_view value, ProfilerOptions* options);
+absl::Status GpuMetricsMs(absl::string_view value, ProfilerOptions* options);
 absl::Status Python(absl::string_view value, ProfilerOptions* options);
 absl::Status AsRecorded(absl::string_view value, ProfilerOptions* options);
 absl::Status Sample(absl::string_view value, ProfilerOptions* options);
@@ -151,6 +152,11 @@ inline constexpr SettingSpec kSettingTable[] = {
      SettingType::kNumber, "5", "", "0 (off) or a number of ms from 0.1 to 1000",
      "sample the Python stacks of launching threads away from CUDA every N ms", nullptr,
      kCollection, option_rules::HostSampleMs},
+    {"GPUIDLE_GPU_METRICS_MS", "--gpu-metrics-ms", "N", nullptr, "gpu_metrics_ms",
+     SettingType::kNumber, "100", "", "0 (off) or a number of ms from 10 to 60000",
+     "read each GPU the collection uses through NVML every N ms: clocks, power, temperature, "
+     "PCIe link, memory and the other processes on it",
+     nullptr, kCollection, option_rules::GpuMetricsMs},
     {"GPUIDLE_PYTHON", "--no-python", nullptr, "0", nullptr, SettingType::kSwitch, "1", "",
      "1, true, yes / 0, false, no (any case)",
      "whether gpuidle run and LD_PRELOAD load gpuidle's Python layer into Python programs",

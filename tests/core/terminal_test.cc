@@ -90,7 +90,9 @@ TEST(ElideKeepingFileNames, KeepsAPathsBaseNameAndExtension) {
     const std::string s = ElideKeepingFileNames(path, max);
     EXPECT_LE(DisplayWidth(s), max) << s;
     EXPECT_THAT(s, EndsWith(".report.json")) << max;
-    if (max >= 40) EXPECT_THAT(s, EndsWith("/tiny_mlp_launch_bound.report.json")) << max;
+    if (max >= 40) {
+      EXPECT_THAT(s, EndsWith("/tiny_mlp_launch_bound.report.json")) << max;
+    }
   }
   // The diff header's case: two runs told apart by the end of their names.
   EXPECT_THAT(ElideKeepingFileNames("/runs/dataloader_starved.before.report.json", 30),

@@ -319,8 +319,8 @@ TEST(FaultSettings, TheTableCoversEverySettingWithEveryKindOfBadValue) {
   const std::set<std::string> numbers = {"LAUNCH_GAP_MAX_US", "DISPATCH_LATENCY_MAX_US",
                                          "MAX_GAPS",          "SKIP_STEPS",
                                          "MAX_RECORDS",       "BUFFER_MB",
-                                         "HOST_SAMPLE_MS",    "SUMMARY_EVERY_S",
-                                         "METRICS_PORT"};
+                                         "HOST_SAMPLE_MS",    "GPU_METRICS_MS",
+                                         "SUMMARY_EVERY_S",   "METRICS_PORT"};
   for (const char* variable : kProfilerVariables) {
     const std::string option = std::string(variable).substr(std::string("GPUIDLE_").size());
     ASSERT_TRUE(kinds.count(option)) << variable << " has no case in option_rules.txt";

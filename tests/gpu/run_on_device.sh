@@ -10,7 +10,7 @@
 #               "tests/gpu/run_on_device.sh [scenarios] [overhead] [python] [python-overhead] [probe]
 #                [unchanged] [faults] [package] [profile-overhead] [sampled] [ranks] [gains]
 #                [two-gpus] [observer] [leave-out] [round3] [where-time-goes]
-#                [periodic] [answers]")
+#                [periodic] [answers] [metrics]")
 #
 # With no argument it runs scenarios and overhead; one call may last 10 minutes at most, so a
 # round runs the parts as separate calls on the same warm machine. `python` builds the Python
@@ -278,6 +278,18 @@ if [[ $parts == *" answers "* ]]; then
   cp "$out/answers/answers.md" "$out/answers.md" 2>/dev/null
   tar czf "$out/answers.tar.gz" -C "$out" answers && rm -rf "$out/answers"  # one file comes back
   grep -E '^(PASS|FAIL|answers)' "$out/answers.log" | tee -a "$log"
+fi
+
+# Busy but slow, and not alone (issue 32): NVML's readings in live reports, a second process on
+# the same GPU named with its pid, and the readings' cost (tests/gpu/python/gpu_metrics.py).
+if [[ $parts == *" metrics "* ]]; then
+  build_python_package
+  PYTHONPATH=$pybuild/python timeout 540 python3 tests/gpu/python/gpu_metrics.py \
+    "$out/metrics" >"$out/metrics.log" 2>&1
+  echo "gpu metrics: exit $?" | tee -a "$log"
+  cp "$out/metrics/gpu_metrics.md" "$out/gpu_metrics.md" 2>/dev/null
+  tar czf "$out/metrics.tar.gz" -C "$out" metrics && rm -rf "$out/metrics"  # one file comes back
+  grep -E '^(PASS|FAIL|gpu metrics)' "$out/metrics.log" | tee -a "$log"
 fi
 
 if [[ $parts == *" sampled "* ]]; then

@@ -143,6 +143,29 @@ Report FullReport() {
                             {10 * kMs, 11 * kMs, 0, 1 << 20, 0},
                             {20 * kMs, 21 * kMs + 17, 1, 1 << 20, 0}};
     d.collectives_not_listed = 5;
+    if (rank == 0) {  // NVML's readings
+      GpuMetrics& m = d.gpu_metrics.emplace();
+      m.samples = 300;
+      m.busy_samples = 280;
+      m.idle_samples = 20;
+      m.period_ns = 100 * kMs;
+      m.sm_clock_max_mhz = 1980;
+      m.sm_clock_median_mhz = 1410;
+      m.slow_clock_share = 0.62;
+      m.slow_clock_reason = "power_cap";
+      m.power_median_mw = 690'000;
+      m.power_limit_mw = 700'000;
+      m.temperature_max_c = 71;
+      m.pcie_generation = 4;
+      m.pcie_generation_max = 5;
+      m.pcie_width = 16;
+      m.pcie_width_max = 16;
+      m.pcie_replays = 3;
+      m.memory_used_max_bytes = uint64_t{61} << 30;
+      m.memory_total_bytes = uint64_t{80} << 30;
+      m.other_processes = {{4242, uint64_t{31} << 30, 12}};
+      m.findings = {{"clocks", "busy, but at 1.41 of 1.98 GHz", "check the power limit"}};
+    }
     r.devices.push_back(d);
 
     StepReport s;

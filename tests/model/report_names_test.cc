@@ -108,6 +108,9 @@ Report ReportWithEveryPart() {
   d.collectives[0].wait_ns = 1;
   d.timeline.bin_ns = 1;
   d.timeline.bins.resize(1);
+  d.gpu_metrics.emplace();
+  d.gpu_metrics->other_processes.resize(1);
+  d.gpu_metrics->findings.resize(1);
   r.devices = {d};
   r.steps.resize(1);
   r.steps[0].comm_wait_ns = 1;

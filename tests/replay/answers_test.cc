@@ -25,11 +25,10 @@ std::string RunPath(const std::string& name) {
 TEST(AnswersOnTheH100, ALiveCaptureNamesTheLineOfTheSyncAndReadsBackAsRecorded) {
   AnalysisOptions options;
   options.skip_steps = 1;  // as the script's gpuidle.profile(skip_steps=1)
-  absl::StatusOr<Report> r =
-      AnalyzeTraceFiles({RunPath("item_sync.live.trace.json.gz")}, options);
+  absl::StatusOr<Report> r = AnalyzeTraceFiles({RunPath("item_sync.live.trace.json.gz")}, options);
   ASSERT_TRUE(r.ok()) << r.status();
-  EXPECT_TRUE(ReadsBackAs(*FormatReport(*r, "json"),
-                          ReadFileOrDie(RunPath("item_sync.live.report.json"))));
+  EXPECT_TRUE(
+      ReadsBackAs(*FormatReport(*r, "json"), ReadFileOrDie(RunPath("item_sync.live.report.json"))));
   ASSERT_FALSE(r->offenders.empty());
   EXPECT_EQ(r->offenders[0].subcause, Subcause::kHostSync);
   EXPECT_THAT(r->offenders[0].site, ::testing::EndsWith("item_sync.py:42 in step"));

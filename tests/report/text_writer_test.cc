@@ -614,6 +614,37 @@ TEST(TextWriter, EscapesC1AndBidiControlsAndBadUtf8ButKeepsUtf8) {
   EXPECT_THAT(bad, HasSubstr("\n  \\xed\\xa0\\x80\n"));
 }
 
+TEST(TextWriter, ShowsNvmlReadingsAndWhatTheyMeanUnderTheirDevice) {
+  Report r = PhasedReport();
+  GpuMetrics& m = r.devices[0].gpu_metrics.emplace();
+  m.samples = 300;
+  m.busy_samples = 280;
+  m.idle_samples = 20;
+  m.sm_clock_max_mhz = 1980;
+  m.sm_clock_median_mhz = 1410;
+  m.power_median_mw = 690'000;
+  m.power_limit_mw = 700'000;
+  m.temperature_max_c = 71;
+  m.pcie_generation = 4;
+  m.pcie_generation_max = 5;
+  m.pcie_width = 16;
+  m.pcie_width_max = 16;
+  m.memory_used_max_bytes = uint64_t{61} << 30;
+  m.memory_total_bytes = uint64_t{80} << 30;
+  m.other_processes = {{4242, uint64_t{31} << 30, 12}};
+  m.findings = {{"pcie_link", "PCIe link at Gen4 x16 of Gen5 x16 while busy", "check the slot"}};
+  const std::string text = Unwrapped(WriteText(r));
+  EXPECT_THAT(text, HasSubstr("\n  GPU metrics (NVML, 300 readings, 280 while busy): SM clock 1.41 "
+                              "of 1.98 GHz, power 690 of 700 W, up to 71 C, PCIe Gen4 x16 of Gen5 "
+                              "x16, memory 61.0 GiB of 80.0 GiB, 1 other process on it\n"));
+  EXPECT_THAT(text,
+              HasSubstr("\n  PCIe link at Gen4 x16 of Gen5 x16 while busy: check the slot\n"));
+  // Under its device, before the next section.
+  EXPECT_LT(text.find("GPU metrics"), text.find("steps on GPU 0"));
+  EXPECT_GT(text.find("GPU metrics"), text.find("lost to"));
+  EXPECT_THAT(WriteText(PhasedReport()), Not(HasSubstr("GPU metrics")));
+}
+
 TEST(TextWriter, AnOffendersFileNameAndLineSurviveALongKernelName) {
   Report r = SampleReport();
   Offender o;

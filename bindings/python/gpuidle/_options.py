@@ -65,6 +65,7 @@ class CollectionKeywords(AnalysisKeywords, total=False):
     max_records: Optional[int]
     buffer_mb: Optional[int]
     host_sample_ms: Optional[float]
+    gpu_metrics_ms: Optional[float]
     sample: Optional[str]
     summary_every_s: Optional[float]
     summary_file: Optional[PathLike]

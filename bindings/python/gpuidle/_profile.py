@@ -369,6 +369,9 @@ def profile(out: Any = None, *args: Any, **kwargs: Any) -> Any:
         buffer_mb: CUPTI buffer memory in MiB, 1 to 4096 (default 64).
         host_sample_ms: sample the Python stacks of the launching threads every this many ms
             while they are away from CUDA for long (default 5; 0 turns it off).
+        gpu_metrics_ms: read each GPU the collection uses through NVML every this many ms:
+            clocks, power, temperature, PCIe link, memory, other processes (default 100; 0
+            turns it off; ``DeviceReport.gpu_metrics``).
         sample: "W/P" in seconds: record W seconds of every P, CUPTI detached in between, for
             long runs; the report sums the windows and states its coverage (default: record
             everything).

@@ -111,6 +111,58 @@ class TimelineSummary:
 
 
 @dataclass(frozen=True)
+class GpuProcess:
+    """Another compute process that NVML listed on a device during a live collection."""
+
+    pid: int
+    memory_bytes: int
+    idle_samples_busy: int  #: the device's idle readings during which it ran kernels
+
+
+@dataclass(frozen=True)
+class GpuFinding:
+    """What NVML's readings mean: kind "clocks", "pcie_link", "pcie_replays" or "other_process"."""
+
+    kind: str
+    what: str
+    fix: str
+
+
+@dataclass(frozen=True)
+class GpuMetrics:
+    """NVML's readings of a device in the steady state of a live collection (docs/ANALYSIS.md,
+    "GPU metrics"); 0 for a figure NVML did not give."""
+
+    samples: int
+    busy_samples: int
+    idle_samples: int
+    period_ns: int
+    sm_clock_max_mhz: int
+    sm_clock_median_mhz: int  #: over the busy readings
+    slow_clock_share: float  #: busy readings under 90% of the maximum SM clock, 0..1
+    slow_clock_reason: str  #: "power_cap", "thermal", ..., "" (none given)
+    power_median_mw: int
+    power_limit_mw: int
+    temperature_max_c: int
+    pcie_generation: int  #: at its fastest while busy
+    pcie_generation_max: int
+    pcie_width: int
+    pcie_width_max: int
+    pcie_replays: int  #: during the collection
+    memory_used_max_bytes: int
+    memory_total_bytes: int
+    other_processes: list[GpuProcess]
+    findings: list[GpuFinding]
+
+
+def _gpu_metrics(d: Optional[dict[str, Any]]) -> Optional[GpuMetrics]:
+    if not d:
+        return None
+    return _pick(GpuMetrics, d, other_processes=[_pick(GpuProcess, p) for p in d["other_processes"]],
+                 findings=[_pick(GpuFinding, f) for f in d["findings"]])
+
+
+@dataclass(frozen=True)
 class DeviceReport(_Idle):
     """One device (per rank when several traces are analysed together).
 
@@ -150,6 +202,8 @@ class DeviceReport(_Idle):
     collectives_not_listed: int = 0
     #: the whole window, binned, for plots; None in reports of gpuidle before it
     timeline: Optional[TimelineSummary] = field(default=None, repr=False)
+    #: NVML's readings in a live collection; None without them
+    gpu_metrics: Optional[GpuMetrics] = None
 
     @property
     def steady_ns(self) -> int:
@@ -369,7 +423,8 @@ def _device(d: dict[str, Any]) -> DeviceReport:
     device = _pick(DeviceReport, d, start_up_ns=phases["start_up"]["ns"],
                    wind_down_ns=phases["wind_down"]["ns"], one_off=one_off,
                    collectives=[_pick(CollectiveStats, c) for c in d.get("collectives", [])],
-                   timeline=_pick(TimelineSummary, d["timeline"]) if d.get("timeline") else None)
+                   timeline=_pick(TimelineSummary, d["timeline"]) if d.get("timeline") else None,
+                   gpu_metrics=_gpu_metrics(d.get("gpu_metrics")))
     # The steady state's time, which in a sampled report is not its span: kept off the fields,
     # so that dataclasses.asdict() and == see the report's figures only.
     object.__setattr__(device, "_steady_phase_ns", phases["steady"]["ns"])

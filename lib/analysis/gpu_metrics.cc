@@ -1,0 +1,235 @@
+#include "analysis/gpu_metrics.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace gpuidle::internal {
+namespace {
+
+// A busy reading whose SM clock is under this share of its maximum ran slow.
+constexpr double kSlowClockRatio = 0.9;
+// Findings need this many busy readings, and clocks this share of them slow, to be said.
+constexpr int64_t kMinBusySamples = 5;
+constexpr double kMinSlowShare = 0.10;
+
+// The device's kernels as disjoint sorted intervals.
+std::vector<std::pair<int64_t, int64_t>> KernelIntervals(const DeviceTimeline& device) {
+  std::vector<std::pair<int64_t, int64_t>> out;
+  for (const DeviceOp& op : device.ops) {
+    if (op.kind != OpKind::kKernel || op.end_ns <= op.start_ns) continue;
+    if (!out.empty() && op.start_ns <= out.back().second) {
+      out.back().second = std::max(out.back().second, op.end_ns);
+    } else {
+      out.emplace_back(op.start_ns, op.end_ns);
+    }
+  }
+  return out;
+}
+
+bool Inside(const std::vector<std::pair<int64_t, int64_t>>& intervals, int64_t t) {
+  auto it =
+      std::upper_bound(intervals.begin(), intervals.end(), t,
+                       [](int64_t v, const std::pair<int64_t, int64_t>& i) { return v < i.first; });
+  return it != intervals.begin() && t < std::prev(it)->second;
+}
+
+template <typename T>
+T Median(std::vector<T> v) {
+  if (v.empty()) return T{};
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
+
+// The reasons a slow reading gave, the most telling first where several are set.
+const char* ReasonOf(uint64_t events) {
+  if (events & (kClockEventHardwareThermal | kClockEventSoftwareThermal)) return "thermal";
+  if (events & kClockEventPowerBrake) return "power_brake";
+  if (events & kClockEventHardwareSlowdown) return "hardware_slowdown";
+  if (events & kClockEventPowerCap) return "power_cap";
+  if (events & kClockEventApplicationsClocks) return "applications_clocks";
+  if (events & kClockEventSyncBoost) return "sync_boost";
+  return "";
+}
+
+std::string ReasonWords(const std::string& reason) {
+  if (reason == "power_cap") return "power cap";
+  if (reason == "thermal") return "thermal slowdown";
+  if (reason == "hardware_slowdown") return "hardware slowdown";
+  if (reason == "power_brake") return "power brake";
+  if (reason == "applications_clocks") return "applications clocks set below the maximum";
+  if (reason == "sync_boost") return "sync boost";
+  return "no reason given by NVML";
+}
+
+std::string FixForSlowClocks(const std::string& reason) {
+  if (reason == "power_cap") {
+    return "the GPU runs at its power limit: check the limit against the board's default "
+           "(nvidia-smi -q -d POWER) and whether the job shares a power budget; fewer idle "
+           "gaps will not make such steps faster";
+  }
+  if (reason == "thermal") {
+    return "the GPU is too hot: check the cooling, the airflow and the fans of the node "
+           "(nvidia-smi -q -d TEMPERATURE)";
+  }
+  if (reason == "hardware_slowdown" || reason == "power_brake") {
+    return "the board slowed itself (power supply or temperature at the hardware's limit): "
+           "have the node's power and cooling checked";
+  }
+  if (reason == "applications_clocks") {
+    return "application clocks are set below the maximum: reset them (nvidia-smi -rac) or ask "
+           "the cluster's administrators why they are set";
+  }
+  return "compare the clocks with the board's maximum in nvidia-smi -q -d CLOCK,PERFORMANCE";
+}
+
+std::string Ghz(uint32_t mhz) { return absl::StrFormat("%.2f", mhz / 1000.0); }
+
+std::string Gib(uint64_t bytes) {
+  return absl::StrFormat("%.1f GiB", static_cast<double>(bytes) / (1024.0 * 1024 * 1024));
+}
+
+std::string Pct(double share) { return absl::StrFormat("%.0f%%", 100 * share); }
+
+}  // namespace
+
+std::optional<GpuMetrics> SummariseGpuMetrics(const Timeline& t, const DeviceTimeline& device,
+                                              int64_t steady_start_ns, int64_t steady_end_ns) {
+  std::vector<const GpuMetricSample*> readings;
+  for (const GpuMetricSample& s : t.gpu_metrics) {
+    if (s.device == device.device && s.time_ns >= steady_start_ns && s.time_ns < steady_end_ns) {
+      readings.push_back(&s);
+    }
+  }
+  if (readings.empty()) return std::nullopt;
+  const std::vector<std::pair<int64_t, int64_t>> kernels = KernelIntervals(device);
+  GpuMetrics m;
+  m.samples = static_cast<int64_t>(readings.size());
+  std::vector<int64_t> gaps;
+  for (size_t i = 1; i < readings.size(); ++i) {
+    gaps.push_back(readings[i]->time_ns - readings[i - 1]->time_ns);
+  }
+  m.period_ns = Median(gaps);
+  std::vector<uint32_t> busy_clocks, busy_power;
+  std::map<std::string, int64_t> reasons;
+  int64_t slow = 0;
+  uint64_t replays_first = 0, replays_last = 0;
+  bool replays_seen = false;
+  std::vector<int64_t> idle_times;
+  for (const GpuMetricSample* s : readings) {
+    m.sm_clock_max_mhz = std::max(m.sm_clock_max_mhz, s->sm_clock_max_mhz);
+    m.power_limit_mw = std::max(m.power_limit_mw, s->power_limit_mw);
+    m.temperature_max_c = std::max(m.temperature_max_c, s->temperature_c);
+    m.memory_used_max_bytes = std::max(m.memory_used_max_bytes, s->memory_used_bytes);
+    m.memory_total_bytes = std::max(m.memory_total_bytes, s->memory_total_bytes);
+    m.pcie_generation_max = std::max(m.pcie_generation_max, s->pcie_generation_max);
+    m.pcie_width_max = std::max(m.pcie_width_max, s->pcie_width_max);
+    if (s->pcie_replays > 0 || replays_seen) {
+      if (!replays_seen) replays_first = s->pcie_replays;
+      replays_last = s->pcie_replays;
+      replays_seen = true;
+    }
+    if (!Inside(kernels, s->time_ns)) {
+      idle_times.push_back(s->time_ns);
+      continue;
+    }
+    ++m.busy_samples;
+    m.pcie_generation = std::max(m.pcie_generation, s->pcie_generation);
+    m.pcie_width = std::max(m.pcie_width, s->pcie_width);
+    if (s->sm_clock_mhz > 0) busy_clocks.push_back(s->sm_clock_mhz);
+    if (s->power_mw > 0) busy_power.push_back(s->power_mw);
+    if (s->sm_clock_mhz > 0 && s->sm_clock_max_mhz > 0 &&
+        s->sm_clock_mhz < kSlowClockRatio * s->sm_clock_max_mhz) {
+      ++slow;
+      ++reasons[s->has_clock_events ? ReasonOf(s->clock_events) : ""];
+    }
+  }
+  m.idle_samples = static_cast<int64_t>(idle_times.size());
+  m.sm_clock_median_mhz = Median(busy_clocks);
+  m.power_median_mw = Median(busy_power);
+  m.pcie_replays = replays_last >= replays_first ? replays_last - replays_first : 0;
+  if (!busy_clocks.empty()) {
+    m.slow_clock_share = static_cast<double>(slow) / static_cast<double>(busy_clocks.size());
+  }
+  int64_t most = 0;
+  for (const auto& [reason, n] : reasons) {
+    if (n > most) {
+      most = n;
+      m.slow_clock_reason = reason;
+    }
+  }
+
+  // Other processes: the idle readings near which NVML saw one of them run kernels (its
+  // samples are its own, at the driver's rate: within half a reading period).
+  const int64_t near = std::max<int64_t>(m.period_ns / 2, 1);
+  for (const GpuProcessSeen& p : t.gpu_processes) {
+    if (p.device != device.device) continue;
+    GpuMetrics::OtherProcess o;
+    o.pid = p.pid;
+    o.memory_bytes = p.memory_bytes;
+    for (int64_t idle : idle_times) {
+      auto it = std::lower_bound(p.busy_sample_ns.begin(), p.busy_sample_ns.end(), idle - near);
+      if (it != p.busy_sample_ns.end() && *it <= idle + near) ++o.idle_samples_busy;
+    }
+    m.other_processes.push_back(o);
+  }
+  std::sort(m.other_processes.begin(), m.other_processes.end(),
+            [](const GpuMetrics::OtherProcess& a, const GpuMetrics::OtherProcess& b) {
+              return a.memory_bytes != b.memory_bytes ? a.memory_bytes > b.memory_bytes
+                                                      : a.pid < b.pid;
+            });
+
+  // What it means.
+  if (m.busy_samples >= kMinBusySamples && m.slow_clock_share >= kMinSlowShare) {
+    m.findings.push_back(
+        {"clocks",
+         absl::StrCat(
+             "busy, but at ", Ghz(m.sm_clock_median_mhz), " of ", Ghz(m.sm_clock_max_mhz),
+             " GHz (median) with the SM clock under 90% of its maximum in ",
+             Pct(m.slow_clock_share), " of the busy readings (", ReasonWords(m.slow_clock_reason),
+             ")",
+             m.power_limit_mw > 0 && m.power_median_mw > 0
+                 ? absl::StrFormat("; power %.0f of %.0f W", m.power_median_mw / 1000.0,
+                                   m.power_limit_mw / 1000.0)
+                 : "",
+             m.temperature_max_c > 0 ? absl::StrCat(", up to ", m.temperature_max_c, " C") : ""),
+         FixForSlowClocks(m.slow_clock_reason)});
+  }
+  if (m.busy_samples > 0 && m.pcie_generation > 0 && m.pcie_width > 0 &&
+      (m.pcie_generation < m.pcie_generation_max || m.pcie_width < m.pcie_width_max)) {
+    m.findings.push_back(
+        {"pcie_link",
+         absl::StrCat("PCIe link at Gen", m.pcie_generation, " x", m.pcie_width, " of Gen",
+                      m.pcie_generation_max, " x", m.pcie_width_max, " while busy"),
+         "host-device copies run slower on it: check the slot (one wired for "
+         "all lanes), the riser or cable, and the BIOS's PCIe settings"});
+  }
+  if (m.pcie_replays > 0) {
+    m.findings.push_back({"pcie_replays",
+                          absl::StrCat(m.pcie_replays, " PCIe replays during the collection"),
+                          "the link retransmits: reseat the card, check the slot and the cable"});
+  }
+  for (const GpuMetrics::OtherProcess& o : m.other_processes) {
+    if (o.idle_samples_busy == 0 || m.idle_samples == 0) continue;
+    const double share =
+        static_cast<double>(o.idle_samples_busy) / static_cast<double>(m.idle_samples);
+    m.findings.push_back(
+        {"other_process",
+         absl::StrCat("another process (pid ", o.pid, ", ", Gib(o.memory_bytes),
+                      ") ran kernels on this GPU during ", Pct(share),
+                      " of this job's idle readings"),
+         "the GPU is shared: the idle time it overlaps is another job's work, not this one's "
+         "waste; run the jobs on separate GPUs (CUDA_VISIBLE_DEVICES, the scheduler's "
+         "exclusive mode) to compare"});
+  }
+  return m;
+}
+
+}  // namespace gpuidle::internal

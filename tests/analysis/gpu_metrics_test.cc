@@ -1,0 +1,129 @@
+#include "analysis/gpu_metrics.h"
+
+#include <cstdint>
+#include <optional>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace gpuidle::internal {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr int64_t kMs = 1'000'000;
+
+// Device 0 runs a kernel in the first 5 ms of every 10 ms, for a second; NVML reads it every
+// 5 ms (at 2.5, 7.5, 12.5, ... ms: busy, idle, busy, ...).
+Timeline SteadyRun(uint32_t busy_clock_mhz, uint64_t busy_events) {
+  Timeline t;
+  DeviceTimeline& d = t.DeviceFor(0);
+  for (int64_t i = 0; i < 100; ++i) {
+    DeviceOp op;
+    op.start_ns = i * 10 * kMs;
+    op.end_ns = op.start_ns + 5 * kMs;
+    d.ops.push_back(op);
+  }
+  for (int64_t i = 0; i < 200; ++i) {
+    GpuMetricSample s;
+    s.time_ns = 2'500'000 + i * 5 * kMs;
+    const bool busy = i % 2 == 0;
+    s.sm_clock_mhz = busy ? busy_clock_mhz : 1980;
+    s.sm_clock_max_mhz = 1980;
+    s.power_mw = busy ? 700'000 : 100'000;
+    s.power_limit_mw = 700'000;
+    s.temperature_c = 60 + static_cast<uint32_t>(i % 10);
+    s.clock_events = busy ? busy_events : kClockEventGpuIdle;
+    s.has_clock_events = true;
+    s.pcie_generation = busy ? 4 : 1;  // the link slows down at rest
+    s.pcie_generation_max = 5;
+    s.pcie_width = 16;
+    s.pcie_width_max = 16;
+    s.pcie_replays = 7 + static_cast<uint64_t>(i / 100);  // one replay half-way
+    s.memory_used_bytes = uint64_t{40} << 30;
+    s.memory_total_bytes = uint64_t{80} << 30;
+    t.gpu_metrics.push_back(s);
+  }
+  return t;
+}
+
+TEST(GpuMetrics, NamesAPowerCappedClockWhileBusy) {
+  const Timeline t = SteadyRun(1410, kClockEventPowerCap);
+  const std::optional<GpuMetrics> m = SummariseGpuMetrics(t, t.devices[0], 0, 1000 * kMs);
+  ASSERT_TRUE(m.has_value());
+  EXPECT_EQ(m->samples, 200);
+  EXPECT_EQ(m->busy_samples, 100);
+  EXPECT_EQ(m->idle_samples, 100);
+  EXPECT_EQ(m->period_ns, 5 * kMs);
+  EXPECT_EQ(m->sm_clock_median_mhz, 1410u);
+  EXPECT_EQ(m->sm_clock_max_mhz, 1980u);
+  EXPECT_DOUBLE_EQ(m->slow_clock_share, 1.0);
+  EXPECT_EQ(m->slow_clock_reason, "power_cap");
+  EXPECT_EQ(m->power_median_mw, 700'000u);
+  EXPECT_EQ(m->temperature_max_c, 69u);
+  EXPECT_EQ(m->pcie_replays, 1u);
+  ASSERT_GE(m->findings.size(), 3u);
+  EXPECT_EQ(m->findings[0].kind, "clocks");
+  EXPECT_THAT(m->findings[0].text, HasSubstr("busy, but at 1.41 of 1.98 GHz"));
+  EXPECT_THAT(m->findings[0].text, HasSubstr("in 100% of the busy readings (power cap)"));
+  EXPECT_THAT(m->findings[0].fix, HasSubstr("power limit"));
+  // The link at its widest while busy: Gen4 of Gen5 (the Gen1 at rest is power saving).
+  EXPECT_EQ(m->findings[1].kind, "pcie_link");
+  EXPECT_EQ(m->findings[1].text, "PCIe link at Gen4 x16 of Gen5 x16 while busy");
+  EXPECT_EQ(m->findings[2].kind, "pcie_replays");
+}
+
+TEST(GpuMetrics, SaysNothingOfClocksAtTheirMaximum) {
+  Timeline t = SteadyRun(1980, 0);
+  for (GpuMetricSample& s : t.gpu_metrics) s.pcie_generation = std::min(s.pcie_generation * 5, 5u);
+  for (GpuMetricSample& s : t.gpu_metrics) s.pcie_replays = 7;
+  const std::optional<GpuMetrics> m = SummariseGpuMetrics(t, t.devices[0], 0, 1000 * kMs);
+  ASSERT_TRUE(m.has_value());
+  EXPECT_DOUBLE_EQ(m->slow_clock_share, 0);
+  EXPECT_EQ(m->slow_clock_reason, "");
+  EXPECT_TRUE(m->findings.empty());
+}
+
+TEST(GpuMetrics, TellsThermalFromPowerAndCountsOnlyTheSteadyState) {
+  const Timeline t = SteadyRun(1200, kClockEventPowerCap | kClockEventHardwareThermal);
+  const std::optional<GpuMetrics> m = SummariseGpuMetrics(t, t.devices[0], 500 * kMs, 1000 * kMs);
+  ASSERT_TRUE(m.has_value());
+  EXPECT_EQ(m->samples, 100);
+  EXPECT_EQ(m->slow_clock_reason, "thermal");
+  EXPECT_THAT(m->findings[0].fix, HasSubstr("cooling"));
+  EXPECT_FALSE(SummariseGpuMetrics(t, t.devices[0], 2000 * kMs, 3000 * kMs).has_value());
+}
+
+TEST(GpuMetrics, NamesAnotherProcessThatRanKernelsWhileThisJobIdled) {
+  Timeline t = SteadyRun(1980, 0);
+  for (GpuMetricSample& s : t.gpu_metrics) {  // a healthy link
+    s.pcie_generation = 5;
+    s.pcie_replays = 7;
+  }
+  GpuProcessSeen other;
+  other.pid = 4242;
+  other.memory_bytes = uint64_t{31} << 30;
+  // It ran kernels near the idle readings of the first half (7.5, 17.5, ... 497.5 ms).
+  for (int64_t i = 0; i < 50; ++i) {
+    other.busy_sample_ns.push_back(7'500'000 + i * 10 * kMs + 1000);
+  }
+  t.gpu_processes.push_back(other);
+  GpuProcessSeen quiet;  // held memory, ran nothing
+  quiet.pid = 7;
+  quiet.memory_bytes = 1 << 20;
+  t.gpu_processes.push_back(quiet);
+  const std::optional<GpuMetrics> m = SummariseGpuMetrics(t, t.devices[0], 0, 1000 * kMs);
+  ASSERT_TRUE(m.has_value());
+  ASSERT_EQ(m->other_processes.size(), 2u);
+  EXPECT_EQ(m->other_processes[0].pid, 4242);
+  EXPECT_EQ(m->other_processes[0].idle_samples_busy, 50);
+  EXPECT_EQ(m->other_processes[1].idle_samples_busy, 0);
+  ASSERT_EQ(m->findings.size(), 1u);
+  EXPECT_EQ(m->findings[0].kind, "other_process");
+  EXPECT_EQ(m->findings[0].text,
+            "another process (pid 4242, 31.0 GiB) ran kernels on this GPU during 50% of this "
+            "job's idle readings");
+}
+
+}  // namespace
+}  // namespace gpuidle::internal
