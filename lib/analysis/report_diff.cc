@@ -458,7 +458,9 @@ std::pair<std::optional<double>, std::optional<double>> KernelsPerStep(const Rep
 }
 
 // "31", "2.3": a count per step.
-std::string PerStepCount(double v) { return absl::StrFormat(v >= 10 ? "%.0f" : "%.1f", v); }
+std::string PerStepCount(double v) {
+  return v >= 10 ? absl::StrFormat("%.0f", v) : absl::StrFormat("%.1f", v);
+}
 
 // Whether the runs are one program on one set-up (docs/ANALYSIS.md, "Comparable runs"): the
 // reasons they are not. A kernel count that changed while the kernels stayed the same is a caveat
