@@ -23,7 +23,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXAMPLES = os.path.normpath(os.path.join(HERE, "..", "..", "..", "examples", "python"))
-ROUNDS = 3
+ROUNDS = 2
 STEPS = 30
 
 OTHER_JOB = r"""
