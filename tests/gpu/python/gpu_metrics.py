@@ -46,10 +46,10 @@ def check(name, ok, detail):
     print(f"{'PASS' if ok else 'FAIL'} {name}: {detail}", flush=True)
 
 
-def live(script, out, name, env=None):
+def live(script, out, name, env=None, steps=STEPS):
     report = os.path.join(out, f"{name}.json")
     p = subprocess.run([sys.executable, os.path.join(EXAMPLES, script), "--gpuidle", report,
-                        "--steps", str(STEPS)], capture_output=True, text=True, timeout=300,
+                        "--steps", str(steps)], capture_output=True, text=True, timeout=300,
                        env={**os.environ, **(env or {})})
     with open(os.path.join(out, f"{name}.log"), "w") as f:
         f.write(p.stdout + p.stderr)
@@ -66,7 +66,7 @@ def main():
     lines = []
 
     # 1. The readings of a healthy loop.
-    r, _ = live("healthy_matmul.py", out, "healthy")
+    r, _ = live("healthy_matmul.py", out, "healthy", steps=300)  # 4 s: 40 readings
     m = r["devices"][0].get("gpu_metrics")
     check("healthy: gpu_metrics present", m is not None and m["samples"] > 0,
           json.dumps({k: v for k, v in (m or {}).items() if k not in ("findings",)}))
@@ -85,7 +85,7 @@ def main():
                              stderr=subprocess.STDOUT, text=True)
     try:
         ready = other.stdout.readline().strip()
-        r, _ = live("item_sync.py", out, "shared")
+        r, _ = live("item_sync.py", out, "shared", steps=300)
     finally:
         other.terminate()
         other.wait(timeout=30)
@@ -98,6 +98,7 @@ def main():
           any(str(other.pid) in f["what"] for f in named), "; ".join(f["what"] for f in named))
     lost = r["verdict"]["lost_share"] if r.get("verdict") else float("nan")
     lines.append(f"item_sync beside pid {other.pid}: lost {lost:.1%} of the steady state; "
+                 f"{m.get('samples')} readings, {m.get('idle_samples')} idle; "
                  f"other processes {m.get('other_processes')}")
     lines += [f"- finding ({f['kind']}): {f['what']}: {f['fix']}" for f in m.get("findings", [])]
 
