@@ -223,7 +223,7 @@ std::optional<GpuMetrics> SummariseGpuMetrics(const Timeline& t, const DeviceTim
     m.findings.push_back(
         {"other_process",
          absl::StrCat("another process (pid ", o.pid, ", ", Gib(o.memory_bytes),
-                      ") ran kernels on this GPU during ", Pct(share),
+                      ") ran kernels on this GPU during at least ", Pct(share),
                       " of this job's idle readings"),
          "the GPU is shared: the idle time it overlaps is another job's work, not this one's "
          "waste; run the jobs on separate GPUs (CUDA_VISIBLE_DEVICES, the scheduler's "

@@ -121,8 +121,8 @@ TEST(GpuMetrics, NamesAnotherProcessThatRanKernelsWhileThisJobIdled) {
   ASSERT_EQ(m->findings.size(), 1u);
   EXPECT_EQ(m->findings[0].kind, "other_process");
   EXPECT_EQ(m->findings[0].text,
-            "another process (pid 4242, 31.0 GiB) ran kernels on this GPU during 50% of this "
-            "job's idle readings");
+            "another process (pid 4242, 31.0 GiB) ran kernels on this GPU during at least 50% of "
+            "this job's idle readings");
 }
 
 }  // namespace
