@@ -37,7 +37,7 @@ class Nvml;
 
 class GpuMetricsSampler {
  public:
-  static constexpr size_t kMaxSamples = 36'000;  // an hour at 100 ms
+  static constexpr size_t kMaxSamples = 36'000;             // an hour at 100 ms
   static constexpr int64_t kDefaultPeriodNs = 100'000'000;  // ProfilerOptions' default
   // At most this many other processes are remembered per collection.
   static constexpr size_t kMaxProcesses = 4096;
@@ -87,7 +87,6 @@ class GpuMetricsSampler {
   void Start();
   // Stops and joins the thread; what it gathered (status "off" where it never ran).
   Result Stop();
-
 
   // Puts result into timeline: readings and processes mapped to CUDA ordinals by UUID (the
   // timeline's visible_device_uuids, else the ordinals the sampler learned), of the timeline's
