@@ -120,8 +120,9 @@ std::optional<GpuMetrics> SummariseGpuMetrics(const Timeline& t, const DeviceTim
   std::vector<uint32_t> busy_clocks, busy_power;
   std::map<std::string, int64_t> reasons;
   int64_t slow = 0;
-  uint64_t replays_first = 0, replays_last = 0;
-  bool replays_seen = false;
+  // The replay counter counts since boot and only grows: its rise from the first reading.
+  const uint64_t replays_first = readings.front()->pcie_replays;
+  uint64_t replays_last = replays_first;
   std::vector<int64_t> idle_times;
   for (const GpuMetricSample* s : readings) {
     m.sm_clock_max_mhz = std::max(m.sm_clock_max_mhz, s->sm_clock_max_mhz);
@@ -131,11 +132,7 @@ std::optional<GpuMetrics> SummariseGpuMetrics(const Timeline& t, const DeviceTim
     m.memory_total_bytes = std::max(m.memory_total_bytes, s->memory_total_bytes);
     m.pcie_generation_max = std::max(m.pcie_generation_max, s->pcie_generation_max);
     m.pcie_width_max = std::max(m.pcie_width_max, s->pcie_width_max);
-    if (s->pcie_replays > 0 || replays_seen) {
-      if (!replays_seen) replays_first = s->pcie_replays;
-      replays_last = s->pcie_replays;
-      replays_seen = true;
-    }
+    replays_last = std::max(replays_last, s->pcie_replays);
     if (!Inside(kernels, s->time_ns)) {
       idle_times.push_back(s->time_ns);
       continue;
@@ -154,7 +151,7 @@ std::optional<GpuMetrics> SummariseGpuMetrics(const Timeline& t, const DeviceTim
   m.idle_samples = static_cast<int64_t>(idle_times.size());
   m.sm_clock_median_mhz = Median(busy_clocks);
   m.power_median_mw = Median(busy_power);
-  m.pcie_replays = replays_last >= replays_first ? replays_last - replays_first : 0;
+  m.pcie_replays = replays_last - replays_first;
   if (!busy_clocks.empty()) {
     m.slow_clock_share = static_cast<double>(slow) / static_cast<double>(busy_clocks.size());
   }

@@ -84,6 +84,19 @@ TEST(GpuMetrics, SaysNothingOfClocksAtTheirMaximum) {
   EXPECT_TRUE(m->findings.empty());
 }
 
+TEST(GpuMetrics, CountsReplaysFromACounterThatStartedAtZero) {
+  Timeline t = SteadyRun(1980, 0);
+  for (size_t i = 0; i < t.gpu_metrics.size(); ++i) {
+    t.gpu_metrics[i].pcie_generation = 5;
+    t.gpu_metrics[i].pcie_replays = i < 150 ? 0 : 3;
+  }
+  const std::optional<GpuMetrics> m = SummariseGpuMetrics(t, t.devices[0], 0, 1000 * kMs);
+  ASSERT_TRUE(m.has_value());
+  EXPECT_EQ(m->pcie_replays, 3u);
+  ASSERT_EQ(m->findings.size(), 1u);
+  EXPECT_EQ(m->findings[0].text, "3 PCIe replays during the collection");
+}
+
 TEST(GpuMetrics, TellsThermalFromPowerAndCountsOnlyTheSteadyState) {
   const Timeline t = SteadyRun(1200, kClockEventPowerCap | kClockEventHardwareThermal);
   const std::optional<GpuMetrics> m = SummariseGpuMetrics(t, t.devices[0], 500 * kMs, 1000 * kMs);
