@@ -97,8 +97,8 @@ asan() {
 }
 
 # The code that starts threads: the collector, its decode worker and its timed calls (fake
-# CUPTI), host ranges, sessions, host samples and the NVML sampler, and the trace reader's read-ahead thread (every
-# trace that is read: the reader's, round-trip and CLI tests). Not run_command_test: gpuidle run
+# CUPTI), host ranges, sessions, host samples, the NVML sampler (fake NVML), and the trace
+# reader's read-ahead thread (every trace that is read: the reader's, round-trip and CLI tests). Not run_command_test: gpuidle run
 # starts no thread, and TSan holds a signal handler back while its thread waits in waitpid
 # (SA_RESTART), so SIGTERM would reach the command only when it ends (the signal tests fail).
 tsan_programs=(buffer_pool_test collector_test call_timing_test call_site_naming_test
