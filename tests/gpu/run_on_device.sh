@@ -255,41 +255,40 @@ if [[ $parts == *" two-gpus "* ]]; then
   tar czf "$out/two_gpus.tar.gz" -C "$out" two_gpus && rm -rf "$two"  # one file comes back
 fi
 
+# One Python proof of tests/gpu/python on the package built here:
+#   python_proof NAME SCRIPT TABLE LABEL PATTERN [ARGS...]
+# runs SCRIPT with $out/NAME as its folder (then ARGS), keeps its log and TABLE, brings the
+# folder back as one tarball, and copies the log's lines that PATTERN picks into the device log.
+python_proof() {
+  local name=$1 script=$2 table=$3 label=$4 pattern=$5
+  shift 5
+  build_python_package
+  PYTHONPATH=$pybuild/python timeout 540 python3 "tests/gpu/python/$script" "$out/$name" "$@" \
+    >"$out/$name.log" 2>&1
+  echo "$label: exit $?" | tee -a "$log"
+  cp "$out/$name/$table" "$out/$table" 2>/dev/null
+  tar czf "$out/$name.tar.gz" -C "$out" "$name" && rm -rf "$out/$name"  # one file comes back
+  grep -E "$pattern" "$out/$name.log" | tee -a "$log"
+}
+
 # Predicted gains (issue 18): each Python scenario before and after the fix its advice names;
 # the prediction must be within 20% of the measured gain (tests/gpu/python/advice_gains.py).
 if [[ $parts == *" gains "* ]]; then
-  build_python_package
-  PYTHONPATH=$pybuild/python timeout 540 python3 tests/gpu/python/advice_gains.py \
-    "$out/gains" "$b/bin/gpuidle" >"$out/gains.log" 2>&1
-  echo "advice gains: exit $?" | tee -a "$log"
-  cp "$out/gains/gains.md" "$out/gains.md" 2>/dev/null
-  tar czf "$out/gains.tar.gz" -C "$out" gains && rm -rf "$out/gains"  # one file comes back
-  grep -E '^(\||FAIL|advice gains)' "$out/gains.log" | tee -a "$log"
+  python_proof gains advice_gains.py gains.md "advice gains" '^(\||FAIL|advice gains)' \
+    "$b/bin/gpuidle"
 fi
 
 # Answers a user can act on (issue 31): call sites from traces and live captures, "nothing worth
 # fixing" for a healthy loop against its untraced truth, a tensorboard_trace_handler directory
 # (tests/gpu/python/answers.py).
 if [[ $parts == *" answers "* ]]; then
-  build_python_package
-  PYTHONPATH=$pybuild/python timeout 540 python3 tests/gpu/python/answers.py \
-    "$out/answers" "$b/bin/gpuidle" >"$out/answers.log" 2>&1
-  echo "answers: exit $?" | tee -a "$log"
-  cp "$out/answers/answers.md" "$out/answers.md" 2>/dev/null
-  tar czf "$out/answers.tar.gz" -C "$out" answers && rm -rf "$out/answers"  # one file comes back
-  grep -E '^(PASS|FAIL|answers)' "$out/answers.log" | tee -a "$log"
+  python_proof answers answers.py answers.md answers '^(PASS|FAIL|answers)' "$b/bin/gpuidle"
 fi
 
 # Busy but slow, and not alone (issue 32): NVML's readings in live reports, a second process on
 # the same GPU named with its pid, and the readings' cost (tests/gpu/python/gpu_metrics.py).
 if [[ $parts == *" metrics "* ]]; then
-  build_python_package
-  PYTHONPATH=$pybuild/python timeout 540 python3 tests/gpu/python/gpu_metrics.py \
-    "$out/metrics" >"$out/metrics.log" 2>&1
-  echo "gpu metrics: exit $?" | tee -a "$log"
-  cp "$out/metrics/gpu_metrics.md" "$out/gpu_metrics.md" 2>/dev/null
-  tar czf "$out/metrics.tar.gz" -C "$out" metrics && rm -rf "$out/metrics"  # one file comes back
-  grep -E '^(PASS|FAIL|gpu metrics)' "$out/metrics.log" | tee -a "$log"
+  python_proof metrics gpu_metrics.py gpu_metrics.md "gpu metrics" '^(PASS|FAIL|gpu metrics)'
 fi
 
 if [[ $parts == *" sampled "* ]]; then
