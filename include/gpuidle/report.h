@@ -189,8 +189,26 @@ struct GpuMetrics {
   };
   std::vector<OtherProcess> other_processes;  // most memory first
   int64_t idle_samples = 0;                   // readings while this device was idle
-  // What the readings mean, most important first: kind ("clocks", "pcie_link", "pcie_replays",
-  // "other_process"), the finding and its fix, for a person.
+  // CUPTI's PM sampling of the device's throughput (docs/ANALYSIS.md, "GPU throughput"): each
+  // figure weighted by how much of its sample a kernel of this process ran, so that it is the
+  // throughput *while busy*; negative where not measured.
+  struct Throughput {
+    int64_t samples = 0;       // in the steady state
+    int64_t period_ns = 0;     // the median sample length
+    double busy_share = 0;     // of the samples' time, how much a kernel ran
+    double sm_active_pct = -1;
+    double tensor_active_pct = -1;
+    double dram_pct = -1;
+    double pcie_read_bytes_per_s = -1;
+    double pcie_write_bytes_per_s = -1;
+    double nvlink_read_bytes_per_s = -1;
+    double nvlink_write_bytes_per_s = -1;
+  };
+  std::optional<Throughput> throughput;  // absent without PM samples
+  // Why there are none though they were asked for (device, driver or permissions); "" otherwise.
+  std::string throughput_unavailable;
+  // What the readings mean, most important first: kind ("clocks", "memory_bound", "sm_underused",
+  // "pcie_link", "pcie_replays", "other_process"), the finding and its fix, for a person.
   struct Finding {
     std::string kind;
     std::string text;
@@ -244,7 +262,7 @@ struct DeviceReport {
   std::vector<CollectiveTiming> collective_timings;
   int64_t collectives_not_listed = 0;
   TimelineSummary timeline;               // the whole window (start-up and wind-down too), binned
-  std::optional<GpuMetrics> gpu_metrics;  // live captures that read NVML; nullopt otherwise
+  std::optional<GpuMetrics> gpu_metrics;  // live captures that read NVML or PM samples; else none
 
   // Lost time in the steady state: idle, plus collectives waiting for peers (busy by the
   // definition of utilisation, yet no work done).
@@ -263,6 +281,20 @@ struct StepReport {
   IdleBreakdown idle;
   int64_t one_off_ns = 0;  // idle time of one-off work inside the step (a re-compilation)
   std::optional<int64_t> comm_wait_ns;  // collectives waiting for peers in it; set by a merge
+  // The device's readings within the step, where a live capture took them (NVML, PM sampling):
+  // over the step's busy readings; a figure without readings is 0 (clocks, power) or negative.
+  struct Gpu {
+    int64_t samples = 0;  // NVML readings in the step
+    uint32_t sm_clock_median_mhz = 0;
+    uint32_t sm_clock_max_mhz = 0;
+    uint32_t power_median_mw = 0;
+    uint32_t power_limit_mw = 0;
+    double slow_clock_share = 0;  // busy readings below 90% of the maximum clock
+    double sm_active_pct = -1;    // PM sampling, while busy
+    double tensor_active_pct = -1;
+    double dram_pct = -1;
+  };
+  std::optional<Gpu> gpu;
 };
 
 // A contiguous idle interval of one device with one cause.

@@ -147,6 +147,7 @@ Timeline Timeline::Copy() const {
   copy.collectives = collectives;
   copy.gpu_metrics = gpu_metrics;
   copy.gpu_processes = gpu_processes;
+  copy.gpu_throughput = gpu_throughput;
   copy.info = info;
   return copy;
 }

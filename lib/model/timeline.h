@@ -170,6 +170,22 @@ struct GpuProcessSeen {
   std::vector<int64_t> busy_sample_ns;
 };
 
+// One sample of a device's throughput by CUPTI's PM sampling during a live collection
+// (docs/ANALYSIS.md, "GPU throughput"): the device's averages over [start_ns, end_ns). A figure
+// that was not measured (the device does not count it) is negative.
+struct GpuThroughputSample {
+  int64_t start_ns = 0;  // on the timeline's clock
+  int64_t end_ns = 0;
+  int device = 0;  // the CUDA device ordinal of the timeline
+  float sm_active_pct = -1;      // SMs with work resident, % of the elapsed cycles
+  float tensor_active_pct = -1;  // tensor pipes busy, % of their peak
+  float dram_pct = -1;           // DRAM throughput, % of its peak
+  float pcie_read_bytes_per_s = -1;   // host to device over PCIe
+  float pcie_write_bytes_per_s = -1;  // device to host
+  float nvlink_read_bytes_per_s = -1;  // received over NVLink
+  float nvlink_write_bytes_per_s = -1;
+};
+
 struct DeviceTimeline {
   int device = 0;
   std::string name;           // "NVIDIA H200", where known
@@ -231,6 +247,10 @@ struct TimelineInfo {
   // profiler's cost is not known) and for gpuidle traces written before it was recorded.
   std::optional<TracerCostModel> tracer_cost;
 
+  // Why a live capture has no throughput samples though they were asked for (one line: the
+  // device, driver or permissions that refused them); "" otherwise.
+  std::string gpu_throughput_unavailable;
+
   // What the producer skipped or doubts without rejecting the input, one line each (a field
   // that could not be used, with how many events it affected). The report repeats them.
   std::vector<std::string> warnings;
@@ -247,6 +267,8 @@ struct Timeline {
   // processes seen on them (empty otherwise; bounded by the sampler).
   std::vector<GpuMetricSample> gpu_metrics;
   std::vector<GpuProcessSeen> gpu_processes;
+  // Live captures with PM sampling: the devices' throughput samples, sorted by start_ns.
+  std::vector<GpuThroughputSample> gpu_throughput;
   TimelineInfo info;
 
   // Drops the events that break the time invariants above (with one warning in info.warnings
