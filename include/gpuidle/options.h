@@ -107,6 +107,10 @@ struct ProfilerOptions {
   // temperature, PCIe link, memory, other processes: docs/ANALYSIS.md, "GPU metrics"); 0 turns
   // the readings off.                                                   GPUIDLE_GPU_METRICS_MS
   int64_t gpu_metrics_period_ns = 100'000'000;
+  // How long each sample of CUPTI's PM sampling of a used GPU's throughput lasts (SM and tensor
+  // activity, DRAM, PCIe, NVLink: docs/ANALYSIS.md, "GPU throughput"); 0 turns it off.
+  //                                                                 GPUIDLE_GPU_THROUGHPUT_MS
+  int64_t gpu_throughput_interval_ns = 10'000'000;
   // gpuidle run and LD_PRELOAD load gpuidle's Python layer into Python programs (DataLoader
   // marks, call sites, steps, host stacks); false leaves Python programs alone.  GPUIDLE_PYTHON
   bool python_integration = true;

@@ -196,6 +196,7 @@ struct GpuMetrics {
     int64_t samples = 0;       // in the steady state
     int64_t period_ns = 0;     // the median sample length
     double busy_share = 0;     // of the samples' time, how much a kernel ran
+    int64_t busy_samples = 0;  // samples kernels ran at least half of: the figures' basis
     double sm_active_pct = -1;
     double tensor_active_pct = -1;
     double dram_pct = -1;

@@ -98,6 +98,117 @@ std::string Gib(uint64_t bytes) {
 
 std::string Pct(double share) { return absl::StrFormat("%.0f%%", 100 * share); }
 
+// How long a kernel ran within [from, to).
+int64_t BusyNs(const std::vector<std::pair<int64_t, int64_t>>& intervals, int64_t from,
+               int64_t to) {
+  auto it =
+      std::upper_bound(intervals.begin(), intervals.end(), from,
+                       [](int64_t v, const std::pair<int64_t, int64_t>& i) { return v < i.first; });
+  if (it != intervals.begin()) --it;
+  int64_t busy = 0;
+  for (; it != intervals.end() && it->first < to; ++it) {
+    busy += std::max<int64_t>(0, std::min(to, it->second) - std::max(from, it->first));
+  }
+  return busy;
+}
+
+// PM samples count towards the figures while busy only where kernels ran this much of them.
+constexpr double kMinBusyFraction = 0.5;
+constexpr int64_t kMinBusyThroughputSamples = 5;
+// A device whose DRAM ran at this share of its peak while busy is memory-bound...
+constexpr double kMemoryBoundDramPct = 60;
+// ... unless its tensor pipes were this busy too (a matmul that also streams memory).
+constexpr double kComputeBoundTensorPct = 40;
+// SMs active less than this share of the busy time: kernels too small to fill the GPU.
+constexpr double kUnderusedSmPct = 50;
+
+// The device's PM samples in [from, to), as figures while busy: each figure's activity summed
+// over the samples that kernels mostly covered, divided by the time kernels ran in them. A
+// device does (almost) nothing between kernels, so this is the rate while it works.
+std::optional<GpuMetrics::Throughput> SummariseThroughput(
+    const Timeline& t, int device, const std::vector<std::pair<int64_t, int64_t>>& kernels,
+    int64_t from, int64_t to) {
+  GpuMetrics::Throughput th;
+  struct Sum {
+    double activity = 0;
+    double busy = 0;
+    void Add(float v, double dur, double busy_ns) {
+      if (v < 0) return;
+      activity += v * dur;
+      busy += busy_ns;
+    }
+    double Rate(double cap) const { return busy > 0 ? std::min(cap, activity / busy) : -1; }
+  };
+  Sum sm, tensor, dram, pcie_read, pcie_write, nvl_read, nvl_write;
+  std::vector<int64_t> lengths;
+  double total = 0, busy_total = 0;
+  int64_t busy_samples = 0;
+  for (const GpuThroughputSample& s : t.gpu_throughput) {
+    if (s.device != device || s.start_ns < from || s.start_ns >= to || s.end_ns <= s.start_ns) {
+      continue;
+    }
+    ++th.samples;
+    const auto dur = static_cast<double>(s.end_ns - s.start_ns);
+    const auto busy = static_cast<double>(BusyNs(kernels, s.start_ns, s.end_ns));
+    lengths.push_back(s.end_ns - s.start_ns);
+    total += dur;
+    busy_total += busy;
+    if (busy < kMinBusyFraction * dur) continue;
+    ++busy_samples;
+    sm.Add(s.sm_active_pct, dur, busy);
+    tensor.Add(s.tensor_active_pct, dur, busy);
+    dram.Add(s.dram_pct, dur, busy);
+    pcie_read.Add(s.pcie_read_bytes_per_s, dur, busy);
+    pcie_write.Add(s.pcie_write_bytes_per_s, dur, busy);
+    nvl_read.Add(s.nvlink_read_bytes_per_s, dur, busy);
+    nvl_write.Add(s.nvlink_write_bytes_per_s, dur, busy);
+  }
+  if (th.samples == 0) return std::nullopt;
+  th.period_ns = Median(lengths);
+  th.busy_share = total > 0 ? busy_total / total : 0;
+  th.busy_samples = busy_samples;
+  constexpr double kNoCap = 1e300;
+  th.sm_active_pct = sm.Rate(100);
+  th.tensor_active_pct = tensor.Rate(100);
+  th.dram_pct = dram.Rate(100);
+  th.pcie_read_bytes_per_s = pcie_read.Rate(kNoCap);
+  th.pcie_write_bytes_per_s = pcie_write.Rate(kNoCap);
+  th.nvlink_read_bytes_per_s = nvl_read.Rate(kNoCap);
+  th.nvlink_write_bytes_per_s = nvl_write.Rate(kNoCap);
+  return th;
+}
+
+void ThroughputFindings(const GpuMetrics::Throughput& th, std::vector<GpuMetrics::Finding>* out) {
+  if (th.busy_samples < kMinBusyThroughputSamples) return;
+  const std::string tensor = th.tensor_active_pct >= 0
+                                 ? absl::StrFormat(", tensor pipes %.0f%%", th.tensor_active_pct)
+                                 : "";
+  const std::string sm =
+      th.sm_active_pct >= 0 ? absl::StrFormat(", SMs active %.0f%%", th.sm_active_pct) : "";
+  if (th.dram_pct >= kMemoryBoundDramPct &&
+      (th.tensor_active_pct < 0 || th.tensor_active_pct < kComputeBoundTensorPct)) {
+    out->push_back(
+        {"memory_bound",
+         absl::StrFormat("busy, but memory-bound: DRAM at %.0f%% of its peak while kernels ran",
+                         th.dram_pct) +
+             tensor + sm,
+         "the kernels move more bytes than they compute on: fuse elementwise operations "
+         "(torch.compile), keep tensors in bf16 or fp8 to move fewer bytes, and raise the batch "
+         "or sequence size of matmul-heavy layers; faster clocks or fewer idle gaps will not "
+         "speed these kernels up"});
+    return;
+  }
+  if (th.sm_active_pct >= 0 && th.sm_active_pct < kUnderusedSmPct) {
+    out->push_back(
+        {"sm_underused",
+         absl::StrFormat("busy, but the SMs were active only %.0f%% of the time kernels ran",
+                         th.sm_active_pct) +
+             tensor,
+         "the kernels are too small to fill the GPU: larger batches, fused kernels, or several "
+         "independent streams of work"});
+  }
+}
+
 }  // namespace
 
 std::optional<GpuMetrics> SummariseGpuMetrics(const Timeline& t, const DeviceTimeline& device,
@@ -108,9 +219,16 @@ std::optional<GpuMetrics> SummariseGpuMetrics(const Timeline& t, const DeviceTim
       readings.push_back(&s);
     }
   }
-  if (readings.empty()) return std::nullopt;
   const std::vector<std::pair<int64_t, int64_t>> kernels = KernelIntervals(device);
+  std::optional<GpuMetrics::Throughput> throughput =
+      SummariseThroughput(t, device.device, kernels, steady_start_ns, steady_end_ns);
+  const std::string& unavailable = t.info.gpu_throughput_unavailable;
+  if (readings.empty() && !throughput && unavailable.empty()) return std::nullopt;
   GpuMetrics m;
+  m.throughput = throughput;
+  if (!throughput) m.throughput_unavailable = unavailable;
+  if (throughput) ThroughputFindings(*throughput, &m.findings);
+  if (readings.empty()) return m;
   m.samples = static_cast<int64_t>(readings.size());
   std::vector<int64_t> gaps;
   for (size_t i = 1; i < readings.size(); ++i) {

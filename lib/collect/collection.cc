@@ -1,7 +1,12 @@
 #include "collect/collection.h"
 
+#include <map>
+#include <memory>
+#include <mutex>
+
 #include "collect/collector.h"
 #include "collect/cupti_api.h"
+#include "collect/pm_sampling.h"
 #include "core/status_macros.h"
 
 namespace gpuidle::internal {
@@ -31,6 +36,62 @@ void AbandonCollectionAfterFork() { Collector::Get().AbandonAfterFork(); }
 
 void ThreadsAwayFromCuda(int64_t now_ns, int64_t min_away_ns, std::vector<uint64_t>* threads) {
   Collector::Get().ThreadsAwayFromCuda(now_ns, min_away_ns, threads);
+}
+
+namespace {
+
+// The devices' PM samplers, for the process's life (never disabled: collect/pm_sampling.h).
+struct ThroughputDevices {
+  std::mutex mu;
+  std::map<int, std::unique_ptr<DevicePmSampler>> started;
+};
+
+ThroughputDevices& Throughput() {
+  static auto* devices = new ThroughputDevices;  // never destroyed: CUPTI outlives statics
+  return *devices;
+}
+
+}  // namespace
+
+absl::Status StartDeviceThroughput(int device, int64_t interval_ns) {
+  GPUIDLE_ASSIGN_OR_RETURN(const CuptiApi* api, LoadCupti());
+  ThroughputDevices& t = Throughput();
+  std::lock_guard<std::mutex> lock(t.mu);
+  std::unique_ptr<DevicePmSampler>& sampler = t.started[device];
+  if (sampler == nullptr) {
+    absl::StatusOr<std::unique_ptr<DevicePmSampler>> made =
+        DevicePmSampler::Create(*api, device, interval_ns);
+    if (!made.ok()) {
+      t.started.erase(device);
+      return made.status();
+    }
+    sampler = *std::move(made);
+  }
+  return sampler->Start();
+}
+
+absl::Status DecodeDeviceThroughput(std::vector<GpuThroughputSample>* out, bool* overflow) {
+  *overflow = false;
+  ThroughputDevices& t = Throughput();
+  std::lock_guard<std::mutex> lock(t.mu);
+  absl::Status first = absl::OkStatus();
+  for (auto& [device, sampler] : t.started) {
+    bool lost = false;
+    absl::Status st = sampler->Decode(out, &lost);
+    *overflow = *overflow || lost;
+    if (first.ok()) first = st;
+  }
+  return first;
+}
+
+void StopDeviceThroughput(bool forget) {
+  ThroughputDevices& t = Throughput();
+  std::lock_guard<std::mutex> lock(t.mu);
+  for (auto& [device, sampler] : t.started) {
+    (void)sampler->Stop();
+    if (forget) (void)sampler.release();  // leaked: no CUPTI call on CUPTI's objects any more
+  }
+  if (forget) t.started.clear();
 }
 
 }  // namespace gpuidle::internal

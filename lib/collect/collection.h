@@ -57,6 +57,19 @@ void AbandonCollectionAfterFork();
 // timeline's clock): the threads whose host stack is worth sampling. Lock-free; any thread.
 void ThreadsAwayFromCuda(int64_t now_ns, int64_t min_away_ns, std::vector<uint64_t>* threads);
 
+// CUPTI's PM sampling of device throughput (collect/pm_sampling.h), for the session's throughput
+// sampler (session/gpu_throughput_sampler.h). A device is set up at its first start and kept for
+// the process, with the interval of that start. OK, or why the device cannot be sampled (one
+// line: permissions, chip, driver; Unavailable in a build without CUPTI).
+absl::Status StartDeviceThroughput(int device, int64_t interval_ns);
+// Appends the samples every started device completed since the last call, on the GPU's clock;
+// *overflow: samples were lost (the hardware buffer overflowed).
+absl::Status DecodeDeviceThroughput(std::vector<GpuThroughputSample>* out, bool* overflow);
+// Stops every started device. forget: before CUPTI is detached (CuptiAfterStop::kDetach), the
+// samplers are dropped without another CUPTI call (their objects go with CUPTI's state), and
+// the next start sets the devices up again.
+void StopDeviceThroughput(bool forget = false);
+
 }  // namespace gpuidle::internal
 
 #endif  // GPUIDLE_LIB_COLLECT_COLLECTION_H_

@@ -20,6 +20,7 @@ namespace {
 using CuDeviceGetCount = int (*)(int* count);
 using CuDeviceGet = int (*)(int* device, int ordinal);
 using CuDeviceGetName = int (*)(char* name, int length, int device);
+using CuDevicePrimaryCtxGetState = int (*)(int device, unsigned int* flags, int* active);
 struct CuUuid {
   unsigned char bytes[16];  // CUuuid: char bytes[16]
 };
@@ -96,6 +97,17 @@ int CudaDriverDeviceCount() {
   const auto count = driver.Find<CuDeviceGetCount>("cuDeviceGetCount");
   int n = 0;
   return count != nullptr && count(&n) == kCudaSuccess ? n : -1;
+}
+
+bool CudaDriverDeviceActive(int device) {
+  const LoadedDriver driver;
+  const auto get = driver.Find<CuDeviceGet>("cuDeviceGet");
+  const auto state = driver.Find<CuDevicePrimaryCtxGetState>("cuDevicePrimaryCtxGetState");
+  int handle = 0;
+  unsigned int flags = 0;
+  int active = 0;
+  return get != nullptr && state != nullptr && get(&handle, device) == kCudaSuccess &&
+         state(handle, &flags, &active) == kCudaSuccess && active != 0;
 }
 
 std::string CudaDriverDeviceName(int device) {

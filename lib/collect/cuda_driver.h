@@ -20,6 +20,10 @@ namespace gpuidle::internal {
 bool CudaDriverInitialized();
 // The devices the program can see, or -1 when the driver is not loaded or not initialised.
 int CudaDriverDeviceCount();
+// Whether the program has an active primary context on a CUDA device ordinal: it uses the
+// device (the runtime API and the frameworks use primary contexts). False when the driver is
+// not loaded or not initialised; never creates or retains a context.
+bool CudaDriverDeviceActive(int device);
 // "NVIDIA H200" for a CUDA device ordinal, or "" when the driver is not loaded or says nothing.
 std::string CudaDriverDeviceName(int device);
 

@@ -6,6 +6,10 @@
 #define GPUIDLE_LIB_COLLECT_CUPTI_API_H_
 
 #include <cupti.h>
+#include <cupti_pmsampling.h>
+#include <cupti_profiler_host.h>
+#include <cupti_profiler_target.h>
+#include <cupti_target.h>
 
 #include <string>
 
@@ -36,6 +40,38 @@ struct CuptiApi {
   CUptiResult (*GetResultString)(CUptiResult, const char**) = nullptr;
   CUptiResult (*GetTimestamp)(uint64_t*) = nullptr;
   CUptiResult (*Finalize)() = nullptr;
+
+  // PM sampling of device throughput (collect/pm_sampling.h). Optional: null where this CUPTI
+  // lacks them, and then only throughput sampling is unavailable.
+  CUptiResult (*ProfilerInitialize)(CUpti_Profiler_Initialize_Params*) = nullptr;
+  CUptiResult (*DeviceGetChipName)(CUpti_Device_GetChipName_Params*) = nullptr;
+  CUptiResult (*PmSamplingGetCounterAvailability)(CUpti_PmSampling_GetCounterAvailability_Params*) =
+      nullptr;
+  CUptiResult (*PmSamplingEnable)(CUpti_PmSampling_Enable_Params*) = nullptr;
+  CUptiResult (*PmSamplingSetConfig)(CUpti_PmSampling_SetConfig_Params*) = nullptr;
+  CUptiResult (*PmSamplingGetCounterDataSize)(CUpti_PmSampling_GetCounterDataSize_Params*) =
+      nullptr;
+  CUptiResult (*PmSamplingCounterDataImageInitialize)(
+      CUpti_PmSampling_CounterDataImage_Initialize_Params*) = nullptr;
+  CUptiResult (*PmSamplingStart)(CUpti_PmSampling_Start_Params*) = nullptr;
+  CUptiResult (*PmSamplingStop)(CUpti_PmSampling_Stop_Params*) = nullptr;
+  CUptiResult (*PmSamplingDecodeData)(CUpti_PmSampling_DecodeData_Params*) = nullptr;
+  CUptiResult (*PmSamplingGetCounterDataInfo)(CUpti_PmSampling_GetCounterDataInfo_Params*) =
+      nullptr;
+  CUptiResult (*PmSamplingCounterDataGetSampleInfo)(
+      CUpti_PmSampling_CounterData_GetSampleInfo_Params*) = nullptr;
+  CUptiResult (*ProfilerHostInitialize)(CUpti_Profiler_Host_Initialize_Params*) = nullptr;
+  CUptiResult (*ProfilerHostDeinitialize)(CUpti_Profiler_Host_Deinitialize_Params*) = nullptr;
+  CUptiResult (*ProfilerHostConfigAddMetrics)(CUpti_Profiler_Host_ConfigAddMetrics_Params*) =
+      nullptr;
+  CUptiResult (*ProfilerHostGetConfigImageSize)(CUpti_Profiler_Host_GetConfigImageSize_Params*) =
+      nullptr;
+  CUptiResult (*ProfilerHostGetConfigImage)(CUpti_Profiler_Host_GetConfigImage_Params*) = nullptr;
+  CUptiResult (*ProfilerHostGetNumOfPasses)(CUpti_Profiler_Host_GetNumOfPasses_Params*) = nullptr;
+  CUptiResult (*ProfilerHostEvaluateToGpuValues)(CUpti_Profiler_Host_EvaluateToGpuValues_Params*) =
+      nullptr;
+  // The first of them this CUPTI lacks (nullptr: it has them all).
+  const char* pm_sampling_missing = nullptr;
 };
 
 // The CUPTI of this process: the libcupti.so.13 already loaded (PyTorch's), else the one named

@@ -157,6 +157,29 @@ absl::StatusOr<const CuptiApi*> Load() {
   Resolve(h, "cuptiGetResultString", &api.GetResultString, &lookups);
   Resolve(h, "cuptiGetTimestamp", &api.GetTimestamp, &lookups);
   Resolve(h, "cuptiFinalize", &api.Finalize, &lookups);
+  Lookups pm;  // optional: only PM sampling needs them
+  Resolve(h, "cuptiProfilerInitialize", &api.ProfilerInitialize, &pm);
+  Resolve(h, "cuptiDeviceGetChipName", &api.DeviceGetChipName, &pm);
+  Resolve(h, "cuptiPmSamplingGetCounterAvailability", &api.PmSamplingGetCounterAvailability, &pm);
+  Resolve(h, "cuptiPmSamplingEnable", &api.PmSamplingEnable, &pm);
+  Resolve(h, "cuptiPmSamplingSetConfig", &api.PmSamplingSetConfig, &pm);
+  Resolve(h, "cuptiPmSamplingGetCounterDataSize", &api.PmSamplingGetCounterDataSize, &pm);
+  Resolve(h, "cuptiPmSamplingCounterDataImageInitialize", &api.PmSamplingCounterDataImageInitialize,
+          &pm);
+  Resolve(h, "cuptiPmSamplingStart", &api.PmSamplingStart, &pm);
+  Resolve(h, "cuptiPmSamplingStop", &api.PmSamplingStop, &pm);
+  Resolve(h, "cuptiPmSamplingDecodeData", &api.PmSamplingDecodeData, &pm);
+  Resolve(h, "cuptiPmSamplingGetCounterDataInfo", &api.PmSamplingGetCounterDataInfo, &pm);
+  Resolve(h, "cuptiPmSamplingCounterDataGetSampleInfo", &api.PmSamplingCounterDataGetSampleInfo,
+          &pm);
+  Resolve(h, "cuptiProfilerHostInitialize", &api.ProfilerHostInitialize, &pm);
+  Resolve(h, "cuptiProfilerHostDeinitialize", &api.ProfilerHostDeinitialize, &pm);
+  Resolve(h, "cuptiProfilerHostConfigAddMetrics", &api.ProfilerHostConfigAddMetrics, &pm);
+  Resolve(h, "cuptiProfilerHostGetConfigImageSize", &api.ProfilerHostGetConfigImageSize, &pm);
+  Resolve(h, "cuptiProfilerHostGetConfigImage", &api.ProfilerHostGetConfigImage, &pm);
+  Resolve(h, "cuptiProfilerHostGetNumOfPasses", &api.ProfilerHostGetNumOfPasses, &pm);
+  Resolve(h, "cuptiProfilerHostEvaluateToGpuValues", &api.ProfilerHostEvaluateToGpuValues, &pm);
+  if (!pm.missing.empty()) api.pm_sampling_missing = pm.missing.front();
   const std::string why_not = WhyNotCuda13Cupti(h, lookups);
   if (why_not.empty()) return &api;
   // Never used: the table is cleared, the library stays loaded (unloading a library whose

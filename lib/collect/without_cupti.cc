@@ -25,6 +25,13 @@ void AbandonCollectionAfterFork() {}
 
 void ThreadsAwayFromCuda(int64_t, int64_t, std::vector<uint64_t>* threads) { threads->clear(); }
 
+absl::Status StartDeviceThroughput(int, int64_t) { return PrepareCollection(); }
+absl::Status DecodeDeviceThroughput(std::vector<GpuThroughputSample>*, bool* overflow) {
+  *overflow = false;
+  return absl::OkStatus();
+}
+void StopDeviceThroughput(bool) {}
+
 // No NVTX in this build: nothing records markers, so they cost nothing.
 int AttachNvtx(NvtxExportTableGetter) { return 0; }
 void InjectOwnNvtx() {}

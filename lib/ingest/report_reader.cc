@@ -919,6 +919,42 @@ class ReportParser {
       GPUIDLE_RETURN_IF_ERROR(String(v, row, keys::kWhat, &f.text));
       GPUIDLE_RETURN_IF_ERROR(String(v, row, keys::kFix, &f.fix));
     }
+    GPUIDLE_RETURN_IF_ERROR(
+        String(*g, here, keys::kThroughputUnavailable, &m.throughput_unavailable, Need::kOptional));
+    return ThroughputOf(*g, here, &m);
+  }
+
+  // gpu_metrics.throughput (optional); a figure not measured is absent.
+  absl::Status ThroughputOf(const Value& g, const Path& at, GpuMetrics* m) const {
+    GPUIDLE_ASSIGN_OR_RETURN(const Value* v, Object(g, at, keys::kThroughput, Need::kOptional));
+    if (v == nullptr) return absl::OkStatus();
+    const Path here{&at, keys::kThroughput};
+    GpuMetrics::Throughput& t = m->throughput.emplace();
+    GPUIDLE_RETURN_IF_ERROR(Count(*v, here, keys::kSamples, &t.samples));
+    GPUIDLE_RETURN_IF_ERROR(UpTo(*v, here, keys::kBusySamples, &t.busy_samples, t.samples,
+                                 "at most samples", Need::kRequired));
+    GPUIDLE_RETURN_IF_ERROR(Duration(*v, here, keys::kPeriodNs, &t.period_ns));
+    GPUIDLE_RETURN_IF_ERROR(Share(*v, here, keys::kBusyShare, &t.busy_share));
+    const auto figure = [&](absl::string_view key, double max, double* out) -> absl::Status {
+      GPUIDLE_ASSIGN_OR_RETURN(const Value* f, Get(*v, here, key, Need::kOptional));
+      if (f == nullptr) return absl::OkStatus();
+      if (!f->IsNumber() || f->GetDouble() < 0 || f->GetDouble() > max) {
+        return Error(Path{&here, key}, absl::StrCat("must be a number from 0 to ", max));
+      }
+      *out = f->GetDouble();
+      return absl::OkStatus();
+    };
+    constexpr double kPct = 100, kBytesPerS = 1e15;
+    GPUIDLE_RETURN_IF_ERROR(figure(keys::kSmActivePct, kPct, &t.sm_active_pct));
+    GPUIDLE_RETURN_IF_ERROR(figure(keys::kTensorActivePct, kPct, &t.tensor_active_pct));
+    GPUIDLE_RETURN_IF_ERROR(figure(keys::kDramPct, kPct, &t.dram_pct));
+    GPUIDLE_RETURN_IF_ERROR(figure(keys::kPcieReadBytesPerS, kBytesPerS, &t.pcie_read_bytes_per_s));
+    GPUIDLE_RETURN_IF_ERROR(
+        figure(keys::kPcieWriteBytesPerS, kBytesPerS, &t.pcie_write_bytes_per_s));
+    GPUIDLE_RETURN_IF_ERROR(
+        figure(keys::kNvlinkReadBytesPerS, kBytesPerS, &t.nvlink_read_bytes_per_s));
+    GPUIDLE_RETURN_IF_ERROR(
+        figure(keys::kNvlinkWriteBytesPerS, kBytesPerS, &t.nvlink_write_bytes_per_s));
     return absl::OkStatus();
   }
 

@@ -153,6 +153,18 @@ inline constexpr absl::string_view kOtherProcesses = "other_processes";
 inline constexpr absl::string_view kMemoryBytes = "memory_bytes";
 inline constexpr absl::string_view kIdleSamplesBusy = "idle_samples_busy";
 inline constexpr absl::string_view kFindings = "findings";
+// gpu_metrics.throughput (kSamples, kPeriodNs, kBusySamples besides): CUPTI's PM samples;
+// gpu_metrics.throughput_unavailable: why there are none.
+inline constexpr absl::string_view kThroughput = "throughput";
+inline constexpr absl::string_view kThroughputUnavailable = "throughput_unavailable";
+inline constexpr absl::string_view kBusyShare = "busy_share";
+inline constexpr absl::string_view kSmActivePct = "sm_active_pct";
+inline constexpr absl::string_view kTensorActivePct = "tensor_active_pct";
+inline constexpr absl::string_view kDramPct = "dram_pct";
+inline constexpr absl::string_view kPcieReadBytesPerS = "pcie_read_bytes_per_s";
+inline constexpr absl::string_view kPcieWriteBytesPerS = "pcie_write_bytes_per_s";
+inline constexpr absl::string_view kNvlinkReadBytesPerS = "nvlink_read_bytes_per_s";
+inline constexpr absl::string_view kNvlinkWriteBytesPerS = "nvlink_write_bytes_per_s";
 
 // devices[].phases: one object per phase of kStartNs, kEndNs, kNs and kParts (the steady state's
 // also kOneOffNs); parts[]: kKind, kNs, kCount, kEvidence.
@@ -233,7 +245,9 @@ inline constexpr absl::string_view kAll[] = {
     kBusySamples, kIdleSamples, kSmClockMaxMhz, kSmClockMedianMhz, kSlowClockShare,
     kSlowClockReason, kPowerMedianMw, kPowerLimitMw, kTemperatureMaxC, kPcieGeneration,
     kPcieGenerationMax, kPcieWidth, kPcieWidthMax, kPcieReplays, kMemoryUsedMaxBytes,
-    kMemoryTotalBytes, kOtherProcesses, kMemoryBytes, kIdleSamplesBusy, kFindings,
+    kMemoryTotalBytes, kOtherProcesses, kMemoryBytes, kIdleSamplesBusy, kFindings, kThroughput,
+    kThroughputUnavailable, kBusyShare, kSmActivePct, kTensorActivePct, kDramPct,
+    kPcieReadBytesPerS, kPcieWriteBytesPerS, kNvlinkReadBytesPerS, kNvlinkWriteBytesPerS,
     // longest_gaps[], offenders[], periodic_work[], advice[], options
     kNextOp, kThread, kCallSite, kWhat, kActivity, kOccurrences, kWorthFixing, kSteadyNs,
     kLostShare, kThresholdShare, kShareOfLostTime, kShareOfSteadyState, kGainNs, kGainPerStepNs,

@@ -299,7 +299,8 @@ void Rows(Json& w, absl::string_view key, const std::vector<T>& rows, WriteRow r
   w.EndArray();
 }
 
-// NVML's readings of the device (docs/REPORT_SCHEMA.md, "gpu_metrics"); absent without them.
+// NVML's readings and PM samples of the device (docs/REPORT_SCHEMA.md, "gpu_metrics"); absent
+// without them.
 void GpuMetricsField(Json& w, const std::optional<GpuMetrics>& metrics) {
   if (!metrics) return;
   const GpuMetrics& m = *metrics;
@@ -337,6 +338,30 @@ void GpuMetricsField(Json& w, const std::optional<GpuMetrics>& metrics) {
     StringField(j, keys::kFix, f.fix);
     j.EndObject();
   });
+  if (m.throughput) {
+    const GpuMetrics::Throughput& t = *m.throughput;
+    Str(w, keys::kThroughput);
+    w.StartObject();
+    Int64Field(w, keys::kSamples, t.samples);
+    Int64Field(w, keys::kBusySamples, t.busy_samples);
+    Int64Field(w, keys::kPeriodNs, t.period_ns);
+    NumberField(w, keys::kBusyShare, t.busy_share);
+    // A figure not measured is left out.
+    const auto figure = [&w](absl::string_view key, double v) {
+      if (v >= 0) NumberField(w, key, v);
+    };
+    figure(keys::kSmActivePct, t.sm_active_pct);
+    figure(keys::kTensorActivePct, t.tensor_active_pct);
+    figure(keys::kDramPct, t.dram_pct);
+    figure(keys::kPcieReadBytesPerS, t.pcie_read_bytes_per_s);
+    figure(keys::kPcieWriteBytesPerS, t.pcie_write_bytes_per_s);
+    figure(keys::kNvlinkReadBytesPerS, t.nvlink_read_bytes_per_s);
+    figure(keys::kNvlinkWriteBytesPerS, t.nvlink_write_bytes_per_s);
+    w.EndObject();
+  }
+  if (!m.throughput_unavailable.empty()) {
+    StringField(w, keys::kThroughputUnavailable, m.throughput_unavailable);
+  }
   w.EndObject();
 }
 

@@ -277,7 +277,8 @@ std::string Bytes(int64_t b) {
   return absl::StrFormat("%.*f %s", decimals, v, kUnits[i]);
 }
 
-// NVML's readings of a device: what they were while it was busy, then what they mean.
+// NVML's readings and PM samples of a device: what they were while it was busy, then what they
+// mean.
 void GpuMetricsLines(const GpuMetrics& m, std::string* out) {
   std::vector<std::string> parts;
   if (m.sm_clock_max_mhz > 0 && m.sm_clock_median_mhz > 0) {
@@ -301,8 +302,33 @@ void GpuMetricsLines(const GpuMetrics& m, std::string* out) {
     parts.push_back(absl::StrCat(m.other_processes.size(), " other process",
                                  m.other_processes.size() == 1 ? "" : "es", " on it"));
   }
-  absl::StrAppend(out, "  GPU metrics (NVML, ", m.samples, " readings, ", m.busy_samples,
-                  " while busy)", parts.empty() ? "" : ": ", absl::StrJoin(parts, ", "), "\n");
+  if (m.samples > 0) {
+    absl::StrAppend(out, "  GPU metrics (NVML, ", m.samples, " readings, ", m.busy_samples,
+                    " while busy)", parts.empty() ? "" : ": ", absl::StrJoin(parts, ", "), "\n");
+  }
+  if (m.throughput) {
+    const GpuMetrics::Throughput& t = *m.throughput;
+    std::vector<std::string> rates;
+    const auto pct = [&rates](const char* what, double v) {
+      if (v >= 0) rates.push_back(absl::StrFormat("%s %.0f%%", what, v));
+    };
+    pct("SMs active", t.sm_active_pct);
+    pct("tensor pipes", t.tensor_active_pct);
+    pct("DRAM", t.dram_pct);
+    const auto rate = [&rates](const char* what, double read, double write) {
+      if (read < 0 && write < 0) return;
+      rates.push_back(absl::StrFormat("%s %.1f/%.1f GB/s in/out", what, std::max(read, 0.0) / 1e9,
+                                      std::max(write, 0.0) / 1e9));
+    };
+    rate("PCIe", t.pcie_read_bytes_per_s, t.pcie_write_bytes_per_s);
+    rate("NVLink", t.nvlink_read_bytes_per_s, t.nvlink_write_bytes_per_s);
+    absl::StrAppend(out, "  GPU throughput while busy (PM sampling, ", t.busy_samples, " of ",
+                    t.samples, " samples busy)", rates.empty() ? "" : ": ",
+                    absl::StrJoin(rates, ", "), "\n");
+  } else if (!m.throughput_unavailable.empty()) {
+    absl::StrAppend(out, "  GPU throughput not sampled: ", Printable(m.throughput_unavailable),
+                    "\n");
+  }
   for (const GpuMetrics::Finding& f : m.findings) {
     absl::StrAppend(out, "  ", Printable(f.text), ": ", Printable(f.fix), "\n");
   }

@@ -103,6 +103,7 @@ absl::Status Session::Start(const ProfilerOptions& options, const void* owner,
     accepting_samples_ = options.host_sample_period_ns > 0;
   }
   StartGpuMetricsLocked();
+  StartGpuThroughputLocked();
   windows_ = SampledWindows::Plan(options);
   if (windows_ != nullptr && !windows_->StartThread(this, &mu_)) windows_.reset();
   if (!exit_handler_registered_) {
@@ -167,6 +168,11 @@ absl::StatusOr<std::shared_ptr<CollectionResult>> Session::CloseCollectionLocked
     gpu_metrics = gpu_metrics_->Stop();
     gpu_metrics_.reset();
   }
+  GpuThroughputSampler::Result gpu_throughput;
+  if (gpu_throughput_ != nullptr) {
+    gpu_throughput = gpu_throughput_->Stop(after == CuptiAfterStop::kDetach);
+    gpu_throughput_.reset();
+  }
   result->cost = start_cost_;
   StopCost stop_cost;
   absl::StatusOr<Timeline> timeline = StopCollection(after, &stop_cost);
@@ -189,6 +195,7 @@ absl::StatusOr<std::shared_ptr<CollectionResult>> Session::CloseCollectionLocked
   }
   HostSampleBuffer::MoveInto(std::move(samples), analysis.launch_gap_max_ns, &result->timeline);
   MoveGpuMetricsLocked(std::move(gpu_metrics), &result->timeline);
+  MoveGpuThroughputLocked(std::move(gpu_throughput), &result->timeline);
   TimelineInfo& info = result->timeline.info;
   const ProcessIdentity id = CurrentProcessIdentity();
   info.pid = id.pid;
@@ -345,6 +352,26 @@ void Session::StartGpuMetricsLocked() {
   gpu_metrics_->Start();
 }
 
+void Session::StartGpuThroughputLocked() {
+  gpu_throughput_.reset();
+  if (options_.gpu_throughput_interval_ns <= 0) return;
+  GpuThroughputSampler::Options o;
+  o.interval_ns = options_.gpu_throughput_interval_ns;
+  gpu_throughput_ = std::make_unique<GpuThroughputSampler>(std::move(o));
+  gpu_throughput_->Start();
+}
+
+void Session::MoveGpuThroughputLocked(GpuThroughputSampler::Result result, Timeline* timeline) {
+  // A device that cannot be sampled is said once per reason: the report has NVML's readings
+  // alone then (its own line says so too).
+  if (!result.unavailable.empty()) {
+    std::string line =
+        absl::StrCat("GPU throughput not sampled (NVML readings only): ", result.unavailable);
+    if (warned_.insert(line).second) Warn(line);
+  }
+  GpuThroughputSampler::MoveInto(std::move(result), timeline);
+}
+
 void Session::MoveGpuMetricsLocked(GpuMetricsSampler::Result result, Timeline* timeline) {
   const absl::Status status = result.status;
   GpuMetricsSampler::MoveInto(std::move(result), timeline);
@@ -362,6 +389,7 @@ absl::Status Session::OpenWindow() {
   GPUIDLE_RETURN_IF_ERROR(StartCollection(options_));
   recording_.store(true, std::memory_order_relaxed);
   StartGpuMetricsLocked();
+  StartGpuThroughputLocked();
   std::lock_guard<std::mutex> samples_lock(samples_mu_);
   samples_.Take();
   accepting_samples_ = options_.host_sample_period_ns > 0;
@@ -409,6 +437,7 @@ void Session::AfterForkInChild() {
     // Its thread is the parent's: forgotten, never joined (nor destroyed).
     (void)s.gpu_metrics_.release();
   }
+  if (s.gpu_throughput_ != nullptr) (void)s.gpu_throughput_.release();  // likewise
   AbandonCollectionAfterFork();
 }
 

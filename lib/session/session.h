@@ -25,6 +25,7 @@
 #include "gpuidle/report.h"
 #include "model/timeline.h"
 #include "session/gpu_metrics_sampler.h"
+#include "session/gpu_throughput_sampler.h"
 #include "session/host_samples.h"
 #include "session/outputs.h"
 #include "session/sampled_windows.h"
@@ -110,6 +111,10 @@ class Session : private WindowedCollection {
   // set to other than its default.
   void StartGpuMetricsLocked();
   void MoveGpuMetricsLocked(GpuMetricsSampler::Result result, Timeline* timeline);
+  // Likewise the GPU-throughput sampler (ProfilerOptions::gpu_throughput_interval_ns); a device
+  // that cannot be sampled is said once per reason.
+  void StartGpuThroughputLocked();
+  void MoveGpuThroughputLocked(GpuThroughputSampler::Result result, Timeline* timeline);
 
   // Host samples: their own lock, taken after mu_ (in StopLocked) or alone.
   std::mutex samples_mu_;
@@ -122,10 +127,11 @@ class Session : private WindowedCollection {
   std::string started_by_;       // "the C++ API", "LD_PRELOAD", ...
   ProfilerOptions options_;
   int64_t wall_clock_offset_ns_ = 0;
-  ProfileCost start_cost_;                          // the start's part of the cost
-  std::unique_ptr<SampledWindows> windows_;         // a sampled collection only
-  std::unique_ptr<GpuMetricsSampler> gpu_metrics_;  // while collecting, where not off
-  bool gpu_metrics_asked_ = false;                  // a period other than the default
+  ProfileCost start_cost_;                                // the start's part of the cost
+  std::unique_ptr<SampledWindows> windows_;               // a sampled collection only
+  std::unique_ptr<GpuMetricsSampler> gpu_metrics_;        // while collecting, where not off
+  std::unique_ptr<GpuThroughputSampler> gpu_throughput_;  // likewise
+  bool gpu_metrics_asked_ = false;                        // a period other than the default
   bool forked_child_ = false;
   std::set<std::string> warned_;  // refusals already printed
   bool exit_handler_registered_ = false;

@@ -142,6 +142,16 @@ absl::Status GpuMetricsMs(absl::string_view value, ProfilerOptions* options) {
   return absl::OkStatus();
 }
 
+absl::Status GpuThroughputMs(absl::string_view value, ProfilerOptions* options) {
+  const std::optional<int64_t> ns = ParseDecimalToNs(absl::StripAsciiWhitespace(value), 1'000'000);
+  if (!ns || *ns < 0 || *ns > 1'000'000'000) {
+    return Bad("must be a number of milliseconds from 0 (off) to 1000");
+  }
+  if (*ns > 0 && *ns < 1'000'000) return Bad("must be 0 (off) or at least 1 ms");
+  options->gpu_throughput_interval_ns = *ns;
+  return absl::OkStatus();
+}
+
 absl::Status MaxRecords(absl::string_view value, ProfilerOptions* options) {
   const std::optional<int64_t> n = Integer(value);
   if (!n || *n <= 0) return Bad("must be a positive integer");

@@ -68,6 +68,7 @@ absl::Status MaxGaps(absl::string_view value, ProfilerOptions* options);
 absl::Status SkipSteps(absl::string_view value, ProfilerOptions* options);
 absl::Status HostSampleMs(absl::string_view value, ProfilerOptions* options);
 absl::Status GpuMetricsMs(absl::string_view value, ProfilerOptions* options);
+absl::Status GpuThroughputMs(absl::string_view value, ProfilerOptions* options);
 absl::Status Python(absl::string_view value, ProfilerOptions* options);
 absl::Status AsRecorded(absl::string_view value, ProfilerOptions* options);
 absl::Status Sample(absl::string_view value, ProfilerOptions* options);
@@ -157,6 +158,11 @@ inline constexpr SettingSpec kSettingTable[] = {
      "read each GPU the collection uses through NVML every N ms: clocks, power, temperature, "
      "PCIe link, memory and the other processes on it",
      nullptr, kCollection, option_rules::GpuMetricsMs},
+    {"GPUIDLE_GPU_THROUGHPUT_MS", "--gpu-throughput-ms", "N", nullptr, "gpu_throughput_ms",
+     SettingType::kNumber, "10", "", "0 (off) or a number of ms from 1 to 1000",
+     "sample each GPU the collection uses with CUPTI's PM sampling, one sample per N ms: SM and "
+     "tensor activity, DRAM, PCIe and NVLink throughput",
+     nullptr, kCollection, option_rules::GpuThroughputMs},
     {"GPUIDLE_PYTHON", "--no-python", nullptr, "0", nullptr, SettingType::kSwitch, "1", "",
      "1, true, yes / 0, false, no (any case)",
      "whether gpuidle run and LD_PRELOAD load gpuidle's Python layer into Python programs",

@@ -138,5 +138,102 @@ TEST(GpuMetrics, NamesAnotherProcessThatRanKernelsWhileThisJobIdled) {
             "this job's idle readings");
 }
 
+// Device 0 busy in the first 5 ms of every 10 ms; PM samples of 10 ms each (half busy) read
+// the device's averages over the whole sample, idle half included, as the hardware does.
+Timeline ThroughputRun(float sm, float tensor, float dram) {
+  Timeline t;
+  DeviceTimeline& d = t.DeviceFor(0);
+  for (int64_t i = 0; i < 100; ++i) {
+    DeviceOp op;
+    op.start_ns = i * 10 * kMs;
+    op.end_ns = op.start_ns + 8 * kMs;
+    d.ops.push_back(op);
+  }
+  for (int64_t i = 0; i < 100; ++i) {
+    GpuThroughputSample s;
+    s.device = 0;
+    s.start_ns = i * 10 * kMs;
+    s.end_ns = s.start_ns + 10 * kMs;
+    // Averages over the sample: busy 80% of it.
+    s.sm_active_pct = 0.8F * sm;
+    s.tensor_active_pct = 0.8F * tensor;
+    s.dram_pct = 0.8F * dram;
+    s.pcie_read_bytes_per_s = 0.8F * 2e9F;
+    t.gpu_throughput.push_back(s);
+  }
+  return t;
+}
+
+TEST(GpuThroughput, FiguresAreRatesWhileKernelsRan) {
+  const Timeline t = ThroughputRun(95, 70, 30);
+  const std::optional<GpuMetrics> m = SummariseGpuMetrics(t, t.devices[0], 0, 1000 * kMs);
+  ASSERT_TRUE(m.has_value());
+  EXPECT_EQ(m->samples, 0);  // no NVML readings
+  ASSERT_TRUE(m->throughput.has_value());
+  const GpuMetrics::Throughput& th = *m->throughput;
+  EXPECT_EQ(th.samples, 100);
+  EXPECT_EQ(th.busy_samples, 100);
+  EXPECT_EQ(th.period_ns, 10 * kMs);
+  EXPECT_NEAR(th.busy_share, 0.8, 1e-9);
+  EXPECT_NEAR(th.sm_active_pct, 95, 1e-3);
+  EXPECT_NEAR(th.tensor_active_pct, 70, 1e-3);
+  EXPECT_NEAR(th.dram_pct, 30, 1e-3);
+  EXPECT_NEAR(th.pcie_read_bytes_per_s, 2e9, 1e3);
+  EXPECT_LT(th.nvlink_read_bytes_per_s, 0);  // not measured
+  EXPECT_TRUE(m->findings.empty());          // compute-bound: nothing to say
+}
+
+TEST(GpuThroughput, NamesAMemoryBoundDevice) {
+  const Timeline t = ThroughputRun(99, 0, 88);
+  const std::optional<GpuMetrics> m = SummariseGpuMetrics(t, t.devices[0], 0, 1000 * kMs);
+  ASSERT_TRUE(m.has_value());
+  ASSERT_EQ(m->findings.size(), 1u);
+  EXPECT_EQ(m->findings[0].kind, "memory_bound");
+  EXPECT_EQ(m->findings[0].text,
+            "busy, but memory-bound: DRAM at 88% of its peak while kernels ran, tensor pipes 0%, "
+            "SMs active 99%");
+  EXPECT_THAT(m->findings[0].fix, HasSubstr("fuse elementwise"));
+}
+
+TEST(GpuThroughput, AMatmulThatAlsoStreamsMemoryIsNotMemoryBound) {
+  const Timeline t = ThroughputRun(99, 65, 75);
+  const std::optional<GpuMetrics> m = SummariseGpuMetrics(t, t.devices[0], 0, 1000 * kMs);
+  ASSERT_TRUE(m.has_value());
+  EXPECT_TRUE(m->findings.empty());
+}
+
+TEST(GpuThroughput, NamesSmsLeftIdleByKernelsTooSmall) {
+  const Timeline t = ThroughputRun(20, 5, 10);
+  const std::optional<GpuMetrics> m = SummariseGpuMetrics(t, t.devices[0], 0, 1000 * kMs);
+  ASSERT_TRUE(m.has_value());
+  ASSERT_EQ(m->findings.size(), 1u);
+  EXPECT_EQ(m->findings[0].kind, "sm_underused");
+  EXPECT_EQ(m->findings[0].text,
+            "busy, but the SMs were active only 20% of the time kernels ran, tensor pipes 5%");
+}
+
+TEST(GpuThroughput, MostlyIdleSamplesAreNoBasisForAFinding) {
+  Timeline t = ThroughputRun(99, 0, 88);
+  // Kernels now cover 1 ms of each 10 ms sample: too little to read a rate while busy from.
+  for (DeviceOp& op : t.devices[0].ops) op.end_ns = op.start_ns + kMs;
+  const std::optional<GpuMetrics> m = SummariseGpuMetrics(t, t.devices[0], 0, 1000 * kMs);
+  ASSERT_TRUE(m.has_value());
+  ASSERT_TRUE(m->throughput.has_value());
+  EXPECT_EQ(m->throughput->busy_samples, 0);
+  EXPECT_LT(m->throughput->dram_pct, 0);
+  EXPECT_TRUE(m->findings.empty());
+}
+
+TEST(GpuThroughput, SaysWhyThereAreNoSamples) {
+  Timeline t = SteadyRun(1980, 0);
+  t.info.gpu_throughput_unavailable =
+      "device 0: counter availability failed: CUPTI_ERROR_INSUFFICIENT_PRIVILEGES";
+  const std::optional<GpuMetrics> m = SummariseGpuMetrics(t, t.devices[0], 0, 1000 * kMs);
+  ASSERT_TRUE(m.has_value());
+  EXPECT_FALSE(m->throughput.has_value());
+  EXPECT_EQ(m->throughput_unavailable, t.info.gpu_throughput_unavailable);
+  EXPECT_EQ(m->samples, 200);  // NVML's readings stand alone
+}
+
 }  // namespace
 }  // namespace gpuidle::internal

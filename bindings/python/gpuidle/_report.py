@@ -121,11 +121,30 @@ class GpuProcess:
 
 @dataclass(frozen=True)
 class GpuFinding:
-    """What NVML's readings mean: kind "clocks", "pcie_link", "pcie_replays" or "other_process"."""
+    """What the readings mean: kind "clocks", "memory_bound", "sm_underused", "pcie_link",
+    "pcie_replays" or "other_process"."""
 
     kind: str
     what: str
     fix: str
+
+
+@dataclass(frozen=True)
+class GpuThroughput:
+    """CUPTI's PM samples of a device in the steady state: each figure its rate while kernels ran
+    (docs/ANALYSIS.md, "GPU throughput"); None where the device does not count it."""
+
+    samples: int
+    busy_samples: int  #: samples kernels ran at least half of: the figures' basis
+    period_ns: int
+    busy_share: float  #: of the samples' time, how much kernels ran, 0..1
+    sm_active_pct: Optional[float] = None
+    tensor_active_pct: Optional[float] = None
+    dram_pct: Optional[float] = None
+    pcie_read_bytes_per_s: Optional[float] = None
+    pcie_write_bytes_per_s: Optional[float] = None
+    nvlink_read_bytes_per_s: Optional[float] = None
+    nvlink_write_bytes_per_s: Optional[float] = None
 
 
 @dataclass(frozen=True)
@@ -153,13 +172,17 @@ class GpuMetrics:
     memory_total_bytes: int
     other_processes: list[GpuProcess]
     findings: list[GpuFinding]
+    throughput: Optional[GpuThroughput] = None  #: PM sampling, where it ran
+    throughput_unavailable: str = ""  #: why it did not, where it was asked for
 
 
 def _gpu_metrics(d: Optional[dict[str, Any]]) -> Optional[GpuMetrics]:
     if not d:
         return None
+    throughput = d.get("throughput")
     return _pick(GpuMetrics, d, other_processes=[_pick(GpuProcess, p) for p in d["other_processes"]],
-                 findings=[_pick(GpuFinding, f) for f in d["findings"]])
+                 findings=[_pick(GpuFinding, f) for f in d["findings"]],
+                 throughput=_pick(GpuThroughput, throughput) if throughput else None)
 
 
 @dataclass(frozen=True)
