@@ -157,6 +157,21 @@ struct TimelineSummary {
   int64_t start_ns = 0;  // the first bin's start, on the device's (its rank's) clock
   int64_t bin_ns = 0;    // every bin's length; 0: no summary (a report of an older gpuidle)
   std::vector<Bin> bins;
+  // What a live capture read of the device in each bin (NVML, CUPTI's PM sampling), for the HTML
+  // report's metric tracks: means over the bin, idle time included (the bins above say how much
+  // of it was busy). The weights are kept so that bins merged later keep true means.
+  struct GpuBin {
+    int64_t samples = 0;        // NVML readings in the bin
+    uint32_t sm_clock_mhz = 0;  // their mean; 0 without readings
+    uint32_t power_mw = 0;
+    int64_t pm_ns = 0;          // PM samples' time in the bin: the weight of their figures
+    double sm_active_pct = -1;  // PM sampling, time-weighted; negative: not measured
+    double tensor_active_pct = -1;
+    double dram_pct = -1;
+  };
+  std::vector<GpuBin> gpu;        // one per bin, or empty: no readings in the window
+  uint32_t sm_clock_max_mhz = 0;  // the readings' maximum clock and power limit: the tracks' scales
+  uint32_t power_limit_mw = 0;
 };
 
 // What NVML showed of a device during a live collection's steady state (docs/ANALYSIS.md, "GPU

@@ -4,6 +4,7 @@
 #include <limits>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,6 +22,7 @@
 #include "analysis/periodic_work.h"
 #include "analysis/phases.h"
 #include "analysis/rank_merge.h"
+#include "analysis/step_gpu_metrics.h"
 #include "analysis/steps.h"
 #include "analysis/timeline_index.h"
 #include "analysis/timeline_summary.h"
@@ -321,6 +323,7 @@ DeviceReport AnalyzeDevice(const RankAnalysis& r, const DeviceTimeline& device,
                                             : std::vector<Interval>());
   d.idle_ns = d.idle.TotalNs();
   d.timeline = SummarizeTimeline(r.window, a.busy, phased.steady);
+  AddGpuReadings(t, device.device, &d.timeline);
   const std::vector<Interval> comm = a.communication_kernels > 0
                                          ? KernelUnion(device, steady, true)
                                          : std::vector<Interval>();  // no pass over the ops
@@ -334,8 +337,11 @@ DeviceReport AnalyzeDevice(const RankAnalysis& r, const DeviceTimeline& device,
   }
   AddSteadyOpTotals(r.index, device, steady, &d);
   d.step_count = static_cast<int64_t>(r.steady_steps.count());
+  const size_t steps_before = report->steps.size();
   FillSteps(t, r.steps, step_spans, first_step, end_step, a.busy, phased.steady, d,
             r.step_rows_per_device, &report->steps);
+  FillStepGpuMetrics(t, device.device, a.busy,
+                     std::span<StepReport>(report->steps).subspan(steps_before));
   report->steps_not_listed +=
       r.steady_steps.count() - std::min(r.steady_steps.count(), r.step_rows_per_device);
   return d;

@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <vector>
 
 namespace gpuidle::internal {
 namespace {
 
 using Bin = TimelineSummary::Bin;
+using GpuBin = TimelineSummary::GpuBin;
 
 // The columns of a bin, in one order, so that the sums below treat them alike.
 constexpr int kColumns = 2 + kNumCauses;
@@ -33,6 +35,31 @@ void AddSpan(TimelineSummary* t, int64_t start, int64_t end, ColumnOf column) {
     column(t->bins[static_cast<size_t>(i)]) += piece_end - start;
     start = piece_end;
     ++i;
+  }
+}
+
+// A mean of `a` (weight wa) and `b` (weight wb); a negative figure was not measured.
+double MeanOf(double a, double wa, double b, double wb) {
+  if (a < 0 || wa <= 0) return b;
+  if (b < 0 || wb <= 0) return a;
+  return (a * wa + b * wb) / (wa + wb);
+}
+
+// `from`'s readings added to `into`'s: the means stay means over both.
+void MergeGpuBin(const GpuBin& from, GpuBin* into) {
+  const auto ni = static_cast<double>(into->samples), nf = static_cast<double>(from.samples);
+  if (from.samples > 0) {
+    into->sm_clock_mhz =
+        static_cast<uint32_t>(MeanOf(into->sm_clock_mhz, ni, from.sm_clock_mhz, nf) + 0.5);
+    into->power_mw = static_cast<uint32_t>(MeanOf(into->power_mw, ni, from.power_mw, nf) + 0.5);
+    into->samples += from.samples;
+  }
+  if (from.pm_ns > 0) {
+    const auto wi = static_cast<double>(into->pm_ns), wf = static_cast<double>(from.pm_ns);
+    into->sm_active_pct = MeanOf(into->sm_active_pct, wi, from.sm_active_pct, wf);
+    into->tensor_active_pct = MeanOf(into->tensor_active_pct, wi, from.tensor_active_pct, wf);
+    into->dram_pct = MeanOf(into->dram_pct, wi, from.dram_pct, wf);
+    into->pm_ns += from.pm_ns;
   }
 }
 
@@ -67,12 +94,54 @@ TimelineSummary SummarizeTimeline(Interval window, const std::vector<Interval>& 
   return t;
 }
 
+void AddGpuReadings(const Timeline& timeline, int device, TimelineSummary* t) {
+  t->gpu.clear();
+  if (t->bin_ns <= 0 || t->bins.empty()) return;
+  const auto n = static_cast<int64_t>(t->bins.size());
+  const int64_t end = t->start_ns + n * t->bin_ns;
+  std::vector<GpuBin> gpu(t->bins.size());
+  bool any = false;
+  for (const GpuMetricSample& s : timeline.gpu_metrics) {
+    if (s.device != device || s.time_ns < t->start_ns || s.time_ns >= end) continue;
+    GpuBin one;
+    one.samples = 1;
+    one.sm_clock_mhz = s.sm_clock_mhz;
+    one.power_mw = s.power_mw;
+    MergeGpuBin(one, &gpu[static_cast<size_t>((s.time_ns - t->start_ns) / t->bin_ns)]);
+    t->sm_clock_max_mhz = std::max(t->sm_clock_max_mhz, s.sm_clock_max_mhz);
+    t->power_limit_mw = std::max(t->power_limit_mw, s.power_limit_mw);
+    any = true;
+  }
+  for (const GpuThroughputSample& s : timeline.gpu_throughput) {
+    if (s.device != device) continue;
+    // Each bin gets the part of the sample that falls in it.
+    for (int64_t from = std::max(s.start_ns, t->start_ns); from < std::min(s.end_ns, end);) {
+      const int64_t i = (from - t->start_ns) / t->bin_ns;
+      const int64_t to = std::min({s.end_ns, end, t->start_ns + (i + 1) * t->bin_ns});
+      GpuBin part;
+      part.pm_ns = to - from;
+      part.sm_active_pct = s.sm_active_pct;
+      part.tensor_active_pct = s.tensor_active_pct;
+      part.dram_pct = s.dram_pct;
+      MergeGpuBin(part, &gpu[static_cast<size_t>(i)]);
+      any = true;
+      from = to;
+    }
+  }
+  if (any) t->gpu = std::move(gpu);
+}
+
 void CoarsenTimeline(int factor, TimelineSummary* t) {
   if (factor <= 1 || t->bins.empty()) return;
   const size_t f = static_cast<size_t>(factor);
   std::vector<Bin> coarse((t->bins.size() + f - 1) / f);
   for (size_t i = 0; i < t->bins.size(); ++i) {
     for (int c = 0; c < kColumns; ++c) Column(coarse[i / f], c) += ColumnValue(t->bins[i], c);
+  }
+  if (!t->gpu.empty()) {
+    std::vector<GpuBin> gpu(coarse.size());
+    for (size_t i = 0; i < t->gpu.size(); ++i) MergeGpuBin(t->gpu[i], &gpu[i / f]);
+    t->gpu = std::move(gpu);
   }
   t->bins = std::move(coarse);
   t->bin_ns *= factor;
@@ -91,6 +160,17 @@ void AddTimeline(const TimelineSummary& window, TimelineSummary* sum) {
   const int64_t needed = (end - sum->start_ns + sum->bin_ns - 1) / sum->bin_ns;
   if (needed > static_cast<int64_t>(sum->bins.size()))
     sum->bins.resize(static_cast<size_t>(needed));
+  // The readings of a window's bin go to the bin of `sum` that holds its middle.
+  if (!window.gpu.empty() || !sum->gpu.empty()) sum->gpu.resize(sum->bins.size());
+  for (size_t i = 0; i < window.gpu.size(); ++i) {
+    const int64_t middle =
+        window.start_ns + static_cast<int64_t>(i) * window.bin_ns + window.bin_ns / 2;
+    const int64_t j = std::clamp<int64_t>((middle - sum->start_ns) / sum->bin_ns, 0,
+                                          static_cast<int64_t>(sum->gpu.size()) - 1);
+    MergeGpuBin(window.gpu[i], &sum->gpu[static_cast<size_t>(j)]);
+  }
+  sum->sm_clock_max_mhz = std::max(sum->sm_clock_max_mhz, window.sm_clock_max_mhz);
+  sum->power_limit_mw = std::max(sum->power_limit_mw, window.power_limit_mw);
   for (size_t i = 0; i < window.bins.size(); ++i) {
     const int64_t start = window.start_ns + static_cast<int64_t>(i) * window.bin_ns;
     for (int c = 0; c < kColumns; ++c) {

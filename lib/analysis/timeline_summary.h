@@ -8,6 +8,7 @@
 
 #include "analysis/attribution.h"
 #include "gpuidle/report.h"
+#include "model/timeline.h"
 
 namespace gpuidle::internal {
 
@@ -17,6 +18,10 @@ namespace gpuidle::internal {
 TimelineSummary SummarizeTimeline(Interval window, const std::vector<Interval>& busy,
                                   const std::vector<IdlePiece>& steady_idle,
                                   int bins = TimelineSummary::kBins);
+
+// Fills t->gpu from the device's readings in t's bins (NVML readings and PM samples of `device`,
+// a live capture's); leaves it empty when none falls in them.
+void AddGpuReadings(const Timeline& timeline, int device, TimelineSummary* t);
 
 // Merges every `factor` adjacent bins into one (the sums are kept).
 void CoarsenTimeline(int factor, TimelineSummary* t);

@@ -7,6 +7,7 @@
 #include <limits>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -833,7 +834,93 @@ class ReportParser {
         cell_out = cell.GetInt64();
       }
     }
+    return TimelineGpuOf(*t, here, &out);
+  }
+
+  // timeline.gpu (optional: captures without readings lack it): columns as long as the bins',
+  // each optional.
+  absl::Status TimelineGpuOf(const Value& obj, const Path& at, TimelineSummary* out) const {
+    GPUIDLE_ASSIGN_OR_RETURN(const Value* g, Object(obj, at, keys::kGpu, Need::kOptional));
+    if (g == nullptr) return absl::OkStatus();
+    const Path here{&at, keys::kGpu};
+    using GpuBin = TimelineSummary::GpuBin;
+    out->gpu.assign(out->bins.size(), GpuBin{});
+    GPUIDLE_RETURN_IF_ERROR(U32(*g, here, keys::kSmClockMaxMhz, &out->sm_clock_max_mhz));
+    GPUIDLE_RETURN_IF_ERROR(U32(*g, here, keys::kPowerLimitMw, &out->power_limit_mw));
+    // Each cell through `set`, which says what it takes ("" if the cell is fine).
+    const auto column = [&](absl::string_view key, auto set) -> absl::Status {
+      GPUIDLE_ASSIGN_OR_RETURN(const Value* c,
+                               Array(*g, here, key, TimelineSummary::kBins, Need::kOptional));
+      if (c == nullptr) return absl::OkStatus();
+      const Path at_column{&here, key};
+      if (c->Size() != out->gpu.size()) {
+        return Error(at_column,
+                     absl::StrCat(c->Size(), " bins, the timeline has ", out->gpu.size()));
+      }
+      for (rapidjson::SizeType i = 0; i < c->Size(); ++i) {
+        const std::string wrong = set((*c)[i], &out->gpu[i]);
+        if (!wrong.empty()) return Error({&at_column, "", i}, wrong);
+      }
+      return absl::OkStatus();
+    };
+    const auto integer = [](int64_t max, auto field) {
+      return [max, field](const Value& v, GpuBin* b) -> std::string {
+        if (!v.IsInt64() || v.GetInt64() < 0 || v.GetInt64() > max) {
+          return absl::StrCat("not an integer within [0, ", max, "]");
+        }
+        b->*field = static_cast<std::remove_reference_t<decltype(b->*field)>>(v.GetInt64());
+        return "";
+      };
+    };
+    const auto percent = [](double GpuBin::*field) {
+      return [field](const Value& v, GpuBin* b) -> std::string {
+        if (!v.IsNumber() || !(v.GetDouble() >= -1)) return "not a number of at least -1";
+        b->*field = v.GetDouble() < 0 ? -1 : v.GetDouble();
+        return "";
+      };
+    };
+    GPUIDLE_RETURN_IF_ERROR(column(keys::kSamples, integer(kMaxReportSum, &GpuBin::samples)));
+    GPUIDLE_RETURN_IF_ERROR(column(keys::kSmClockMhz, integer(UINT32_MAX, &GpuBin::sm_clock_mhz)));
+    GPUIDLE_RETURN_IF_ERROR(column(keys::kPowerMw, integer(UINT32_MAX, &GpuBin::power_mw)));
+    GPUIDLE_RETURN_IF_ERROR(column(keys::kPmNs, integer(out->bin_ns, &GpuBin::pm_ns)));
+    GPUIDLE_RETURN_IF_ERROR(column(keys::kSmActivePct, percent(&GpuBin::sm_active_pct)));
+    GPUIDLE_RETURN_IF_ERROR(column(keys::kTensorActivePct, percent(&GpuBin::tensor_active_pct)));
+    return column(keys::kDramPct, percent(&GpuBin::dram_pct));
+  }
+
+  // A 32-bit reading of NVML's (a clock, a power, a temperature).
+  absl::Status U32(const Value& obj, const Path& at, absl::string_view key, uint32_t* out) const {
+    int64_t v = 0;
+    GPUIDLE_RETURN_IF_ERROR(
+        UpTo(obj, at, key, &v, UINT32_MAX, "a 32-bit reading", Need::kRequired));
+    *out = static_cast<uint32_t>(v);
     return absl::OkStatus();
+  }
+
+  // A PM figure: a percentage, absent where not measured (-1 in the model).
+  absl::Status Percent(const Value& obj, const Path& at, absl::string_view key, double* out) const {
+    GPUIDLE_ASSIGN_OR_RETURN(const Value* v, Get(obj, at, key, Need::kOptional));
+    if (v == nullptr) return absl::OkStatus();
+    if (!v->IsNumber() || !(v->GetDouble() >= 0)) return Error({&at, key}, "not a percentage");
+    *out = v->GetDouble();
+    return absl::OkStatus();
+  }
+
+  // steps[].gpu (optional: steps without readings lack it).
+  absl::Status StepGpuOf(const Value& obj, const Path& at, StepReport* s) const {
+    GPUIDLE_ASSIGN_OR_RETURN(const Value* g, Object(obj, at, keys::kGpu, Need::kOptional));
+    if (g == nullptr) return absl::OkStatus();
+    const Path here{&at, keys::kGpu};
+    StepReport::Gpu& out = s->gpu.emplace();
+    GPUIDLE_RETURN_IF_ERROR(Count(*g, here, keys::kSamples, &out.samples));
+    GPUIDLE_RETURN_IF_ERROR(U32(*g, here, keys::kSmClockMedianMhz, &out.sm_clock_median_mhz));
+    GPUIDLE_RETURN_IF_ERROR(U32(*g, here, keys::kSmClockMaxMhz, &out.sm_clock_max_mhz));
+    GPUIDLE_RETURN_IF_ERROR(U32(*g, here, keys::kPowerMedianMw, &out.power_median_mw));
+    GPUIDLE_RETURN_IF_ERROR(U32(*g, here, keys::kPowerLimitMw, &out.power_limit_mw));
+    GPUIDLE_RETURN_IF_ERROR(Share(*g, here, keys::kSlowClockShare, &out.slow_clock_share));
+    GPUIDLE_RETURN_IF_ERROR(Percent(*g, here, keys::kSmActivePct, &out.sm_active_pct));
+    GPUIDLE_RETURN_IF_ERROR(Percent(*g, here, keys::kTensorActivePct, &out.tensor_active_pct));
+    return Percent(*g, here, keys::kDramPct, &out.dram_pct);
   }
 
   // h2d_copies (optional: reports before it lack it).
@@ -992,7 +1079,9 @@ class ReportParser {
     GPUIDLE_RETURN_IF_ERROR(
         OptionalInt64(v, at, keys::kCommWaitNs, &s->comm_wait_ns, Need::kOptional));
     if (s->comm_wait_ns.value_or(0) < 0) return Error({&at, keys::kCommWaitNs}, "negative");
-    return Within(at, keys::kCommWaitNs, s->comm_wait_ns.value_or(0), keys::kBusyNs, s->busy_ns);
+    GPUIDLE_RETURN_IF_ERROR(
+        Within(at, keys::kCommWaitNs, s->comm_wait_ns.value_or(0), keys::kBusyNs, s->busy_ns));
+    return StepGpuOf(v, at, s);
   }
 
   absl::Status Gap(const Value& v, const Path& at, GapRecord* g) const {

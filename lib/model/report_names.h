@@ -189,6 +189,14 @@ inline constexpr absl::string_view kSeq = "seq";
 
 // devices[].timeline: kStartNs, kBusyNs, kIdleNs (an object of the causes' columns), kOneOffNs.
 inline constexpr absl::string_view kBinNs = "bin_ns";
+// devices[].timeline.gpu (kSmClockMaxMhz, kPowerLimitMw, the columns kSamples and these) and
+// steps[].gpu (kSamples, kSmClockMedianMhz, kSmClockMaxMhz, kPowerMedianMw, kPowerLimitMw,
+// kSlowClockShare and the PM figures kSmActivePct, kTensorActivePct, kDramPct): a live
+// capture's readings per bin and per step.
+inline constexpr absl::string_view kGpu = "gpu";
+inline constexpr absl::string_view kSmClockMhz = "sm_clock_mhz";
+inline constexpr absl::string_view kPowerMw = "power_mw";
+inline constexpr absl::string_view kPmNs = "pm_ns";
 
 // longest_gaps[] (besides kRank, kDevice, kStartNs, kEndNs, kCause, kSubcause, kEvidence).
 inline constexpr absl::string_view kNextOp = "next_op";
@@ -241,13 +249,14 @@ inline constexpr absl::string_view kAll[] = {
     kSteadyStartNs, kSteadyEndNs, kPhases, kStepCount, kTracerNs, kKernelCount, kMemcpyCount,
     kMemsetCount, kCommNs, kExposedCommNs, kLostNs, kH2dCopies, kGraphReplays,
     kCollectivesNotListed, kCollectiveTimings, kTimeline, kPageable, kPinned, kLaunches, kKernels,
-    kKernelsAlone, kGroup, kOp, kExposedNs, kDurationNs, kSeq, kBinNs, kGpuMetrics, kSamples,
-    kBusySamples, kIdleSamples, kSmClockMaxMhz, kSmClockMedianMhz, kSlowClockShare,
-    kSlowClockReason, kPowerMedianMw, kPowerLimitMw, kTemperatureMaxC, kPcieGeneration,
-    kPcieGenerationMax, kPcieWidth, kPcieWidthMax, kPcieReplays, kMemoryUsedMaxBytes,
-    kMemoryTotalBytes, kOtherProcesses, kMemoryBytes, kIdleSamplesBusy, kFindings, kThroughput,
-    kThroughputUnavailable, kBusyShare, kSmActivePct, kTensorActivePct, kDramPct,
-    kPcieReadBytesPerS, kPcieWriteBytesPerS, kNvlinkReadBytesPerS, kNvlinkWriteBytesPerS,
+    kKernelsAlone, kGroup, kOp, kExposedNs, kDurationNs, kSeq, kBinNs, kGpu, kSmClockMhz, kPowerMw,
+    kPmNs, kGpuMetrics, kSamples, kBusySamples, kIdleSamples, kSmClockMaxMhz, kSmClockMedianMhz,
+    kSlowClockShare, kSlowClockReason, kPowerMedianMw, kPowerLimitMw, kTemperatureMaxC,
+    kPcieGeneration, kPcieGenerationMax, kPcieWidth, kPcieWidthMax, kPcieReplays,
+    kMemoryUsedMaxBytes, kMemoryTotalBytes, kOtherProcesses, kMemoryBytes, kIdleSamplesBusy,
+    kFindings, kThroughput, kThroughputUnavailable, kBusyShare, kSmActivePct, kTensorActivePct,
+    kDramPct, kPcieReadBytesPerS, kPcieWriteBytesPerS, kNvlinkReadBytesPerS,
+    kNvlinkWriteBytesPerS,
     // longest_gaps[], offenders[], periodic_work[], advice[], options
     kNextOp, kThread, kCallSite, kWhat, kActivity, kOccurrences, kWorthFixing, kSteadyNs,
     kLostShare, kThresholdShare, kShareOfLostTime, kShareOfSteadyState, kGainNs, kGainPerStepNs,

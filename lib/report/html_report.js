@@ -4,6 +4,7 @@
 //
 // What it drew is published on the report's root element for tests and tools:
 // data-status ("ready" or "failed"), data-drawn-bins, data-drawn-gaps, data-drawn-steps,
+// data-drawn-tracks (metric tracks drawn under the devices' timelines),
 // data-errors (script errors seen) and data-render-ms.
 (function () {
   'use strict';
@@ -40,7 +41,12 @@
     sync_bound: '#e6a800',
     unattributed: '#8d99ae',
     one_off: '#cfd8e3',
-    untraced: '#ffffff'
+    untraced: '#ffffff',
+    track_clock: '#6a4c93',
+    track_power: '#e76f51',
+    track_sm: '#264653',
+    track_tensor: '#8ab17d',
+    track_dram: '#457b9d'
   };
   var LABEL = {
     busy: 'busy',
@@ -519,11 +525,52 @@
   var rowH = devices.length <= 16 ? 54 : devices.length <= 24 ? 40 :
                                          Math.max(3, Math.floor(720 / devices.length));
   var split = rowH >= 20;  // bins above, gaps below; else gaps drawn over the bins
-  var drawnBins = 0, drawnGaps = 0, drawnWaitingBins = 0;
+  var drawnBins = 0, drawnGaps = 0, drawnWaitingBins = 0, drawnTracks = 0;
+
+  // Metric tracks under a device's row, where a live capture read the device (timeline.gpu): per
+  // bin, the SM clock against its maximum, the power against its limit, and PM sampling's SM,
+  // tensor and DRAM activity. A bin without readings is left blank. None in rows too thin to read.
+  var TRACK_H = 14;
+  function tracksOf(d) {
+    var tl = d.timeline, g = tl && tl.gpu;
+    if (!g || !split) return [];
+    var samples = g.samples || [];
+    var out = [];
+    function track(key, label, values, scale, text) {
+      var any = values.some(function (v) { return v !== null; });
+      if (any && scale > 0) out.push({key: key, label: label, values: values, scale: scale, text: text});
+    }
+    function nvml(col) {
+      return (g[col] || []).map(function (v, i) { return num(samples[i]) > 0 && num(v) > 0 ? num(v) : null; });
+    }
+    function pm(col) {
+      return (g[col] || []).map(function (v) { return typeof v === 'number' && v >= 0 ? v : null; });
+    }
+    function maxOf(values) {
+      return values.reduce(function (m, v) { return v !== null && v > m ? v : m; }, 0);
+    }
+    var clock = nvml('sm_clock_mhz'), power = nvml('power_mw');
+    track('clock', 'SM clock', clock, Math.max(num(g.sm_clock_max_mhz), maxOf(clock)),
+          function (v, scale) { return Math.round(v) + ' of ' + Math.round(scale) + ' MHz'; });
+    track('power', 'power', power, Math.max(num(g.power_limit_mw), maxOf(power)),
+          function (v, scale) { return Math.round(v / 1000) + ' of ' + Math.round(scale / 1000) + ' W'; });
+    function percent(v) { return v.toFixed(1) + '%'; }
+    track('sm', 'SM active', pm('sm_active_pct'), 100, percent);
+    track('tensor', 'tensor active', pm('tensor_active_pct'), 100, percent);
+    track('dram', 'DRAM', pm('dram_pct'), 100, percent);
+    return out;
+  }
+  var tracksByRow = devices.map(tracksOf);
+  // Each device's row: its top and height (the bins and gaps, then its tracks).
+  var rowTop = [], rowsH = 0;
+  devices.forEach(function (d, row) {
+    rowTop.push(rowsH);
+    rowsH += rowH + tracksByRow[row].length * TRACK_H;
+  });
 
   function drawTimeline() {
     var width = Math.max(300, tPlot.clientWidth || 900);
-    var height = Math.max(1, devices.length) * rowH + 22;
+    var height = Math.max(rowH, rowsH) + 22;
     var ctx = sizeCanvas(tCanvas, width, height);
     var plotW = width - LABEL_W - 8;
     var span = view[1] - view[0];
@@ -534,8 +581,9 @@
     ctx.textBaseline = 'middle';
     drawnBins = 0;
     drawnGaps = 0;
+    drawnTracks = 0;
     devices.forEach(function (d, row) {
-      var y0 = row * rowH + 1;
+      var y0 = rowTop[row] + 1;
       var binH = split ? rowH - 16 : rowH - 1;
       var off = offsetOf(d);
       if (rowH >= 36) {
@@ -608,9 +656,10 @@
         lastX = Math.floor(gx0);
         lastColor = color;
       }
+      drawTracks(ctx, d, row, x, plotW);
     });
     // Time axis: from the start of the whole window.
-    var axisY = devices.length * rowH + 4;
+    var axisY = Math.max(rowH, rowsH) + 4;
     ctx.fillStyle = '#5a6478';
     ctx.strokeStyle = '#dde2ea';
     var step = Math.pow(10, Math.floor(Math.log10(span / 6)));
@@ -628,8 +677,45 @@
     root.setAttribute('data-drawn-bins', String(drawnBins));
     root.setAttribute('data-drawn-gaps', String(drawnGaps));
     root.setAttribute('data-drawn-waiting-bins', String(drawnWaitingBins));
+    root.setAttribute('data-drawn-tracks', String(drawnTracks));
     root.setAttribute('data-timeline-rect', rectOf(tCanvas));
     noteView();
+  }
+
+  // A device's metric tracks under its bins: a band per track with its label and scale on the
+  // left, each bin's figure as a column against the scale.
+  function drawTracks(ctx, d, row, x, plotW) {
+    var tracks = tracksByRow[row];
+    if (!tracks.length) return;
+    var tl = d.timeline, bin = num(tl.bin_ns), start = num(tl.start_ns) + offsetOf(d);
+    tracks.forEach(function (tr, k) {
+      var ty = rowTop[row] + rowH + k * TRACK_H;
+      ctx.fillStyle = '#f3f5f8';
+      ctx.fillRect(LABEL_W, ty, plotW, TRACK_H - 2);
+      ctx.fillStyle = '#5a6478';
+      ctx.font = '10px sans-serif';
+      ctx.fillText(tr.label, 12, ty + TRACK_H / 2 - 1);
+      var top = tr.key === 'clock' ? Math.round(tr.scale) + ' MHz' :
+                tr.key === 'power' ? Math.round(tr.scale / 1000) + ' W' : '100%';
+      ctx.textAlign = 'right';
+      ctx.fillText(top, LABEL_W - 6, ty + TRACK_H / 2 - 1);
+      ctx.textAlign = 'left';
+      ctx.fillStyle = COLOR['track_' + tr.key];
+      var n = tr.values.length;
+      var first = Math.max(0, Math.floor((view[0] - start) / bin));
+      var last = Math.min(n - 1, Math.ceil((view[1] - start) / bin));
+      for (var i = first; i <= last; ++i) {
+        var v = tr.values[i];
+        if (v === null) continue;
+        var bx0 = Math.round(Math.max(LABEL_W, x(start + i * bin)));
+        var bx1 = Math.round(Math.min(LABEL_W + plotW, x(start + (i + 1) * bin)));
+        if (bx1 <= bx0) bx1 = bx0 + 1;
+        var h = Math.max(1, Math.min(1, v / tr.scale) * (TRACK_H - 2));
+        ctx.fillRect(bx0, ty + TRACK_H - 2 - h, bx1 - bx0, h);
+      }
+      ++drawnTracks;
+    });
+    ctx.font = '11px sans-serif';
   }
 
   // Where the pointer is: the device row and the time, or null outside the plot.
@@ -638,8 +724,12 @@
     var px = ev.clientX - rect.left, py = ev.clientY - rect.top;
     var plotW = rect.width - LABEL_W - 8;
     if (px < LABEL_W || px > LABEL_W + plotW) return null;
+    var row = 0;
+    while (row + 1 < rowTop.length && py >= rowTop[row + 1]) ++row;
+    if (py < 0 || py >= rowsH) row = -1;
     return {
-      row: Math.floor(py / rowH),
+      row: row,
+      track: row >= 0 ? Math.floor((py - rowTop[row] - rowH) / TRACK_H) : -1,
       t: view[0] + (px - LABEL_W) / plotW * (view[1] - view[0]),
       px: px,
       py: py,
@@ -651,6 +741,16 @@
     if (!p || p.row < 0 || p.row >= devices.length) { tTip.style.display = 'none'; return; }
     var d = devices[p.row];
     var off = offsetOf(d);
+    var tr = p.track >= 0 ? tracksByRow[p.row][p.track] : null;
+    if (tr) {
+      var tb = Math.floor((p.t - off - num(d.timeline.start_ns)) / num(d.timeline.bin_ns));
+      var tv = tb >= 0 && tb < tr.values.length ? tr.values[tb] : null;
+      showTip(tTip, tPlot, p.px, p.py,
+              [deviceName(d) + ', ' + tr.label + ' at ' +
+                   fmtNs(tb * num(d.timeline.bin_ns) + num(d.timeline.start_ns) + off - full[0]),
+               tv === null ? 'no readings in this bin' : tr.text(tv, tr.scale) + ' (mean of the bin)']);
+      return;
+    }
     var gaps = gapsByDevice[keyOf(d)] || [];
     // The gap under the pointer (within two pixels): binary search by start.
     var lo = 0, hi = gaps.length;

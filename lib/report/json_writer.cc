@@ -1,9 +1,11 @@
 // The JSON report (docs/REPORT_SCHEMA.md). Its schema and keys are model/report_names.h's, which
 // the report reader reads back.
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -178,6 +180,51 @@ void CollectiveTimings(Json& w, const DeviceReport& d) {
   w.EndObject();
 }
 
+// A column of percentages, to a tenth (the readings are no finer); -1 where not measured.
+template <typename Row, typename Value>
+void PctColumn(Json& w, absl::string_view key, const std::vector<Row>& rows, Value value) {
+  Str(w, key);
+  w.SetFormatOptions(rapidjson::kFormatSingleLineArray);
+  w.StartArray();
+  for (const Row& row : rows) {
+    const double v = value(row);
+    if (v < 0) {
+      w.Int(-1);
+    } else {
+      w.Double(std::round(v * 10) / 10);
+    }
+  }
+  w.EndArray();
+  w.SetFormatOptions(rapidjson::kFormatDefault);
+}
+
+// The timeline's readings per bin (docs/REPORT_SCHEMA.md, "timeline"): absent without any; each
+// column only where some bin has a figure of it, to keep the report small.
+void TimelineGpu(Json& w, const TimelineSummary& t) {
+  if (t.gpu.empty()) return;
+  using GpuBin = TimelineSummary::GpuBin;
+  const auto any = [&](auto has) { return std::any_of(t.gpu.begin(), t.gpu.end(), has); };
+  Str(w, keys::kGpu);
+  w.StartObject();
+  Int64Field(w, keys::kSmClockMaxMhz, t.sm_clock_max_mhz);
+  Int64Field(w, keys::kPowerLimitMw, t.power_limit_mw);
+  if (any([](const GpuBin& b) { return b.samples > 0; })) {
+    Column(w, keys::kSamples, t.gpu, [](const GpuBin& b) { return b.samples; });
+    Column(w, keys::kSmClockMhz, t.gpu, [](const GpuBin& b) { return int64_t{b.sm_clock_mhz}; });
+    Column(w, keys::kPowerMw, t.gpu, [](const GpuBin& b) { return int64_t{b.power_mw}; });
+  }
+  if (any([](const GpuBin& b) { return b.pm_ns > 0; })) {
+    Column(w, keys::kPmNs, t.gpu, [](const GpuBin& b) { return b.pm_ns; });
+    for (const auto& [key, figure] : {std::pair{keys::kSmActivePct, &GpuBin::sm_active_pct},
+                                      std::pair{keys::kTensorActivePct, &GpuBin::tensor_active_pct},
+                                      std::pair{keys::kDramPct, &GpuBin::dram_pct}}) {
+      if (!any([figure](const GpuBin& b) { return b.*figure >= 0; })) continue;
+      PctColumn(w, key, t.gpu, [figure](const GpuBin& b) { return b.*figure; });
+    }
+  }
+  w.EndObject();
+}
+
 // The binned timeline (docs/REPORT_SCHEMA.md, "timeline"), one array per column; absent when the
 // report has none (read from an older gpuidle's report).
 void Timeline(Json& w, const TimelineSummary& t) {
@@ -196,6 +243,7 @@ void Timeline(Json& w, const TimelineSummary& t) {
   }
   w.EndObject();
   Column(w, keys::kOneOffNs, t.bins, [](const Bin& b) { return b.one_off_ns; });
+  TimelineGpu(w, t);
   w.EndObject();
 }
 
@@ -398,6 +446,27 @@ void DeviceRow(Json& w, const DeviceReport& d) {
   w.EndObject();
 }
 
+// A step's readings (docs/REPORT_SCHEMA.md, "steps"): absent without any; the PM figures only
+// where measured.
+void StepGpu(Json& w, const std::optional<StepReport::Gpu>& gpu) {
+  if (!gpu) return;
+  const StepReport::Gpu& g = *gpu;
+  Str(w, keys::kGpu);
+  w.StartObject();
+  Int64Field(w, keys::kSamples, g.samples);
+  Int64Field(w, keys::kSmClockMedianMhz, g.sm_clock_median_mhz);
+  Int64Field(w, keys::kSmClockMaxMhz, g.sm_clock_max_mhz);
+  Int64Field(w, keys::kPowerMedianMw, g.power_median_mw);
+  Int64Field(w, keys::kPowerLimitMw, g.power_limit_mw);
+  NumberField(w, keys::kSlowClockShare, g.slow_clock_share);
+  for (const auto& [key, value] : {std::pair{keys::kSmActivePct, g.sm_active_pct},
+                                   std::pair{keys::kTensorActivePct, g.tensor_active_pct},
+                                   std::pair{keys::kDramPct, g.dram_pct}}) {
+    if (value >= 0) NumberField(w, key, value);
+  }
+  w.EndObject();
+}
+
 void StepRow(Json& w, const StepReport& s) {
   w.StartObject();
   DeviceFields(w, s.rank, s.device);
@@ -409,6 +478,7 @@ void StepRow(Json& w, const StepReport& s) {
   Breakdown(w, s.idle);
   Int64Field(w, keys::kOneOffNs, s.one_off_ns);
   if (s.comm_wait_ns) Int64Field(w, keys::kCommWaitNs, *s.comm_wait_ns);
+  StepGpu(w, s.gpu);
   w.EndObject();
 }
 

@@ -35,6 +35,9 @@ struct DeviceFigures {
   int64_t kernels = 0;
   int64_t memcpys = 0;
   int64_t memsets = 0;
+  // NVML's and PM sampling's figures (a live capture's); of the first device of the key that has
+  // them, as readings do not add up.
+  const GpuMetrics* gpu = nullptr;
 };
 
 // Devices with a rank first, by rank, then those without; then by device number.
@@ -63,6 +66,7 @@ std::vector<DeviceFigures> FiguresByDevice(const Report& report, const MetricsLa
     f.kernels += d.kernel_count;
     f.memcpys += d.memcpy_count;
     f.memsets += d.memset_count;
+    if (f.gpu == nullptr && d.gpu_metrics) f.gpu = &*d.gpu_metrics;
   }
   std::vector<DeviceFigures> figures;
   figures.reserve(by_key.size());
@@ -164,6 +168,64 @@ class Exposition {
   std::string out_;
 };
 
+// The devices' readings as gauges (docs/METRICS.md, "GPU readings"), in base units (hertz, watts,
+// ratios); each family only where some device has the figure.
+void GpuGauges(const std::vector<DeviceFigures>& devices, Exposition& e) {
+  std::vector<DeviceFigures> nvml, pm;
+  for (const DeviceFigures& f : devices) {
+    if (f.gpu != nullptr && f.gpu->samples > 0) nvml.push_back(f);
+    if (f.gpu != nullptr && f.gpu->throughput) pm.push_back(f);
+  }
+  const auto gauge = [&](const std::vector<DeviceFigures>& of, absl::string_view name,
+                         absl::string_view help, auto value) {
+    if (!of.empty()) e.PerDevice(of, name, "gauge", help, value);
+  };
+  gauge(nvml, "gpuidle_gpu_sm_clock_median_hertz",
+        "Median SM clock while the GPU ran kernels in the steady state, in hertz (NVML).",
+        [](const DeviceFigures& f) {
+          return Count(int64_t{f.gpu->sm_clock_median_mhz} * 1'000'000);
+        });
+  gauge(nvml, "gpuidle_gpu_sm_clock_max_hertz", "Maximum SM clock of the GPU, in hertz (NVML).",
+        [](const DeviceFigures& f) { return Count(int64_t{f.gpu->sm_clock_max_mhz} * 1'000'000); });
+  gauge(nvml, "gpuidle_gpu_slow_clock_ratio",
+        "Share of the busy readings with the SM clock under 90% of its maximum (0 to 1).",
+        [](const DeviceFigures& f) { return Ratio(f.gpu->slow_clock_share); });
+  gauge(nvml, "gpuidle_gpu_power_median_watts",
+        "Median power draw while the GPU ran kernels in the steady state, in watts (NVML).",
+        [](const DeviceFigures& f) { return Ratio(f.gpu->power_median_mw / 1000.0); });
+  gauge(nvml, "gpuidle_gpu_power_limit_watts", "Enforced power limit of the GPU, in watts (NVML).",
+        [](const DeviceFigures& f) { return Ratio(f.gpu->power_limit_mw / 1000.0); });
+  gauge(nvml, "gpuidle_gpu_temperature_max_celsius",
+        "Highest GPU temperature read in the steady state, in degrees Celsius (NVML).",
+        [](const DeviceFigures& f) { return Count(f.gpu->temperature_max_c); });
+  gauge(nvml, "gpuidle_gpu_pcie_generation",
+        "PCIe link generation while busy (the link slows down at rest; 0: not read).",
+        [](const DeviceFigures& f) { return Count(f.gpu->pcie_generation); });
+  gauge(nvml, "gpuidle_gpu_pcie_width", "PCIe link width (lanes) while busy (0: not read).",
+        [](const DeviceFigures& f) { return Count(f.gpu->pcie_width); });
+  gauge(nvml, "gpuidle_gpu_other_processes",
+        "Other processes NVML saw on the GPU during the collection.", [](const DeviceFigures& f) {
+          return Count(static_cast<int64_t>(f.gpu->other_processes.size()));
+        });
+  // PM sampling: a figure not measured (negative) is left out, not written as 0.
+  for (const auto& [name, figure, help] :
+       {std::tuple{"gpuidle_gpu_sm_active_ratio", &GpuMetrics::Throughput::sm_active_pct,
+                   "Share of cycles with work resident on the SMs while busy (0 to 1; CUPTI PM "
+                   "sampling)."},
+        std::tuple{"gpuidle_gpu_tensor_active_ratio", &GpuMetrics::Throughput::tensor_active_pct,
+                   "Tensor pipes' activity while busy, share of their peak (0 to 1; CUPTI PM "
+                   "sampling)."},
+        std::tuple{"gpuidle_gpu_dram_ratio", &GpuMetrics::Throughput::dram_pct,
+                   "DRAM throughput while busy, share of its peak (0 to 1; CUPTI PM sampling)."}}) {
+    std::vector<DeviceFigures> measured;
+    for (const DeviceFigures& f : pm) {
+      if ((*f.gpu->throughput).*figure >= 0) measured.push_back(f);
+    }
+    gauge(measured, name, help,
+          [figure](const DeviceFigures& f) { return Ratio((*f.gpu->throughput).*figure / 100.0); });
+  }
+}
+
 }  // namespace
 
 std::string EscapePrometheusLabelValue(absl::string_view v) {
@@ -238,6 +300,8 @@ std::string FormatPrometheusMetrics(const Report& report, const MetricsLabels& l
               [](const DeviceFigures& f) { return Count(f.memcpys); });
   e.PerDevice(devices, "gpuidle_memsets_total", "counter", "Memory sets traced.",
               [](const DeviceFigures& f) { return Count(f.memsets); });
+
+  GpuGauges(devices, e);
 
   if (report.coverage) {
     const Coverage& c = *report.coverage;

@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -475,6 +476,28 @@ void Warnings(const Report& r, const Palette& paint, std::string* out) {
 
 IdleBreakdown StepLost(const StepReport& s) { return LostBreakdown(s.idle, s.comm_wait_ns); }
 
+// "1.41/1.98 GHz 655/700 W SM 82% tensor 40% DRAM 55%": a step's readings while busy, under its
+// row; "" without any.
+std::string StepGpuLine(const StepReport& s) {
+  if (!s.gpu) return "";
+  const StepReport::Gpu& g = *s.gpu;
+  std::vector<std::string> parts;
+  if (g.sm_clock_median_mhz > 0) {
+    parts.push_back(absl::StrFormat("%.2f/%.2f GHz", g.sm_clock_median_mhz / 1000.0,
+                                    g.sm_clock_max_mhz / 1000.0));
+  }
+  if (g.power_median_mw > 0) {
+    parts.push_back(
+        absl::StrFormat("%.0f/%.0f W", g.power_median_mw / 1000.0, g.power_limit_mw / 1000.0));
+  }
+  for (const auto& [label, pct] :
+       {std::pair{"SM", g.sm_active_pct}, std::pair{"tensor", g.tensor_active_pct},
+        std::pair{"DRAM", g.dram_pct}}) {
+    if (pct >= 0) parts.push_back(absl::StrFormat("%s %.0f%%", label, pct));
+  }
+  return parts.empty() ? "" : absl::StrJoin(parts, "  ");
+}
+
 // The step names' column, one width for every device's table (so that the ranks' names are cut
 // alike): what the other columns leave of kMaxWidth (kMaxStepNameWidth at most,
 // kMinStepNameWidth at least), the widest dominant subcause and the wait column deciding.
@@ -542,6 +565,9 @@ void Steps(const Report& r, const Palette& paint, std::string* out) {
           Ms(s->idle.CauseNs(Cause::kDataStarved)), Ms(s->idle.CauseNs(Cause::kLaunchBound)),
           Ms(s->idle.CauseNs(Cause::kSyncBound)), Ms(s->idle.CauseNs(Cause::kUnattributed)),
           s->comm_wait_ns ? Ms(*s->comm_wait_ns) : "-", dominant);
+      // The step's readings while busy, where a live capture took them, under its row.
+      const std::string gpu = StepGpuLine(*s);
+      if (!gpu.empty()) absl::StrAppend(out, "    gpu ", gpu, "\n");
     }
   }
 }

@@ -220,5 +220,54 @@ TEST(TimelineSummaryTest, ASampledCollectionBinsTheWholeSpanOfItsWindows) {
   EXPECT_EQ(CauseNs(got, Cause::kSyncBound), r->devices[0].idle.CauseNs(Cause::kSyncBound));
 }
 
+TEST(TimelineSummary, GpuReadingsAreMeansPerBinThatMergingKeeps) {
+  Timeline readings;
+  // Bins of 10 us over [0, 40) us: NVML readings in bins 0 and 1, a PM sample over bins 1 and 2.
+  for (const auto& [at, clock] : {std::pair{1'000, 1000u}, {3'000, 2000u}, {12'000, 1800u}}) {
+    GpuMetricSample s;
+    s.time_ns = at;
+    s.sm_clock_mhz = clock;
+    s.sm_clock_max_mhz = 1980;
+    s.power_mw = clock * 100;
+    s.power_limit_mw = 700'000;
+    readings.gpu_metrics.push_back(s);
+  }
+  GpuThroughputSample pm;
+  pm.start_ns = 15'000;
+  pm.end_ns = 30'000;
+  pm.sm_active_pct = 80;
+  readings.gpu_throughput.push_back(pm);
+  TimelineSummary t = SummarizeTimeline(Interval{0, 40'000}, {}, {}, 4);
+  AddGpuReadings(readings, 0, &t);
+  ASSERT_EQ(t.gpu.size(), 4u);
+  EXPECT_EQ(t.sm_clock_max_mhz, 1980u);
+  EXPECT_EQ(t.gpu[0].samples, 2);
+  EXPECT_EQ(t.gpu[0].sm_clock_mhz, 1500u);
+  EXPECT_EQ(t.gpu[0].power_mw, 150'000u);
+  EXPECT_LT(t.gpu[0].sm_active_pct, 0);
+  EXPECT_EQ(t.gpu[1].sm_clock_mhz, 1800u);
+  EXPECT_EQ(t.gpu[1].pm_ns, 5'000);
+  EXPECT_EQ(t.gpu[2].pm_ns, 10'000);
+  EXPECT_DOUBLE_EQ(t.gpu[2].sm_active_pct, 80);
+  EXPECT_EQ(t.gpu[3].samples, 0);
+  EXPECT_EQ(t.gpu[3].pm_ns, 0);
+  // Coarsened: means weighted by the readings merged.
+  CoarsenTimeline(2, &t);
+  ASSERT_EQ(t.gpu.size(), 2u);
+  EXPECT_EQ(t.gpu[0].samples, 3);
+  EXPECT_EQ(t.gpu[0].sm_clock_mhz, 1600u);
+  EXPECT_EQ(t.gpu[0].pm_ns, 5'000);
+  EXPECT_DOUBLE_EQ(t.gpu[1].sm_active_pct, 80);
+  // Another device has none: no column at all.
+  TimelineSummary other = SummarizeTimeline(Interval{0, 40'000}, {}, {}, 4);
+  AddGpuReadings(readings, 1, &other);
+  EXPECT_TRUE(other.gpu.empty());
+  // A later window without readings keeps the bins' count and the readings of the first.
+  TimelineSummary later = SummarizeTimeline(Interval{40'000, 80'000}, {}, {}, 2);
+  AddTimeline(later, &t);
+  ASSERT_EQ(t.gpu.size(), t.bins.size());
+  EXPECT_EQ(t.gpu[0].samples, 3);
+}
+
 }  // namespace
 }  // namespace gpuidle::internal

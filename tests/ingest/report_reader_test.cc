@@ -27,6 +27,7 @@ using ::gpuidle::testing::ReadFileOrDie;
 using ::gpuidle::testing::ReadsBackAs;
 using ::gpuidle::testing::TempDir;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::StartsWith;
 
 constexpr int64_t kMs = 1'000'000;
@@ -165,6 +166,17 @@ Report FullReport() {
       m.memory_total_bytes = uint64_t{80} << 30;
       m.other_processes = {{4242, uint64_t{31} << 30, 12}};
       m.findings = {{"clocks", "busy, but at 1.41 of 1.98 GHz", "check the power limit"}};
+      // The timeline's readings per bin: NVML in two bins, PM samples in the last two.
+      d.timeline.start_ns = 1'000;
+      d.timeline.bin_ns = 50 * kMs;
+      d.timeline.bins.resize(2);
+      d.timeline.bins[0].busy_ns = 30 * kMs;
+      d.timeline.bins[1].one_off_ns = 50 * kMs;
+      d.timeline.sm_clock_max_mhz = 1980;
+      d.timeline.power_limit_mw = 700'000;
+      d.timeline.gpu.resize(2);
+      d.timeline.gpu[0] = {.samples = 5, .sm_clock_mhz = 1410, .power_mw = 650'000};
+      d.timeline.gpu[1] = {.samples = 0, .pm_ns = 50 * kMs, .sm_active_pct = 82.5, .dram_pct = 40};
     }
     r.devices.push_back(d);
 
@@ -178,6 +190,15 @@ Report FullReport() {
     s.idle[Subcause::kHost] = 2 * kMs;
     s.one_off_ns = 1 * kMs;
     if (rank == 0) s.comm_wait_ns = 3 * kMs;
+    if (rank == 0) {
+      s.gpu = StepReport::Gpu{.samples = 10,
+                              .sm_clock_median_mhz = 1410,
+                              .sm_clock_max_mhz = 1980,
+                              .power_median_mw = 690'000,
+                              .power_limit_mw = 700'000,
+                              .slow_clock_share = 0.5,
+                              .sm_active_pct = 82.5};
+    }
     r.steps.push_back(s);
   }
   r.steps_not_listed = 4;
@@ -236,6 +257,24 @@ TEST(ReportReader, ReadsBackEveryFieldOfAFullReport) {
   EXPECT_EQ(read->coverage->windows, 3);
   EXPECT_EQ(read->dropped_records, 7u);
   EXPECT_TRUE(read->record_limit_reached);
+  // The readings per step and per bin, absent where there were none.
+  ASSERT_TRUE(read->steps[0].gpu.has_value());
+  EXPECT_EQ(read->steps[0].gpu->sm_clock_median_mhz, 1410u);
+  EXPECT_EQ(read->steps[0].gpu->power_limit_mw, 700'000u);
+  EXPECT_EQ(read->steps[0].gpu->slow_clock_share, 0.5);
+  EXPECT_EQ(read->steps[0].gpu->sm_active_pct, 82.5);
+  EXPECT_LT(read->steps[0].gpu->dram_pct, 0);  // not measured
+  EXPECT_FALSE(read->steps[1].gpu.has_value());
+  ASSERT_EQ(d0.timeline.gpu.size(), 2u);
+  EXPECT_EQ(d0.timeline.sm_clock_max_mhz, 1980u);
+  EXPECT_EQ(d0.timeline.gpu[0].samples, 5);
+  EXPECT_EQ(d0.timeline.gpu[0].power_mw, 650'000u);
+  EXPECT_LT(d0.timeline.gpu[0].sm_active_pct, 0);
+  EXPECT_EQ(d0.timeline.gpu[1].pm_ns, 50 * kMs);
+  EXPECT_EQ(d0.timeline.gpu[1].sm_active_pct, 82.5);
+  EXPECT_LT(d0.timeline.gpu[1].tensor_active_pct, 0);  // no bin measured it: no column
+  EXPECT_THAT(json, Not(HasSubstr("tensor_active_pct")));
+  EXPECT_TRUE(read->devices[1].timeline.gpu.empty());
 }
 
 TEST(ReportReader, AnEmptyReportRoundTrips) { ExpectRoundTrip(Json(Report{}), "empty.json"); }

@@ -93,6 +93,7 @@ struct Drawn {
   std::string view_ms;  // the timeline's view, "from-to" in ms from the start of the run
   int64_t errors = -1, bins = -1, gaps = -1, steps = -1;
   int64_t waiting_bins = -1, waiting_steps = -1;  // bins and step bars with waiting drawn
+  int64_t tracks = -1;                            // metric tracks under the devices' timelines
   std::string timeline_rect, steps_rect;          // "x,y,width,height", CSS pixels
   std::string steps_axis;                         // the step bars' axis labels
   double render_ms = -1;
@@ -119,6 +120,7 @@ Drawn DrawnOf(const std::string& dom) {
   (void)absl::SimpleAtod(attr("data-render-ms"), &d.render_ms);
   (void)absl::SimpleAtoi(attr("data-drawn-waiting-bins"), &d.waiting_bins);
   (void)absl::SimpleAtoi(attr("data-drawn-waiting-steps"), &d.waiting_steps);
+  (void)absl::SimpleAtoi(attr("data-drawn-tracks"), &d.tracks);
   d.timeline_rect = attr("data-timeline-rect");
   d.steps_rect = attr("data-steps-rect");
   d.steps_axis = attr("data-steps-axis");
@@ -364,6 +366,61 @@ TEST(HtmlBrowserTest, ThePageLoadsWithoutErrorsAndDrawsItsPlots) {
   // The hostile names are text on the page: no element came of them.
   EXPECT_THAT(r.out, Not(HasSubstr("<img")));
   EXPECT_THAT(r.out, HasSubstr("&lt;img src=x onerror=alert(1)&gt;"));
+}
+
+// AnalysedReport() as a live capture with readings would have it: NVML's clock and power and PM
+// sampling's SM and DRAM activity in every bin of the timeline (the tensor pipes not measured).
+Report ReportWithReadings() {
+  Report report = AnalysedReport();
+  for (DeviceReport& d : report.devices) {
+    TimelineSummary& t = d.timeline;
+    t.sm_clock_max_mhz = 1980;
+    t.power_limit_mw = 700'000;
+    t.gpu.resize(t.bins.size());
+    for (size_t i = 0; i < t.gpu.size(); ++i) {
+      TimelineSummary::GpuBin& g = t.gpu[i];
+      g.samples = 1;
+      g.sm_clock_mhz = i % 2 == 0 ? 1980 : 1400;
+      g.power_mw = 500'000;
+      g.pm_ns = t.bin_ns;
+      g.sm_active_pct = 80;
+      g.dram_pct = 30;
+    }
+  }
+  return report;
+}
+
+TEST(HtmlBrowserTest, MetricTracksAreDrawnWhereTheReportHasReadingsAndOnlyThere) {
+  REQUIRE_CHROMIUM(chromium);
+  TempDir dir;
+  const Report with = ReportWithReadings();
+  ASSERT_EQ(with.devices.size(), 1u);
+  const std::string page = dir.Write("with.html", MakeHtmlWriter()->Write(with));
+  const ProcessResult r = RunChromium(dir, *chromium, page, {"--dump-dom"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(ConsoleLines(r.err), ::testing::IsEmpty());
+  const Drawn drawn = DrawnOf(r.out);
+  EXPECT_EQ(drawn.status, "ready");
+  EXPECT_EQ(drawn.errors, 0);
+  EXPECT_EQ(drawn.tracks, 4) << "SM clock, power, SM active, DRAM";
+  EXPECT_GT(drawn.bins, 0);
+
+  const std::string plain = dir.Write("plain.html", MakeHtmlWriter()->Write(AnalysedReport()));
+  const ProcessResult p = RunChromium(dir, *chromium, plain, {"--dump-dom"});
+  ASSERT_EQ(p.code, 0) << p.err;
+  EXPECT_EQ(DrawnOf(p.out).tracks, 0);
+
+  // The tracks' colours (lib/report/html_report.js) in the timeline's rectangle.
+  const std::string png = dir.Path("tracks.png");
+  const ProcessResult shot =
+      RunChromium(dir, *chromium, page, {"--window-size=1200,1400", "--screenshot=" + png});
+  ASSERT_EQ(shot.code, 0) << shot.err;
+  const Image img = DecodePng(ReadFileOrDie(png));
+  KeepScreenshot(png, "tracks.png");
+  EXPECT_GT(PixelsOf(img, 0x6a4c93), 200u) << "SM clock";
+  EXPECT_GT(PixelsOf(img, 0xe76f51), 200u) << "power";
+  EXPECT_GT(PixelsOf(img, 0x264653), 200u) << "SM active";
+  EXPECT_GT(PixelsOf(img, 0x457b9d), 200u) << "DRAM";
 }
 
 TEST(HtmlBrowserTest, TheScreenshotShowsTheCauseColours) {

@@ -513,5 +513,56 @@ TEST(PrometheusWriterTest, TheReaderRefusesMalformedText) {
   EXPECT_THAT(Parse("# HELP x h\n# TYPE x gauge\nx{a=\"1\"} 1\n").errors, IsEmpty());
 }
 
+TEST(PrometheusWriterTest, GpuReadingsAreGaugesInBaseUnitsOfTheDevicesThatHaveThem) {
+  Report r;
+  r.devices = {Device(0), Device(1)};
+  GpuMetrics& m = r.devices[0].gpu_metrics.emplace();
+  m.samples = 100;
+  m.busy_samples = 90;
+  m.idle_samples = 10;
+  m.sm_clock_median_mhz = 1410;
+  m.sm_clock_max_mhz = 1980;
+  m.slow_clock_share = 0.25;
+  m.power_median_mw = 690'500;
+  m.power_limit_mw = 700'000;
+  m.temperature_max_c = 71;
+  m.pcie_generation = 4;
+  m.pcie_width = 16;
+  m.other_processes = {{4242, 1 << 30, 3}, {4343, 1 << 20, 0}};
+  GpuMetrics::Throughput& pm = m.throughput.emplace();
+  pm.sm_active_pct = 82.5;
+  pm.dram_pct = 40;  // tensor_active_pct not measured
+  const Parsed p = FormatAndParse(r);
+  const std::map<std::string, std::string> gpu0 = {{"gpu", "0"}};
+  const std::vector<std::pair<std::string, double>> expected = {
+      {"gpuidle_gpu_sm_clock_median_hertz", 1.41e9},
+      {"gpuidle_gpu_sm_clock_max_hertz", 1.98e9},
+      {"gpuidle_gpu_slow_clock_ratio", 0.25},
+      {"gpuidle_gpu_power_median_watts", 690.5},
+      {"gpuidle_gpu_power_limit_watts", 700},
+      {"gpuidle_gpu_temperature_max_celsius", 71},
+      {"gpuidle_gpu_pcie_generation", 4},
+      {"gpuidle_gpu_pcie_width", 16},
+      {"gpuidle_gpu_other_processes", 2},
+      {"gpuidle_gpu_sm_active_ratio", 0.825},
+      {"gpuidle_gpu_dram_ratio", 0.4}};
+  for (const auto& [name, value] : expected) {
+    EXPECT_EQ(p.types.at(name), "gauge") << name;
+    const std::optional<Sample> s = p.Find(name, gpu0);
+    ASSERT_TRUE(s.has_value()) << name;
+    EXPECT_DOUBLE_EQ(s->value, value) << name;
+    // Device 1 has no readings: no sample, rather than a 0 that reads as a stopped GPU.
+    EXPECT_EQ(p.Of(name).size(), 1u) << name;
+  }
+  EXPECT_EQ(p.types.count("gpuidle_gpu_tensor_active_ratio"), 0u);  // not measured
+}
+
+TEST(PrometheusWriterTest, NoGpuFamiliesWithoutReadings) {
+  Report r;
+  r.devices = {Device(0)};
+  const Parsed p = FormatAndParse(r);
+  for (const std::string& f : p.families) EXPECT_FALSE(absl::StartsWith(f, "gpuidle_gpu_")) << f;
+}
+
 }  // namespace
 }  // namespace gpuidle::internal

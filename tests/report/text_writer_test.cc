@@ -256,6 +256,23 @@ TEST(TextWriter, WritesTheStepTable) {
   EXPECT_THAT(text, Not(HasSubstr("steps on rank 1 GPU 1")));  // it has no steps
 }
 
+TEST(TextWriter, ShowsAStepsReadingsUnderItsRow) {
+  Report r = SampleReport();
+  r.steps[0].gpu = StepReport::Gpu{.samples = 5,
+                                   .sm_clock_median_mhz = 1410,
+                                   .sm_clock_max_mhz = 1980,
+                                   .power_median_mw = 655'000,
+                                   .power_limit_mw = 700'000,
+                                   .sm_active_pct = 82.4,
+                                   .dram_pct = 55};
+  const std::string text = WriteText(r);
+  EXPECT_THAT(text, HasSubstr("ProfilerStep#1"));
+  EXPECT_THAT(text, HasSubstr("\n    gpu 1.41/1.98 GHz  655/700 W  SM 82%  DRAM 55%\n"));
+  EXPECT_THAT(text, Not(HasSubstr("tensor")));  // not measured
+  // Without readings, no such line.
+  EXPECT_THAT(WriteText(SampleReport()), Not(HasSubstr("    gpu ")));
+}
+
 TEST(TextWriter, ShowsTheStepsWithTheMostIdleTimeInTimeOrder) {
   Report r;
   r.devices.push_back(Device0());

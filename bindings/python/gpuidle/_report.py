@@ -98,6 +98,23 @@ class CollectiveStats:
 
 
 @dataclass(frozen=True)
+class TimelineGpu:
+    """A live capture's readings of a device per timeline bin (docs/REPORT_SCHEMA.md, "timeline"):
+    means over each bin; a column is None where no bin has its figure, and a bin without readings
+    holds 0 (NVML) or -1 (PM sampling)."""
+
+    sm_clock_max_mhz: int  #: the tracks' scales
+    power_limit_mw: int
+    samples: Optional[list[int]] = None  #: NVML readings per bin
+    sm_clock_mhz: Optional[list[int]] = None
+    power_mw: Optional[list[int]] = None
+    pm_ns: Optional[list[int]] = None  #: PM samples' time in each bin
+    sm_active_pct: Optional[list[float]] = None
+    tensor_active_pct: Optional[list[float]] = None
+    dram_pct: Optional[list[float]] = None
+
+
+@dataclass(frozen=True)
 class TimelineSummary:
     """A device's whole window in at most 600 equal bins (docs/REPORT_SCHEMA.md, "timeline"):
     bin ``i`` starts at ``start_ns + i * bin_ns``; per bin, busy time, the steady state's idle
@@ -108,6 +125,14 @@ class TimelineSummary:
     busy_ns: list[int]
     idle_ns: dict[str, list[int]]  #: by cause
     one_off_ns: list[int]
+    gpu: Optional[TimelineGpu] = None  #: live captures that read the device
+
+
+def _timeline(d: Optional[dict[str, Any]]) -> Optional[TimelineSummary]:
+    if not d:
+        return None
+    gpu = d.get("gpu")
+    return _pick(TimelineSummary, d, gpu=_pick(TimelineGpu, gpu) if gpu else None)
 
 
 @dataclass(frozen=True)
@@ -281,6 +306,23 @@ class DeviceReport(_Idle):
 
 
 @dataclass(frozen=True)
+class StepGpu:
+    """A live capture's readings of a device within one step (docs/REPORT_SCHEMA.md, "steps"):
+    NVML's over the readings taken while a kernel ran, PM sampling's weighted by busy time (None
+    where not measured)."""
+
+    samples: int  #: NVML readings in the step
+    sm_clock_median_mhz: int
+    sm_clock_max_mhz: int
+    power_median_mw: int
+    power_limit_mw: int
+    slow_clock_share: float  #: busy readings under 90% of the maximum SM clock, 0..1
+    sm_active_pct: Optional[float] = None
+    tensor_active_pct: Optional[float] = None
+    dram_pct: Optional[float] = None
+
+
+@dataclass(frozen=True)
 class StepReport(_Idle):
     """One step (``ProfilerStep#N``, :func:`gpuidle.step`) on one device."""
 
@@ -296,6 +338,7 @@ class StepReport(_Idle):
     one_off_ns: int = 0  #: idle time of one-off work inside the step (a re-compilation)
     #: collectives of the step waiting for peers; None unless the ranks were merged
     comm_wait_ns: Optional[int] = None
+    gpu: Optional[StepGpu] = None  #: live captures that read the device within the step
 
     @property
     def duration_ns(self) -> int:
@@ -437,6 +480,11 @@ def _pick(cls: type, d: dict[str, Any], **extra: Any) -> Any:
                **extra)
 
 
+def _step(d: dict[str, Any]) -> StepReport:
+    gpu = d.get("gpu")
+    return _pick(StepReport, d, gpu=_pick(StepGpu, gpu) if gpu else None)
+
+
 def _device(d: dict[str, Any]) -> DeviceReport:
     """A device of the JSON report: its phases become start_up_ns, wind_down_ns and one_off."""
     phases = d["phases"]
@@ -446,7 +494,7 @@ def _device(d: dict[str, Any]) -> DeviceReport:
     device = _pick(DeviceReport, d, start_up_ns=phases["start_up"]["ns"],
                    wind_down_ns=phases["wind_down"]["ns"], one_off=one_off,
                    collectives=[_pick(CollectiveStats, c) for c in d.get("collectives", [])],
-                   timeline=_pick(TimelineSummary, d["timeline"]) if d.get("timeline") else None,
+                   timeline=_timeline(d.get("timeline")),
                    gpu_metrics=_gpu_metrics(d.get("gpu_metrics")))
     # The steady state's time, which in a sampled report is not its span: kept off the fields,
     # so that dataclasses.asdict() and == see the report's figures only.
@@ -551,7 +599,7 @@ class Report:
             devices=[_device(d) for d in data["devices"]],
             visible_device_count=data["visible_device_count"],
             unused_devices=list(data["unused_devices"]),
-            steps=[_pick(StepReport, s) for s in data["steps"]],
+            steps=[_step(s) for s in data["steps"]],
             step_source=data["step_source"],
             tracer_time=data.get("tracer_time", "not_known"),
             warnings=list(data["warnings"]),
