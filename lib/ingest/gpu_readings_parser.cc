@@ -146,7 +146,7 @@ void GpuReadingsParser::Problem(std::string what) {
 void GpuReadingsParser::Key(int depth, absl::string_view key) {
   if (depth != 1 || !problem_.empty()) return;
   busy_column_ = table_ == Table::kProcesses && key == kBusySamplesColumn;
-  column_ = table_ == Table::kMetrics      ? ColumnIndex<GpuMetricSample>(key)
+  column_ = table_ == Table::kMetrics     ? ColumnIndex<GpuMetricSample>(key)
             : table_ == Table::kProcesses ? ColumnIndex<GpuProcessSeen>(key)
                                           : ColumnIndex<GpuThroughputSample>(key);
   if (busy_column_) column_ = static_cast<int>(std::size(kGpuProcessColumns));
@@ -319,8 +319,8 @@ void GpuReadingsParser::Finish() {
     }
   }
   if (!problem_.empty()) {
-    t_->info.warnings.push_back(absl::StrCat("the trace's device readings \"", key_,
-                                             "\" were not read: ", problem_));
+    t_->info.warnings.push_back(
+        absl::StrCat("the trace's device readings \"", key_, "\" were not read: ", problem_));
   }
   Begin(table_, key_, t_);  // frees what was read
 }

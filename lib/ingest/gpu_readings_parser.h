@@ -50,8 +50,8 @@ class GpuReadingsParser {
   std::string problem_;  // the first one; the table is dropped
   int column_ = -1;      // the column being read; -1: an unknown one (skipped)
   bool busy_column_ = false;
-  uint64_t columns_seen_ = 0;  // bit per column (and the busy column's)
-  size_t length_ = 0;          // of the column being read
+  uint64_t columns_seen_ = 0;    // bit per column (and the busy column's)
+  size_t length_ = 0;            // of the column being read
   std::vector<size_t> lengths_;  // of the columns read so far
   size_t busy_total_ = 0;
   std::vector<GpuMetricSample> metrics_;

@@ -623,8 +623,9 @@ class TraceFormatter {
                         std::span<const ReadingColumn<GpuMetricSample>>(kGpuMetricColumns)) ||
         !AppendReadings(kGpuProcessesInfoKey, t_.gpu_processes,
                         std::span<const ReadingColumn<GpuProcessSeen>>(kGpuProcessColumns)) ||
-        !AppendReadings(kGpuThroughputInfoKey, t_.gpu_throughput,
-                        std::span<const ReadingColumn<GpuThroughputSample>>(kGpuThroughputColumns))) {
+        !AppendReadings(
+            kGpuThroughputInfoKey, t_.gpu_throughput,
+            std::span<const ReadingColumn<GpuThroughputSample>>(kGpuThroughputColumns))) {
       return false;
     }
     if (with_report_) AppendGapSummary();

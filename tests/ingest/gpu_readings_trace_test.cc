@@ -22,6 +22,7 @@
 #include "ingest/byte_source.h"
 #include "ingest/gpu_readings_parser.h"
 #include "ingest/kineto_reader.h"
+#include "ingest/read_trace.h"
 #include "model/timeline.h"
 #include "model/trace_names.h"
 #include "rapidjson/document.h"
@@ -97,7 +98,7 @@ Timeline RunWithReadings() {
     s.start_ns = i * 10 * kMs;
     s.end_ns = s.start_ns + 10 * kMs;
     s.sm_active_pct = 50.0f + static_cast<float>(i) / 3.0f;  // no short decimal
-    s.tensor_active_pct = i % 2 == 0 ? 12.5f : -1.0f;         // some not measured
+    s.tensor_active_pct = i % 2 == 0 ? 12.5f : -1.0f;        // some not measured
     s.dram_pct = 0.1f * static_cast<float>(i);
     s.pcie_read_bytes_per_s = 1.2345678e10f;
     s.pcie_write_bytes_per_s = 3.0e-7f;
@@ -129,16 +130,29 @@ std::string FirstReadingDifference(const Timeline& a, const Timeline& b) {
     const GpuMetricSample& x = a.gpu_metrics[i];
     const GpuMetricSample& y = b.gpu_metrics[i];
     const auto fields = [](const GpuMetricSample& s) {
-      return std::vector<uint64_t>{
-          static_cast<uint64_t>(s.time_ns), static_cast<uint64_t>(s.device), s.sm_clock_mhz,
-          s.sm_clock_max_mhz, s.memory_clock_mhz, s.memory_clock_max_mhz, s.power_mw,
-          s.power_limit_mw, s.temperature_c, s.utilization_percent, s.clock_events,
-          s.has_clock_events, s.pcie_generation, s.pcie_generation_max, s.pcie_width,
-          s.pcie_width_max, s.pcie_replays, s.memory_used_bytes, s.memory_total_bytes};
+      return std::vector<uint64_t>{static_cast<uint64_t>(s.time_ns),
+                                   static_cast<uint64_t>(s.device),
+                                   s.sm_clock_mhz,
+                                   s.sm_clock_max_mhz,
+                                   s.memory_clock_mhz,
+                                   s.memory_clock_max_mhz,
+                                   s.power_mw,
+                                   s.power_limit_mw,
+                                   s.temperature_c,
+                                   s.utilization_percent,
+                                   s.clock_events,
+                                   s.has_clock_events,
+                                   s.pcie_generation,
+                                   s.pcie_generation_max,
+                                   s.pcie_width,
+                                   s.pcie_width_max,
+                                   s.pcie_replays,
+                                   s.memory_used_bytes,
+                                   s.memory_total_bytes};
     };
     if (fields(x) != fields(y)) {
-      return absl::StrCat("reading #", i, ": ", absl::StrJoin(fields(x), ","), " != ",
-                          absl::StrJoin(fields(y), ","));
+      return absl::StrCat("reading #", i, ": ", absl::StrJoin(fields(x), ","),
+                          " != ", absl::StrJoin(fields(y), ","));
     }
   }
   if (a.gpu_processes.size() != b.gpu_processes.size()) return "process count";
@@ -157,15 +171,15 @@ std::string FirstReadingDifference(const Timeline& a, const Timeline& b) {
     const GpuThroughputSample& y = b.gpu_throughput[i];
     // Bit for bit: the shortest decimal reads back as the same float.
     const auto figures = [](const GpuThroughputSample& s) {
-      return std::vector<float>{s.sm_active_pct,          s.tensor_active_pct,
-                                s.dram_pct,               s.pcie_read_bytes_per_s,
-                                s.pcie_write_bytes_per_s, s.nvlink_read_bytes_per_s,
-                                s.nvlink_write_bytes_per_s};
+      return std::vector<float>{
+          s.sm_active_pct,           s.tensor_active_pct,      s.dram_pct,
+          s.pcie_read_bytes_per_s,   s.pcie_write_bytes_per_s, s.nvlink_read_bytes_per_s,
+          s.nvlink_write_bytes_per_s};
     };
     if (x.start_ns != y.start_ns || x.end_ns != y.end_ns || x.device != y.device ||
         figures(x) != figures(y)) {
-      return absl::StrCat("throughput sample #", i, ": ", absl::StrJoin(figures(x), ","), " != ",
-                          absl::StrJoin(figures(y), ","));
+      return absl::StrCat("throughput sample #", i, ": ", absl::StrJoin(figures(x), ","),
+                          " != ", absl::StrJoin(figures(y), ","));
     }
   }
   return "";
@@ -244,8 +258,8 @@ TEST(GpuReadingsTrace, TraceWithoutReadingsReadsWithoutThem) {
 TEST(GpuReadingsTrace, OlderTracesWithoutReadingsStillRead) {
   // As gpuidle wrote them before the readings: "gpuidle.trace/2" and /1, no reading keys.
   for (absl::string_view format : {"gpuidle.trace/1", "gpuidle.trace/2"}) {
-    absl::StatusOr<Timeline> back = ReadText(absl::StrCat(
-        R"({"gpuidle": {"format": ")", format, R"(", "pid": 7}, "traceEvents": [
+    absl::StatusOr<Timeline> back = ReadText(
+        absl::StrCat(R"({"gpuidle": {"format": ")", format, R"(", "pid": 7}, "traceEvents": [
         {"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":1.000,"dur":2.000,
          "args":{"device":0}}]})"));
     ASSERT_TRUE(back.ok()) << back.status();
@@ -286,12 +300,12 @@ TEST(GpuReadingsTrace, ReadingsAreDrawnAsCounterTracksOnTheirDevice) {
     }
     if (device == 0 && absl::string_view(e["name"].GetString()) == "power") ++power_limit_events;
   }
-  EXPECT_EQ(tracks, (std::set<std::string>{
-                        "SM clock MHz", "SM clock max MHz", "power W", "power limit W",
-                        "temperature C", "memory used GiB", "memory total GiB",
-                        "NVML utilization %", "SM active %", "tensor active %",
-                        "DRAM throughput %", "PCIe read GB/s", "PCIe write GB/s",
-                        "NVLink read GB/s", "NVLink write GB/s"}));
+  EXPECT_EQ(tracks,
+            (std::set<std::string>{"SM clock MHz", "SM clock max MHz", "power W", "power limit W",
+                                   "temperature C", "memory used GiB", "memory total GiB",
+                                   "NVML utilization %", "SM active %", "tensor active %",
+                                   "DRAM throughput %", "PCIe read GB/s", "PCIe write GB/s",
+                                   "NVLink read GB/s", "NVLink write GB/s"}));
   // Every device with a counter has a named process (device 1 ran no work).
   EXPECT_EQ(process_names.count(0) + process_names.count(1), 2u);
   // Power changes between busy and idle readings; each event says both figures.
@@ -383,6 +397,22 @@ TEST(GpuReadingsTrace, OneTableDroppedLeavesTheOthers) {
   EXPECT_THAT(back->gpu_processes, SizeIs(2));
   EXPECT_THAT(absl::StrJoin(back->info.warnings, "\n"),
               HasSubstr("\"gpu_throughput\" were not read"));
+}
+
+// No recorded gpuidle trace with readings exists yet (tests/data/gpu_runs/2026-12-06_metrics
+// keeps reports only); recorded gpuidle traces from before the readings read as ever.
+TEST(GpuReadingsTrace, RecordedGpuidleTracesWithoutReadingsReadWithoutWarnings) {
+  for (const char* name :
+       {"2026-12-01_overhead/item_sync.trace.json.gz", "2026-12-01_ranks/one_rank.trace.json.gz"}) {
+    SCOPED_TRACE(name);
+    absl::StatusOr<Timeline> t =
+        ReadTraceFile(absl::StrCat(GPUIDLE_TEST_DATA_DIR, "/gpu_runs/", name));
+    ASSERT_TRUE(t.ok()) << t.status();
+    EXPECT_EQ(t->info.source, "gpuidle");
+    EXPECT_TRUE(t->HasActivity());
+    EXPECT_THAT(t->gpu_metrics, IsEmpty());
+    EXPECT_THAT(absl::StrJoin(t->info.warnings, "\n"), Not(HasSubstr("device readings")));
+  }
 }
 
 TEST(GpuReadingsTrace, TablesBeyondTheRowLimitAreDroppedWithoutHoldingThem) {
