@@ -176,12 +176,12 @@ struct GpuProcessSeen {
 struct GpuThroughputSample {
   int64_t start_ns = 0;  // on the timeline's clock
   int64_t end_ns = 0;
-  int device = 0;                      // the CUDA device ordinal of the timeline
-  float sm_active_pct = -1;            // SMs with work resident, % of the elapsed cycles
-  float tensor_active_pct = -1;        // tensor pipes busy, % of their peak
-  float dram_pct = -1;                 // DRAM throughput, % of its peak
-  float pcie_read_bytes_per_s = -1;    // host to device over PCIe
-  float pcie_write_bytes_per_s = -1;   // device to host
+  int device = 0;  // the CUDA device ordinal of the timeline
+  float sm_active_pct = -1;      // SMs with work resident, % of the elapsed cycles
+  float tensor_active_pct = -1;  // tensor pipes busy, % of their peak
+  float dram_pct = -1;           // DRAM throughput, % of its peak
+  float pcie_read_bytes_per_s = -1;   // host to device over PCIe
+  float pcie_write_bytes_per_s = -1;  // device to host
   float nvlink_read_bytes_per_s = -1;  // received over NVLink
   float nvlink_write_bytes_per_s = -1;
 };
