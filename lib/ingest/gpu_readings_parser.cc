@@ -196,6 +196,7 @@ void GpuReadingsParser::Value(int depth, Scalar kind, absl::string_view text) {
     Problem(absl::StrCat("column \"", column_name(), "\" must be an array, not ", KindName(kind)));
     return;
   }
+  const size_t row = length_;  // for the message: a cell read counts it
   std::string wrong;
   if (busy_column_) {
     if (depth == 2) {
@@ -237,7 +238,7 @@ void GpuReadingsParser::Value(int depth, Scalar kind, absl::string_view text) {
     wrong = "nested too deep";
   }
   if (!wrong.empty()) {
-    Problem(absl::StrCat("column \"", column_name(), "\", row ", length_, ": ", wrong));
+    Problem(absl::StrCat("column \"", column_name(), "\", row ", row, ": ", wrong));
   }
 }
 
