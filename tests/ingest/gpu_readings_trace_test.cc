@@ -26,6 +26,8 @@
 #include "model/timeline.h"
 #include "model/trace_names.h"
 #include "rapidjson/document.h"
+#include "rapidjson/stringbuffer.h"
+#include "rapidjson/writer.h"
 #include "report/trace_writer.h"
 #include "testing/trace_with_gaps.h"
 
@@ -194,9 +196,14 @@ std::string GpuMetricsJson(const Timeline& t) {
   if (!json.ok()) return json.status().ToString();
   rapidjson::Document doc;
   doc.Parse(json->c_str(), json->size());
-  if (doc.HasParseError() || !doc["devices"][0].HasMember("gpu_metrics")) return "(none)";
-  return absl::StrCat(doc["devices"].Size(), " devices, ",
-                      doc["devices"][0]["gpu_metrics"].MemberCount(), " keys: ", *json);
+  if (doc.HasParseError() || doc["devices"].Empty() ||
+      !doc["devices"][0].HasMember("gpu_metrics")) {
+    return "(none)";
+  }
+  rapidjson::StringBuffer text;
+  rapidjson::Writer<rapidjson::StringBuffer> writer(text);
+  doc["devices"][0]["gpu_metrics"].Accept(writer);
+  return text.GetString();
 }
 
 TEST(GpuReadingsTrace, ReadingsProcessesAndThroughputComeBackFieldByField) {
