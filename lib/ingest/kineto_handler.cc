@@ -146,6 +146,15 @@ bool KinetoHandler::GpuidleValue(ScalarKind kind, absl::string_view text) {
                                                               : m.per_call_ns) = *ns;
       return true;
     }
+    case GpuidleKey::kGpuThroughputUnavailable:
+      if (kind == kNull) return true;
+      if (kind != kString) return wrong_type("a string");
+      KeepText(&info.gpu_throughput_unavailable, text, &warnings_);
+      info.gpu_throughput_unavailable = ValidText(info.gpu_throughput_unavailable, &warnings_);
+      return true;
+    case GpuidleKey::kGpuMetrics:  // GpuReadingsParser's
+    case GpuidleKey::kGpuProcesses:
+    case GpuidleKey::kGpuThroughput:
     case GpuidleKey::kIgnored:
       break;
   }

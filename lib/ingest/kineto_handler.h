@@ -17,6 +17,7 @@
 #include "core/text_safety.h"
 #include "core/time_units.h"
 #include "ingest/event_mapper.h"
+#include "ingest/gpu_readings_parser.h"
 #include "ingest/json_scanners.h"
 #include "ingest/kineto_reader.h"
 #include "ingest/reader_warnings.h"
@@ -71,6 +72,15 @@ class KinetoHandler {
           !FirstTime(&gpuidle_keys_seen_, static_cast<int>(gpuidle_key_))) {
         return Twice(k, "\"gpuidle\"");
       }
+      if (IsReadingsKey(gpuidle_key_)) {
+        readings_.Begin(gpuidle_key_ == GpuidleKey::kGpuMetrics ? GpuReadingsParser::Table::kMetrics
+                        : gpuidle_key_ == GpuidleKey::kGpuProcesses
+                            ? GpuReadingsParser::Table::kProcesses
+                            : GpuReadingsParser::Table::kThroughput,
+                        k, &t_);
+      }
+    } else if (InReadings()) {
+      readings_.Key(depth_ - 2, k);
     }
     return true;
   }
@@ -101,6 +111,8 @@ class KinetoHandler {
       t_.info.source = "gpuidle";
       gpuidle_format_seen_ = false;
       gpuidle_key_ = GpuidleKey::kIgnored;
+    } else if (InReadings()) {
+      readings_.Start(depth_ - 2, /*object=*/true);
     } else if (top_ == Top::kDeviceProperties && depth_ == 2) {
       prop_id_.reset();
       prop_id_bad_ = false;
@@ -130,6 +142,8 @@ class KinetoHandler {
       }
     } else if (top_ == Top::kGpuidle && depth_ == 1 && !gpuidle_format_seen_) {
       return NoGpuidleFormat();
+    } else if (InReadings()) {
+      readings_.End(depth_ - 2);
     }
     return true;
   }
@@ -144,6 +158,8 @@ class KinetoHandler {
       return Fail("\"gpuidle\" must be an object, not an array");
     } else if (depth_ == 1 && top_ == Top::kBaseTime && !root_is_array_) {
       warnings_.bad_base_time = true;
+    } else if (InReadings()) {
+      readings_.Start(depth_ - 2, /*object=*/false);
     } else if (in_events_) {
       const int rel = depth_ - events_depth_;
       if (rel == 0) {
@@ -159,6 +175,7 @@ class KinetoHandler {
   bool EndArray(rapidjson::SizeType) {
     --depth_;
     if (in_events_ && depth_ == events_depth_ - 1) in_events_ = false;
+    if (InReadings()) readings_.End(depth_ - 2);
     return true;
   }
 
@@ -177,6 +194,7 @@ class KinetoHandler {
 
  private:
   enum ScalarKind { kNull, kBool, kNumber, kString };
+  static_assert(static_cast<int>(GpuReadingsParser::Scalar::kString) == kString);
 
   static absl::string_view KindName(ScalarKind k) {
     switch (k) {
@@ -190,6 +208,12 @@ class KinetoHandler {
         return "a string";
     }
     return "?";
+  }
+
+  // Inside the value of a "gpuidle" key that holds device readings (depth_ 2 is that value's).
+  bool InReadings() const {
+    return top_ == Top::kGpuidle && depth_ >= 2 && !root_is_array_ && !in_events_ &&
+           IsReadingsKey(gpuidle_key_);
   }
 
   bool Unexpected() { return Fail("internal error: number not delivered as text"); }
@@ -272,7 +296,7 @@ class KinetoHandler {
   uint32_t top_keys_seen_ = 0;
   uint32_t gpuidle_keys_seen_ = 0;
   uint32_t distributed_keys_seen_ = 0;
-  static_assert(static_cast<int>(GpuidleKey::kTracerPerCallNs) < 32 &&
+  static_assert(static_cast<int>(GpuidleKey::kGpuThroughputUnavailable) < 32 &&
                 static_cast<int>(Top::kGpuidle) < 32);
   Field field_ = Field::kIgnored;
   int prop_key_ = 0;
@@ -289,6 +313,7 @@ class KinetoHandler {
   std::string error_;
   BoundedStringBuffer string_buffer_;
   std::optional<size_t> number_too_long_at_;
+  GpuReadingsParser readings_;
 };
 
 // Inline: called for every value of a trace. EventValue and ArgValue go into Scalar, their
@@ -321,6 +346,10 @@ inline bool KinetoHandler::Scalar(ScalarKind kind, absl::string_view text) {
     if (top_ == Top::kGpuidle) {
       return Fail(absl::StrCat("\"gpuidle\" must be an object, not ", KindName(kind)));
     }
+    return true;
+  }
+  if (InReadings()) {
+    readings_.Value(depth_ - 2, static_cast<GpuReadingsParser::Scalar>(kind), text);
     return true;
   }
   if (top_ == Top::kGpuidle && depth_ == 2) return GpuidleValue(kind, text);

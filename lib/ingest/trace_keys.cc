@@ -162,6 +162,10 @@ GpuidleKey GpuidleKeyOf(absl::string_view k) {
   if (k == kTracerLaunchExcessMaxKey) return GpuidleKey::kTracerLaunchExcessMaxNs;
   if (k == kTracerOutsidePermilleKey) return GpuidleKey::kTracerOutsidePermille;
   if (k == kTracerPerCallKey) return GpuidleKey::kTracerPerCallNs;
+  if (k == kGpuMetricsInfoKey) return GpuidleKey::kGpuMetrics;
+  if (k == kGpuProcessesInfoKey) return GpuidleKey::kGpuProcesses;
+  if (k == kGpuThroughputInfoKey) return GpuidleKey::kGpuThroughput;
+  if (k == kGpuThroughputUnavailableInfoKey) return GpuidleKey::kGpuThroughputUnavailable;
   return GpuidleKey::kIgnored;
 }
 
@@ -193,6 +197,14 @@ absl::string_view GpuidleKeyName(GpuidleKey k) {
       return kTracerOutsidePermilleKey;
     case GpuidleKey::kTracerPerCallNs:
       return kTracerPerCallKey;
+    case GpuidleKey::kGpuMetrics:
+      return kGpuMetricsInfoKey;
+    case GpuidleKey::kGpuProcesses:
+      return kGpuProcessesInfoKey;
+    case GpuidleKey::kGpuThroughput:
+      return kGpuThroughputInfoKey;
+    case GpuidleKey::kGpuThroughputUnavailable:
+      return kGpuThroughputUnavailableInfoKey;
     case GpuidleKey::kIgnored:
       break;
   }

@@ -293,7 +293,18 @@ enum class GpuidleKey : uint8_t {
   kTracerLaunchExcessMaxNs,
   kTracerOutsidePermille,
   kTracerPerCallNs,
+  // The device readings (ingest/gpu_readings_parser.h), and why PM sampling was refused.
+  kGpuMetrics,
+  kGpuProcesses,
+  kGpuThroughput,
+  kGpuThroughputUnavailable,
 };
+
+// The keys whose values are tables of device readings.
+inline bool IsReadingsKey(GpuidleKey k) {
+  return k == GpuidleKey::kGpuMetrics || k == GpuidleKey::kGpuProcesses ||
+         k == GpuidleKey::kGpuThroughput;
+}
 
 GpuidleKey GpuidleKeyOf(absl::string_view k);
 absl::string_view GpuidleKeyName(GpuidleKey k);

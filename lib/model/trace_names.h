@@ -52,6 +52,13 @@ inline constexpr absl::string_view kTracerLaunchFloorKey = "tracer_launch_floor_
 inline constexpr absl::string_view kTracerLaunchExcessMaxKey = "tracer_launch_excess_max_ns";
 inline constexpr absl::string_view kTracerOutsidePermilleKey = "tracer_outside_permille";
 inline constexpr absl::string_view kTracerPerCallKey = "tracer_per_call_ns";
+// A live capture's device readings, as columns (model/gpu_reading_columns.h): NVML's readings
+// (Timeline::gpu_metrics), the other processes seen (gpu_processes), PM sampling's throughput
+// (gpu_throughput), and why PM sampling was refused (TimelineInfo::gpu_throughput_unavailable).
+inline constexpr absl::string_view kGpuMetricsInfoKey = "gpu_metrics";
+inline constexpr absl::string_view kGpuProcessesInfoKey = "gpu_processes";
+inline constexpr absl::string_view kGpuThroughputInfoKey = "gpu_throughput";
+inline constexpr absl::string_view kGpuThroughputUnavailableInfoKey = "gpu_throughput_unavailable";
 
 // The fields of an event that readers keep.
 inline constexpr absl::string_view kPhField = "ph";
@@ -121,6 +128,10 @@ inline constexpr absl::string_view kGapCategory = "gpuidle_gap";
 // Flow arrows from a CUDA call to the GPU work it issued, under the category and name that
 // Kineto gives them ("ph" "s" on the call, "f" on the op); readers ignore them.
 inline constexpr absl::string_view kFlowCategory = "ac2g";
+// Counter events ("ph": "C") that draw the device readings as tracks in Perfetto UI; readers
+// ignore them (the "gpuidle" object carries the readings themselves).
+inline constexpr absl::string_view kCounterCategory = "gpuidle_counter";
+inline constexpr absl::string_view kCounterPhase = "C";
 
 // Event phases: complete events, and instants (either case).
 inline constexpr absl::string_view kCompletePhase = "X";

@@ -368,6 +368,22 @@ void Collectives(const DeviceReport& d, std::string* out) {
   }
 }
 
+// The line that says a report read from files has no GPU metrics, where a user looks for them:
+// once, under the first device, when no device has any (docs/ANALYSIS.md, "GPU metrics"). Not
+// for a live run, which says why NVML gave nothing in its warnings, nor under every device of a
+// merge of many ranks.
+void NoGpuMetricsLine(const Report& r, const DeviceReport& d, std::string* out) {
+  if (r.inputs.empty() || r.devices.empty() || &d != &r.devices.front()) return;
+  if (r.source != "gpuidle" && r.source != "pytorch-profiler") return;
+  for (const DeviceReport& other : r.devices) {
+    if (other.gpu_metrics) return;
+  }
+  absl::StrAppend(out, "  GPU metrics: none in this trace (",
+                  r.source == "gpuidle" ? "it was captured without NVML readings"
+                                        : "torch.profiler traces carry none",
+                  "; a live gpuidle capture reads NVML)\n");
+}
+
 void Device(const Report& r, const DeviceReport& d, const Palette& paint, std::string* out) {
   const int64_t steady = d.PhaseNs(Phase::kSteady);
   const std::string label =
@@ -417,6 +433,7 @@ void Device(const Report& r, const DeviceReport& d, const Palette& paint, std::s
   }
   Communication(d, out);
   if (d.gpu_metrics) GpuMetricsLines(*d.gpu_metrics, out);
+  NoGpuMetricsLine(r, d, out);
   Collectives(d, out);
   const std::string steady_parts = PartsLine(d, Phase::kSteady);
   if (!steady_parts.empty()) {

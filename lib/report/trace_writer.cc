@@ -7,24 +7,31 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
+#include <type_traits>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
 #include "core/output_file.h"
 #include "core/text_safety.h"
 #include "core/version.h"
 #include "model/correlation_index.h"
 #include "model/cuda_api.h"
+#include "model/gpu_reading_columns.h"
 #include "model/trace_names.h"
 
 namespace gpuidle::internal {
@@ -91,8 +98,9 @@ void AppendString(std::string* out, absl::string_view raw) {
   out->push_back('"');
 }
 
-// Nanoseconds as microseconds with exactly three decimals: exact, and what Kineto writes.
-void AppendMicros(std::string* out, uint64_t ns) {
+// Thousandths as units with exactly three decimals: exact (nanoseconds as microseconds, which
+// Kineto writes so; milliwatts as watts).
+void AppendThousandths(std::string* out, uint64_t ns) {
   char buffer[32];
   char* p = buffer + sizeof(buffer);
   uint64_t frac = ns % 1000;
@@ -107,6 +115,40 @@ void AppendMicros(std::string* out, uint64_t ns) {
     whole /= 10;
   } while (whole != 0);
   out->append(p, static_cast<size_t>(buffer + sizeof(buffer) - p));
+}
+
+void AppendMicros(std::string* out, uint64_t ns) { AppendThousandths(out, ns); }
+
+// The shortest decimal that reads back as the same float; null for one that is not finite
+// (JSON has no such numbers), which readers take as "not measured".
+void AppendFloat(std::string* out, float v) {
+  if (!std::isfinite(v)) {
+    out->append("null");
+    return;
+  }
+  char buffer[32];
+  const std::to_chars_result r = std::to_chars(buffer, buffer + sizeof(buffer), v);
+  out->append(buffer, r.ptr);
+}
+
+// One cell of a device readings' column (model/gpu_reading_columns.h).
+template <typename Row>
+void AppendCell(std::string* out, const ReadingColumn<Row>& c, const Row& row) {
+  if constexpr (std::is_same_v<Row, GpuMetricSample>) {
+    if (c.name == kClockEventsColumn && !row.has_clock_events) {
+      out->append("null");
+      return;
+    }
+  }
+  std::visit(
+      [&](auto member) {
+        if constexpr (std::is_same_v<std::remove_cvref_t<decltype(row.*member)>, float>) {
+          AppendFloat(out, row.*member);
+        } else {
+          absl::StrAppend(out, row.*member);
+        }
+      },
+      c.field);
 }
 
 template <typename T>
@@ -310,7 +352,7 @@ class TraceFormatter {
     ChooseBaseAndPids();
     out_.reserve(kFlushBytes + 64 * 1024);
     absl::StrAppend(&out_, "{\"schemaVersion\": 1,\n\"", kGpuidleKey, "\": ");
-    AppendInfo();
+    if (!AppendInfo()) return status_;
     absl::StrAppend(&out_, ",\n\"", kDevicePropertiesKey, "\": [");
     const TimelineInfo& info = t_.info;
     for (size_t i = 0; i < info.visible_devices.size(); ++i) {
@@ -359,6 +401,14 @@ class TraceFormatter {
     }
     for (const HostSample& sample : t_.samples) {
       AppendSample(sample);
+      if (!Flush(false)) return status_;
+    }
+    for (const GpuMetricSample& reading : t_.gpu_metrics) {
+      AppendReadingCounters(reading);
+      if (!Flush(false)) return status_;
+    }
+    for (const GpuThroughputSample& sample : t_.gpu_throughput) {
+      AppendThroughputCounters(sample);
       if (!Flush(false)) return status_;
     }
     for (const GapRecord& g : *gaps_) {
@@ -498,6 +548,15 @@ class TraceFormatter {
       see(g.start_ns);
       device_pids_.insert(g.device);
     }
+    // The counter tracks of device readings: on their device's process, from the base too.
+    for (const GpuMetricSample& reading : t_.gpu_metrics) {
+      see(reading.time_ns);
+      device_pids_.insert(reading.device);
+    }
+    for (const GpuThroughputSample& sample : t_.gpu_throughput) {
+      see(sample.start_ns);
+      device_pids_.insert(sample.device);
+    }
     if (first) {
       base_ns_ = *first < INT64_MIN + kBaseMarginNs ? INT64_MIN : *first - kBaseMarginNs;
     }
@@ -522,7 +581,8 @@ class TraceFormatter {
     return static_cast<uint64_t>(ns) - static_cast<uint64_t>(base_ns_);
   }
 
-  void AppendInfo() {
+  // The "gpuidle" object; false once the output has failed.
+  bool AppendInfo() {
     const TimelineInfo& info = t_.info;
     const auto key = [this](absl::string_view k) { absl::StrAppend(&out_, ", \"", k, "\": "); };
     absl::StrAppend(&out_, "{\"", kFormatKey, "\": ");
@@ -555,9 +615,141 @@ class TraceFormatter {
       key(kTracerPerCallKey);
       absl::StrAppend(&out_, info.tracer_cost->per_call_ns);
     }
+    if (!info.gpu_throughput_unavailable.empty()) {
+      key(kGpuThroughputUnavailableInfoKey);
+      AppendString(&out_, info.gpu_throughput_unavailable);
+    }
+    if (!AppendReadings(kGpuMetricsInfoKey, t_.gpu_metrics,
+                        std::span<const ReadingColumn<GpuMetricSample>>(kGpuMetricColumns)) ||
+        !AppendReadings(kGpuProcessesInfoKey, t_.gpu_processes,
+                        std::span<const ReadingColumn<GpuProcessSeen>>(kGpuProcessColumns)) ||
+        !AppendReadings(
+            kGpuThroughputInfoKey, t_.gpu_throughput,
+            std::span<const ReadingColumn<GpuThroughputSample>>(kGpuThroughputColumns))) {
+      return false;
+    }
     if (with_report_) AppendGapSummary();
     if (!waits_.empty()) AppendWaitSummary();
     out_.push_back('}');
+    return true;
+  }
+
+  // A table of device readings as equally long columns, one per field (and, for processes,
+  // their busy samples as an array each): flushed as it grows, as a live capture may hold tens
+  // of thousands of readings. Nothing for none.
+  template <typename Row>
+  bool AppendReadings(absl::string_view name, const std::vector<Row>& rows,
+                      std::span<const ReadingColumn<Row>> columns) {
+    if (rows.empty()) return true;
+    absl::StrAppend(&out_, ", \"", name, "\": {");
+    for (size_t c = 0; c < columns.size(); ++c) {
+      absl::StrAppend(&out_, c == 0 ? "\"" : ",\n  \"", columns[c].name, "\": [");
+      for (size_t i = 0; i < rows.size(); ++i) {
+        if (i != 0) out_.push_back(',');
+        AppendCell(&out_, columns[c], rows[i]);
+        if (!Flush(false)) return false;
+      }
+      out_.push_back(']');
+    }
+    if constexpr (std::is_same_v<Row, GpuProcessSeen>) {
+      absl::StrAppend(&out_, ",\n  \"", kBusySamplesColumn, "\": [");
+      for (size_t i = 0; i < rows.size(); ++i) {
+        absl::StrAppend(&out_, i == 0 ? "[" : ",[", absl::StrJoin(rows[i].busy_sample_ns, ","),
+                        "]");
+        if (!Flush(false)) return false;
+      }
+      out_.push_back(']');
+    }
+    out_.push_back('}');
+    return true;
+  }
+
+  // The counter tracks Perfetto draws for device readings ("ph": "C" on the device's process:
+  // one track per event name and arg, "SM clock MHz"). A series is written only when one of
+  // its values changed, as a counter holds its value until the next: a power limit that never
+  // changes is one event. A figure the reading lacks is left out of its series.
+  enum CounterSeries : int {
+    kSmClockSeries,
+    kPowerSeries,
+    kTemperatureSeries,
+    kMemorySeries,
+    kUtilizationSeries,
+    kSmActiveSeries,
+    kTensorActiveSeries,
+    kDramSeries,
+    kPcieSeries,
+    kNvlinkSeries,
+  };
+
+  // Appends `key: value` to the series' args being built.
+  void CounterArg(absl::string_view key, absl::string_view value) {
+    absl::StrAppend(&counter_args_, counter_args_.empty() ? "\"" : ",\"", key, "\":", value);
+  }
+
+  void EmitCounter(int device, int64_t time_ns, CounterSeries series, absl::string_view name) {
+    if (counter_args_.empty()) return;
+    std::string& last = last_counter_args_[{device, series}];
+    if (last != counter_args_) {
+      BeginEvent(kCounterPhase, kCounterCategory, name, device, 0);
+      absl::StrAppend(&out_, ",\"", kTsField, "\":");
+      AppendMicros(&out_, Rel(time_ns));
+      absl::StrAppend(&out_, ",\"", kArgsField, "\":{", counter_args_, "}}");
+      last.swap(counter_args_);
+    }
+    counter_args_.clear();
+  }
+
+  void AppendReadingCounters(const GpuMetricSample& r) {
+    // NVML's figures are 0 where it gave none (no real clock, power or memory is), but for
+    // utilisation, which is 0 on an idle GPU.
+    const auto nonzero = [this](absl::string_view key, uint64_t v) {
+      if (v != 0) CounterArg(key, absl::StrCat(v));
+    };
+    const auto thousandths = [this](absl::string_view key, uint64_t v) {
+      if (v == 0) return;
+      std::string text;
+      AppendThousandths(&text, v);
+      CounterArg(key, text);
+    };
+    const auto gib = [this](absl::string_view key, uint64_t bytes) {
+      if (bytes != 0) {
+        CounterArg(key, absl::StrFormat("%.3f", static_cast<double>(bytes) / (1 << 30)));
+      }
+    };
+    nonzero("MHz", r.sm_clock_mhz);
+    nonzero("max MHz", r.sm_clock_max_mhz);
+    EmitCounter(r.device, r.time_ns, kSmClockSeries, "SM clock");
+    thousandths("W", r.power_mw);
+    thousandths("limit W", r.power_limit_mw);
+    EmitCounter(r.device, r.time_ns, kPowerSeries, "power");
+    nonzero("C", r.temperature_c);
+    EmitCounter(r.device, r.time_ns, kTemperatureSeries, "temperature");
+    gib("used GiB", r.memory_used_bytes);
+    gib("total GiB", r.memory_total_bytes);
+    EmitCounter(r.device, r.time_ns, kMemorySeries, "memory");
+    CounterArg("%", absl::StrCat(r.utilization_percent));
+    EmitCounter(r.device, r.time_ns, kUtilizationSeries, "NVML utilization");
+  }
+
+  // PM sampling's averages, at the start of the interval they cover; negative: not measured.
+  void AppendThroughputCounters(const GpuThroughputSample& s) {
+    const auto figure = [this](absl::string_view key, float v, double scale, const char* format) {
+      if (v >= 0 && std::isfinite(v)) {
+        CounterArg(key, absl::StrFormat(format, static_cast<double>(v) * scale));
+      }
+    };
+    figure("%", s.sm_active_pct, 1, "%.1f");
+    EmitCounter(s.device, s.start_ns, kSmActiveSeries, "SM active");
+    figure("%", s.tensor_active_pct, 1, "%.1f");
+    EmitCounter(s.device, s.start_ns, kTensorActiveSeries, "tensor active");
+    figure("%", s.dram_pct, 1, "%.1f");
+    EmitCounter(s.device, s.start_ns, kDramSeries, "DRAM throughput");
+    figure("read GB/s", s.pcie_read_bytes_per_s, 1e-9, "%.3f");
+    figure("write GB/s", s.pcie_write_bytes_per_s, 1e-9, "%.3f");
+    EmitCounter(s.device, s.start_ns, kPcieSeries, "PCIe");
+    figure("read GB/s", s.nvlink_read_bytes_per_s, 1e-9, "%.3f");
+    figure("write GB/s", s.nvlink_write_bytes_per_s, 1e-9, "%.3f");
+    EmitCounter(s.device, s.start_ns, kNvlinkSeries, "NVLink");
   }
 
   // "gaps": what the idle-cause tracks hold and what they leave out, per device. Informational:
@@ -884,6 +1076,8 @@ class TraceFormatter {
   std::set<std::pair<int, uint32_t>> streams_;
   std::set<uint64_t> threads_;
   std::map<uint64_t, uint64_t> stand_in_tids_;  // host threads beyond 32 bits
+  std::string counter_args_;                    // of the counter event being built
+  std::map<std::pair<int, int>, std::string> last_counter_args_;  // by device and series
   int64_t base_ns_ = 0;
   int64_t host_pid_ = 0;
   bool first_event_ = true;

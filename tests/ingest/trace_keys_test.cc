@@ -100,7 +100,7 @@ TEST(TraceKeys, TopAndGpuidleKeys) {
   EXPECT_EQ(TopKeyOf("baseTimeNanoseconds"), Top::kBaseTime);
   EXPECT_EQ(TopKeyOf("gpuidle"), Top::kGpuidle);
   EXPECT_EQ(TopKeyOf("schemaVersion"), Top::kNone);
-  for (int i = 1; i <= static_cast<int>(GpuidleKey::kWallClockOffsetNs); ++i) {
+  for (int i = 1; i <= static_cast<int>(GpuidleKey::kGpuThroughputUnavailable); ++i) {
     const GpuidleKey k = static_cast<GpuidleKey>(i);
     EXPECT_EQ(GpuidleKeyOf(GpuidleKeyName(k)), k) << GpuidleKeyName(k);
   }
@@ -132,6 +132,18 @@ TEST(TraceKeys, EverythingTheTraceWriterEmitsIsKeptByTheReader) {
     t.collectives.push_back(
         CollectiveArgs{t.strings.Intern("0"), t.strings.Intern("allreduce"), 3, 1024});
   }
+  // Device readings: their keys in "gpuidle", and the counter events that draw them.
+  GpuMetricSample reading;
+  reading.time_ns = 50;
+  reading.sm_clock_mhz = 1980;
+  t.gpu_metrics.push_back(reading);
+  t.gpu_processes.push_back(GpuProcessSeen{0, 4242, 1024, 50, 60, {55}});
+  GpuThroughputSample pm;
+  pm.start_ns = 40;
+  pm.end_ns = 60;
+  pm.sm_active_pct = 90;
+  t.gpu_throughput.push_back(pm);
+  t.info.gpu_throughput_unavailable = "device 1: not supported";
   const std::string json = FormatGpuidleTrace(t);
   rapidjson::Document doc;
   doc.Parse(json.c_str(), json.size());
@@ -148,6 +160,7 @@ TEST(TraceKeys, EverythingTheTraceWriterEmitsIsKeptByTheReader) {
   std::set<EventCategory> categories;
   std::set<Field> args;
   bool flows_seen = false;
+  bool counters_seen = false;
   for (const rapidjson::Value& e : doc["traceEvents"].GetArray()) {
     // Flow arrows are drawn, not read: the reader ignores their category ("id", "bp" too).
     if (e.HasMember("cat") && absl::string_view(e["cat"].GetString()) == kFlowCategory) {
@@ -162,6 +175,12 @@ TEST(TraceKeys, EverythingTheTraceWriterEmitsIsKeptByTheReader) {
     if (absl::string_view(e["ph"].GetString()) == "M") continue;
     const absl::string_view cat = e["cat"].GetString();
     if (cat == kGapCategory) continue;
+    // Counters draw the readings that the "gpuidle" object carries: the reader ignores them.
+    if (cat == kCounterCategory) {
+      EXPECT_EQ(CategoryOf(kCounterCategory), EventCategory::kIgnored);
+      counters_seen = true;
+      continue;
+    }
     const EventCategory c = CategoryOf(cat);
     EXPECT_NE(c, EventCategory::kIgnored) << cat;
     categories.insert(c);
@@ -175,6 +194,7 @@ TEST(TraceKeys, EverythingTheTraceWriterEmitsIsKeptByTheReader) {
     }
   }
   EXPECT_TRUE(flows_seen);
+  EXPECT_TRUE(counters_seen);
   EXPECT_EQ(categories,
             (std::set<EventCategory>{EventCategory::kKernel, EventCategory::kMemcpy,
                                      EventCategory::kMemset, EventCategory::kRuntime,

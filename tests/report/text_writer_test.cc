@@ -659,7 +659,32 @@ TEST(TextWriter, ShowsNvmlReadingsAndWhatTheyMeanUnderTheirDevice) {
   // Under its device, before the next section.
   EXPECT_LT(text.find("GPU metrics"), text.find("steps on GPU 0"));
   EXPECT_GT(text.find("GPU metrics"), text.find("lost to"));
-  EXPECT_THAT(WriteText(PhasedReport()), Not(HasSubstr("GPU metrics")));
+  EXPECT_THAT(WriteText(PhasedReport()), Not(HasSubstr("GPU metrics (")));
+}
+
+TEST(TextWriter, SaysOnceWhenATraceHasNoGpuMetrics) {
+  Report r = PhasedReport();
+  r.inputs = {"trace.json.gz"};
+  r.source = "pytorch-profiler";
+  r.devices.push_back(r.devices[0]);
+  r.devices[1].device = 1;
+  const std::string text = Unwrapped(WriteText(r));
+  const std::string line =
+      "\n  GPU metrics: none in this trace (torch.profiler traces carry none; a live gpuidle "
+      "capture reads NVML)\n";
+  EXPECT_THAT(text, HasSubstr(line));
+  EXPECT_EQ(text.find("GPU metrics"), text.rfind("GPU metrics")) << "once, not per device";
+  EXPECT_LT(text.find("GPU metrics"), text.find("GPU 1")) << "under the first device";
+  r.source = "gpuidle";
+  EXPECT_THAT(Unwrapped(WriteText(r)),
+              HasSubstr("GPU metrics: none in this trace (it was captured without NVML "
+                        "readings; a live gpuidle capture reads NVML)"));
+  // Not where a device has readings, nor for a live run (no inputs).
+  r.devices[1].gpu_metrics.emplace().samples = 10;
+  EXPECT_THAT(WriteText(r), Not(HasSubstr("none in this trace")));
+  r.devices[1].gpu_metrics.reset();
+  r.inputs.clear();
+  EXPECT_THAT(WriteText(r), Not(HasSubstr("GPU metrics")));
 }
 
 TEST(TextWriter, AnOffendersFileNameAndLineSurviveALongKernelName) {
