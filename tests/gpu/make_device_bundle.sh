@@ -17,10 +17,11 @@ probes=OFF
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUIDLE_COLLECTOR_PROBES=$probes \
   >/dev/null
 cmake --build "$build" -j "$(nproc)" --target gpuidle gpuidle_shared gpuidle_bench_overhead \
-  gpuidle_bare_cupti gpuidle_wall_sampler $(cd examples/cuda && ls *.cu | sed 's/\.cu$//; s/^/gpuidle_example_/; p; s/$/_api/' | sort -u)
+  gpuidle_bare_cupti gpuidle_wall_sampler gpuidle_pm_sampling_probe $(cd examples/cuda && ls *.cu | sed 's/\.cu$//; s/^/gpuidle_example_/; p; s/$/_api/' | sort -u)
 rm -rf .devbundle
 mkdir -p .devbundle/bin .devbundle/lib
-cp "$build"/bin/gpuidle "$build"/bin/gpuidle_example_* "$build"/bin/gpuidle_bench_overhead .devbundle/bin/
+cp "$build"/bin/gpuidle "$build"/bin/gpuidle_example_* "$build"/bin/gpuidle_bench_overhead \
+  "$build"/bin/gpuidle_pm_sampling_probe .devbundle/bin/
 cp -P "$build"/lib/libgpuidle.so* "$build"/lib/libgpuidle_bare_cupti.so \
   "$build"/lib/libgpuidle_wall_sampler.so .devbundle/lib/
 # Debian's Abseil shared libraries, and their own dependencies from the same package.

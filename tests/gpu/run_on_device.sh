@@ -10,7 +10,7 @@
 #               "tests/gpu/run_on_device.sh [scenarios] [overhead] [python] [python-overhead] [probe]
 #                [unchanged] [faults] [package] [profile-overhead] [sampled] [ranks] [gains]
 #                [two-gpus] [observer] [leave-out] [round3] [where-time-goes]
-#                [periodic] [answers] [metrics]")
+#                [periodic] [answers] [metrics] [throughput]")
 #
 # With no argument it runs scenarios and overhead; one call may last 10 minutes at most, so a
 # round runs the parts as separate calls on the same warm machine. `python` builds the Python
@@ -289,6 +289,14 @@ fi
 # the same GPU named with its pid, and the readings' cost (tests/gpu/python/gpu_metrics.py).
 if [[ $parts == *" metrics "* ]]; then
   python_proof metrics gpu_metrics.py gpu_metrics.md "gpu metrics" '^(PASS|FAIL|gpu metrics)'
+fi
+
+# GPU throughput while busy (issue 32, ask 2): CUPTI's PM sampling tells a compute-bound matmul
+# from a memory-bound elementwise loop, per step too, read back from the trace, and its cost
+# (tests/gpu/python/gpu_throughput.py).
+if [[ $parts == *" throughput "* ]]; then
+  python_proof throughput gpu_throughput.py gpu_throughput.md "gpu throughput" \
+    '^(PASS|FAIL|gpu throughput|pm_sampling_probe|    )' "$b/bin/gpuidle" "$b/bin/gpuidle_pm_sampling_probe"
 fi
 
 if [[ $parts == *" sampled "* ]]; then

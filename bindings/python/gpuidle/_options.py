@@ -66,6 +66,7 @@ class CollectionKeywords(AnalysisKeywords, total=False):
     buffer_mb: Optional[int]
     host_sample_ms: Optional[float]
     gpu_metrics_ms: Optional[float]
+    gpu_throughput_ms: Optional[float]
     sample: Optional[str]
     summary_every_s: Optional[float]
     summary_file: Optional[PathLike]

@@ -372,6 +372,9 @@ def profile(out: Any = None, *args: Any, **kwargs: Any) -> Any:
         gpu_metrics_ms: read each GPU the collection uses through NVML every this many ms:
             clocks, power, temperature, PCIe link, memory, other processes (default 100; 0
             turns it off; ``DeviceReport.gpu_metrics``).
+        gpu_throughput_ms: sample each GPU the collection uses with CUPTI's PM sampling, one
+            sample per this many ms: SM and tensor activity, DRAM, PCIe and NVLink throughput
+            (default 10; 0 turns it off; ``GpuMetrics.throughput``).
         sample: "W/P" in seconds: record W seconds of every P, CUPTI detached in between, for
             long runs; the report sums the windows and states its coverage (default: record
             everything).

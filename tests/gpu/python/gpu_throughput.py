@@ -1,0 +1,196 @@
+#!/usr/bin/env python3
+"""Issue 32 on the GPU machine: CUPTI's PM sampling of GPU throughput in live reports.
+
+  PYTHONPATH=<package> tests/gpu/python/gpu_throughput.py OUT_DIR GPUIDLE_CLI PROBE
+
+0. PROBE (tests/benchmarks/overhead/pm_sampling_probe.cc): the metrics the sampler chooses on
+   this GPU and the GPU's clock against CLOCK_REALTIME, printed as it says them;
+1. healthy_matmul (compute-bound) and memory_bound (elementwise, DRAM-bound), unchanged, each
+   untraced (--plain: ms/step) and under gpuidle.profile() (report + trace): their throughput
+   while busy told apart (tensor pipes vs DRAM), "memory_bound" named for the second only; the
+   per-step clocks, power and throughput of the steps; the report's idle per step against the
+   untraced truth (untraced ms/step minus the report's busy time per step);
+2. `gpuidle analyze` of the matmul's live trace gives the same gpu_metrics as the live report;
+3. two gpuidle.profile() blocks in one process (CUPTI detached in between): both sampled;
+4. cost: both scripts ROUNDS times with the sampling (default) and without
+   (GPUIDLE_GPU_THROUGHPUT_MS=0), alternating, each run its own process: median ms/step.
+Writes OUT_DIR/gpu_throughput.md. Exit status 1 if a check fails.
+"""
+import gzip
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+EXAMPLES = os.path.normpath(os.path.join(HERE, "..", "..", "..", "examples", "python"))
+ROUNDS = 2
+STEPS = 200
+
+TWO_PROFILES = r"""
+import sys, torch, gpuidle
+a = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
+for i in (1, 2):
+    with gpuidle.profile(out=f"{sys.argv[1]}/twice_{i}.json", format="json", quiet=True) as p:
+        for _ in range(150):
+            with p.step():
+                b = a @ a
+        torch.cuda.synchronize()
+print("done", flush=True)
+"""
+
+checks = []
+
+
+def check(name, ok, detail):
+    checks.append((name, bool(ok), detail))
+    print(f"{'PASS' if ok else 'FAIL'} {name}: {detail}", flush=True)
+
+
+def run(script, out, name, args, env=None):
+    p = subprocess.run([sys.executable, os.path.join(EXAMPLES, script), *args], capture_output=True,
+                       text=True, timeout=300, env={**os.environ, **(env or {})})
+    with open(os.path.join(out, f"{name}.log"), "w") as f:
+        f.write(p.stdout + p.stderr)
+    if p.returncode != 0:
+        raise RuntimeError(f"{script}: exit {p.returncode}\n{p.stderr[-2000:]}")
+    return float(re.findall(r"([0-9.]+) ms/step", p.stdout)[-1]), p.stderr
+
+
+def live(script, out, name, env=None, steps=STEPS):
+    report = os.path.join(out, f"{name}.json")
+    ms, err = run(script, out, name, ["--gpuidle", report, "--steps", str(steps)], env)
+    with open(report) as f:
+        return json.load(f), ms, err
+
+
+def figures(th):
+    keys = ("samples", "busy_samples", "period_ns", "busy_share", "sm_active_pct",
+            "tensor_active_pct", "dram_pct", "pcie_read_bytes_per_s", "pcie_write_bytes_per_s",
+            "nvlink_read_bytes_per_s", "nvlink_write_bytes_per_s")
+    return ", ".join(f"{k} {th[k]:.4g}" if isinstance(th[k], float) else f"{k} {th[k]}"
+                     for k in keys if k in th)
+
+
+def main():
+    out, cli, probe = sys.argv[1], sys.argv[2], sys.argv[3]
+    os.makedirs(out, exist_ok=True)
+    lines = []
+
+    # 0. What the sampler chooses here.
+    p = subprocess.run([probe], capture_output=True, text=True, timeout=60)
+    lines.append("pm_sampling_probe (exit %d):" % p.returncode)
+    lines += ["    " + l for l in (p.stdout + p.stderr).splitlines()]
+    print("\n".join(lines), flush=True)
+    check("probe: PM sampling available", p.returncode == 0, p.stdout.splitlines()[:1])
+
+    # 1. Compute-bound and memory-bound, told apart.
+    results = {}
+    for script in ("healthy_matmul.py", "memory_bound.py"):
+        name = script[:-3]
+        untraced, _ = run(script, out, f"{name}_plain", ["--plain", "--steps", str(STEPS)])
+        r, ms, err = live(script, out, name)
+        results[name] = r
+        d = r["devices"][0]
+        m = d.get("gpu_metrics") or {}
+        th = m.get("throughput") or {}
+        steps = d["step_count"] or 1
+        busy_per_step = d["busy_ns"] / steps / 1e6
+        idle_per_step = d["idle_ns"] / steps / 1e6
+        lines.append("")
+        lines.append(f"{script}: untraced {untraced:.2f} ms/step, under gpuidle {ms:.2f} ms/step; "
+                     f"report: busy {busy_per_step:.2f} + idle {idle_per_step:.2f} ms/step; "
+                     f"untraced truth idle {max(untraced - busy_per_step, 0):.2f} ms/step")
+        lines.append(f"  throughput: {figures(th) if th else m.get('throughput_unavailable')}")
+        lines += [f"  - finding ({f['kind']}): {f['what']}: {f['fix']}" for f in m.get("findings", [])]
+        if "gpuidle: GPU throughput not sampled" in err:
+            lines.append("  stderr: " + [l for l in err.splitlines() if "throughput" in l][0])
+        rows = [s for s in r.get("steps", []) if s.get("gpu")]
+        for s in rows[:3]:
+            lines.append(f"  step {s['name']}: {json.dumps(s['gpu'])}")
+        check(f"{name}: throughput sampled", th.get("busy_samples", 0) >= 5, figures(th) if th else m)
+        check(f"{name}: per-step readings", len(rows) >= min(3, len(r.get("steps", []))),
+              f"{len(rows)} of {len(r.get('steps', []))} steps")
+        kinds = [f["kind"] for f in m.get("findings", [])]
+        if name == "healthy_matmul":
+            check("matmul: not memory-bound, tensor pipes busy",
+                  "memory_bound" not in kinds and th.get("tensor_active_pct", 0) > 20,
+                  f"tensor {th.get('tensor_active_pct')}, dram {th.get('dram_pct')}, {kinds}")
+        else:
+            check("elementwise: memory-bound named",
+                  "memory_bound" in kinds and th.get("dram_pct", 0) >= 60,
+                  f"dram {th.get('dram_pct')}, tensor {th.get('tensor_active_pct')}, {kinds}")
+
+    # 2. The trace carries the samples: analysed offline, the same gpu_metrics.
+    trace = os.path.join(out, "healthy_matmul.trace.json")
+    p = subprocess.run([cli, "analyze", "--format", "json", "-o", os.path.join(out, "offline.json"),
+                        trace], capture_output=True, text=True, timeout=300)
+    offline = {}
+    if p.returncode == 0:
+        with open(os.path.join(out, "offline.json")) as f:
+            offline = json.load(f)["devices"][0].get("gpu_metrics") or {}
+    live_m = results["healthy_matmul"]["devices"][0].get("gpu_metrics") or {}
+
+    def close(a, b):  # the live report skipped a warm-up step: a steady state a step apart
+        keys = ("sm_active_pct", "tensor_active_pct", "dram_pct")
+        return bool(a) and bool(b) and all(abs(a[k] - b[k]) <= 0.05 * max(b[k], 1) for k in keys)
+
+    check("offline: analyze of the live trace gives the live gpu_metrics",
+          p.returncode == 0 and close(offline.get("throughput"), live_m.get("throughput")) and
+          [f["kind"] for f in offline.get("findings", [])] ==
+          [f["kind"] for f in live_m.get("findings", [])] and
+          abs(offline.get("samples", 0) - live_m.get("samples", 0)) <= 2,
+          p.stderr[-300:] if p.returncode else
+          f"throughput offline {offline.get('throughput')} vs live {live_m.get('throughput')}")
+    if os.path.exists(trace):
+        with open(trace, "rb") as f, gzip.open(trace + ".gz", "wb") as g:
+            shutil.copyfileobj(f, g)
+        os.remove(trace)
+
+    # 3. Two profiles in one process.
+    p = subprocess.run([sys.executable, "-c", TWO_PROFILES, out], capture_output=True, text=True,
+                       timeout=300)
+    both = []
+    for i in (1, 2):
+        try:
+            with open(os.path.join(out, f"twice_{i}.json")) as f:
+                m = json.load(f)["devices"][0].get("gpu_metrics") or {}
+            both.append(m.get("throughput") or m.get("throughput_unavailable"))
+        except OSError as e:
+            both.append(str(e))
+    lines.append("")
+    lines.append(f"two profiles in one process (exit {p.returncode}): {both}")
+    check("two profiles: both sampled", p.returncode == 0 and all(isinstance(b, dict) for b in both),
+          p.stderr[-400:] if p.returncode else str([type(b).__name__ for b in both]))
+
+    # 4. What the sampling costs.
+    times = {}
+    for i in range(ROUNDS):
+        for script in ("healthy_matmul.py", "memory_bound.py"):
+            for label, env in (("with", {}), ("without", {"GPUIDLE_GPU_THROUGHPUT_MS": "0"})):
+                _, ms, _ = live(script, out, f"cost_{i}", env, steps=100)
+                times.setdefault((script, label), []).append(ms)
+    lines.append("")
+    lines.append("| script | ms/step with PM sampling (median) | without | ratio |")
+    lines.append("|---|---|---|---|")
+    for script in ("healthy_matmul.py", "memory_bound.py"):
+        a = statistics.median(times[(script, "with")])
+        b = statistics.median(times[(script, "without")])
+        lines.append(f"| {script} | {a:.2f} | {b:.2f} | {a / b:.3f} |")
+        check(f"cost {script}: within 2% of without", a <= b * 1.02, f"{a:.2f} vs {b:.2f} ms/step")
+    lines.append("")
+    lines += [f"- {'PASS' if ok else 'FAIL'} {n}: {d}" for n, ok, d in checks]
+    text = "\n".join(lines) + "\n"
+    with open(os.path.join(out, "gpu_throughput.md"), "w") as f:
+        f.write(text)
+    print(text)
+    failed = [n for n, ok, _ in checks if not ok]
+    print("gpu throughput: " + (f"FAIL ({len(failed)})" if failed else f"all {len(checks)} pass"))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
