@@ -208,10 +208,10 @@ struct GpuMetrics {
   // figure weighted by how much of its sample a kernel of this process ran, so that it is the
   // throughput *while busy*; negative where not measured.
   struct Throughput {
-    int64_t samples = 0;       // in the steady state
-    int64_t period_ns = 0;     // the median sample length
-    double busy_share = 0;     // of the samples' time, how much a kernel ran
-    int64_t busy_samples = 0;  // samples kernels ran at least half of: the figures' basis
+    int64_t samples = 0;           // in the steady state
+    int64_t period_ns = 0;         // the median sample length
+    double kernel_time_share = 0;  // of the samples' time, how much a kernel ran
+    int64_t busy_samples = 0;      // samples kernels ran at least half of: the figures' basis
     double sm_active_pct = -1;
     double tensor_active_pct = -1;
     double dram_pct = -1;

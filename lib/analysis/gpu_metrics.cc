@@ -122,24 +122,13 @@ constexpr double kComputeBoundTensorPct = 40;
 // SMs active less than this share of the busy time: kernels too small to fill the GPU.
 constexpr double kUnderusedSmPct = 50;
 
-// The device's PM samples in [from, to), as figures while busy: each figure's activity summed
-// over the samples that kernels mostly covered, divided by the time kernels ran in them. A
-// device does (almost) nothing between kernels, so this is the rate while it works.
+// The device's PM samples in [from, to), as rates while busy (RateWhileBusy) over the samples
+// that kernels mostly covered.
 std::optional<GpuMetrics::Throughput> SummariseThroughput(
     const Timeline& t, int device, const std::vector<std::pair<int64_t, int64_t>>& kernels,
     int64_t from, int64_t to) {
   GpuMetrics::Throughput th;
-  struct Sum {
-    double activity = 0;
-    double busy = 0;
-    void Add(float v, double dur, double busy_ns) {
-      if (v < 0) return;
-      activity += v * dur;
-      busy += busy_ns;
-    }
-    double Rate(double cap) const { return busy > 0 ? std::min(cap, activity / busy) : -1; }
-  };
-  Sum sm, tensor, dram, pcie_read, pcie_write, nvl_read, nvl_write;
+  RateWhileBusy sm, tensor, dram, pcie_read, pcie_write, nvl_read, nvl_write;
   std::vector<int64_t> lengths;
   double total = 0, busy_total = 0;
   int64_t busy_samples = 0;
@@ -148,12 +137,12 @@ std::optional<GpuMetrics::Throughput> SummariseThroughput(
       continue;
     }
     ++th.samples;
-    const auto dur = static_cast<double>(s.end_ns - s.start_ns);
-    const auto busy = static_cast<double>(BusyNs(kernels, s.start_ns, s.end_ns));
-    lengths.push_back(s.end_ns - s.start_ns);
-    total += dur;
-    busy_total += busy;
-    if (busy < kMinBusyFraction * dur) continue;
+    const int64_t dur = s.end_ns - s.start_ns;
+    const int64_t busy = BusyNs(kernels, s.start_ns, s.end_ns);
+    lengths.push_back(dur);
+    total += static_cast<double>(dur);
+    busy_total += static_cast<double>(busy);
+    if (static_cast<double>(busy) < kMinBusyFraction * static_cast<double>(dur)) continue;
     ++busy_samples;
     sm.Add(s.sm_active_pct, dur, busy);
     tensor.Add(s.tensor_active_pct, dur, busy);
@@ -165,7 +154,7 @@ std::optional<GpuMetrics::Throughput> SummariseThroughput(
   }
   if (th.samples == 0) return std::nullopt;
   th.period_ns = Median(lengths);
-  th.busy_share = total > 0 ? busy_total / total : 0;
+  th.kernel_time_share = total > 0 ? busy_total / total : 0;
   th.busy_samples = busy_samples;
   constexpr double kNoCap = 1e300;
   th.sm_active_pct = sm.Rate(100);

@@ -4,6 +4,7 @@
 #ifndef GPUIDLE_LIB_ANALYSIS_GPU_METRICS_H_
 #define GPUIDLE_LIB_ANALYSIS_GPU_METRICS_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 
@@ -11,6 +12,21 @@
 #include "model/timeline.h"
 
 namespace gpuidle::internal {
+
+// A PM figure's rate while kernels ran. A sample averages its whole span, idle time included,
+// and a device does (almost) nothing between kernels: the figure's activity summed over the
+// samples, divided by the time kernels ran in them, is its rate while they ran.
+struct RateWhileBusy {
+  double activity = 0;
+  double busy_ns = 0;
+  void Add(float value, int64_t span_ns, int64_t kernels_ns) {
+    if (value < 0 || kernels_ns <= 0) return;
+    activity += static_cast<double>(value) * static_cast<double>(span_ns);
+    busy_ns += static_cast<double>(kernels_ns);
+  }
+  // At most cap; negative where nothing was added.
+  double Rate(double cap) const { return busy_ns > 0 ? std::min(cap, activity / busy_ns) : -1; }
+};
 
 // The device's readings in its steady state [steady_start_ns, steady_end_ns), told apart by
 // whether one of the device's kernels ran at their time; nullopt without readings there.

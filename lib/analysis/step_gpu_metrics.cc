@@ -6,6 +6,8 @@
 #include <optional>
 #include <vector>
 
+#include "analysis/gpu_metrics.h"
+
 namespace gpuidle::internal {
 namespace {
 
@@ -32,19 +34,6 @@ uint32_t Median(std::vector<uint32_t> v) {
   std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
   return v[v.size() / 2];
 }
-
-// A PM figure's busy-weighted mean: sums of weight and weight * value over the samples that
-// measured it.
-struct Weighted {
-  double weight = 0;
-  double sum = 0;
-  void Add(float value, double w) {
-    if (value < 0 || w <= 0) return;
-    weight += w;
-    sum += w * value;
-  }
-  double Mean() const { return weight > 0 ? sum / weight : -1; }
-};
 
 }  // namespace
 
@@ -92,7 +81,7 @@ void FillStepGpuMetrics(const Timeline& t, int device, const std::vector<Interva
     auto p =
         std::upper_bound(pm.begin(), pm.end(), step.start_ns,
                          [](int64_t v, const GpuThroughputSample* s) { return v < s->end_ns; });
-    Weighted sm, tensor, dram;
+    RateWhileBusy sm, tensor, dram;
     bool any_pm = false;
     for (; p != pm.end() && (*p)->start_ns < step.end_ns; ++p) {
       const GpuThroughputSample& s = **p;
@@ -100,15 +89,15 @@ void FillStepGpuMetrics(const Timeline& t, int device, const std::vector<Interva
                     to = std::min(s.end_ns, step.end_ns);
       if (to <= from) continue;
       any_pm = true;
-      const double w = static_cast<double>(BusyWithin(busy, from, to));
-      sm.Add(s.sm_active_pct, w);
-      tensor.Add(s.tensor_active_pct, w);
-      dram.Add(s.dram_pct, w);
+      const int64_t kernels = BusyWithin(busy, from, to);
+      sm.Add(s.sm_active_pct, to - from, kernels);
+      tensor.Add(s.tensor_active_pct, to - from, kernels);
+      dram.Add(s.dram_pct, to - from, kernels);
     }
     if (g.samples == 0 && !any_pm) continue;
-    g.sm_active_pct = sm.Mean();
-    g.tensor_active_pct = tensor.Mean();
-    g.dram_pct = dram.Mean();
+    g.sm_active_pct = sm.Rate(100);
+    g.tensor_active_pct = tensor.Rate(100);
+    g.dram_pct = dram.Rate(100);
     step.gpu = g;
   }
 }

@@ -15,8 +15,8 @@ namespace gpuidle::internal {
 
 // Sets gpu of each of `steps` (all of device `device`, in time order) from the device's readings
 // in [start_ns, end_ns): the NVML figures over the readings taken while a kernel ran (in `busy`,
-// the device's merged kernel intervals), the PM figures weighted by how much of each sample's
-// overlap with the step a kernel ran. A step without readings keeps nullopt.
+// the device's merged kernel intervals), the PM figures as rates while kernels ran over the
+// samples' overlaps with the step (RateWhileBusy). A step without readings keeps nullopt.
 void FillStepGpuMetrics(const Timeline& t, int device, const std::vector<Interval>& busy,
                         std::span<StepReport> steps);
 

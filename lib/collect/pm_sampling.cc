@@ -57,14 +57,29 @@ T Params(size_t size) {
 void Put(GpuThroughputSample& s, int role, double value) {
   const auto v = static_cast<float>(value);
   switch (role) {
-    case kSmActive: s.sm_active_pct = v; break;
-    case kTensorActive: s.tensor_active_pct = std::max(s.tensor_active_pct, v); break;
-    case kDram: s.dram_pct = v; break;
-    case kPcieRead: s.pcie_read_bytes_per_s = v; break;
-    case kPcieWrite: s.pcie_write_bytes_per_s = v; break;
-    case kNvlinkRead: s.nvlink_read_bytes_per_s = v; break;
-    case kNvlinkWrite: s.nvlink_write_bytes_per_s = v; break;
-    default: break;
+    case kSmActive:
+      s.sm_active_pct = v;
+      break;
+    case kTensorActive:
+      s.tensor_active_pct = std::max(s.tensor_active_pct, v);
+      break;
+    case kDram:
+      s.dram_pct = v;
+      break;
+    case kPcieRead:
+      s.pcie_read_bytes_per_s = v;
+      break;
+    case kPcieWrite:
+      s.pcie_write_bytes_per_s = v;
+      break;
+    case kNvlinkRead:
+      s.nvlink_read_bytes_per_s = v;
+      break;
+    case kNvlinkWrite:
+      s.nvlink_write_bytes_per_s = v;
+      break;
+    default:
+      break;
   }
 }
 

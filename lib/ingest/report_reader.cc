@@ -1021,7 +1021,7 @@ class ReportParser {
     GPUIDLE_RETURN_IF_ERROR(UpTo(*v, here, keys::kBusySamples, &t.busy_samples, t.samples,
                                  "at most samples", Need::kRequired));
     GPUIDLE_RETURN_IF_ERROR(Duration(*v, here, keys::kPeriodNs, &t.period_ns));
-    GPUIDLE_RETURN_IF_ERROR(Share(*v, here, keys::kBusyShare, &t.busy_share));
+    GPUIDLE_RETURN_IF_ERROR(Share(*v, here, keys::kKernelTimeShare, &t.kernel_time_share));
     const auto figure = [&](absl::string_view key, double max, double* out) -> absl::Status {
       GPUIDLE_ASSIGN_OR_RETURN(const Value* f, Get(*v, here, key, Need::kOptional));
       if (f == nullptr) return absl::OkStatus();

@@ -157,7 +157,7 @@ inline constexpr absl::string_view kFindings = "findings";
 // gpu_metrics.throughput_unavailable: why there are none.
 inline constexpr absl::string_view kThroughput = "throughput";
 inline constexpr absl::string_view kThroughputUnavailable = "throughput_unavailable";
-inline constexpr absl::string_view kBusyShare = "busy_share";
+inline constexpr absl::string_view kKernelTimeShare = "kernel_time_share";
 inline constexpr absl::string_view kSmActivePct = "sm_active_pct";
 inline constexpr absl::string_view kTensorActivePct = "tensor_active_pct";
 inline constexpr absl::string_view kDramPct = "dram_pct";
@@ -254,8 +254,8 @@ inline constexpr absl::string_view kAll[] = {
     kSlowClockShare, kSlowClockReason, kPowerMedianMw, kPowerLimitMw, kTemperatureMaxC,
     kPcieGeneration, kPcieGenerationMax, kPcieWidth, kPcieWidthMax, kPcieReplays,
     kMemoryUsedMaxBytes, kMemoryTotalBytes, kOtherProcesses, kMemoryBytes, kIdleSamplesBusy,
-    kFindings, kThroughput, kThroughputUnavailable, kBusyShare, kSmActivePct, kTensorActivePct,
-    kDramPct, kPcieReadBytesPerS, kPcieWriteBytesPerS, kNvlinkReadBytesPerS,
+    kFindings, kThroughput, kThroughputUnavailable, kKernelTimeShare, kSmActivePct,
+    kTensorActivePct, kDramPct, kPcieReadBytesPerS, kPcieWriteBytesPerS, kNvlinkReadBytesPerS,
     kNvlinkWriteBytesPerS,
     // longest_gaps[], offenders[], periodic_work[], advice[], options
     kNextOp, kThread, kCallSite, kWhat, kActivity, kOccurrences, kWorthFixing, kSteadyNs,

@@ -393,7 +393,7 @@ void GpuMetricsField(Json& w, const std::optional<GpuMetrics>& metrics) {
     Int64Field(w, keys::kSamples, t.samples);
     Int64Field(w, keys::kBusySamples, t.busy_samples);
     Int64Field(w, keys::kPeriodNs, t.period_ns);
-    NumberField(w, keys::kBusyShare, t.busy_share);
+    NumberField(w, keys::kKernelTimeShare, t.kernel_time_share);
     // A figure not measured is left out.
     const auto figure = [&w](absl::string_view key, double v) {
       if (v >= 0) NumberField(w, key, v);

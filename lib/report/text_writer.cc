@@ -378,10 +378,10 @@ void NoGpuMetricsLine(const Report& r, const DeviceReport& d, std::string* out) 
   for (const DeviceReport& other : r.devices) {
     if (other.gpu_metrics) return;
   }
-  absl::StrAppend(out, "  GPU metrics: none in this trace (",
-                  r.source == "gpuidle" ? "it was captured without NVML readings"
-                                        : "torch.profiler traces carry none",
-                  "; a live gpuidle capture reads NVML)\n");
+  absl::StrAppend(
+      out, "  GPU metrics: none in this trace (",
+      r.source == "gpuidle" ? "it was captured without NVML" : "torch.profiler traces carry none",
+      "; a live gpuidle capture reads NVML)\n");
 }
 
 void Device(const Report& r, const DeviceReport& d, const Palette& paint, std::string* out) {

@@ -174,7 +174,7 @@ TEST(GpuThroughput, FiguresAreRatesWhileKernelsRan) {
   EXPECT_EQ(th.samples, 100);
   EXPECT_EQ(th.busy_samples, 100);
   EXPECT_EQ(th.period_ns, 10 * kMs);
-  EXPECT_NEAR(th.busy_share, 0.8, 1e-9);
+  EXPECT_NEAR(th.kernel_time_share, 0.8, 1e-9);
   EXPECT_NEAR(th.sm_active_pct, 95, 1e-3);
   EXPECT_NEAR(th.tensor_active_pct, 70, 1e-3);
   EXPECT_NEAR(th.dram_pct, 30, 1e-3);

@@ -74,10 +74,11 @@ TEST(StepGpuMetrics, TakesTheBusyReadingsInsideEachStep) {
   EXPECT_FALSE(steps[2].gpu.has_value());  // no readings in it
 }
 
-TEST(StepGpuMetrics, WeighsPmSamplesByTheirBusyOverlap) {
+TEST(StepGpuMetrics, PmFiguresAreRatesWhileKernelsRan) {
   Timeline t;
   const std::vector<Interval> busy = {{0, 6 * kMs}, {10 * kMs, 16 * kMs}};
-  // [0, 5): all busy at 90%; [5, 10): 1 ms busy at 10%; [10, 20) in step 2: 6 ms busy at 50%.
+  // Averages over each sample, idle time included. [0, 5): all busy, 90%; [5, 10): 1 ms busy,
+  // 10%; [10, 20) in step 2: 6 ms busy, 50%. A rate while busy is activity over kernel time.
   t.gpu_throughput = {Pm(0, 5 * kMs, 90, 60), Pm(5 * kMs, 10 * kMs, 10, -1),
                       Pm(8 * kMs, 12 * kMs, 0, 0, 1), Pm(10 * kMs, 20 * kMs, 50, 20)};
   std::vector<StepReport> steps = {Step(0, 10 * kMs), Step(10 * kMs, 20 * kMs)};
@@ -85,12 +86,12 @@ TEST(StepGpuMetrics, WeighsPmSamplesByTheirBusyOverlap) {
   ASSERT_TRUE(steps[0].gpu.has_value());
   EXPECT_EQ(steps[0].gpu->samples, 0);  // PM samples only
   EXPECT_EQ(steps[0].gpu->sm_clock_median_mhz, 0u);
-  EXPECT_NEAR(steps[0].gpu->sm_active_pct, (5 * 90 + 1 * 10) / 6.0, 1e-9);
+  EXPECT_NEAR(steps[0].gpu->sm_active_pct, (5 * 90 + 5 * 10) / 6.0, 1e-9);
   EXPECT_NEAR(steps[0].gpu->dram_pct, 60, 1e-9);  // the second did not measure it
   EXPECT_LT(steps[0].gpu->tensor_active_pct, 0);
   ASSERT_TRUE(steps[1].gpu.has_value());
-  EXPECT_NEAR(steps[1].gpu->sm_active_pct, 50, 1e-9);
-  EXPECT_NEAR(steps[1].gpu->dram_pct, 20, 1e-9);
+  EXPECT_NEAR(steps[1].gpu->sm_active_pct, 50 * 10 / 6.0, 1e-9);
+  EXPECT_NEAR(steps[1].gpu->dram_pct, 20 * 10 / 6.0, 1e-9);
 }
 
 TEST(StepGpuMetrics, TheAnalysisFillsTheStepsOfALiveCapture) {

@@ -166,7 +166,12 @@ class PmSamplingTest : public ::testing::Test {
 };
 
 TEST_F(PmSamplingTest, ChoosesTheFirstOfferedMetricOfEachFigureAndEveryTensorPipe) {
-  chip_.offered = {kSm, kDram, kGmma, kHmma, kPcieRead, kNvlRead,
+  chip_.offered = {kSm,
+                   kDram,
+                   kGmma,
+                   kHmma,
+                   kPcieRead,
+                   kNvlRead,
                    "dram__throughput.avg.pct_of_peak_sustained_elapsed_not_this"};
   absl::StatusOr<std::unique_ptr<DevicePmSampler>> s = DevicePmSampler::Create(api_, 0, 10'000'000);
   ASSERT_TRUE(s.ok()) << s.status();

@@ -320,7 +320,8 @@ TEST(FaultSettings, TheTableCoversEverySettingWithEveryKindOfBadValue) {
                                          "MAX_GAPS",          "SKIP_STEPS",
                                          "MAX_RECORDS",       "BUFFER_MB",
                                          "HOST_SAMPLE_MS",    "GPU_METRICS_MS",
-                                         "SUMMARY_EVERY_S",   "METRICS_PORT"};
+                                         "GPU_THROUGHPUT_MS", "SUMMARY_EVERY_S",
+                                         "METRICS_PORT"};
   for (const char* variable : kProfilerVariables) {
     const std::string option = std::string(variable).substr(std::string("GPUIDLE_").size());
     ASSERT_TRUE(kinds.count(option)) << variable << " has no case in option_rules.txt";

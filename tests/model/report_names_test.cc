@@ -108,12 +108,17 @@ Report ReportWithEveryPart() {
   d.collectives[0].wait_ns = 1;
   d.timeline.bin_ns = 1;
   d.timeline.bins.resize(1);
+  d.timeline.gpu.resize(1);
+  d.timeline.gpu[0] = {1, 1, 1, 1, 1, 1, 1};  // every figure measured: every column written
   d.gpu_metrics.emplace();
   d.gpu_metrics->other_processes.resize(1);
   d.gpu_metrics->findings.resize(1);
+  d.gpu_metrics->throughput = GpuMetrics::Throughput{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+  d.gpu_metrics->throughput_unavailable = "x";  // not both in a real report; here every key
   r.devices = {d};
   r.steps.resize(1);
   r.steps[0].comm_wait_ns = 1;
+  r.steps[0].gpu = StepReport::Gpu{1, 1, 1, 1, 1, 0.5, 1, 1, 1};
   r.longest_gaps = {GapRecord{}};
   r.offenders = {Offender{}};
   r.periodic_work = {PeriodicWork{}};

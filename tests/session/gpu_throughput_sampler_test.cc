@@ -123,8 +123,8 @@ TEST(GpuThroughputSampler, ADeviceUsedLaterIsSampledFromThen) {
 
 TEST(GpuThroughputSampler, SaysWhyADeviceWasNotSampled) {
   FakeHardware hw;
-  hw.refuse = absl::UnavailableError(
-      "counter availability failed: CUPTI_ERROR_INSUFFICIENT_PRIVILEGES");
+  hw.refuse =
+      absl::UnavailableError("counter availability failed: CUPTI_ERROR_INSUFFICIENT_PRIVILEGES");
   GpuThroughputSampler sampler(hw.Options());
   sampler.Start();
   WaitForDecodes(hw, 3);

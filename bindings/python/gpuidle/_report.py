@@ -162,7 +162,7 @@ class GpuThroughput:
     samples: int
     busy_samples: int  #: samples kernels ran at least half of: the figures' basis
     period_ns: int
-    busy_share: float  #: of the samples' time, how much kernels ran, 0..1
+    kernel_time_share: float  #: of the samples' time, how much kernels ran, 0..1
     sm_active_pct: Optional[float] = None
     tensor_active_pct: Optional[float] = None
     dram_pct: Optional[float] = None

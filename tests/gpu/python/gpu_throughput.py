@@ -68,7 +68,7 @@ def live(script, out, name, env=None, steps=STEPS):
 
 
 def figures(th):
-    keys = ("samples", "busy_samples", "period_ns", "busy_share", "sm_active_pct",
+    keys = ("samples", "busy_samples", "period_ns", "kernel_time_share", "sm_active_pct",
             "tensor_active_pct", "dram_pct", "pcie_read_bytes_per_s", "pcie_write_bytes_per_s",
             "nvlink_read_bytes_per_s", "nvlink_write_bytes_per_s")
     return ", ".join(f"{k} {th[k]:.4g}" if isinstance(th[k], float) else f"{k} {th[k]}"
