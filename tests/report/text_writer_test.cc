@@ -677,8 +677,8 @@ TEST(TextWriter, SaysOnceWhenATraceHasNoGpuMetrics) {
   EXPECT_LT(text.find("GPU metrics"), text.find("GPU 1")) << "under the first device";
   r.source = "gpuidle";
   EXPECT_THAT(Unwrapped(WriteText(r)),
-              HasSubstr("GPU metrics: none in this trace (it was captured without NVML "
-                        "readings; a live gpuidle capture reads NVML)"));
+              HasSubstr("GPU metrics: none in this trace (it was captured without NVML; a live "
+                        "gpuidle capture reads NVML)"));
   // Not where a device has readings, nor for a live run (no inputs).
   r.devices[1].gpu_metrics.emplace().samples = 10;
   EXPECT_THAT(WriteText(r), Not(HasSubstr("none in this trace")));

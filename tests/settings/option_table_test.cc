@@ -34,9 +34,9 @@ std::string Fields(const ProfilerOptions& o) {
       "|", o.max_records, "|", o.buffer_pool_mb, "|", o.analysis.launch_gap_max_ns, "|",
       o.analysis.dispatch_latency_max_ns, "|", absl::StrJoin(o.analysis.data_range_patterns, ","),
       "|", o.analysis.max_gap_records, "|", o.analysis.skip_steps, "|", o.analysis.as_recorded, "|",
-      o.host_sample_period_ns, "|", o.gpu_metrics_period_ns, "|", o.python_integration, "|",
-      o.sample_window_ns, "/", o.sample_period_ns, "|", o.summary_every_ns, "|", o.summary_path,
-      "|", o.metrics_path, "|", o.metrics_port);
+      o.host_sample_period_ns, "|", o.gpu_metrics_period_ns, "|", o.gpu_throughput_interval_ns, "|",
+      o.python_integration, "|", o.sample_window_ns, "/", o.sample_period_ns, "|",
+      o.summary_every_ns, "|", o.summary_path, "|", o.metrics_path, "|", o.metrics_port);
 }
 
 // A good value other than the default, for each setting.
