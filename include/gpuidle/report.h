@@ -174,6 +174,24 @@ struct TimelineSummary {
   uint32_t power_limit_mw = 0;
 };
 
+// CUPTI's PM sampling of a device's throughput (docs/ANALYSIS.md, "GPU throughput"): each
+// figure is its rate while kernels of this process ran; negative where not measured. (Outside
+// GpuMetrics, like StepGpu outside StepReport: clang cannot construct a nested struct with
+// member initialisers in a std::optional member of the struct that encloses it.)
+struct GpuThroughput {
+  int64_t samples = 0;           // in the steady state
+  int64_t period_ns = 0;         // the median sample length
+  double kernel_time_share = 0;  // of the samples' time, how much a kernel ran
+  int64_t busy_samples = 0;      // samples kernels ran at least half of: the figures' basis
+  double sm_active_pct = -1;
+  double tensor_active_pct = -1;
+  double dram_pct = -1;
+  double pcie_read_bytes_per_s = -1;
+  double pcie_write_bytes_per_s = -1;
+  double nvlink_read_bytes_per_s = -1;
+  double nvlink_write_bytes_per_s = -1;
+};
+
 // What NVML showed of a device during a live collection's steady state (docs/ANALYSIS.md, "GPU
 // metrics"): its readings while it ran kernels, the other processes on it, and what they mean.
 struct GpuMetrics {
@@ -204,22 +222,7 @@ struct GpuMetrics {
   };
   std::vector<OtherProcess> other_processes;  // most memory first
   int64_t idle_samples = 0;                   // readings while this device was idle
-  // CUPTI's PM sampling of the device's throughput (docs/ANALYSIS.md, "GPU throughput"): each
-  // figure weighted by how much of its sample a kernel of this process ran, so that it is the
-  // throughput *while busy*; negative where not measured.
-  struct Throughput {
-    int64_t samples = 0;           // in the steady state
-    int64_t period_ns = 0;         // the median sample length
-    double kernel_time_share = 0;  // of the samples' time, how much a kernel ran
-    int64_t busy_samples = 0;      // samples kernels ran at least half of: the figures' basis
-    double sm_active_pct = -1;
-    double tensor_active_pct = -1;
-    double dram_pct = -1;
-    double pcie_read_bytes_per_s = -1;
-    double pcie_write_bytes_per_s = -1;
-    double nvlink_read_bytes_per_s = -1;
-    double nvlink_write_bytes_per_s = -1;
-  };
+  using Throughput = GpuThroughput;
   std::optional<Throughput> throughput;  // absent without PM samples
   // Why there are none though they were asked for (device, driver or permissions); "" otherwise.
   std::string throughput_unavailable;
@@ -285,6 +288,20 @@ struct DeviceReport {
   int64_t LostNs() const { return idle_ns + comm_wait_ns.value_or(0); }
 };
 
+// A device's readings within a step, where a live capture took them (NVML, PM sampling):
+// over the step's busy readings; a figure without readings is 0 (clocks, power) or negative.
+struct StepGpu {
+  int64_t samples = 0;  // NVML readings in the step
+  uint32_t sm_clock_median_mhz = 0;
+  uint32_t sm_clock_max_mhz = 0;
+  uint32_t power_median_mw = 0;
+  uint32_t power_limit_mw = 0;
+  double slow_clock_share = 0;  // busy readings below 90% of the maximum clock
+  double sm_active_pct = -1;    // PM sampling, while busy
+  double tensor_active_pct = -1;
+  double dram_pct = -1;
+};
+
 // One step (ProfilerStep#N, gpuidle step marker) on one device. A step's host range is cut
 // onto the device timeline as described in docs/ANALYSIS.md.
 struct StepReport {
@@ -297,19 +314,7 @@ struct StepReport {
   IdleBreakdown idle;
   int64_t one_off_ns = 0;  // idle time of one-off work inside the step (a re-compilation)
   std::optional<int64_t> comm_wait_ns;  // collectives waiting for peers in it; set by a merge
-  // The device's readings within the step, where a live capture took them (NVML, PM sampling):
-  // over the step's busy readings; a figure without readings is 0 (clocks, power) or negative.
-  struct Gpu {
-    int64_t samples = 0;  // NVML readings in the step
-    uint32_t sm_clock_median_mhz = 0;
-    uint32_t sm_clock_max_mhz = 0;
-    uint32_t power_median_mw = 0;
-    uint32_t power_limit_mw = 0;
-    double slow_clock_share = 0;  // busy readings below 90% of the maximum clock
-    double sm_active_pct = -1;    // PM sampling, while busy
-    double tensor_active_pct = -1;
-    double dram_pct = -1;
-  };
+  using Gpu = StepGpu;
   std::optional<Gpu> gpu;
 };
 

@@ -34,7 +34,7 @@ namespace gpuidle::internal {
 
 class GpuThroughputSampler {
  public:
-  static constexpr int64_t kDefaultIntervalNs = 10'000'000;  // ProfilerOptions' default
+  static constexpr int64_t kDefaultIntervalNs = 10'000'000;  // the rate it is built for
   static constexpr int64_t kDecodePeriodNs = 100'000'000;
   static constexpr size_t kMaxSamples = 36'000;  // 6 minutes of one GPU at 10 ms, then merged
   // Clocks further apart than this are different clocks (see above).

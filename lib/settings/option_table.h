@@ -159,7 +159,7 @@ inline constexpr SettingSpec kSettingTable[] = {
      "PCIe link, memory and the other processes on it",
      nullptr, kCollection, option_rules::GpuMetricsMs},
     {"GPUIDLE_GPU_THROUGHPUT_MS", "--gpu-throughput-ms", "N", nullptr, "gpu_throughput_ms",
-     SettingType::kNumber, "10", "", "0 (off) or a number of ms from 1 to 1000",
+     SettingType::kNumber, "0", "", "0 (off) or a number of ms from 1 to 1000 (10 suits)",
      "sample each GPU the collection uses with CUPTI's PM sampling, one sample per N ms: SM and "
      "tensor activity, DRAM, PCIe and NVLink throughput",
      nullptr, kCollection, option_rules::GpuThroughputMs},

@@ -56,7 +56,7 @@ const std::map<std::string, std::string>& OtherValues() {
                                              {"GPUIDLE_SKIP_STEPS", "2"},
                                              {"GPUIDLE_HOST_SAMPLE_MS", "0"},
                                              {"GPUIDLE_GPU_METRICS_MS", "0"},
-                                             {"GPUIDLE_GPU_THROUGHPUT_MS", "0"},
+                                             {"GPUIDLE_GPU_THROUGHPUT_MS", "10"},
                                              {"GPUIDLE_PYTHON", "0"},
                                              {"GPUIDLE_AS_RECORDED", "1"},
                                              {"GPUIDLE_SAMPLE", "10/100"},

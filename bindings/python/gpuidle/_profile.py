@@ -374,7 +374,7 @@ def profile(out: Any = None, *args: Any, **kwargs: Any) -> Any:
             turns it off; ``DeviceReport.gpu_metrics``).
         gpu_throughput_ms: sample each GPU the collection uses with CUPTI's PM sampling, one
             sample per this many ms: SM and tensor activity, DRAM, PCIe and NVLink throughput
-            (default 10; 0 turns it off; ``GpuMetrics.throughput``).
+            (default 0, off, until proven on a GPU; 10 suits; ``GpuMetrics.throughput``).
         sample: "W/P" in seconds: record W seconds of every P, CUPTI detached in between, for
             long runs; the report sums the windows and states its coverage (default: record
             everything).

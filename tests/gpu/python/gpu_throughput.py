@@ -12,7 +12,7 @@
    untraced truth (untraced ms/step minus the report's busy time per step);
 2. `gpuidle analyze` of the matmul's live trace gives the same gpu_metrics as the live report;
 3. two gpuidle.profile() blocks in one process (CUPTI detached in between): both sampled;
-4. cost: both scripts ROUNDS times with the sampling (default) and without
+4. cost: both scripts ROUNDS times with the sampling (GPUIDLE_GPU_THROUGHPUT_MS=10) and without
    (GPUIDLE_GPU_THROUGHPUT_MS=0), alternating, each run its own process: median ms/step.
 Writes OUT_DIR/gpu_throughput.md. Exit status 1 if a check fails.
 """
@@ -29,6 +29,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 EXAMPLES = os.path.normpath(os.path.join(HERE, "..", "..", "..", "examples", "python"))
 ROUNDS = 2
 STEPS = 200
+ON = {"GPUIDLE_GPU_THROUGHPUT_MS": "10"}  # off by default until this script has passed
 
 TWO_PROFILES = r"""
 import sys, torch, gpuidle
@@ -60,7 +61,7 @@ def run(script, out, name, args, env=None):
     return float(re.findall(r"([0-9.]+) ms/step", p.stdout)[-1]), p.stderr
 
 
-def live(script, out, name, env=None, steps=STEPS):
+def live(script, out, name, env=ON, steps=STEPS):
     report = os.path.join(out, f"{name}.json")
     ms, err = run(script, out, name, ["--gpuidle", report, "--steps", str(steps)], env)
     with open(report) as f:
@@ -152,7 +153,7 @@ def main():
 
     # 3. Two profiles in one process.
     p = subprocess.run([sys.executable, "-c", TWO_PROFILES, out], capture_output=True, text=True,
-                       timeout=300)
+                       timeout=300, env={**os.environ, **ON})
     both = []
     for i in (1, 2):
         try:
@@ -170,7 +171,7 @@ def main():
     times = {}
     for i in range(ROUNDS):
         for script in ("healthy_matmul.py", "memory_bound.py"):
-            for label, env in (("with", {}), ("without", {"GPUIDLE_GPU_THROUGHPUT_MS": "0"})):
+            for label, env in (("with", ON), ("without", {"GPUIDLE_GPU_THROUGHPUT_MS": "0"})):
                 _, ms, _ = live(script, out, f"cost_{i}", env, steps=100)
                 times.setdefault((script, label), []).append(ms)
     lines.append("")
