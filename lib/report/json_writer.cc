@@ -215,11 +215,12 @@ void TimelineGpu(Json& w, const TimelineSummary& t) {
   }
   if (any([](const GpuBin& b) { return b.pm_ns > 0; })) {
     Column(w, keys::kPmNs, t.gpu, [](const GpuBin& b) { return b.pm_ns; });
-    for (const auto& [key, figure] : {std::pair{keys::kSmActivePct, &GpuBin::sm_active_pct},
-                                      std::pair{keys::kTensorActivePct, &GpuBin::tensor_active_pct},
-                                      std::pair{keys::kDramPct, &GpuBin::dram_pct}}) {
+    for (const auto& column : {std::pair{keys::kSmActivePct, &GpuBin::sm_active_pct},
+                               std::pair{keys::kTensorActivePct, &GpuBin::tensor_active_pct},
+                               std::pair{keys::kDramPct, &GpuBin::dram_pct}}) {
+      const auto figure = column.second;  // a variable: lambdas cannot capture a binding in C++17
       if (!any([figure](const GpuBin& b) { return b.*figure >= 0; })) continue;
-      PctColumn(w, key, t.gpu, [figure](const GpuBin& b) { return b.*figure; });
+      PctColumn(w, column.first, t.gpu, [figure](const GpuBin& b) { return b.*figure; });
     }
   }
   w.EndObject();

@@ -208,7 +208,7 @@ void GpuGauges(const std::vector<DeviceFigures>& devices, Exposition& e) {
           return Count(static_cast<int64_t>(f.gpu->other_processes.size()));
         });
   // PM sampling: a figure not measured (negative) is left out, not written as 0.
-  for (const auto& [name, figure, help] :
+  for (const auto& [name, member, help] :
        {std::tuple{"gpuidle_gpu_sm_active_ratio", &GpuMetrics::Throughput::sm_active_pct,
                    "Share of cycles with work resident on the SMs while busy (0 to 1; CUPTI PM "
                    "sampling)."},
@@ -217,6 +217,7 @@ void GpuGauges(const std::vector<DeviceFigures>& devices, Exposition& e) {
                    "sampling)."},
         std::tuple{"gpuidle_gpu_dram_ratio", &GpuMetrics::Throughput::dram_pct,
                    "DRAM throughput while busy, share of its peak (0 to 1; CUPTI PM sampling)."}}) {
+    const auto figure = member;  // a variable: lambdas cannot capture a binding in C++17
     std::vector<DeviceFigures> measured;
     for (const DeviceFigures& f : pm) {
       if ((*f.gpu->throughput).*figure >= 0) measured.push_back(f);

@@ -733,22 +733,23 @@ class TraceFormatter {
 
   // PM sampling's averages, at the start of the interval they cover; negative: not measured.
   void AppendThroughputCounters(const GpuThroughputSample& s) {
-    const auto figure = [this](absl::string_view key, float v, double scale, const char* format) {
+    // decimals: 1 for a percentage, 3 for GB/s (a constant format: clang's StrFormat wants one).
+    const auto figure = [this](absl::string_view key, float v, double scale, int decimals) {
       if (v >= 0 && std::isfinite(v)) {
-        CounterArg(key, absl::StrFormat(format, static_cast<double>(v) * scale));
+        CounterArg(key, absl::StrFormat("%.*f", decimals, static_cast<double>(v) * scale));
       }
     };
-    figure("%", s.sm_active_pct, 1, "%.1f");
+    figure("%", s.sm_active_pct, 1, 1);
     EmitCounter(s.device, s.start_ns, kSmActiveSeries, "SM active");
-    figure("%", s.tensor_active_pct, 1, "%.1f");
+    figure("%", s.tensor_active_pct, 1, 1);
     EmitCounter(s.device, s.start_ns, kTensorActiveSeries, "tensor active");
-    figure("%", s.dram_pct, 1, "%.1f");
+    figure("%", s.dram_pct, 1, 1);
     EmitCounter(s.device, s.start_ns, kDramSeries, "DRAM throughput");
-    figure("read GB/s", s.pcie_read_bytes_per_s, 1e-9, "%.3f");
-    figure("write GB/s", s.pcie_write_bytes_per_s, 1e-9, "%.3f");
+    figure("read GB/s", s.pcie_read_bytes_per_s, 1e-9, 3);
+    figure("write GB/s", s.pcie_write_bytes_per_s, 1e-9, 3);
     EmitCounter(s.device, s.start_ns, kPcieSeries, "PCIe");
-    figure("read GB/s", s.nvlink_read_bytes_per_s, 1e-9, "%.3f");
-    figure("write GB/s", s.nvlink_write_bytes_per_s, 1e-9, "%.3f");
+    figure("read GB/s", s.nvlink_read_bytes_per_s, 1e-9, 3);
+    figure("write GB/s", s.nvlink_write_bytes_per_s, 1e-9, 3);
     EmitCounter(s.device, s.start_ns, kNvlinkSeries, "NVLink");
   }
 
