@@ -97,7 +97,7 @@ asan() {
 }
 
 # The code that starts threads: the collector, its decode worker and its timed calls (fake
-# CUPTI), host ranges, sessions, host samples, the NVML sampler (fake NVML), and the trace
+# CUPTI), host ranges, sessions, host samples, the NVML and PM samplers (fakes), and the trace
 # reader's read-ahead thread (every trace that is read: the reader's, round-trip and CLI tests). Not run_command_test: gpuidle run
 # starts no thread, and TSan holds a signal handler back while its thread waits in waitpid
 # (SA_RESTART), so SIGTERM would reach the command only when it ends (the signal tests fail).
@@ -105,7 +105,7 @@ tsan_programs=(buffer_pool_test collector_test call_timing_test call_site_naming
                cupti_detach_test decode_worker_test lost_records_test host_ranges_test
                record_translation_test timed_calls_test host_samples_test environment_test profiler_test
                byte_source_test kineto_reader_test trace_round_trip_test cli_test
-               metrics_server_test gpu_metrics_sampler_test)
+               metrics_server_test gpu_metrics_sampler_test gpu_throughput_sampler_test)
 # The CTest names of their tests, ^(Suite|...)\. from their test lists (build-tsan has only them).
 tsan_tests() {
   local program suites
