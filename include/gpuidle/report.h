@@ -38,9 +38,10 @@ enum class Subcause : int {
   kCopyWait,        // sync_bound: queued work waited for a copy or memset ahead of it on its stream
   kAllocator,       // sync_bound: the host was in the memory allocator (cudaMalloc/cudaFree; a
                     // free first waits for the device)
+  kOtherProcess,    // sync_bound: queued work waited while another process ran kernels on the GPU
   kUnattributed,    // no evidence
 };
-inline constexpr int kNumSubcauses = 11;
+inline constexpr int kNumSubcauses = 12;
 
 GPUIDLE_EXPORT Cause CauseOf(Subcause s);
 GPUIDLE_EXPORT absl::string_view CauseName(Cause c);           // "data_starved"

@@ -9,6 +9,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "core/time_units.h"
 #include "model/cuda_api.h"
 
@@ -61,6 +62,11 @@ absl::string_view FixFor(Subcause s) {
              "to drain): stop calling torch.cuda.empty_cache() in the loop, reuse buffers and "
              "keep tensor shapes fixed so the caching allocator serves them, and set "
              "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True against fragmentation";
+    case Subcause::kOtherProcess:
+      return "the GPU is shared: this job's work waited in its queue while another process's "
+             "kernels held the GPU (contexts take turns). It is the other job's time, not this "
+             "job's code: run the jobs on separate GPUs (CUDA_VISIBLE_DEVICES, the scheduler's "
+             "exclusive-process mode), or run them under MPS to let their kernels overlap";
     case Subcause::kUnattributed:
       break;
   }
@@ -473,6 +479,26 @@ Concrete OtherAdvice(const Report& report, Subcause s, const StepView& v) {
   return c;
 }
 
+// The processes NVML saw on the devices that waited behind them, most memory first.
+Concrete OtherProcessAdvice(const Report& report, const StepView& v) {
+  Concrete c = OtherAdvice(report, Subcause::kOtherProcess, v);
+  std::vector<std::string> seen;
+  for (const DeviceReport& d : report.devices) {
+    if (d.idle[Subcause::kOtherProcess] <= 0 || !d.gpu_metrics.has_value()) continue;
+    for (const GpuMetrics::OtherProcess& o : d.gpu_metrics->other_processes) {
+      if (seen.size() < 3) {
+        seen.push_back(absl::StrFormat("pid %d (%.1f GiB, GPU %d)", o.pid,
+                                       static_cast<double>(o.memory_bytes) / (1 << 30), d.device));
+      }
+    }
+  }
+  if (!seen.empty()) {
+    absl::StrAppend(&c.evidence, c.evidence.empty() ? "" : "; ", "NVML saw ",
+                    absl::StrJoin(seen, ", "), " on the GPU");
+  }
+  return c;
+}
+
 }  // namespace
 
 void AddAdvice(const AnalysisOptions& options, Report* report) {
@@ -526,6 +552,9 @@ void AddAdvice(const AnalysisOptions& options, Report* report) {
         break;
       case Subcause::kAllocator:
         c = AllocatorAdvice(*report, v);
+        break;
+      case Subcause::kOtherProcess:
+        c = OtherProcessAdvice(*report, v);
         break;
       default:
         c = OtherAdvice(*report, s, v);

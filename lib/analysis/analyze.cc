@@ -446,6 +446,7 @@ absl::StatusOr<Report> AnalyzeTimeline(const Timeline& t, const std::string& inp
         AnalyzeDevice(rank_analysis, device, &table, &periodic, &longest, drawn, &report));
     DeviceReport& d = report.devices.back();
     d.gpu_metrics = SummariseGpuMetrics(t, device, d.steady_start_ns, d.steady_end_ns);
+    if (d.gpu_metrics.has_value()) NoteWaitBehindOtherProcesses(d, &*d.gpu_metrics);
     steady_ns += report.devices.back().steady_end_ns - report.devices.back().steady_start_ns;
     used.insert(device.device);
   }

@@ -22,6 +22,33 @@ bool StretchShorterThan(int64_t since, int64_t until, int64_t limit) {
   return until != kForever && until - since < limit;
 }
 
+// How far from one of NVML's per-process samples another process counts as running kernels.
+// The driver samples processes coarsely (hundreds of ms apart for one that runs without pause),
+// and the sampler keeps every other sample once its bound is reached.
+constexpr int64_t kOtherProcessReachNs = 1'000'000'000;
+
+// When another process ran kernels on `device`, by NVML's samples of it: merged, by start.
+std::vector<Interval> OtherProcessSpans(const Timeline& t, int device) {
+  std::vector<Interval> spans;
+  for (const GpuProcessSeen& p : t.gpu_processes) {
+    if (p.device != device) continue;
+    for (int64_t at : p.busy_sample_ns) {
+      spans.push_back({at - kOtherProcessReachNs, at + kOtherProcessReachNs});
+    }
+  }
+  std::sort(spans.begin(), spans.end(),
+            [](const Interval& a, const Interval& b) { return a.start_ns < b.start_ns; });
+  std::vector<Interval> merged;
+  for (const Interval& span : spans) {
+    if (!merged.empty() && span.start_ns <= merged.back().end_ns) {
+      merged.back().end_ns = std::max(merged.back().end_ns, span.end_ns);
+    } else {
+      merged.push_back(span);
+    }
+  }
+  return merged;
+}
+
 // What a host interval says about an idle instant; a lower value wins where they overlap.
 enum Evidence : uint8_t {
   kInDataRange,
@@ -137,6 +164,7 @@ class DeviceAttributor {
   void AttributeHostLate(int64_t t0, int64_t e, int32_t next_op);
   void WalkHost(int64_t u, int64_t e, int32_t next_op);
   void AttributeQueued(int64_t q, int64_t t1, int32_t next_op, int32_t launch_call);
+  void QueuedWithoutCause(int64_t s, int64_t e, int32_t next_op, int32_t call);
   void AwayFromCuda(int64_t s0, int64_t s1, int32_t next_op, int32_t next_call);
   void InLaunchingOp(int64_t s0, int64_t s1, int32_t next_op, int32_t root);
   const std::vector<int64_t>& OpBoundaries(uint64_t thread);
@@ -184,6 +212,9 @@ class DeviceAttributor {
   absl::flat_hash_map<uint32_t, StreamState> stream_state_;
   std::vector<int64_t> prev_launch_on_stream_;  // per op: launch start of the previous op on
                                                 // its stream (INT64_MIN if none)
+  // When another process ran kernels on this device (NVML), merged: queued work that waited
+  // then with no cause in this process waited behind it.
+  std::vector<Interval> other_process_spans_;
   HostSweep* sweep_ = nullptr;
   // Scratch buffers of WalkHost, reused from gap to gap.
   std::vector<int32_t> scratch_;
@@ -605,7 +636,7 @@ void DeviceAttributor::AttributeQueued(int64_t q, int64_t t1, int32_t next_op, i
     }
     const int64_t split = std::min(e, s + std::max<int64_t>(dispatch_budget, 0));
     Emit(s, split, Subcause::kKernelGap, next_op, rest_call, -1);
-    Emit(split, e, Subcause::kUnattributed, next_op, rest_call, -1);
+    QueuedWithoutCause(split, e, next_op, rest_call);
     dispatch_budget -= split - s;
   };
   // H2D copies (any stream) are input arriving; other copies on the stream hold it back.
@@ -627,8 +658,24 @@ void DeviceAttributor::AttributeQueued(int64_t q, int64_t t1, int32_t next_op, i
   emit_rest(cursor, t1);
 }
 
+// Queued work that waited past its dispatch latency with nothing in this process holding it
+// back: behind another process's kernels where NVML saw one run then (contexts take turns on
+// the GPU), unattributed elsewhere.
+void DeviceAttributor::QueuedWithoutCause(int64_t s, int64_t e, int32_t next_op, int32_t call) {
+  auto span = std::upper_bound(other_process_spans_.begin(), other_process_spans_.end(), s,
+                               [](int64_t v, const Interval& i) { return v < i.end_ns; });
+  for (; span != other_process_spans_.end() && span->start_ns < e && s < e; ++span) {
+    const int64_t from = std::max(s, span->start_ns), to = std::min(e, span->end_ns);
+    Emit(s, from, Subcause::kUnattributed, next_op, call, -1);
+    Emit(from, to, Subcause::kOtherProcess, next_op, call, -1);
+    s = to;
+  }
+  Emit(s, e, Subcause::kUnattributed, next_op, call, -1);
+}
+
 DeviceAttribution DeviceAttributor::Run() {
   IndexHost();
+  other_process_spans_ = OtherProcessSpans(timeline_, device_.device);
   HostSweep sweep(host_items_);
   sweep_ = &sweep;
   int64_t busy_end = window_.start_ns;  // end of the busy time seen so far

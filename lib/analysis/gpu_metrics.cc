@@ -98,6 +98,11 @@ std::string Gib(uint64_t bytes) {
 
 std::string Pct(double share) { return absl::StrFormat("%.0f%%", 100 * share); }
 
+constexpr absl::string_view kOtherProcessFix =
+    "the GPU is shared: the idle time it overlaps is another job's work, not this one's waste; "
+    "run the jobs on separate GPUs (CUDA_VISIBLE_DEVICES, the scheduler's exclusive mode) to "
+    "compare";
+
 // How long a kernel ran within [from, to).
 int64_t BusyNs(const std::vector<std::pair<int64_t, int64_t>>& intervals, int64_t from,
                int64_t to) {
@@ -324,16 +329,35 @@ std::optional<GpuMetrics> SummariseGpuMetrics(const Timeline& t, const DeviceTim
     if (o.idle_samples_busy == 0 || m.idle_samples == 0) continue;
     const double share =
         static_cast<double>(o.idle_samples_busy) / static_cast<double>(m.idle_samples);
-    m.findings.push_back(
-        {"other_process",
-         absl::StrCat("another process (pid ", o.pid, ", ", Gib(o.memory_bytes),
-                      ") ran kernels on this GPU during at least ", Pct(share),
-                      " of this job's idle readings"),
-         "the GPU is shared: the idle time it overlaps is another job's work, not this one's "
-         "waste; run the jobs on separate GPUs (CUDA_VISIBLE_DEVICES, the scheduler's "
-         "exclusive mode) to compare"});
+    m.findings.push_back({"other_process",
+                          absl::StrCat("another process (pid ", o.pid, ", ", Gib(o.memory_bytes),
+                                       ") ran kernels on this GPU during at least ", Pct(share),
+                                       " of this job's idle readings"),
+                          std::string(kOtherProcessFix)});
   }
   return m;
+}
+
+void NoteWaitBehindOtherProcesses(const DeviceReport& device, GpuMetrics* m) {
+  const int64_t waited = device.idle[Subcause::kOtherProcess];
+  if (waited <= 0 || device.idle_ns <= 0) return;
+  const std::string note =
+      absl::StrCat("this job's queued work waited behind other processes for ",
+                   absl::StrFormat("%.1f ms", static_cast<double>(waited) / 1e6), ", ",
+                   Pct(static_cast<double>(waited) / static_cast<double>(device.idle_ns)),
+                   " of its idle time (", QualifiedSubcauseName(Subcause::kOtherProcess), ")");
+  for (GpuMetrics::Finding& f : m->findings) {
+    if (f.kind != "other_process") continue;
+    absl::StrAppend(&f.text, "; ", note);
+    return;  // once, on the first (the one with most memory)
+  }
+  // No idle reading caught one running: the waits are the evidence.
+  if (m->other_processes.empty()) return;
+  const GpuMetrics::OtherProcess& o = m->other_processes.front();
+  m->findings.push_back({"other_process",
+                         absl::StrCat("another process (pid ", o.pid, ", ", Gib(o.memory_bytes),
+                                      ") ran kernels on this GPU; ", note),
+                         std::string(kOtherProcessFix)});
 }
 
 }  // namespace gpuidle::internal

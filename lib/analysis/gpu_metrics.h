@@ -33,6 +33,10 @@ struct RateWhileBusy {
 std::optional<GpuMetrics> SummariseGpuMetrics(const Timeline& t, const DeviceTimeline& device,
                                               int64_t steady_start_ns, int64_t steady_end_ns);
 
+// Adds to the other_process findings how much of the device's steady idle time its queued work
+// waited behind other processes (its sync_bound.other_process time), where it did.
+void NoteWaitBehindOtherProcesses(const DeviceReport& device, GpuMetrics* m);
+
 }  // namespace gpuidle::internal
 
 #endif  // GPUIDLE_LIB_ANALYSIS_GPU_METRICS_H_

@@ -539,16 +539,17 @@ class ReportParser {
   }
 
   // idle_by_subcause: every subcause's ns (idle_by_cause is their sum, not read). Not negative,
-  // and their sum fits (the writers add them up). sync_bound.allocator came later within
-  // gpuidle.report/2: 0 where a report has none.
+  // and their sum fits (the writers add them up). sync_bound.allocator and
+  // sync_bound.other_process came later within gpuidle.report/2: 0 where a report has none.
   absl::Status Subcauses(const Value& obj, const Path& at, IdleBreakdown* idle) const {
     GPUIDLE_ASSIGN_OR_RETURN(const Value* by, Object(obj, at, keys::kIdleBySubcause));
     const Path here{&at, keys::kIdleBySubcause};
     int64_t total = 0;
     for (int s = 0; s < kNumSubcauses; ++s) {
       const std::string name = QualifiedSubcauseName(static_cast<Subcause>(s));
-      const Need need =
-          static_cast<Subcause>(s) == Subcause::kAllocator ? Need::kOptional : Need::kRequired;
+      const bool later = static_cast<Subcause>(s) == Subcause::kAllocator ||
+                         static_cast<Subcause>(s) == Subcause::kOtherProcess;
+      const Need need = later ? Need::kOptional : Need::kRequired;
       GPUIDLE_RETURN_IF_ERROR(Int64(*by, here, name, &idle->ns[s], need));
       if (idle->ns[s] < 0) return Error({&here, name}, "negative");
       if (__builtin_add_overflow(total, idle->ns[s], &total)) {

@@ -22,6 +22,7 @@ Cause CauseOf(Subcause s) {
     case Subcause::kCommWait:
     case Subcause::kCopyWait:
     case Subcause::kAllocator:
+    case Subcause::kOtherProcess:
       return Cause::kSyncBound;
     case Subcause::kUnattributed:
       break;
@@ -65,6 +66,8 @@ absl::string_view SubcauseName(Subcause s) {
       return "copy_wait";
     case Subcause::kAllocator:
       return "allocator";
+    case Subcause::kOtherProcess:
+      return "other_process";
     case Subcause::kUnattributed:
       break;
   }

@@ -185,6 +185,8 @@ absl::string_view GapColour(Subcause s) {
       return "cq_build_running";  // 255,255,119
     case Subcause::kAllocator:
       return "startup";  // 230,230,0
+    case Subcause::kOtherProcess:
+      return "bad";  // 180,125,0
     case Subcause::kUnattributed:
       return "grey";  // 221,221,221
   }

@@ -8,6 +8,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "core/output_path.h"
@@ -122,34 +123,29 @@ absl::Status AsRecorded(absl::string_view value, ProfilerOptions* options) {
   return absl::OkStatus();
 }
 
-absl::Status HostSampleMs(absl::string_view value, ProfilerOptions* options) {
-  const std::optional<int64_t> ns = ParseDecimalToNs(absl::StripAsciiWhitespace(value), 1'000'000);
-  if (!ns || *ns < 0 || *ns > 1'000'000'000) {
-    return Bad("must be a number of milliseconds from 0 (off) to 1000");
+// A sampling period in milliseconds: 0 (off), or from min_ns to max_ns.
+absl::Status OffOrPeriodMs(absl::string_view value, int64_t min_ns, int64_t max_ns, int64_t* ns) {
+  const std::optional<int64_t> v = ParseDecimalToNs(absl::StripAsciiWhitespace(value), 1'000'000);
+  const auto ms = [](int64_t n) { return absl::StrFormat("%g", static_cast<double>(n) / 1e6); };
+  if (!v || *v < 0 || *v > max_ns) {
+    return Bad(absl::StrCat("must be a number of milliseconds from 0 (off) to ", ms(max_ns)));
   }
-  if (*ns > 0 && *ns < 100'000) return Bad("must be 0 (off) or at least 0.1 ms");
-  options->host_sample_period_ns = *ns;
+  if (*v > 0 && *v < min_ns)
+    return Bad(absl::StrCat("must be 0 (off) or at least ", ms(min_ns), " ms"));
+  *ns = *v;
   return absl::OkStatus();
+}
+
+absl::Status HostSampleMs(absl::string_view value, ProfilerOptions* options) {
+  return OffOrPeriodMs(value, 100'000, 1'000'000'000, &options->host_sample_period_ns);
 }
 
 absl::Status GpuMetricsMs(absl::string_view value, ProfilerOptions* options) {
-  const std::optional<int64_t> ns = ParseDecimalToNs(absl::StripAsciiWhitespace(value), 1'000'000);
-  if (!ns || *ns < 0 || *ns > 60'000'000'000) {
-    return Bad("must be a number of milliseconds from 0 (off) to 60000");
-  }
-  if (*ns > 0 && *ns < 10'000'000) return Bad("must be 0 (off) or at least 10 ms");
-  options->gpu_metrics_period_ns = *ns;
-  return absl::OkStatus();
+  return OffOrPeriodMs(value, 10'000'000, 60'000'000'000, &options->gpu_metrics_period_ns);
 }
 
 absl::Status GpuThroughputMs(absl::string_view value, ProfilerOptions* options) {
-  const std::optional<int64_t> ns = ParseDecimalToNs(absl::StripAsciiWhitespace(value), 1'000'000);
-  if (!ns || *ns < 0 || *ns > 1'000'000'000) {
-    return Bad("must be a number of milliseconds from 0 (off) to 1000");
-  }
-  if (*ns > 0 && *ns < 1'000'000) return Bad("must be 0 (off) or at least 1 ms");
-  options->gpu_throughput_interval_ns = *ns;
-  return absl::OkStatus();
+  return OffOrPeriodMs(value, 1'000'000, 1'000'000'000, &options->gpu_throughput_interval_ns);
 }
 
 absl::Status MaxRecords(absl::string_view value, ProfilerOptions* options) {

@@ -140,6 +140,19 @@ TEST(Advice, SaysWhetherUnattributedTimeLackedItsLaunchCallsOrWasQueuedWork) {
   EXPECT_THAT(AdviceFor(Advised(r), Subcause::kUnattributed).fix, HasSubstr("fell outside"));
 }
 
+TEST(Advice, NamesTheProcessesThatQueuedWorkWaitedBehind) {
+  Report r;
+  DeviceReport d = Device(0, 10, 100);
+  SetIdle(&d, Subcause::kOtherProcess, 400 * kMs);
+  d.gpu_metrics.emplace().other_processes = {{4242, uint64_t{3} << 30, 2}};
+  r.devices.push_back(d);
+  const Report advised = Advised(r);
+  const Advice& a = AdviceFor(advised, Subcause::kOtherProcess);
+  EXPECT_THAT(a.fix, HasSubstr("separate GPUs"));
+  EXPECT_THAT(a.evidence, HasSubstr("40.0 ms per step lost to sync_bound.other_process"));
+  EXPECT_THAT(a.evidence, HasSubstr("NVML saw pid 4242 (3.0 GiB, GPU 0) on the GPU"));
+}
+
 TEST(Advice, GivesTheGainOverTheSteadyStateWhenTheRunHasNoSteps) {
   Report r;
   r.devices.push_back(Device(0, 0, 0));

@@ -301,6 +301,46 @@ TEST(Analyze, CallsOnlyDispatchLatencyKernelGapAndALongerUnexplainedWaitUnattrib
   EXPECT_EQ(d.idle[Subcause::kUnattributed], 1800 * kUs);
 }
 
+TEST(Analyze, QueuedWorkThatWaitedWhileAnotherProcessRanKernelsWaitedBehindIt) {
+  // The second kernel was queued at 35 us and started 2.5 s later; NVML saw another process on
+  // this GPU run kernels at 0.5 s (within a second of it: [-0.5 s, 1.5 s)), one on another GPU
+  // at 2 s, and one that held memory and ran nothing.
+  auto t = TimelineBuilder()
+               .Launch(1, 0, 5).Kernel(10, 100)
+               .Launch(1, 30, 35).Kernel(2'500'000, 2'500'100)
+               .Build();
+  internal::GpuProcessSeen other, elsewhere, quiet;
+  other.pid = 4242;
+  other.busy_sample_ns = {500'000 * kUs};
+  elsewhere.pid = 77;
+  elsewhere.device = 1;
+  elsewhere.busy_sample_ns = {2'000'000 * kUs};
+  quiet.pid = 7;
+  t.gpu_processes = {other, elsewhere, quiet};
+  AnalysisOptions options;
+  options.dispatch_latency_max_ns = 100 * kUs;
+  const DeviceReport& d = OnlyDevice(MustAnalyze(t, options));
+  EXPECT_EQ(d.idle[Subcause::kKernelGap], 100 * kUs);
+  EXPECT_EQ(d.idle[Subcause::kOtherProcess], (1'500'000 - 200) * kUs);
+  EXPECT_EQ(d.idle[Subcause::kUnattributed], 1'000'000 * kUs);
+  EXPECT_EQ(CauseOf(Subcause::kOtherProcess), Cause::kSyncBound);
+}
+
+TEST(Analyze, AnotherProcessDoesNotExplainAHostThatWasLate) {
+  // The host launched the second kernel 1 ms after the first ended: its own lateness, whoever
+  // else ran on the GPU.
+  auto t = TimelineBuilder()
+               .Launch(1, 0, 5).Kernel(10, 100)
+               .Launch(1, 1000, 1005).Kernel(1010, 1100)
+               .Build();
+  internal::GpuProcessSeen other;
+  other.busy_sample_ns = {500 * kUs};
+  t.gpu_processes = {other};
+  const DeviceReport& d = OnlyDevice(MustAnalyze(t));
+  EXPECT_EQ(d.idle_ns, 910 * kUs);
+  EXPECT_EQ(d.idle[Subcause::kOtherProcess], 0);
+}
+
 TEST(Analyze, LeavesGapsWithoutHostEvidenceUnattributed) {
   const auto t = TimelineBuilder().Kernel(0, 100).Kernel(200, 300).Build();
   const Report r = MustAnalyze(t);

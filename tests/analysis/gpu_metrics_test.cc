@@ -138,6 +138,35 @@ TEST(GpuMetrics, NamesAnotherProcessThatRanKernelsWhileThisJobIdled) {
             "this job's idle readings");
 }
 
+TEST(GpuMetrics, SaysHowLongQueuedWorkWaitedBehindOtherProcesses) {
+  DeviceReport d;
+  d.idle[Subcause::kOtherProcess] = 30 * kMs;
+  d.idle[Subcause::kHostSync] = 30 * kMs;
+  d.idle_ns = 60 * kMs;
+  GpuMetrics m;
+  m.other_processes = {{4242, uint64_t{31} << 30, 0}, {7, 1 << 20, 0}};
+  // No idle reading caught it running: the waits are the finding.
+  NoteWaitBehindOtherProcesses(d, &m);
+  ASSERT_EQ(m.findings.size(), 1u);
+  EXPECT_EQ(m.findings[0].kind, "other_process");
+  EXPECT_EQ(m.findings[0].text,
+            "another process (pid 4242, 31.0 GiB) ran kernels on this GPU; this job's queued work "
+            "waited behind other processes for 30.0 ms, 50% of its idle time "
+            "(sync_bound.other_process)");
+  // A reading's finding gets the figure once.
+  m.findings = {{"clocks", "slow", "fix"},
+                {"other_process", "seen", "fix"},
+                {"other_process", "also seen", "fix"}};
+  NoteWaitBehindOtherProcesses(d, &m);
+  EXPECT_THAT(m.findings[1].text, HasSubstr("seen; this job's queued work waited"));
+  EXPECT_EQ(m.findings[2].text, "also seen");
+  // Nothing waited: nothing said.
+  d.idle[Subcause::kOtherProcess] = 0;
+  m.findings.clear();
+  NoteWaitBehindOtherProcesses(d, &m);
+  EXPECT_TRUE(m.findings.empty());
+}
+
 // Device 0 busy in the first 5 ms of every 10 ms; PM samples of 10 ms each (half busy) read
 // the device's averages over the whole sample, idle half included, as the hardware does.
 Timeline ThroughputRun(float sm, float tensor, float dram) {

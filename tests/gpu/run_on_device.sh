@@ -10,7 +10,7 @@
 #               "tests/gpu/run_on_device.sh [scenarios] [overhead] [python] [python-overhead] [probe]
 #                [unchanged] [faults] [package] [profile-overhead] [sampled] [ranks] [gains]
 #                [two-gpus] [observer] [leave-out] [round3] [where-time-goes]
-#                [periodic] [answers] [metrics] [throughput]")
+#                [periodic] [answers] [metrics] [throughput] [shared]")
 #
 # With no argument it runs scenarios and overhead; one call may last 10 minutes at most, so a
 # round runs the parts as separate calls on the same warm machine. `python` builds the Python
@@ -297,6 +297,14 @@ fi
 if [[ $parts == *" throughput "* ]]; then
   python_proof throughput gpu_throughput.py gpu_throughput.md "gpu throughput" \
     '^(PASS|FAIL|gpu throughput|pm_sampling_probe|    )' "$b/bin/gpuidle" "$b/bin/gpuidle_pm_sampling_probe"
+fi
+
+# Not alone (issue 32, ask 3): a job's queued work waiting while a second process's kernels
+# held the same GPU is sync_bound.other_process, with that process's pid
+# (tests/gpu/python/shared_gpu.py).
+if [[ $parts == *" shared "* ]]; then
+  python_proof shared shared_gpu.py shared_gpu.md "shared gpu" '^(PASS|FAIL|shared gpu|alone|shared|other)' \
+    "$b/bin/gpuidle"
 fi
 
 if [[ $parts == *" sampled "* ]]; then

@@ -455,8 +455,8 @@ TEST(TraceWriter, ColoursEachSubcauseApartWithinItsCausesFamily) {
       case Cause::kLaunchBound:  // blue
         EXPECT_TRUE(b > r + 40 && b > gr + 40) << colour;
         break;
-      case Cause::kSyncBound:  // yellow: red and green alike, little blue
-        EXPECT_TRUE(std::abs(r - gr) < 30 && r > b + 60) << colour;
+      case Cause::kSyncBound:  // yellow to amber: red and green well above blue
+        EXPECT_TRUE(std::abs(r - gr) < 60 && r > b + 60 && gr > b + 60) << colour;
         break;
       case Cause::kUnattributed:  // grey
         EXPECT_TRUE(r == gr && gr == b) << colour;

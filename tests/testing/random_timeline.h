@@ -243,6 +243,12 @@ inline Timeline RandomTimeline(std::mt19937_64& rng, const RandomTimelineOptions
     }
   }
   Timeline t = b.Build();
+  if (chance(0.3)) {  // another process ran kernels on device 0 (NVML), in the first second
+    internal::GpuProcessSeen other;
+    other.pid = 4242;
+    other.busy_sample_ns = {0};
+    t.gpu_processes.push_back(other);
+  }
   if (options.every_kind) random_timeline_internal::AddEveryKind(rng, t);
   return t;
 }
