@@ -16,10 +16,10 @@ Writes OUT_DIR/gpu_metrics.md. Exit status 1 if a check fails.
 import json
 import os
 import re
-import statistics
 import subprocess
 import sys
-import time
+
+from proof_checks import check, cost_table, finish
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXAMPLES = os.path.normpath(os.path.join(HERE, "..", "..", "..", "examples", "python"))
@@ -37,14 +37,6 @@ while time.time() < end:
         b = a @ a
     torch.cuda.synchronize()
 """
-
-checks = []
-
-
-def check(name, ok, detail):
-    checks.append((name, bool(ok), detail))
-    print(f"{'PASS' if ok else 'FAIL'} {name}: {detail}", flush=True)
-
 
 def live(script, out, name, env=None, steps=STEPS):
     report = os.path.join(out, f"{name}.json")
@@ -106,26 +98,11 @@ def main():
     times = {}
     for i in range(ROUNDS):
         for script in ("healthy_matmul.py", "item_sync.py"):
-            for label, env in (("with readings", {}), ("without", {"GPUIDLE_GPU_METRICS_MS": "0"})):
+            for label, env in (("with", {}), ("without", {"GPUIDLE_GPU_METRICS_MS": "0"})):
                 _, ms = live(script, out, f"cost_{i}", env)
                 times.setdefault((script, label), []).append(ms)
-    lines.append("")
-    lines.append("| script | ms/step with NVML readings (median) | without | ratio |")
-    lines.append("|---|---|---|---|")
-    for script in ("healthy_matmul.py", "item_sync.py"):
-        a = statistics.median(times[(script, "with readings")])
-        b = statistics.median(times[(script, "without")])
-        lines.append(f"| {script} | {a:.2f} | {b:.2f} | {a / b:.3f} |")
-        check(f"cost {script}: within 2% of without", a <= b * 1.02, f"{a:.2f} vs {b:.2f} ms/step")
-    lines.append("")
-    lines += [f"- {'PASS' if ok else 'FAIL'} {n}: {d}" for n, ok, d in checks]
-    text = "\n".join(lines) + "\n"
-    with open(os.path.join(out, "gpu_metrics.md"), "w") as f:
-        f.write(text)
-    print(text)
-    failed = [n for n, ok, _ in checks if not ok]
-    print("gpu metrics: " + (f"FAIL ({len(failed)})" if failed else f"all {len(checks)} pass"))
-    return 1 if failed else 0
+    lines += cost_table(times, ("healthy_matmul.py", "item_sync.py"), "NVML readings")
+    return finish(out, "gpu_metrics.md", "gpu metrics", lines)
 
 
 if __name__ == "__main__":

@@ -21,9 +21,10 @@ import json
 import os
 import re
 import shutil
-import statistics
 import subprocess
 import sys
+
+from proof_checks import check, cost_table, finish
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXAMPLES = os.path.normpath(os.path.join(HERE, "..", "..", "..", "examples", "python"))
@@ -42,14 +43,6 @@ for i in (1, 2):
         torch.cuda.synchronize()
 print("done", flush=True)
 """
-
-checks = []
-
-
-def check(name, ok, detail):
-    checks.append((name, bool(ok), detail))
-    print(f"{'PASS' if ok else 'FAIL'} {name}: {detail}", flush=True)
-
 
 def run(script, out, name, args, env=None):
     p = subprocess.run([sys.executable, os.path.join(EXAMPLES, script), *args], capture_output=True,
@@ -174,23 +167,8 @@ def main():
             for label, env in (("with", ON), ("without", {"GPUIDLE_GPU_THROUGHPUT_MS": "0"})):
                 _, ms, _ = live(script, out, f"cost_{i}", env, steps=100)
                 times.setdefault((script, label), []).append(ms)
-    lines.append("")
-    lines.append("| script | ms/step with PM sampling (median) | without | ratio |")
-    lines.append("|---|---|---|---|")
-    for script in ("healthy_matmul.py", "memory_bound.py"):
-        a = statistics.median(times[(script, "with")])
-        b = statistics.median(times[(script, "without")])
-        lines.append(f"| {script} | {a:.2f} | {b:.2f} | {a / b:.3f} |")
-        check(f"cost {script}: within 2% of without", a <= b * 1.02, f"{a:.2f} vs {b:.2f} ms/step")
-    lines.append("")
-    lines += [f"- {'PASS' if ok else 'FAIL'} {n}: {d}" for n, ok, d in checks]
-    text = "\n".join(lines) + "\n"
-    with open(os.path.join(out, "gpu_throughput.md"), "w") as f:
-        f.write(text)
-    print(text)
-    failed = [n for n, ok, _ in checks if not ok]
-    print("gpu throughput: " + (f"FAIL ({len(failed)})" if failed else f"all {len(checks)} pass"))
-    return 1 if failed else 0
+    lines += cost_table(times, ("healthy_matmul.py", "memory_bound.py"), "PM sampling")
+    return finish(out, "gpu_throughput.md", "gpu throughput", lines)
 
 
 if __name__ == "__main__":

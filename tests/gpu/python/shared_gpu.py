@@ -24,6 +24,8 @@ import shutil
 import subprocess
 import sys
 
+from proof_checks import check, finish
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXAMPLES = os.path.normpath(os.path.join(HERE, "..", "..", "..", "examples", "python"))
 STEPS = 300
@@ -43,14 +45,6 @@ while True:
         b = a @ a
     torch.cuda.synchronize()
 """
-
-checks = []
-
-
-def check(name, ok, detail):
-    checks.append((name, bool(ok), detail))
-    print(f"{'PASS' if ok else 'FAIL'} {name}: {detail}", flush=True)
-
 
 def run(out, name, args):
     p = subprocess.run([sys.executable, os.path.join(EXAMPLES, "healthy_matmul.py"), *args,
@@ -150,15 +144,7 @@ def main():
     for name in ("alone.report.trace.json", "shared.report.trace.json"):
         os.remove(os.path.join(out, name))
 
-    lines.append("")
-    lines += [f"- {'PASS' if ok else 'FAIL'} {n}: {d}" for n, ok, d in checks]
-    text = "\n".join(lines) + "\n"
-    with open(os.path.join(out, "shared_gpu.md"), "w") as f:
-        f.write(text)
-    print(text)
-    failed = [n for n, ok, _ in checks if not ok]
-    print("shared gpu: " + (f"FAIL ({len(failed)})" if failed else f"all {len(checks)} pass"))
-    return 1 if failed else 0
+    return finish(out, "shared_gpu.md", "shared gpu", lines)
 
 
 if __name__ == "__main__":
