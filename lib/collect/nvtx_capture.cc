@@ -77,6 +77,8 @@ RangeKind KindOf(const Domain* d, const nvtxEventAttributes_t* a, absl::string_v
     if (a->category == kMarkerCategoryStep) return RangeKind::kStep;
     if (a->category == kMarkerCategoryData) return RangeKind::kData;
     if (a->category == kMarkerCategoryCallSite) return RangeKind::kPython;
+    if (a->category == kMarkerCategoryRequest) return RangeKind::kRequest;
+    if (a->category == kMarkerCategoryRequestRun) return RangeKind::kRequestRun;
     return RangeKind::kUser;
   }
   return AnnotationRangeKind(name);

@@ -18,6 +18,9 @@ inline constexpr uint32_t kMarkerCategoryStep = 1;
 inline constexpr uint32_t kMarkerCategoryData = 2;
 inline constexpr uint32_t kMarkerCategoryUser = 3;
 inline constexpr uint32_t kMarkerCategoryCallSite = 4;  // a place in the program: "file:line in f"
+// Serving: start/end ranges named as model/trace_names.h says (kRequestName, kRequestRunName).
+inline constexpr uint32_t kMarkerCategoryRequest = 5;
+inline constexpr uint32_t kMarkerCategoryRequestRun = 6;
 
 // NVTX's NvtxGetExportTableFunc_t, so that this header needs no NVTX header.
 using NvtxExportTableGetter = const void* (*)(uint32_t export_table_id);

@@ -100,6 +100,10 @@ enum class RangeKind : uint8_t {
   kFrameworkOp,  // a framework operator (PyTorch cpu_op) that may issue GPU work
   kPython,       // a Python function (PyTorch with_stack): gives file:line
   kUser,         // any other user annotation or NVTX range
+  // Serving (docs/ANALYSIS.md, "Serving"): named "gpuidle.request[:id]" / "gpuidle.request_run
+  // [:id]" (RequestIdOf in model/trace_names.h gives the id); they may end on another thread.
+  kRequest,     // a request in flight: from its arrival to its response (gpuidle.request)
+  kRequestRun,  // the part of a request the server worked on: from when it was taken up
 };
 
 // A host-side interval on one thread.

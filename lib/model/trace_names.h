@@ -152,13 +152,18 @@ inline absl::string_view RangeKindName(RangeKind k) {
       return "python";
     case RangeKind::kUser:
       return "user";
+    case RangeKind::kRequest:
+      return "request";
+    case RangeKind::kRequestRun:
+      return "request_run";
   }
   return "user";
 }
 
 inline std::optional<RangeKind> ParseRangeKind(absl::string_view s) {
   for (RangeKind k : {RangeKind::kStep, RangeKind::kData, RangeKind::kFrameworkOp,
-                      RangeKind::kPython, RangeKind::kUser}) {
+                      RangeKind::kPython, RangeKind::kUser, RangeKind::kRequest,
+                      RangeKind::kRequestRun}) {
     if (s == RangeKindName(k)) return k;
   }
   return std::nullopt;
@@ -273,12 +278,33 @@ inline int64_t DtypeBytes(absl::string_view dtype) {
   return -1;
 }
 
+// Serving requests' ranges are named "gpuidle.request" or "gpuidle.request:<id>", and the part
+// of one that ran "gpuidle.request_run[:<id>]".
+inline constexpr absl::string_view kRequestName = "gpuidle.request";
+inline constexpr absl::string_view kRequestRunName = "gpuidle.request_run";
+
+// The id in a range's name that is `prefix` or `prefix:<id>` ("" for the bare prefix); nullopt
+// for other names.
+inline std::optional<absl::string_view> RequestIdOf(absl::string_view name,
+                                                    absl::string_view prefix) {
+  if (!absl::StartsWith(name, prefix)) return std::nullopt;
+  name.remove_prefix(prefix.size());
+  if (name.empty()) return name;
+  if (name.front() != ':') return std::nullopt;
+  name.remove_prefix(1);
+  return name;
+}
+
 // The one rule that turns a host range's name into a step or a data wait, for every host
 // category: torch.profiler puts ProfilerStep#N under user_annotation today, under "Operator"
 // (cpu_op) in PyTorch 1.8, and DataLoader fetches wherever the release put them. nullopt: the
 // name says nothing, and the range keeps its category's kind.
 inline std::optional<RangeKind> RangeKindFromName(absl::string_view name) {
   if (absl::StartsWith(name, "ProfilerStep#")) return RangeKind::kStep;
+  // Serving requests, by the names gpuidle's own marks use (any tool may use them: an NVTX
+  // start/end range, a torch.profiler record_function).
+  if (RequestIdOf(name, kRequestRunName).has_value()) return RangeKind::kRequestRun;
+  if (RequestIdOf(name, kRequestName).has_value()) return RangeKind::kRequest;
   // torch.profiler names every DataLoader fetch "enumerate(DataLoader)#...__next__"
   // (_SingleProcessDataLoaderIter, _MultiProcessingDataLoaderIter).
   if (absl::StartsWith(name, "enumerate(DataLoader)")) return RangeKind::kData;

@@ -217,6 +217,8 @@ absl::string_view RangeCategory(RangeKind k) {
     case RangeKind::kStep:
     case RangeKind::kData:
     case RangeKind::kUser:
+    case RangeKind::kRequest:
+    case RangeKind::kRequestRun:
       return kUserAnnotationCategory;
   }
   return kUserAnnotationCategory;
