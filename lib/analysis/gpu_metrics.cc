@@ -1,6 +1,7 @@
 #include "analysis/gpu_metrics.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -203,6 +204,15 @@ void ThroughputFindings(const GpuMetrics::Throughput& th, std::vector<GpuMetrics
   }
 }
 
+// Most memory first (the first is the one findings name when only waits caught it).
+void SortOtherProcesses(std::vector<GpuMetrics::OtherProcess>* processes) {
+  std::sort(processes->begin(), processes->end(),
+            [](const GpuMetrics::OtherProcess& a, const GpuMetrics::OtherProcess& b) {
+              return a.memory_bytes != b.memory_bytes ? a.memory_bytes > b.memory_bytes
+                                                      : a.pid < b.pid;
+            });
+}
+
 }  // namespace
 
 std::optional<GpuMetrics> SummariseGpuMetrics(const Timeline& t, const DeviceTimeline& device,
@@ -221,8 +231,10 @@ std::optional<GpuMetrics> SummariseGpuMetrics(const Timeline& t, const DeviceTim
   GpuMetrics m;
   m.throughput = throughput;
   if (!throughput) m.throughput_unavailable = unavailable;
-  if (throughput) ThroughputFindings(*throughput, &m.findings);
-  if (readings.empty()) return m;
+  if (readings.empty()) {
+    DeriveGpuFindings(&m);
+    return m;
+  }
   m.samples = static_cast<int64_t>(readings.size());
   std::vector<int64_t> gaps;
   for (size_t i = 1; i < readings.size(); ++i) {
@@ -289,53 +301,151 @@ std::optional<GpuMetrics> SummariseGpuMetrics(const Timeline& t, const DeviceTim
     }
     m.other_processes.push_back(o);
   }
-  std::sort(m.other_processes.begin(), m.other_processes.end(),
-            [](const GpuMetrics::OtherProcess& a, const GpuMetrics::OtherProcess& b) {
-              return a.memory_bytes != b.memory_bytes ? a.memory_bytes > b.memory_bytes
-                                                      : a.pid < b.pid;
-            });
+  SortOtherProcesses(&m.other_processes);
 
-  // What it means.
-  if (m.busy_samples >= kMinBusySamples && m.slow_clock_share >= kMinSlowShare) {
-    m.findings.push_back(
+  DeriveGpuFindings(&m);
+  return m;
+}
+
+void DeriveGpuFindings(GpuMetrics* m) {
+  m->findings.clear();
+  if (m->throughput) ThroughputFindings(*m->throughput, &m->findings);
+  if (m->busy_samples >= kMinBusySamples && m->slow_clock_share >= kMinSlowShare) {
+    m->findings.push_back(
         {"clocks",
          absl::StrCat(
-             "busy, but at ", Ghz(m.sm_clock_median_mhz), " of ", Ghz(m.sm_clock_max_mhz),
+             "busy, but at ", Ghz(m->sm_clock_median_mhz), " of ", Ghz(m->sm_clock_max_mhz),
              " GHz (median) with the SM clock under 90% of its maximum in ",
-             Pct(m.slow_clock_share), " of the busy readings (", ReasonWords(m.slow_clock_reason),
+             Pct(m->slow_clock_share), " of the busy readings (", ReasonWords(m->slow_clock_reason),
              ")",
-             m.power_limit_mw > 0 && m.power_median_mw > 0
-                 ? absl::StrFormat("; power %.0f of %.0f W", m.power_median_mw / 1000.0,
-                                   m.power_limit_mw / 1000.0)
+             m->power_limit_mw > 0 && m->power_median_mw > 0
+                 ? absl::StrFormat("; power %.0f of %.0f W", m->power_median_mw / 1000.0,
+                                   m->power_limit_mw / 1000.0)
                  : "",
-             m.temperature_max_c > 0 ? absl::StrCat(", up to ", m.temperature_max_c, " C") : ""),
-         FixForSlowClocks(m.slow_clock_reason)});
+             m->temperature_max_c > 0 ? absl::StrCat(", up to ", m->temperature_max_c, " C") : ""),
+         FixForSlowClocks(m->slow_clock_reason)});
   }
-  if (m.busy_samples > 0 && m.pcie_generation > 0 && m.pcie_width > 0 &&
-      (m.pcie_generation < m.pcie_generation_max || m.pcie_width < m.pcie_width_max)) {
-    m.findings.push_back(
+  if (m->busy_samples > 0 && m->pcie_generation > 0 && m->pcie_width > 0 &&
+      (m->pcie_generation < m->pcie_generation_max || m->pcie_width < m->pcie_width_max)) {
+    m->findings.push_back(
         {"pcie_link",
-         absl::StrCat("PCIe link at Gen", m.pcie_generation, " x", m.pcie_width, " of Gen",
-                      m.pcie_generation_max, " x", m.pcie_width_max, " while busy"),
+         absl::StrCat("PCIe link at Gen", m->pcie_generation, " x", m->pcie_width, " of Gen",
+                      m->pcie_generation_max, " x", m->pcie_width_max, " while busy"),
          "host-device copies run slower on it: check the slot (one wired for "
          "all lanes), the riser or cable, and the BIOS's PCIe settings"});
   }
-  if (m.pcie_replays > 0) {
-    m.findings.push_back({"pcie_replays",
-                          absl::StrCat(m.pcie_replays, " PCIe replays during the collection"),
-                          "the link retransmits: reseat the card, check the slot and the cable"});
+  if (m->pcie_replays > 0) {
+    m->findings.push_back({"pcie_replays",
+                           absl::StrCat(m->pcie_replays, " PCIe replays during the collection"),
+                           "the link retransmits: reseat the card, check the slot and the cable"});
   }
-  for (const GpuMetrics::OtherProcess& o : m.other_processes) {
-    if (o.idle_samples_busy == 0 || m.idle_samples == 0) continue;
+  for (const GpuMetrics::OtherProcess& o : m->other_processes) {
+    if (o.idle_samples_busy == 0 || m->idle_samples == 0) continue;
     const double share =
-        static_cast<double>(o.idle_samples_busy) / static_cast<double>(m.idle_samples);
-    m.findings.push_back({"other_process",
-                          absl::StrCat("another process (pid ", o.pid, ", ", Gib(o.memory_bytes),
-                                       ") ran kernels on this GPU during at least ", Pct(share),
-                                       " of this job's idle readings"),
-                          std::string(kOtherProcessFix)});
+        static_cast<double>(o.idle_samples_busy) / static_cast<double>(m->idle_samples);
+    m->findings.push_back({"other_process",
+                           absl::StrCat("another process (pid ", o.pid, ", ", Gib(o.memory_bytes),
+                                        ") ran kernels on this GPU during at least ", Pct(share),
+                                        " of this job's idle readings"),
+                           std::string(kOtherProcessFix)});
   }
-  return m;
+}
+
+namespace {
+
+// The mean of `a` over `wa` readings and `b` over `wb`; a negative figure was not measured and
+// leaves the other's (the sum's where neither has readings).
+double MeanOf(double a, double wa, double b, double wb) {
+  if (a < 0) return b;
+  if (b < 0 || wa + wb <= 0) return a;
+  return (a * wa + b * wb) / (wa + wb);
+}
+
+// MeanOf for figures whose 0 means "no reading" (clocks, power, periods), rounded.
+template <typename T>
+T PositiveMeanOf(T a, int64_t wa, T b, int64_t wb) {
+  const double mean = MeanOf(a > 0 ? static_cast<double>(a) : -1, static_cast<double>(wa),
+                             b > 0 ? static_cast<double>(b) : -1, static_cast<double>(wb));
+  return mean > 0 ? static_cast<T>(std::llround(mean)) : T{};
+}
+
+// The rates while busy are means over the busy samples; the share of kernel time over all.
+void AddThroughput(const GpuThroughput& w, GpuThroughput* s) {
+  const auto busy_s = static_cast<double>(s->busy_samples);
+  const auto busy_w = static_cast<double>(w.busy_samples);
+  for (auto [into, from] : {std::pair{&s->sm_active_pct, w.sm_active_pct},
+                            {&s->tensor_active_pct, w.tensor_active_pct},
+                            {&s->dram_pct, w.dram_pct},
+                            {&s->pcie_read_bytes_per_s, w.pcie_read_bytes_per_s},
+                            {&s->pcie_write_bytes_per_s, w.pcie_write_bytes_per_s},
+                            {&s->nvlink_read_bytes_per_s, w.nvlink_read_bytes_per_s},
+                            {&s->nvlink_write_bytes_per_s, w.nvlink_write_bytes_per_s}}) {
+    *into = MeanOf(*into, busy_s, from, busy_w);
+  }
+  s->kernel_time_share = MeanOf(s->kernel_time_share, static_cast<double>(s->samples),
+                                w.kernel_time_share, static_cast<double>(w.samples));
+  s->period_ns = PositiveMeanOf(s->period_ns, s->samples, w.period_ns, w.samples);
+  s->samples += w.samples;
+  s->busy_samples += w.busy_samples;
+}
+
+}  // namespace
+
+void AddGpuMetrics(const GpuMetrics& window, GpuMetrics* sum) {
+  const GpuMetrics& w = window;
+  GpuMetrics& s = *sum;
+  // The reason of the side on which more busy readings ran slow (the windows' counts per reason
+  // are not kept: the merged reason is the heavier side's most frequent one).
+  if (w.slow_clock_share * static_cast<double>(w.busy_samples) >
+      s.slow_clock_share * static_cast<double>(s.busy_samples)) {
+    s.slow_clock_reason = w.slow_clock_reason;
+  }
+  // Over the busy readings, where clocks were read (a median of 0: none were): the share of slow
+  // ones, and the medians, whose merge is the busy-readings-weighted mean of the windows'.
+  const auto busy_s = static_cast<double>(s.busy_samples);
+  const auto busy_w = static_cast<double>(w.busy_samples);
+  s.slow_clock_share =
+      std::max(0.0, MeanOf(s.sm_clock_median_mhz > 0 ? s.slow_clock_share : -1, busy_s,
+                           w.sm_clock_median_mhz > 0 ? w.slow_clock_share : -1, busy_w));
+  s.sm_clock_median_mhz =
+      PositiveMeanOf(s.sm_clock_median_mhz, s.busy_samples, w.sm_clock_median_mhz, w.busy_samples);
+  s.power_median_mw =
+      PositiveMeanOf(s.power_median_mw, s.busy_samples, w.power_median_mw, w.busy_samples);
+  s.period_ns = PositiveMeanOf(s.period_ns, s.samples, w.period_ns, w.samples);
+  s.samples += w.samples;
+  s.busy_samples += w.busy_samples;
+  s.idle_samples += w.idle_samples;
+  s.sm_clock_max_mhz = std::max(s.sm_clock_max_mhz, w.sm_clock_max_mhz);
+  s.power_limit_mw = std::max(s.power_limit_mw, w.power_limit_mw);
+  s.temperature_max_c = std::max(s.temperature_max_c, w.temperature_max_c);
+  s.memory_used_max_bytes = std::max(s.memory_used_max_bytes, w.memory_used_max_bytes);
+  s.memory_total_bytes = std::max(s.memory_total_bytes, w.memory_total_bytes);
+  // A window's link is its widest while busy (at rest a link slows down): so is the merge's.
+  s.pcie_generation = std::max(s.pcie_generation, w.pcie_generation);
+  s.pcie_width = std::max(s.pcie_width, w.pcie_width);
+  s.pcie_generation_max = std::max(s.pcie_generation_max, w.pcie_generation_max);
+  s.pcie_width_max = std::max(s.pcie_width_max, w.pcie_width_max);
+  s.pcie_replays += w.pcie_replays;  // during the windows (between them, unseen)
+  for (const GpuMetrics::OtherProcess& o : w.other_processes) {
+    auto same = std::find_if(s.other_processes.begin(), s.other_processes.end(),
+                             [&](const GpuMetrics::OtherProcess& x) { return x.pid == o.pid; });
+    if (same == s.other_processes.end()) {
+      s.other_processes.push_back(o);
+      continue;
+    }
+    same->memory_bytes = std::max(same->memory_bytes, o.memory_bytes);
+    same->idle_samples_busy += o.idle_samples_busy;
+  }
+  SortOtherProcesses(&s.other_processes);
+  if (w.throughput && s.throughput) {
+    AddThroughput(*w.throughput, &*s.throughput);
+  } else if (w.throughput) {
+    s.throughput = w.throughput;
+  }
+  // Why there are no PM samples: said only while there are none, as in one window's figures.
+  if (s.throughput_unavailable.empty()) s.throughput_unavailable = w.throughput_unavailable;
+  if (s.throughput) s.throughput_unavailable.clear();
+  DeriveGpuFindings(sum);
 }
 
 void NoteWaitBehindOtherProcesses(const DeviceReport& device, GpuMetrics* m) {

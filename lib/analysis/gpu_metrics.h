@@ -33,6 +33,20 @@ struct RateWhileBusy {
 std::optional<GpuMetrics> SummariseGpuMetrics(const Timeline& t, const DeviceTimeline& device,
                                               int64_t steady_start_ns, int64_t steady_end_ns);
 
+// Sets m->findings from m's figures alone, replacing any there: what the figures mean, most
+// important first (throughput, clocks, the PCIe link and its replays, other processes).
+// SummariseGpuMetrics ends with it; a merge of windows calls it again on the merged figures.
+void DeriveGpuFindings(GpuMetrics* m);
+
+// Adds a later window's figures of the same device to `sum` (a sampled collection: docs/
+// ANALYSIS.md, "Sampled collection"), then derives sum's findings again. Counts add, maxima take
+// the larger, shares and medians become means weighted by the readings they were taken over
+// (a merged median is the busy-readings-weighted mean of the windows' medians); a figure one
+// side did not measure (0 for clocks and power, negative for throughput) takes the other's.
+// The other_process note rests on the device's idle time: call NoteWaitBehindOtherProcesses
+// after it, with the merged device.
+void AddGpuMetrics(const GpuMetrics& window, GpuMetrics* sum);
+
 // Adds to the other_process findings how much of the device's steady idle time its queued work
 // waited behind other processes (its sync_bound.other_process time), where it did.
 void NoteWaitBehindOtherProcesses(const DeviceReport& device, GpuMetrics* m);

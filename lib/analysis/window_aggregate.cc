@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "analysis/advice.h"
 #include "analysis/communication.h"
+#include "analysis/gpu_metrics.h"
 #include "analysis/periodic_work.h"
 #include "analysis/timeline_summary.h"
 #include "model/report_names.h"
@@ -135,6 +136,17 @@ void WindowAggregate::AddDevice(const DeviceReport& w) {
   AddCollectivesOf(w, &d);
   AddTimeline(w.timeline, &d.timeline);  // time between the windows stays untraced
   if (d.name.empty()) d.name = w.name;
+  // The readings of every window, not the first's alone; what they mean is derived again over
+  // all of them, the waits behind other processes against the summed idle time.
+  if (w.gpu_metrics.has_value() && d.gpu_metrics.has_value()) {
+    AddGpuMetrics(*w.gpu_metrics, &*d.gpu_metrics);
+  } else if (w.gpu_metrics.has_value()) {
+    d.gpu_metrics = w.gpu_metrics;
+  }
+  if (d.gpu_metrics.has_value()) {
+    DeriveGpuFindings(&*d.gpu_metrics);
+    NoteWaitBehindOtherProcesses(d, &*d.gpu_metrics);
+  }
 }
 
 void WindowAggregate::Add(int64_t start_ns, int64_t end_ns, const Report* window) {

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -262,6 +263,169 @@ TEST(GpuThroughput, SaysWhyThereAreNoSamples) {
   EXPECT_FALSE(m->throughput.has_value());
   EXPECT_EQ(m->throughput_unavailable, t.info.gpu_throughput_unavailable);
   EXPECT_EQ(m->samples, 200);  // NVML's readings stand alone
+}
+
+TEST(GpuMetrics, FindingsFollowFromTheFiguresAlone) {
+  Timeline t = SteadyRun(1410, kClockEventPowerCap);
+  GpuProcessSeen other;
+  other.pid = 4242;
+  other.memory_bytes = uint64_t{31} << 30;
+  for (int64_t i = 0; i < 50; ++i) other.busy_sample_ns.push_back(7'500'000 + i * 10 * kMs);
+  t.gpu_processes.push_back(other);
+  const std::optional<GpuMetrics> m = SummariseGpuMetrics(t, t.devices[0], 0, 1000 * kMs);
+  ASSERT_TRUE(m.has_value());
+  ASSERT_EQ(m->findings.size(), 4u);
+  GpuMetrics derived = *m;
+  derived.findings = {{"stale", "from another window", ""}};
+  DeriveGpuFindings(&derived);
+  ASSERT_EQ(derived.findings.size(), m->findings.size());
+  for (size_t i = 0; i < m->findings.size(); ++i) {
+    EXPECT_EQ(derived.findings[i].kind, m->findings[i].kind);
+    EXPECT_EQ(derived.findings[i].text, m->findings[i].text);
+    EXPECT_EQ(derived.findings[i].fix, m->findings[i].fix);
+  }
+}
+
+// A window's NVML figures, as SummariseGpuMetrics leaves them.
+GpuMetrics Readings(int64_t busy, uint32_t clock_median_mhz, double slow_share,
+                    const std::string& reason, uint32_t power_median_w) {
+  GpuMetrics m;
+  m.samples = 2 * busy;
+  m.busy_samples = busy;
+  m.idle_samples = busy;
+  m.period_ns = 5 * kMs;
+  m.sm_clock_max_mhz = 1980;
+  m.sm_clock_median_mhz = clock_median_mhz;
+  m.slow_clock_share = slow_share;
+  m.slow_clock_reason = reason;
+  m.power_median_mw = power_median_w * 1000;
+  m.power_limit_mw = 700'000;
+  m.temperature_max_c = 60;
+  m.pcie_generation = 5;
+  m.pcie_generation_max = 5;
+  m.pcie_width = 16;
+  m.pcie_width_max = 16;
+  return m;
+}
+
+TEST(AddGpuMetrics, WeighsEachWindowsFiguresByTheReadingsTheyWereTakenOver) {
+  GpuMetrics sum = Readings(100, 1980, 0.25, "power_cap", 400);
+  sum.pcie_replays = 1;
+  sum.memory_used_max_bytes = uint64_t{40} << 30;
+  GpuMetrics window = Readings(300, 1220, 0.5, "thermal", 600);
+  window.period_ns = 10 * kMs;
+  window.temperature_max_c = 85;
+  window.pcie_replays = 2;
+  window.memory_used_max_bytes = uint64_t{30} << 30;
+  window.pcie_generation = 4;  // narrower while busy in this window: the widest stays
+  AddGpuMetrics(window, &sum);
+  EXPECT_EQ(sum.samples, 800);
+  EXPECT_EQ(sum.busy_samples, 400);
+  EXPECT_EQ(sum.idle_samples, 400);
+  EXPECT_EQ(sum.period_ns, 8'750'000);        // (200 x 5 + 600 x 10) ms / 800
+  EXPECT_EQ(sum.sm_clock_median_mhz, 1410u);  // (100 x 1980 + 300 x 1220) / 400
+  EXPECT_EQ(sum.power_median_mw, 550'000u);
+  EXPECT_DOUBLE_EQ(sum.slow_clock_share, 0.4375);  // (25 + 150) of 400 busy readings ran slow
+  EXPECT_EQ(sum.slow_clock_reason, "thermal");     // the side with more slow readings
+  EXPECT_EQ(sum.temperature_max_c, 85u);
+  EXPECT_EQ(sum.memory_used_max_bytes, uint64_t{40} << 30);
+  EXPECT_EQ(sum.pcie_generation, 5u);
+  EXPECT_EQ(sum.pcie_replays, 3u);
+  ASSERT_EQ(sum.findings.size(), 2u);
+  EXPECT_EQ(sum.findings[0].kind, "clocks");
+  EXPECT_EQ(sum.findings[0].text,
+            "busy, but at 1.41 of 1.98 GHz (median) with the SM clock under 90% of its maximum in "
+            "44% of the busy readings (thermal slowdown); power 550 of 700 W, up to 85 C");
+  EXPECT_THAT(sum.findings[0].fix, HasSubstr("cooling"));
+  EXPECT_EQ(sum.findings[1].text, "3 PCIe replays during the collection");
+}
+
+TEST(AddGpuMetrics, AFigureOneSideDidNotMeasureIsTheOthers) {
+  // No clock or power read while busy in the first window (0: none), no PM samples either.
+  GpuMetrics sum = Readings(10, 0, 0, "", 0);
+  sum.throughput_unavailable = "device 0: CUPTI_ERROR_INSUFFICIENT_PRIVILEGES";
+  GpuMetrics window = Readings(20, 1500, 0, "", 300);
+  GpuThroughput th;
+  th.samples = 100;
+  th.busy_samples = 80;
+  th.period_ns = 10 * kMs;
+  th.kernel_time_share = 0.8;
+  th.sm_active_pct = 90;
+  th.dram_pct = 70;
+  th.pcie_read_bytes_per_s = 2e9;
+  window.throughput = th;
+  AddGpuMetrics(window, &sum);
+  EXPECT_EQ(sum.sm_clock_median_mhz, 1500u);
+  EXPECT_EQ(sum.power_median_mw, 300'000u);
+  EXPECT_DOUBLE_EQ(sum.slow_clock_share, 0);
+  ASSERT_TRUE(sum.throughput.has_value());
+  EXPECT_EQ(sum.throughput->samples, 100);
+  EXPECT_DOUBLE_EQ(sum.throughput->sm_active_pct, 90);
+  EXPECT_EQ(sum.throughput_unavailable, "");  // there are samples now
+
+  // A later window measured what the first did not (tensor pipes, NVLink) and not DRAM.
+  GpuMetrics later = Readings(20, 1500, 0, "", 300);
+  GpuThroughput more;
+  more.samples = 300;
+  more.busy_samples = 20;
+  more.period_ns = 10 * kMs;
+  more.kernel_time_share = 0.4;
+  more.sm_active_pct = 40;
+  more.tensor_active_pct = 30;
+  more.pcie_read_bytes_per_s = 1e9;
+  more.nvlink_read_bytes_per_s = 5e9;
+  later.throughput = more;
+  AddGpuMetrics(later, &sum);
+  const GpuThroughput& got = *sum.throughput;
+  EXPECT_EQ(got.samples, 400);
+  EXPECT_EQ(got.busy_samples, 100);
+  EXPECT_EQ(got.period_ns, 10 * kMs);
+  EXPECT_DOUBLE_EQ(got.kernel_time_share, 0.5);  // (80 + 120) of 400 samples' time
+  EXPECT_DOUBLE_EQ(got.sm_active_pct, 80);       // (80 x 90 + 20 x 40) / 100
+  EXPECT_DOUBLE_EQ(got.tensor_active_pct, 30);
+  EXPECT_DOUBLE_EQ(got.dram_pct, 70);
+  EXPECT_DOUBLE_EQ(got.pcie_read_bytes_per_s, 1.8e9);
+  EXPECT_DOUBLE_EQ(got.nvlink_read_bytes_per_s, 5e9);
+  EXPECT_LT(got.nvlink_write_bytes_per_s, 0);  // measured by neither
+  ASSERT_EQ(sum.findings.size(), 1u);
+  EXPECT_EQ(sum.findings[0].text,
+            "busy, but memory-bound: DRAM at 70% of its peak while kernels ran, tensor pipes 30%, "
+            "SMs active 80%");
+}
+
+TEST(AddGpuMetrics, JoinsOtherProcessesByPidAndKeepsTheNoteOfTheWaits) {
+  GpuMetrics sum = Readings(50, 1980, 0, "", 400);
+  sum.other_processes = {{4242, uint64_t{30} << 30, 0}};
+  GpuMetrics window = Readings(50, 1980, 0, "", 400);
+  window.other_processes = {{7, 1 << 20, 0}, {4242, uint64_t{31} << 30, 25}, {99, 1 << 30, 0}};
+  AddGpuMetrics(window, &sum);
+  ASSERT_EQ(sum.other_processes.size(), 3u);
+  EXPECT_EQ(sum.other_processes[0].pid, 4242);  // most memory first
+  EXPECT_EQ(sum.other_processes[0].memory_bytes, uint64_t{31} << 30);
+  EXPECT_EQ(sum.other_processes[0].idle_samples_busy, 25);
+  EXPECT_EQ(sum.other_processes[1].pid, 99);
+  EXPECT_EQ(sum.other_processes[2].pid, 7);
+  DeviceReport d;
+  d.idle[Subcause::kOtherProcess] = 30 * kMs;
+  d.idle[Subcause::kHostSync] = 30 * kMs;
+  d.idle_ns = 60 * kMs;
+  NoteWaitBehindOtherProcesses(d, &sum);
+  const std::string seen =
+      "another process (pid 4242, 31.0 GiB) ran kernels on this GPU during at least 25% of this "
+      "job's idle readings";  // 25 of the 100 idle readings of both windows
+  const std::string note =
+      "; this job's queued work waited behind other processes for 30.0 ms, 50% of its idle time "
+      "(sync_bound.other_process)";
+  ASSERT_EQ(sum.findings.size(), 1u);
+  EXPECT_EQ(sum.findings[0].text, seen + note);
+  // Another window: the findings are derived again, and the note said once more, not twice.
+  AddGpuMetrics(Readings(50, 1980, 0, "", 400), &sum);
+  ASSERT_EQ(sum.findings.size(), 1u);
+  EXPECT_THAT(sum.findings[0].text, HasSubstr("during at least 17% of"));  // 25 of 150
+  EXPECT_THAT(sum.findings[0].text, ::testing::Not(HasSubstr("waited")));
+  NoteWaitBehindOtherProcesses(d, &sum);
+  EXPECT_THAT(sum.findings[0].text, ::testing::EndsWith(note));
+  EXPECT_EQ(sum.findings[0].text.find("waited"), sum.findings[0].text.rfind("waited"));
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 // Sampled collection: windows analysed one at a time and folded into one report.
 #include "analysis/window_aggregate.h"
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -288,6 +290,128 @@ TEST(WindowAggregate, SumsTheCollectivesOfItsWindowsByKindAndKeepsTheirRows) {
   EXPECT_EQ(d.collective_timings.size(), 15u);
   EXPECT_EQ(d.collective_timings.back().start_ns,
             second.devices[0].collective_timings.back().start_ns);
+}
+
+// The readings of a live capture on Steps(first, count): NVML reads device 0 in each step's
+// DataLoader wait (idle) and in the middle of its first `busy_readings` kernels (busy, at
+// `clock_mhz` and `power_w`, for the clock-event reason `events`).
+struct Readings {
+  uint32_t clock_mhz = 1980;
+  uint64_t events = 0;
+  uint32_t power_w = 400;
+  uint32_t temperature_c = 60;
+  int busy_readings = 1;
+};
+Timeline StepsRead(int first, int count, const Readings& r) {
+  Timeline t = Steps(first, count);
+  for (int s = first; s < first + count; ++s) {
+    const double t0 = s * kStepUs;
+    GpuMetricSample idle;
+    idle.time_ns = static_cast<int64_t>((t0 + 1500) * 1000);
+    idle.sm_clock_mhz = 1980;
+    idle.sm_clock_max_mhz = 1980;
+    idle.power_mw = 100'000;
+    idle.power_limit_mw = 700'000;
+    idle.temperature_c = r.temperature_c;
+    t.gpu_metrics.push_back(idle);
+    for (int k = 0; k < r.busy_readings; ++k) {
+      GpuMetricSample busy = idle;
+      busy.time_ns = static_cast<int64_t>((t0 + 3320 + 700 * k) * 1000);
+      busy.sm_clock_mhz = r.clock_mhz;
+      busy.power_mw = r.power_w * 1000;
+      busy.clock_events = r.events;
+      busy.has_clock_events = true;
+      t.gpu_metrics.push_back(busy);
+    }
+  }
+  return t;
+}
+
+// A long job's device: healthy in its first window; in a later one power-capped, sharing the GPU
+// with another process, and PM-sampled as memory-bound. The report says what all windows read.
+TEST(WindowAggregate, GpuMetricsDescribeEveryWindowNotTheFirstAlone) {
+  WindowAggregate aggregate(AnalysisOptions{});
+  const Report first = MustAnalyze(StepsRead(0, 20, {}), aggregate.WindowOptions());
+  aggregate.Add(0, 200'000'000, &first);
+
+  Timeline t = StepsRead(100, 20,
+                         {.clock_mhz = 1380,
+                          .events = kClockEventPowerCap,
+                          .power_w = 700,
+                          .temperature_c = 83,
+                          .busy_readings = 2});
+  GpuProcessSeen other;  // ran kernels at each of this window's idle readings
+  other.pid = 4242;
+  other.memory_bytes = uint64_t{31} << 30;
+  for (const GpuMetricSample& s : t.gpu_metrics) {
+    if (s.sm_clock_mhz == 1980) other.busy_sample_ns.push_back(s.time_ns);
+  }
+  t.gpu_processes.push_back(other);
+  for (const DeviceOp& op : t.devices[0].ops) {  // a PM sample inside each kernel
+    GpuThroughputSample pm;
+    pm.start_ns = op.start_ns + 100'000;
+    pm.end_ns = op.start_ns + 400'000;
+    pm.sm_active_pct = 99;
+    pm.tensor_active_pct = 0;
+    pm.dram_pct = 88;
+    t.gpu_throughput.push_back(pm);
+  }
+  const Report second = MustAnalyze(t, aggregate.WindowOptions());
+  aggregate.Add(1'000'000'000, 1'200'000'000, &second);
+
+  const GpuMetrics& m1 = *first.devices[0].gpu_metrics;
+  const GpuMetrics& m2 = *second.devices[0].gpu_metrics;
+  // Each window's steady state has the same steps: twice the busy readings in the second.
+  ASSERT_GT(m1.busy_samples, 0);
+  ASSERT_EQ(m2.busy_samples, 2 * m1.busy_samples);
+  ASSERT_EQ(m2.idle_samples, m1.idle_samples);
+  EXPECT_TRUE(m1.findings.empty());
+  const std::optional<Report> r = aggregate.Result();
+  ASSERT_TRUE(r.has_value());
+  ASSERT_EQ(r->devices.size(), 1u);
+  ASSERT_TRUE(r->devices[0].gpu_metrics.has_value());
+  const GpuMetrics& m = *r->devices[0].gpu_metrics;
+  EXPECT_EQ(m.samples, m1.samples + m2.samples);
+  EXPECT_EQ(m.busy_samples, 3 * m1.busy_samples);
+  EXPECT_EQ(m.idle_samples, 2 * m1.idle_samples);
+  EXPECT_EQ(m.sm_clock_median_mhz, 1580u);  // (1 x 1980 + 2 x 1380) / 3
+  EXPECT_EQ(m.power_median_mw, 600'000u);   // (1 x 400 + 2 x 700) / 3 W
+  EXPECT_DOUBLE_EQ(m.slow_clock_share, 2.0 / 3);
+  EXPECT_EQ(m.slow_clock_reason, "power_cap");
+  EXPECT_EQ(m.temperature_max_c, 83u);
+  ASSERT_EQ(m.other_processes.size(), 1u);
+  EXPECT_EQ(m.other_processes[0].pid, 4242);
+  EXPECT_EQ(m.other_processes[0].idle_samples_busy, m2.idle_samples);
+  ASSERT_TRUE(m.throughput.has_value());
+  EXPECT_EQ(m.throughput->busy_samples, m2.throughput->busy_samples);
+  EXPECT_DOUBLE_EQ(m.throughput->dram_pct, 88);
+  ASSERT_EQ(m.findings.size(), 3u);
+  EXPECT_EQ(m.findings[0].kind, "memory_bound");
+  EXPECT_EQ(m.findings[0].text,
+            "busy, but memory-bound: DRAM at 88% of its peak while kernels ran, tensor pipes 0%, "
+            "SMs active 99%");
+  EXPECT_EQ(m.findings[1].kind, "clocks");
+  EXPECT_EQ(m.findings[1].text,
+            "busy, but at 1.58 of 1.98 GHz (median) with the SM clock under 90% of its maximum in "
+            "67% of the busy readings (power cap); power 600 of 700 W, up to 83 C");
+  EXPECT_EQ(m.findings[2].kind, "other_process");
+  EXPECT_THAT(m.findings[2].text,
+              ::testing::StartsWith("another process (pid 4242, 31.0 GiB) ran kernels on this GPU "
+                                    "during at least 50% of this job's idle readings"));
+  const std::string text = *FormatReport(*r, "text");
+  EXPECT_THAT(text, HasSubstr("busy, but at 1.58 of 1.98 GHz"));
+
+  // The steps keep their own readings (copied whole); the timeline's bins, those of both windows.
+  ASSERT_EQ(r->steps.size(), first.steps.size() + second.steps.size());
+  ASSERT_TRUE(r->steps.back().gpu.has_value());
+  EXPECT_EQ(r->steps.back().gpu->sm_clock_median_mhz, 1380u);
+  const auto readings = [](const TimelineSummary& s) {
+    int64_t n = 0;
+    for (const TimelineSummary::GpuBin& b : s.gpu) n += b.samples;
+    return n;
+  };
+  EXPECT_EQ(readings(r->devices[0].timeline),
+            readings(first.devices[0].timeline) + readings(second.devices[0].timeline));
 }
 
 }  // namespace
