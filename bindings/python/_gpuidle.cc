@@ -617,6 +617,13 @@ PYBIND11_MODULE(_gpuidle, m) {
       },
       py::arg("kind"), py::arg("name") = "");
   m.def("pop_marker", &gpuidle::PopMarker);
+  // Serving requests (gpuidle/_requests.py): start/end ranges by handle, which any thread may
+  // end; 0 is the handle of a request nobody would see (nothing records).
+  m.def(
+      "start_request", [](const std::string& id) { return gpuidle::StartRequest(id); },
+      py::arg("id") = "");
+  m.def("request_running", &gpuidle::RequestRunning, py::arg("handle"));
+  m.def("end_request", &gpuidle::EndRequest, py::arg("handle"));
 
   m.def(
       "format_for_path", [](const std::string& path) { return gpuidle::ReportFormatForPath(path); },

@@ -144,6 +144,45 @@ class GPUIDLE_EXPORT UserRange {
   UserRange& operator=(const UserRange&) = delete;
 };
 
+// Serving requests: one request from its arrival to its response, and the part of it that the
+// server worked on, from when it took the request up (Running) to its end. The analysis tells GPU
+// idle time with no request in flight (no demand) from idle time while requests waited
+// (docs/ANALYSIS.md, "Serving"). They are NVTX start/end ranges of the domain "gpuidle", named
+// "gpuidle.request:<id>" and "gpuidle.request_run:<id>" ("gpuidle.request" and
+// "gpuidle.request_run" without an id), so they may end on another thread than they started on,
+// and Nsight Systems shows them too. Near free when nothing collects; never throw or block.
+//
+//   void Handle(Request r) {
+//     gpuidle::RequestRange request(r.id);   // arrived (queued)
+//     ...wait for a batch slot...
+//     request.Running();                     // taken up: the server works on it from now
+//     Generate(r);
+//   }                                        // answered: both ranges end
+class GPUIDLE_EXPORT RequestRange {
+ public:
+  explicit RequestRange(absl::string_view id = {}) noexcept;
+  // Ends the request (and its run, if Running was called).
+  ~RequestRange();
+  RequestRange(const RequestRange&) = delete;
+  RequestRange& operator=(const RequestRange&) = delete;
+
+  // The server takes the request up now: opens its run, which ends with the request. A second
+  // call does nothing.
+  void Running() noexcept;
+
+ private:
+  uint64_t handle_;
+};
+
+// The same for servers whose requests cross threads and callbacks: StartRequest when a request
+// arrives returns its handle (0 when nothing would see the request: nothing records and no NVTX
+// tool listens), RequestRunning(handle) when the server takes it up (once; later calls do
+// nothing), EndRequest(handle) when it is answered (ends both ranges). Any thread may call them;
+// unknown handles, 0 included, and handles already ended are ignored.
+GPUIDLE_EXPORT uint64_t StartRequest(absl::string_view id = {}) noexcept;
+GPUIDLE_EXPORT void RequestRunning(uint64_t handle) noexcept;
+GPUIDLE_EXPORT void EndRequest(uint64_t handle) noexcept;
+
 // The same markers without scopes, for bindings and non-nested code. Each Push must be
 // matched by a Pop on the same thread.
 // kCallSite: the place in the program around a call ("train.py:42 in train_step"), which the

@@ -46,6 +46,12 @@ struct RegisteredText : Kept {
 
 std::atomic<int> modules_attached{0};
 
+// Set on the thread that creates gpuidle's own marker domain while it does (MarkerDomain), so
+// that DomainCreateA knows the call is gpuidle's own and notes that its markers reach the
+// capture rather than another NVTX tool.
+thread_local bool creating_own_domain = false;
+std::atomic<bool> own_markers_captured{false};
+
 std::string Narrow(const wchar_t* w) {
   std::string s;
   if (w == nullptr) return s;
@@ -160,6 +166,7 @@ void NVTX_API RangeEnd(nvtxRangeId_t id) { Recorder().End(id); }
 
 nvtxDomainHandle_t NVTX_API DomainCreateA(const char* name) {
   const std::string n = name != nullptr ? name : "";
+  if (creating_own_domain) own_markers_captured.store(true, std::memory_order_relaxed);
   return reinterpret_cast<nvtxDomainHandle_t>(KeepForever(new Domain(n, n == kMarkerDomain)));
 }
 nvtxDomainHandle_t NVTX_API DomainCreateW(const wchar_t* name) {
@@ -255,22 +262,46 @@ void InjectOwnNvtx() {
 namespace {
 
 nvtxDomainHandle_t MarkerDomain() {
-  static const nvtxDomainHandle_t domain = (InjectOwnNvtx(), nvtxDomainCreateA(kMarkerDomain));
+  static const nvtxDomainHandle_t domain = [] {
+    InjectOwnNvtx();
+    creating_own_domain = true;
+    nvtxDomainHandle_t d = nvtxDomainCreateA(kMarkerDomain);
+    creating_own_domain = false;
+    return d;
+  }();
   return domain;
 }
 
-}  // namespace
-
-void PushMarkerRange(uint32_t category, const char* message) noexcept {
+nvtxEventAttributes_t MarkerAttributes(uint32_t category, const char* message) {
   nvtxEventAttributes_t a{};
   a.version = NVTX_VERSION;
   a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
   a.category = category;
   a.messageType = NVTX_MESSAGE_TYPE_ASCII;
   a.message.ascii = message;
+  return a;
+}
+
+}  // namespace
+
+void PushMarkerRange(uint32_t category, const char* message) noexcept {
+  const nvtxEventAttributes_t a = MarkerAttributes(category, message);
   nvtxDomainRangePushEx(MarkerDomain(), &a);
 }
 
 void PopMarkerRange() noexcept { nvtxDomainRangePop(MarkerDomain()); }
+
+uint64_t StartMarkerRange(uint32_t category, const char* message) noexcept {
+  const nvtxEventAttributes_t a = MarkerAttributes(category, message);
+  return nvtxDomainRangeStartEx(MarkerDomain(), &a);
+}
+
+void EndMarkerRange(uint64_t range_id) noexcept { nvtxDomainRangeEnd(MarkerDomain(), range_id); }
+
+bool MarkersWanted() noexcept {
+  if (HostRangeRecorder::Get().recording()) return true;
+  // Without a tool NVTX hands out no domain: nobody would see the marker.
+  return MarkerDomain() != nullptr && !own_markers_captured.load(std::memory_order_relaxed);
+}
 
 }  // namespace gpuidle::internal

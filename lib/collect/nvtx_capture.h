@@ -42,6 +42,16 @@ int NvtxModulesAttached();
 void PushMarkerRange(uint32_t category, const char* message) noexcept;
 void PopMarkerRange() noexcept;
 
+// gpuidle's start/end markers (serving requests): a range of the domain "gpuidle" that may end on
+// another thread. Returns the NVTX range id to end it with (0 when no tool takes NVTX ranges).
+uint64_t StartMarkerRange(uint32_t category, const char* message) noexcept;
+void EndMarkerRange(uint64_t range_id) noexcept;
+
+// Whether a marker made now would reach anyone: gpuidle records, or gpuidle's markers go to
+// another NVTX tool (NVTX_INJECTION64_PATH names Nsight Systems), which keeps them whether gpuidle
+// records or not. Markers that cost more than one NVTX call (a request's bookkeeping) ask first.
+bool MarkersWanted() noexcept;
+
 }  // namespace gpuidle::internal
 
 #endif  // GPUIDLE_LIB_COLLECT_NVTX_CAPTURE_H_

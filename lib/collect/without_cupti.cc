@@ -38,5 +38,8 @@ void InjectOwnNvtx() {}
 int NvtxModulesAttached() { return 0; }
 void PushMarkerRange(uint32_t, const char*) noexcept {}
 void PopMarkerRange() noexcept {}
+uint64_t StartMarkerRange(uint32_t, const char*) noexcept { return 0; }
+void EndMarkerRange(uint64_t) noexcept {}
+bool MarkersWanted() noexcept { return false; }
 
 }  // namespace gpuidle::internal

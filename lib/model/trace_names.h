@@ -161,9 +161,9 @@ inline absl::string_view RangeKindName(RangeKind k) {
 }
 
 inline std::optional<RangeKind> ParseRangeKind(absl::string_view s) {
-  for (RangeKind k : {RangeKind::kStep, RangeKind::kData, RangeKind::kFrameworkOp,
-                      RangeKind::kPython, RangeKind::kUser, RangeKind::kRequest,
-                      RangeKind::kRequestRun}) {
+  for (RangeKind k :
+       {RangeKind::kStep, RangeKind::kData, RangeKind::kFrameworkOp, RangeKind::kPython,
+        RangeKind::kUser, RangeKind::kRequest, RangeKind::kRequestRun}) {
     if (s == RangeKindName(k)) return k;
   }
   return std::nullopt;

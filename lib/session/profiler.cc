@@ -1,9 +1,14 @@
 // The public C++ API of live profiling: thin over Session.
 #include "gpuidle/profiler.h"
 
+#include <pthread.h>
+
 #include <atomic>
+#include <mutex>
+#include <new>
 #include <string>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "analysis/analyze.h"
 #include "collect/call_sites.h"
@@ -11,6 +16,7 @@
 #include "collect/collection.h"
 #include "collect/nvtx_capture.h"
 #include "gpuidle/analyze.h"
+#include "model/trace_names.h"
 #include "report/trace_writer.h"
 #include "session/session.h"
 
@@ -151,6 +157,113 @@ void PushMarker(MarkerKind kind, absl::string_view name) noexcept {
 }
 
 void PopMarker() noexcept { internal::PopMarkerRange(); }
+
+// --- serving requests: NVTX start/end ranges, by handle ---
+
+namespace {
+
+// The open requests by handle: their NVTX range ids and the id their run is named with. A server
+// that never ends its requests must not grow it without bound: past the limit a request gets no
+// handle (and no ranges), as the recorder drops ranges past its own limit.
+constexpr size_t kMaxOpenRequests = size_t{1} << 18;
+
+struct OpenRequest {
+  uint64_t request_range = 0;
+  uint64_t run_range = 0;
+  bool running = false;
+  std::string id;
+};
+
+class OpenRequests {
+ public:
+  static OpenRequests& Get() {
+    // Never destroyed: requests may end during exit.
+    static OpenRequests* requests = [] {
+      // The child of a fork may find mu_ held by a parent thread that is not there.
+      pthread_atfork(nullptr, nullptr, [] { new (&Get().mu_) std::mutex(); });
+      return new OpenRequests();
+    }();
+    return *requests;
+  }
+
+  uint64_t Start(absl::string_view id) {
+    const uint64_t handle = next_handle_.fetch_add(1, std::memory_order_relaxed);
+    OpenRequest open;
+    open.id = std::string(id);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (open_.size() >= kMaxOpenRequests) return 0;
+      // Started under the lock, so that an EndRequest racing with the handle's return finds the
+      // range id (handles are told to the program only when this returns, but stay safe).
+      open.request_range = internal::StartMarkerRange(internal::kMarkerCategoryRequest,
+                                                      Name(internal::kRequestName, id).c_str());
+      open_.emplace(handle, std::move(open));
+    }
+    return handle;
+  }
+
+  void Running(uint64_t handle) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = open_.find(handle);
+    if (it == open_.end() || it->second.running) return;
+    it->second.running = true;
+    it->second.run_range =
+        internal::StartMarkerRange(internal::kMarkerCategoryRequestRun,
+                                   Name(internal::kRequestRunName, it->second.id).c_str());
+  }
+
+  void End(uint64_t handle) {
+    OpenRequest open;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = open_.find(handle);
+      if (it == open_.end()) return;
+      open = std::move(it->second);
+      open_.erase(it);
+    }
+    // The run first: it ends no later than its request.
+    if (open.running) internal::EndMarkerRange(open.run_range);
+    internal::EndMarkerRange(open.request_range);
+  }
+
+ private:
+  static std::string Name(absl::string_view base, absl::string_view id) {
+    return id.empty() ? std::string(base) : absl::StrCat(base, ":", id);
+  }
+
+  std::atomic<uint64_t> next_handle_{1};
+  std::mutex mu_;
+  absl::flat_hash_map<uint64_t, OpenRequest> open_;
+};
+
+}  // namespace
+
+uint64_t StartRequest(absl::string_view id) noexcept {
+  // Nobody would see the request: no name, no lock, no handle.
+  if (!internal::MarkersWanted()) return 0;
+  try {
+    return OpenRequests::Get().Start(id);
+  } catch (...) {  // out of memory: a request less
+    return 0;
+  }
+}
+
+void RequestRunning(uint64_t handle) noexcept {
+  if (handle == 0) return;
+  try {
+    OpenRequests::Get().Running(handle);
+  } catch (...) {  // out of memory: its run stays unmarked
+  }
+}
+
+void EndRequest(uint64_t handle) noexcept {
+  if (handle == 0) return;
+  OpenRequests::Get().End(handle);
+}
+
+RequestRange::RequestRange(absl::string_view id) noexcept : handle_(StartRequest(id)) {}
+RequestRange::~RequestRange() { EndRequest(handle_); }
+void RequestRange::Running() noexcept { RequestRunning(handle_); }
 
 void SetCallSiteProvider(CallSiteProvider provider) noexcept {
   internal::SetSiteFunction(provider);

@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "collect/nvtx_capture.h"
 #include "gmock/gmock.h"
 #include "gpuidle/profiler.h"
@@ -450,6 +451,119 @@ TEST_F(NvtxCaptureTest, MarkersAndNvtxRangesKeepSeparateStacks) {
   ASSERT_THAT(Names(seen), ElementsAre("user nvtx", "gpuidle.data"));
   EXPECT_LT(seen[0].end_ns, seen[1].end_ns);
   EXPECT_EQ(seen[1].kind, RangeKind::kData);
+}
+
+// --- serving requests: start/end markers of gpuidle's domain -------------------------------------
+
+const Seen* Named(const std::vector<Seen>& seen, absl::string_view name) {
+  for (const Seen& s : seen) {
+    if (s.name == name) return &s;
+  }
+  return nullptr;
+}
+
+TEST_F(NvtxCaptureTest, ARequestAndItsRunAreRangesNamedWithItsId) {
+  {
+    RequestRange request("7");
+    Tick();
+    request.Running();
+    Tick();
+  }
+  const std::vector<Seen> seen = Closed();
+  ASSERT_THAT(seen, SizeIs(2));
+  const Seen* request = Named(seen, "gpuidle.request:7");
+  const Seen* run = Named(seen, "gpuidle.request_run:7");
+  ASSERT_NE(request, nullptr);
+  ASSERT_NE(run, nullptr);
+  EXPECT_EQ(request->kind, RangeKind::kRequest);
+  EXPECT_EQ(run->kind, RangeKind::kRequestRun);
+  // Arrival, then taken up, then answered: the run ends with the request.
+  EXPECT_LT(request->start_ns, run->start_ns);
+  EXPECT_LT(run->start_ns, run->end_ns);
+  EXPECT_LE(run->end_ns, request->end_ns);
+  EXPECT_EQ(request->thread, CurrentThreadId());
+}
+
+TEST_F(NvtxCaptureTest, ARequestWithoutAnIdHasTheBareNamesAndNoRunUnlessRunning) {
+  { RequestRange waited_only; }
+  {
+    RequestRange served;
+    served.Running();
+  }
+  EXPECT_THAT(Names(Closed()),
+              ElementsAre("gpuidle.request", "gpuidle.request", "gpuidle.request_run"));
+}
+
+TEST_F(NvtxCaptureTest, ARequestMayRunAndEndOnOtherThreadsThanItStartedOn) {
+  uint64_t handle = 0;
+  uint64_t starter = 0;
+  std::thread([&] {
+    starter = CurrentThreadId();
+    handle = StartRequest("r1");
+  }).join();
+  ASSERT_NE(handle, 0u);
+  Tick();
+  RequestRunning(handle);
+  Tick();
+  std::thread([&] { EndRequest(handle); }).join();
+  const std::vector<Seen> seen = Closed();
+  ASSERT_THAT(Names(seen), ElementsAre("gpuidle.request:r1", "gpuidle.request_run:r1"));
+  EXPECT_EQ(seen[0].kind, RangeKind::kRequest);
+  EXPECT_EQ(seen[0].thread, starter);  // the thread it arrived on
+  EXPECT_EQ(seen[1].kind, RangeKind::kRequestRun);
+  EXPECT_EQ(seen[1].thread, CurrentThreadId());  // the thread that took it up
+  EXPECT_LT(seen[0].start_ns, seen[1].start_ns);
+  EXPECT_LE(seen[1].end_ns, seen[0].end_ns);
+}
+
+TEST_F(NvtxCaptureTest, RunningTwiceKeepsTheFirstRun) {
+  const uint64_t handle = StartRequest("x");
+  RequestRunning(handle);
+  Tick();
+  const int64_t after_first = TimelineClockNs();
+  RequestRunning(handle);
+  EndRequest(handle);
+  const std::vector<Seen> seen = Closed();
+  ASSERT_THAT(Names(seen), ElementsAre("gpuidle.request:x", "gpuidle.request_run:x"));
+  EXPECT_LT(seen[1].start_ns, after_first);
+}
+
+TEST_F(NvtxCaptureTest, UnknownAndEndedRequestHandlesAreIgnored) {
+  EndRequest(0);
+  RequestRunning(0);
+  EndRequest(uint64_t{1} << 60);
+  RequestRunning(uint64_t{1} << 60);
+  const uint64_t handle = StartRequest("once");
+  EndRequest(handle);
+  EndRequest(handle);
+  RequestRunning(handle);  // after its end: no run of its own
+  EXPECT_THAT(Names(Closed()), ElementsAre("gpuidle.request:once"));
+}
+
+TEST_F(NvtxCaptureTest, RequestsInterleavedOnOneThreadEndIndependently) {
+  const uint64_t a = StartRequest("a");
+  const uint64_t b = StartRequest("b");
+  EXPECT_NE(a, b);
+  EndRequest(a);  // not the innermost: start/end ranges do not nest
+  Tick();
+  EndRequest(b);
+  const std::vector<Seen> seen = Closed();
+  ASSERT_THAT(Names(seen), ElementsAre("gpuidle.request:a", "gpuidle.request:b"));
+  EXPECT_LT(seen[0].end_ns, seen[1].end_ns);
+}
+
+TEST_F(NvtxCaptureTest, RequestsStartedWhileNotRecordingGetNoHandleAndAreNotRecorded) {
+  recorder().SetRecording(false);
+  const uint64_t handle = StartRequest("before");
+  EXPECT_EQ(handle, 0u) << "nobody would see it: no bookkeeping";
+  {
+    RequestRange scoped("scoped");
+    recorder().SetRecording(true);
+    scoped.Running();  // recording now, but the request was never started
+  }
+  RequestRunning(handle);
+  EndRequest(handle);
+  EXPECT_THAT(Closed(), IsEmpty());
 }
 
 }  // namespace

@@ -313,6 +313,31 @@ TEST_F(KinetoReaderTest, ClassifiesHostRanges) {
   EXPECT_TRUE(t.devices.empty());  // gpu_user_annotation is not device work
 }
 
+TEST_F(KinetoReaderTest, RecordFunctionRangesNamedAsGpuidleRequestsAreRequests) {
+  // torch.profiler's record_function("gpuidle.request:7") around a request, and
+  // record_function("gpuidle.request_run:7") around the part the server worked on.
+  const Timeline t = ReadOk(Trace({
+      X("user_annotation", "gpuidle.request:7", "100", "900", "{}", "544", "544"),
+      X("user_annotation", "gpuidle.request_run:7", "300", "650", "{}", "544", "545"),
+      X("user_annotation", "gpuidle.request", "2000", "10", "{}", "544", "544"),
+      X("user_annotation", "gpuidle.requests", "3000", "10", "{}", "544", "544"),
+  }));
+  ASSERT_THAT(t.ranges, SizeIs(4));
+  const Range& request = *RangeNamed(t, "gpuidle.request:7");
+  EXPECT_EQ(request.kind, RangeKind::kRequest);
+  EXPECT_EQ(request.start_ns, 100000);
+  EXPECT_EQ(request.end_ns, 1000000);
+  EXPECT_EQ(request.thread, 544u);
+  const Range& run = *RangeNamed(t, "gpuidle.request_run:7");
+  EXPECT_EQ(run.kind, RangeKind::kRequestRun);
+  EXPECT_EQ(run.start_ns, 300000);
+  EXPECT_EQ(run.end_ns, 950000);
+  EXPECT_EQ(run.thread, 545u);
+  EXPECT_EQ(RangeNamed(t, "gpuidle.request")->kind, RangeKind::kRequest);
+  // Only the exact name, or the name and an id: another name that begins alike is the user's.
+  EXPECT_EQ(RangeNamed(t, "gpuidle.requests")->kind, RangeKind::kUser);
+}
+
 TEST_F(KinetoReaderTest, IgnoresEventsThatAreNotCompleteOrOfAnotherCategory) {
   const Timeline t = ReadOk(Trace({
       R"({"name": "thread_name", "ph": "M", "pid": 544, "tid": 544, "args": {"name": "x"}})",

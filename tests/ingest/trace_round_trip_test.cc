@@ -216,6 +216,8 @@ Timeline EveryKindTimeline() {
                    .Range(4243, 20, 21, RangeKind::kUser, "nvtx: forward")
                    .Range(4243, 22, 23, RangeKind::kStep, "gpuidle step 3")
                    .Range(4243, 24, 25, RangeKind::kData, "gpuidle.data")
+                   .Range(4243, 26, 40, RangeKind::kRequest, "gpuidle.request:7")
+                   .Range(4242, 28, 40, RangeKind::kRequestRun, "gpuidle.request_run:7")
                    .Build();
   // The other copy kinds, as CUPTI names them and with names that say nothing.
   auto add_copy = [&](int device, int64_t start, absl::string_view name, CopyKind kind,

@@ -143,5 +143,40 @@ TEST(ProfilerTest, MarkersLeaveNothingBehindWhenNothingCollects) {
   EXPECT_EQ(timeline.strings.Get(timeline.ranges[0].name), "gpuidle.data");
 }
 
+TEST(ProfilerTest, RequestsCostNoBookkeepingAndLeaveNothingBehindWhenNothingCollects) {
+  internal::HostRangeRecorder& recorder = internal::HostRangeRecorder::Get();
+  ASSERT_FALSE(recorder.recording());
+  for (int i = 0; i < 3; ++i) {
+    RequestRange request("idle");
+    request.Running();
+    request.Running();
+  }
+  // No handle: nothing is kept for a request that nobody would see, so none can pile up.
+  const uint64_t handle = StartRequest("never ended");
+  EXPECT_EQ(handle, 0u);
+  RequestRunning(handle);
+  EndRequest(handle);
+  EndRequest(12345);
+  internal::Timeline timeline;
+  recorder.MoveInto(&timeline);
+  EXPECT_THAT(timeline.ranges, IsEmpty());
+
+  // A request made while recording comes out whole (a build without the collector has no NVTX).
+  if (!::gpuidle::testing::BuildCanCollect()) return;
+  recorder.SetRecording(true);
+  {
+    RequestRange request;
+    request.Running();
+  }
+  recorder.SetRecording(false);
+  recorder.MoveInto(&timeline);
+  ASSERT_THAT(timeline.ranges, SizeIs(2));
+  timeline.Finalize();
+  EXPECT_EQ(timeline.ranges[0].kind, internal::RangeKind::kRequest);
+  EXPECT_EQ(timeline.strings.Get(timeline.ranges[0].name), "gpuidle.request");
+  EXPECT_EQ(timeline.ranges[1].kind, internal::RangeKind::kRequestRun);
+  EXPECT_EQ(timeline.strings.Get(timeline.ranges[1].name), "gpuidle.request_run");
+}
+
 }  // namespace
 }  // namespace gpuidle

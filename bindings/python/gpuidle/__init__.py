@@ -32,6 +32,7 @@ from . import _options
 from ._markers import StepHandle, data, end_step, range, step
 from ._native import _gpuidle
 from ._profile import Profile, profile
+from ._requests import Request, request
 from ._report import (
     CAUSES,
     ONE_OFF_KINDS,
@@ -96,6 +97,7 @@ __all__ = [
     "Profile",
     "RankReport",
     "Report",
+    "Request",
     "StepHandle",
     "StepGpu",
     "StepReport",
@@ -112,6 +114,7 @@ __all__ = [
     "merge_reports",
     "profile",
     "range",
+    "request",
     "step",
 ]
 

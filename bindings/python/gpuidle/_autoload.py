@@ -26,6 +26,7 @@ from ._native import _gpuidle
 _lock = threading.Lock()
 _active = False
 _torch_installed = False
+_serving_installed = False
 
 
 class _InjectedCollection:
@@ -57,6 +58,7 @@ def activate(framework: str = "") -> bool:
             elif framework == "torch":
                 _call_sites.refresh()  # torch's folder is library code too
             _install_torch()
+            _install_serving()
         return True
     except Exception:
         return False
@@ -71,6 +73,18 @@ def _install_torch() -> None:
     if _torch.in_worker():
         return
     _torch_installed = _torch.install(_InjectedCollection())
+
+
+def _install_serving() -> None:
+    # Request marks (gpuidle/_serving.py) for the rest of the process: they mark nothing while
+    # nothing records.
+    global _serving_installed
+    if _serving_installed:
+        return
+    from . import _serving
+
+    _serving_installed = True
+    _serving.install()
 
 
 def stop_at_exit() -> bool:

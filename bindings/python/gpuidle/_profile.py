@@ -71,6 +71,7 @@ class Profile:
         self._lock = threading.Lock()
         self._depth = 0
         self._torch_installed = False
+        self._serving_installed = False
         self._sampling = False
         self._merge_ranks = merge_ranks
         self._gather_pending = False
@@ -143,12 +144,14 @@ class Profile:
         owns_hooks = not _running
         if owns_hooks:
             self._install_torch()
+            self._install_serving()
             _call_sites.enable()
         error = self._native.start()
         if error is not None:
             self.error = error
             if owns_hooks:
                 _call_sites.disable()
+                self._uninstall_serving()
                 self._uninstall_torch()
             return False
         _running.add(self)
@@ -195,6 +198,7 @@ class Profile:
         finally:
             _running.discard(self)
             _call_sites.disable()
+            self._uninstall_serving()
             self._uninstall_torch()
         if gather:
             self._gather(at_exit)
@@ -271,6 +275,29 @@ class Profile:
             _torch.uninstall()
         except Exception as e:
             _warn(f"PyTorch integration failed to uninstall ({type(e).__name__}: {e})")
+
+    # --- serving requests ---------------------------------------------------------------------
+
+    def _install_serving(self) -> None:
+        # http.server and transformers' generate() (gpuidle/_serving.py), which warns itself for
+        # a patch that fails.
+        try:
+            from . import _serving
+
+            self._serving_installed = _serving.install()
+        except Exception as e:  # never break the program over the marks
+            _warn(f"request marks failed ({type(e).__name__}: {e}); profiling without them")
+
+    def _uninstall_serving(self) -> None:
+        if not self._serving_installed:
+            return
+        self._serving_installed = False
+        try:
+            from . import _serving
+
+            _serving.uninstall()
+        except Exception as e:
+            _warn(f"request marks failed to uninstall ({type(e).__name__}: {e})")
 
     # --- context manager and decorator ----------------------------------------------------------
 
