@@ -27,21 +27,22 @@ enum class Cause : int { kDataStarved, kLaunchBound, kSyncBound, kUnattributed }
 inline constexpr int kNumCauses = 4;
 
 enum class Subcause : int {
-  kDataLoader,      // data_starved: the launching thread waited for input (a data range)
-  kH2DCopy,         // data_starved: input was being copied in (slowly, e.g. pageable memory)
-  kHost,            // data_starved: long host work outside CUDA, unmarked
-  kLaunchOverhead,  // launch_bound: the host issued work slower than the GPU finished it
-  kKernelGap,       // launch_bound: work was queued; per-kernel dispatch latency
-  kHostSync,        // sync_bound: the host blocked until the GPU drained
-  kDeviceWait,      // sync_bound: queued work waited on another stream's event
-  kCommWait,        // sync_bound: a collective waited for peer ranks
-  kCopyWait,        // sync_bound: queued work waited for a copy or memset ahead of it on its stream
-  kAllocator,       // sync_bound: the host was in the memory allocator (cudaMalloc/cudaFree; a
-                    // free first waits for the device)
-  kOtherProcess,    // sync_bound: queued work waited while another process ran kernels on the GPU
-  kUnattributed,    // no evidence
+  kDataLoader,       // data_starved: the launching thread waited for input (a data range)
+  kH2DCopy,          // data_starved: input was being copied in (slowly, e.g. pageable memory)
+  kHost,             // data_starved: long host work outside CUDA, unmarked
+  kLaunchOverhead,   // launch_bound: the host issued work slower than the GPU finished it
+  kKernelGap,        // launch_bound: work was queued; per-kernel dispatch latency
+  kRequestsWaiting,  // launch_bound: serving requests had arrived and waited to be taken up
+  kHostSync,         // sync_bound: the host blocked until the GPU drained
+  kDeviceWait,       // sync_bound: queued work waited on another stream's event
+  kCommWait,         // sync_bound: a collective waited for peer ranks
+  kCopyWait,      // sync_bound: queued work waited for a copy or memset ahead of it on its stream
+  kAllocator,     // sync_bound: the host was in the memory allocator (cudaMalloc/cudaFree; a
+                  // free first waits for the device)
+  kOtherProcess,  // sync_bound: queued work waited while another process ran kernels on the GPU
+  kUnattributed,  // no evidence
 };
-inline constexpr int kNumSubcauses = 12;
+inline constexpr int kNumSubcauses = 13;
 
 GPUIDLE_EXPORT Cause CauseOf(Subcause s);
 GPUIDLE_EXPORT absl::string_view CauseName(Cause c);           // "data_starved"
@@ -87,8 +88,9 @@ enum class OneOffKind : int {
   kGpuBusy,       // kernels ran (in start-up or wind-down: warm-up work, autotuning)
   kRecordsLost,   // the capture lost records here (TimelineInfo::lost_record_spans): never idle
   kGraphCapture,  // capturing a CUDA graph (launches recorded, not run), instantiating it
+  kNoDemand,      // serving: no request in flight (docs/ANALYSIS.md, "Serving"): idle, not lost
 };
-inline constexpr int kNumOneOffKinds = 10;
+inline constexpr int kNumOneOffKinds = 11;
 
 GPUIDLE_EXPORT absl::string_view PhaseName(Phase p);            // "start_up"
 GPUIDLE_EXPORT absl::string_view OneOffKindName(OneOffKind k);  // "compilation"
@@ -220,6 +222,7 @@ struct GpuMetrics {
     int64_t pid = 0;
     uint64_t memory_bytes = 0;
     int64_t idle_samples_busy = 0;  // this device's idle readings during which it ran kernels
+    int64_t busy_samples_busy = 0;  // ... busy readings (the GPU took turns between the two)
   };
   std::vector<OtherProcess> other_processes;  // most memory first
   int64_t idle_samples = 0;                   // readings while this device was idle
@@ -253,6 +256,10 @@ struct DeviceReport {
   int64_t idle_ns = 0;  // == idle.TotalNs()
   IdleBreakdown idle;
   std::vector<OneOffTime> one_off;  // by phase, then most time first
+  // Serving (Report::serving): the steady state's time with a request in flight, and the busy
+  // time within it (the busy share while there is demand); nullopt where no request was marked.
+  std::optional<int64_t> demand_ns;
+  int64_t demand_busy_ns = 0;
   // Set in a report aggregated over the windows of a sampled collection (Report::coverage):
   // each phase's time summed over the windows (the start-up of a device's first window, the
   // steady states of all, the wind-down of its last), which PhaseNs then returns; the spans
@@ -369,6 +376,11 @@ struct Advice {
   std::optional<double> gain_share_of_step;  // that gain over that device's mean step time, 0..1
   std::string evidence;                      // what the prediction rests on, for a person
   double share_of_steady_state = 0;          // 0..1: its lost time over the devices' steady states
+  // Serving, for launch_bound.requests_waiting (docs/ANALYSIS.md, "Serving"): batching this many
+  // requests, the predicted requests per second and latency (arrival to end).
+  std::optional<int64_t> batch;
+  std::optional<double> predicted_requests_per_s;
+  std::optional<int64_t> predicted_latency_ns;
 };
 
 // Whether the steady state lost enough time to be worth fixing: below
@@ -441,6 +453,27 @@ struct ClockAlignment {
   double matched_share = 0;  // collectives matched across all ranks / collectives
 };
 
+// A serving process's requests (docs/ANALYSIS.md, "Serving"), as the program marked them
+// (gpuidle.request, gpuidle::RequestRange, the automatic marks, ranges named gpuidle.request).
+struct Serving {
+  struct Percentiles {
+    int64_t p50_ns = 0;
+    int64_t p90_ns = 0;
+    int64_t p99_ns = 0;
+  };
+  int64_t requests = 0;       // in flight during the steady state: the figures below are theirs
+  double requests_per_s = 0;  // those over the steady state
+  Percentiles latency;        // arrival to end
+  // Of the requests whose start of work is known (run_known): arrival to it, and it to the end.
+  int64_t run_known = 0;
+  Percentiles queue;
+  Percentiles run;
+  double in_flight_mean = 0;  // requests in flight, time-weighted over the steady state
+  int64_t in_flight_max = 0;
+  // Requests taken up per step where steps are marked (a batching server's batch): their mean.
+  std::optional<double> batch_mean;
+};
+
 struct GPUIDLE_EXPORT Report {
   std::string source;  // "pytorch-profiler", "gpuidle"
   std::vector<std::string> inputs;
@@ -484,6 +517,8 @@ struct GPUIDLE_EXPORT Report {
   // Set for a sampled collection: the report aggregates its windows (the figures of the devices
   // and steps are sums over the windows; the gaps and offenders are the longest of any window).
   std::optional<Coverage> coverage;
+  // A process that marked requests: their rate, latency and concurrency; nullopt otherwise.
+  std::optional<Serving> serving;
   // The options of the analysis that made this report (of the merging analysis, for ranks
   // merged into one report). The writers print these thresholds, so that a report formatted
   // later can only show the ones it was analysed with.

@@ -62,6 +62,11 @@ absl::string_view FixFor(Subcause s) {
              "to drain): stop calling torch.cuda.empty_cache() in the loop, reuse buffers and "
              "keep tensor shapes fixed so the caching allocator serves them, and set "
              "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True against fragmentation";
+    case Subcause::kRequestsWaiting:
+      return "requests waited to be taken up while the GPU idled: serve several at once: dynamic "
+             "batching (take what has queued, up to a maximum batch, waiting at most a few ms "
+             "for more), continuous batching for generation (vLLM, TGI, TensorRT-LLM add and "
+             "drop requests at every decode step), and CUDA graphs for the decode steps";
     case Subcause::kOtherProcess:
       return "the GPU is shared: this job's work waited in its queue while another process's "
              "kernels held the GPU (contexts take turns). It is the other job's time, not this "
@@ -94,6 +99,10 @@ std::string UnattributedFix(const Report& report) {
          "record (events, streams, host functions); check nvidia-smi for other processes and "
          "record with CPU and CUDA activities and no filter";
 }
+
+// Busy this much of the time requests were in flight, a serving GPU needs replicas more than
+// batches.
+constexpr double kBusyWhileDemandForReplicas = 0.8;
 
 // A run's own pinned host-to-device copies give the link's speed once they move this much.
 constexpr int64_t kMinObservedPinnedBytes = 16 << 20;
@@ -479,6 +488,59 @@ Concrete OtherAdvice(const Report& report, Subcause s, const StepView& v) {
   return c;
 }
 
+// Requests that waited (docs/ANALYSIS.md, "Serving"): what batching the requests in flight
+// would give. A batch of B runs about as long as one request's run while its GPU time fits
+// inside it. Its GPU time grows with B only for the work that keeps the tensor pipes busy
+// (PM sampling's rate while busy, where measured); small-batch kernels that wait on memory or
+// on their launch take about as long for B requests as for one.
+Concrete RequestsWaitingAdvice(const Report& report, Advice* a) {
+  Concrete c;
+  c.fix = std::string(FixFor(Subcause::kRequestsWaiting));
+  if (!report.serving.has_value()) return c;
+  const Serving& s = *report.serving;
+  int64_t demand = 0, demand_busy = 0;
+  for (const DeviceReport& d : report.devices) {
+    demand += d.demand_ns.value_or(0);
+    demand_busy += d.demand_busy_ns;
+  }
+  const double busy_share =
+      demand > 0 ? static_cast<double>(demand_busy) / static_cast<double>(demand) : 0;
+  if (busy_share >= kBusyWhileDemandForReplicas) {
+    c.fix = absl::StrFormat(
+        "the GPU was busy %.0f%% of the time requests were in flight: batching buys only what "
+        "larger batches save per request; for more throughput add replicas (another GPU, "
+        "another server process behind the load balancer)",
+        100 * busy_share);
+  }
+  if (s.requests <= 0 || s.run_known <= 0 || s.run.p50_ns <= 0 || s.in_flight_max < 2) return c;
+  const int64_t batch = std::clamp<int64_t>(std::llround(s.in_flight_mean), 2, s.in_flight_max);
+  const double gpu_per_request = static_cast<double>(demand_busy) / static_cast<double>(s.requests);
+  double scaling = 0;  // the share of the GPU time that grows with the batch
+  for (const DeviceReport& d : report.devices) {
+    if (d.gpu_metrics.has_value() && d.gpu_metrics->throughput.has_value() &&
+        d.gpu_metrics->throughput->tensor_active_pct >= 0) {
+      scaling =
+          std::max(scaling, std::min(1.0, d.gpu_metrics->throughput->tensor_active_pct / 100));
+    }
+  }
+  const double batch_gpu_ns = gpu_per_request * (1 + static_cast<double>(batch - 1) * scaling);
+  const double batch_ns = std::max(static_cast<double>(s.run.p50_ns), batch_gpu_ns);
+  a->batch = batch;
+  a->predicted_requests_per_s = static_cast<double>(batch) * 1e9 / batch_ns;
+  a->predicted_latency_ns = std::llround(batch_ns);
+  c.evidence = absl::StrFormat(
+      "requests waited %s (median) to be taken up, %.1f in flight on average; a batch of %d "
+      "runs about as long as one request's run (%s) while its GPU time (%s; one request's %s, "
+      "%.0f%% of it growing with the batch: tensor pipes busy) fits in it: about %.1f "
+      "requests/s instead of %.1f, latency near %s instead of %s (p50)",
+      FormatAdviceDuration(static_cast<double>(s.queue.p50_ns)), s.in_flight_mean, batch,
+      FormatAdviceDuration(static_cast<double>(s.run.p50_ns)), FormatAdviceDuration(batch_gpu_ns),
+      FormatAdviceDuration(gpu_per_request), 100 * scaling, *a->predicted_requests_per_s,
+      s.requests_per_s, FormatAdviceDuration(batch_ns),
+      FormatAdviceDuration(static_cast<double>(s.latency.p50_ns)));
+  return c;
+}
+
 // The processes NVML saw on the devices that waited behind them, most memory first.
 Concrete OtherProcessAdvice(const Report& report, const StepView& v) {
   Concrete c = OtherAdvice(report, Subcause::kOtherProcess, v);
@@ -555,6 +617,9 @@ void AddAdvice(const AnalysisOptions& options, Report* report) {
         break;
       case Subcause::kOtherProcess:
         c = OtherProcessAdvice(*report, v);
+        break;
+      case Subcause::kRequestsWaiting:
+        c = RequestsWaitingAdvice(*report, &a);
         break;
       default:
         c = OtherAdvice(*report, s, v);

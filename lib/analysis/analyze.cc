@@ -22,6 +22,7 @@
 #include "analysis/periodic_work.h"
 #include "analysis/phases.h"
 #include "analysis/rank_merge.h"
+#include "analysis/serving.h"
 #include "analysis/step_gpu_metrics.h"
 #include "analysis/steps.h"
 #include "analysis/timeline_index.h"
@@ -225,6 +226,7 @@ struct RankAnalysis {
   std::optional<int> rank;
   const AnalysisOptions& options;
   size_t step_rows_per_device;
+  const Demand& demand;  // serving requests (empty in other processes)
 };
 
 // One pass over the steady state's ops: its host-to-device copies by host memory kind (what a
@@ -298,8 +300,9 @@ DeviceReport AnalyzeDevice(const RankAnalysis& r, const DeviceTimeline& device,
   } else {
     steady = SteadyWithoutSteps(a, r.one_off_spans, r.stacks, r.window);
   }
-  const PhasedDevice phased =
+  PhasedDevice phased =
       SplitPhases(a, steady, warm_up, r.one_off_spans, a.launching_threads, r.stacks);
+  if (!r.demand.empty()) ApplyDemand(r.demand, a.busy, steady, &phased, &d);
   d.steady_start_ns = steady.start_ns;
   d.steady_end_ns = steady.end_ns;
   d.busy_ns = phased.steady_busy_ns;
@@ -345,6 +348,23 @@ DeviceReport AnalyzeDevice(const RankAnalysis& r, const DeviceTimeline& device,
   report->steps_not_listed +=
       r.steady_steps.count() - std::min(r.steady_steps.count(), r.step_rows_per_device);
   return d;
+}
+
+// A serving process's requests over the steady state of its devices (from the earliest start to
+// the latest end), with its steady steps' host spans (a batching server's batches).
+void AddServing(const RankAnalysis& r, Report* report) {
+  Interval steady{std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::min()};
+  for (const DeviceReport& d : report->devices) {
+    steady.start_ns = std::min(steady.start_ns, d.steady_start_ns);
+    steady.end_ns = std::max(steady.end_ns, d.steady_end_ns);
+  }
+  if (steady.end_ns <= steady.start_ns) return;
+  std::vector<Interval> steps;
+  for (size_t i = r.steady_steps.first; i < r.steady_steps.end; ++i) {
+    const Range& step = r.t.ranges[r.steps[i]];
+    steps.push_back({step.start_ns, step.end_ns});
+  }
+  report->serving = SummariseServing(r.demand, steady, steps);
 }
 
 // The devices the process could see: unused when it ran no work there. A device that ran work
@@ -433,9 +453,10 @@ absl::StatusOr<Report> AnalyzeTimeline(const Timeline& t, const std::string& inp
   NoteFilteredTrace(t, index, &report);
   HostStacks stacks(t, index.python_frames());
   const std::vector<OneOffSpan> one_off_spans = FindOneOffSpans(index, stacks, options);
+  const Demand demand(t);
   const RankAnalysis rank_analysis{
-      t,       index, stacks,  one_off_spans,       steps, FindSteadySteps(t, steps, options),
-      *window, rank,  options, step_rows_per_device};
+      t,       index, stacks,  one_off_spans,        steps, FindSteadySteps(t, steps, options),
+      *window, rank,  options, step_rows_per_device, demand};
   OffenderTable table(index, stacks);
   PeriodicWorkTable periodic(index, stacks);
   LongestGaps longest(options.max_gap_records);
@@ -451,6 +472,7 @@ absl::StatusOr<Report> AnalyzeTimeline(const Timeline& t, const std::string& inp
     used.insert(device.device);
   }
   ListDevices(t.info, rank, used, &report);
+  if (!demand.empty()) AddServing(rank_analysis, &report);
   report.offenders = table.Top(options.max_offenders);
   report.periodic_work = periodic.Take(steady_ns, kPeriodicWorkMinShare);
   if (gap_counts != nullptr) *gap_counts = longest.counted();

@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 
 namespace gpuidle::internal {
 namespace {
@@ -100,9 +101,9 @@ std::string Gib(uint64_t bytes) {
 std::string Pct(double share) { return absl::StrFormat("%.0f%%", 100 * share); }
 
 constexpr absl::string_view kOtherProcessFix =
-    "the GPU is shared: the idle time it overlaps is another job's work, not this one's waste; "
-    "run the jobs on separate GPUs (CUDA_VISIBLE_DEVICES, the scheduler's exclusive mode) to "
-    "compare";
+    "the GPU is shared: the time it overlaps (idle, and its turns inside this job's kernels) is "
+    "another job's work, not this one's waste; run the jobs on separate GPUs "
+    "(CUDA_VISIBLE_DEVICES, the scheduler's exclusive mode) to compare";
 
 // How long a kernel ran within [from, to).
 int64_t BusyNs(const std::vector<std::pair<int64_t, int64_t>>& intervals, int64_t from,
@@ -247,7 +248,7 @@ std::optional<GpuMetrics> SummariseGpuMetrics(const Timeline& t, const DeviceTim
   // The replay counter counts since boot and only grows: its rise from the first reading.
   const uint64_t replays_first = readings.front()->pcie_replays;
   uint64_t replays_last = replays_first;
-  std::vector<int64_t> idle_times;
+  std::vector<int64_t> idle_times, busy_times;
   for (const GpuMetricSample* s : readings) {
     m.sm_clock_max_mhz = std::max(m.sm_clock_max_mhz, s->sm_clock_max_mhz);
     m.power_limit_mw = std::max(m.power_limit_mw, s->power_limit_mw);
@@ -262,6 +263,7 @@ std::optional<GpuMetrics> SummariseGpuMetrics(const Timeline& t, const DeviceTim
       continue;
     }
     ++m.busy_samples;
+    busy_times.push_back(s->time_ns);
     m.pcie_generation = std::max(m.pcie_generation, s->pcie_generation);
     m.pcie_width = std::max(m.pcie_width, s->pcie_width);
     if (s->sm_clock_mhz > 0) busy_clocks.push_back(s->sm_clock_mhz);
@@ -287,18 +289,20 @@ std::optional<GpuMetrics> SummariseGpuMetrics(const Timeline& t, const DeviceTim
     }
   }
 
-  // Other processes: the idle readings near which NVML saw one of them run kernels (its
-  // samples are its own, at the driver's rate: within half a reading period).
+  // Other processes: the idle and busy readings near which NVML saw one of them run kernels
+  // (its samples are its own, at the driver's rate: within half a reading period).
   const int64_t near = std::max<int64_t>(m.period_ns / 2, 1);
   for (const GpuProcessSeen& p : t.gpu_processes) {
     if (p.device != device.device) continue;
     GpuMetrics::OtherProcess o;
     o.pid = p.pid;
     o.memory_bytes = p.memory_bytes;
-    for (int64_t idle : idle_times) {
-      auto it = std::lower_bound(p.busy_sample_ns.begin(), p.busy_sample_ns.end(), idle - near);
-      if (it != p.busy_sample_ns.end() && *it <= idle + near) ++o.idle_samples_busy;
-    }
+    auto near_one = [&](int64_t at) {
+      auto it = std::lower_bound(p.busy_sample_ns.begin(), p.busy_sample_ns.end(), at - near);
+      return it != p.busy_sample_ns.end() && *it <= at + near;
+    };
+    for (int64_t idle : idle_times) o.idle_samples_busy += near_one(idle) ? 1 : 0;
+    for (int64_t busy : busy_times) o.busy_samples_busy += near_one(busy) ? 1 : 0;
     m.other_processes.push_back(o);
   }
   SortOtherProcesses(&m.other_processes);
@@ -340,14 +344,26 @@ void DeriveGpuFindings(GpuMetrics* m) {
                            "the link retransmits: reseat the card, check the slot and the cable"});
   }
   for (const GpuMetrics::OtherProcess& o : m->other_processes) {
-    if (o.idle_samples_busy == 0 || m->idle_samples == 0) continue;
-    const double share =
-        static_cast<double>(o.idle_samples_busy) / static_cast<double>(m->idle_samples);
-    m->findings.push_back({"other_process",
-                           absl::StrCat("another process (pid ", o.pid, ", ", Gib(o.memory_bytes),
-                                        ") ran kernels on this GPU during at least ", Pct(share),
-                                        " of this job's idle readings"),
-                           std::string(kOtherProcessFix)});
+    // While this job idled, and while its kernels ran: contexts take turns on a GPU, so a kernel
+    // that "ran" beside another process's also waited for that process's turns.
+    std::vector<std::string> when;
+    if (o.idle_samples_busy > 0 && m->idle_samples > 0) {
+      when.push_back(absl::StrCat(
+          Pct(static_cast<double>(o.idle_samples_busy) / static_cast<double>(m->idle_samples)),
+          " of this job's idle readings"));
+    }
+    if (o.busy_samples_busy > 0 && m->busy_samples > 0) {
+      when.push_back(absl::StrCat(
+          Pct(static_cast<double>(o.busy_samples_busy) / static_cast<double>(m->busy_samples)),
+          " of its busy readings (the GPU takes turns between processes: this job's kernels "
+          "took longer by the other's turns)"));
+    }
+    if (when.empty()) continue;
+    m->findings.push_back(
+        {"other_process",
+         absl::StrCat("another process (pid ", o.pid, ", ", Gib(o.memory_bytes),
+                      ") ran kernels on this GPU during at least ", absl::StrJoin(when, " and ")),
+         std::string(kOtherProcessFix)});
   }
 }
 
@@ -435,6 +451,7 @@ void AddGpuMetrics(const GpuMetrics& window, GpuMetrics* sum) {
     }
     same->memory_bytes = std::max(same->memory_bytes, o.memory_bytes);
     same->idle_samples_busy += o.idle_samples_busy;
+    same->busy_samples_busy += o.busy_samples_busy;
   }
   SortOtherProcesses(&s.other_processes);
   if (w.throughput && s.throughput) {

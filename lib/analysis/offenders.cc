@@ -38,6 +38,7 @@ void OffenderTable::Add(const DeviceTimeline& device, const IdlePiece& piece) {
       break;
     case Subcause::kLaunchOverhead:
     case Subcause::kKernelGap:
+    case Subcause::kRequestsWaiting:
     case Subcause::kOtherProcess:
     case Subcause::kUnattributed:
       // The kernel that came late, and the framework op that launched it.

@@ -141,6 +141,7 @@ const ProgramLine* PeriodicWorkTable::SiteOf(const DeviceTimeline& device,
       return nullptr;
     case Subcause::kLaunchOverhead:
     case Subcause::kKernelGap:
+    case Subcause::kRequestsWaiting:
     case Subcause::kUnattributed:
       if (piece.next_op >= 0) call = index_.IssuingCall(device, piece.next_op);
       break;

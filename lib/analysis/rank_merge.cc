@@ -20,6 +20,7 @@
 #include "analysis/job_checks.h"
 #include "analysis/offenders.h"
 #include "analysis/periodic_work.h"
+#include "analysis/serving.h"
 #include "analysis/timeline_summary.h"
 #include "model/report_names.h"
 #include "model/timeline.h"
@@ -725,6 +726,7 @@ absl::StatusOr<Report> MergeRanks(std::vector<Report> ranks, const std::vector<s
   std::vector<int64_t> steady_spans;
   LongestGaps longest(options.max_gap_records);
   std::vector<Offender> offenders;
+  int64_t serving_span_ns = 0;
   bool first = true;
   if (!SumsFit(ranks)) {
     return absl::InvalidArgumentError(
@@ -766,6 +768,11 @@ absl::StatusOr<Report> MergeRanks(std::vector<Report> ranks, const std::vector<s
       c.windows += r.coverage->windows;
       c.traced_ns += r.coverage->traced_ns;
       c.span_ns = std::max(c.span_ns, r.coverage->span_ns);
+    }
+    if (r.serving.has_value()) {  // servers side by side: their rates add
+      if (!job.serving.has_value()) job.serving.emplace();
+      AddServing(*r.serving, steady_spans.back(), /*concurrent=*/true, &*job.serving,
+                 &serving_span_ns);
     }
     job.steps_not_listed += r.steps_not_listed;
     for (DeviceReport& d : r.devices) job.devices.push_back(std::move(d));

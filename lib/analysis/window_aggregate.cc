@@ -12,6 +12,7 @@
 #include "analysis/communication.h"
 #include "analysis/gpu_metrics.h"
 #include "analysis/periodic_work.h"
+#include "analysis/serving.h"
 #include "analysis/timeline_summary.h"
 #include "model/report_names.h"
 
@@ -133,6 +134,8 @@ void WindowAggregate::AddDevice(const DeviceReport& w) {
   d.graph_replays.launches += w.graph_replays.launches;
   d.graph_replays.kernels += w.graph_replays.kernels;
   d.graph_replays.kernels_alone += w.graph_replays.kernels_alone;
+  if (w.demand_ns.has_value()) d.demand_ns = d.demand_ns.value_or(0) + *w.demand_ns;
+  d.demand_busy_ns += w.demand_busy_ns;
   AddCollectivesOf(w, &d);
   AddTimeline(w.timeline, &d.timeline);  // time between the windows stays untraced
   if (d.name.empty()) d.name = w.name;
@@ -172,6 +175,7 @@ void WindowAggregate::Add(int64_t start_ns, int64_t end_ns, const Report* window
     sum_->dropped_records.reset();
     sum_->zero_timestamp_records = 0;
     sum_->record_limit_reached = false;
+    sum_->serving.reset();
   }
   Report& s = *sum_;
   for (const DeviceReport& d : w.devices) AddDevice(d);
@@ -205,6 +209,12 @@ void WindowAggregate::Add(int64_t start_ns, int64_t end_ns, const Report* window
   }
   s.zero_timestamp_records += w.zero_timestamp_records;
   s.record_limit_reached = s.record_limit_reached || w.record_limit_reached;
+  if (w.serving.has_value()) {
+    int64_t span = 0;
+    for (const DeviceReport& d : w.devices) span = std::max(span, d.PhaseNs(Phase::kSteady));
+    if (!s.serving.has_value()) s.serving.emplace();
+    AddServing(*w.serving, span, /*concurrent=*/false, &*s.serving, &serving_span_ns_);
+  }
 }
 
 void WindowAggregate::SetPlan(int64_t first_window_ns, int64_t window_ns, int64_t period_ns) {

@@ -56,6 +56,7 @@ class WindowAggregate {
   std::optional<Report> first_;
   std::vector<StepReport> steps_;  // the aggregate's step rows (at most Report::kMaxStepRows)
   std::vector<int> unused_;        // visible devices unused in some window
+  int64_t serving_span_ns_ = 0;    // the steady spans of the windows with serving figures
 };
 
 }  // namespace gpuidle::internal

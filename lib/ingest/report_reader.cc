@@ -215,6 +215,7 @@ class ReportParser {
         GPUIDLE_RETURN_IF_ERROR(Duration(*coverage, at, key, field, Need::kOptional));
       }
     }
+    GPUIDLE_RETURN_IF_ERROR(ServingOf(doc, root, &r));
     GPUIDLE_RETURN_IF_ERROR(Int(doc, root, keys::kVisibleDeviceCount, &r.visible_device_count));
     if (r.visible_device_count < 0) return Error({&root, keys::kVisibleDeviceCount}, "negative");
     GPUIDLE_RETURN_IF_ERROR(Ints(doc, root, keys::kUnusedDevices, &r.unused_devices));
@@ -472,6 +473,41 @@ class ReportParser {
     return absl::OkStatus();
   }
 
+  // A serving process's requests (optional: only a process that marked requests has them).
+  absl::Status ServingOf(const Value& doc, const Path& root, Report* r) const {
+    GPUIDLE_ASSIGN_OR_RETURN(const Value* v, Object(doc, root, keys::kServing, Need::kOptional));
+    if (v == nullptr) return absl::OkStatus();
+    const Path at{&root, keys::kServing};
+    Serving& s = r->serving.emplace();
+    GPUIDLE_RETURN_IF_ERROR(Count(*v, at, keys::kRequests, &s.requests));
+    GPUIDLE_RETURN_IF_ERROR(Count(*v, at, keys::kRunKnown, &s.run_known));
+    GPUIDLE_RETURN_IF_ERROR(Count(*v, at, keys::kInFlightMax, &s.in_flight_max));
+    for (const auto& [key, out] :
+         {std::pair<absl::string_view, double*>{keys::kRequestsPerS, &s.requests_per_s},
+          {keys::kInFlightMean, &s.in_flight_mean}}) {
+      GPUIDLE_RETURN_IF_ERROR(Double(*v, at, key, out));
+      if (!(*out >= 0)) return Error({&at, key}, "not a number of at least 0");
+    }
+    GPUIDLE_ASSIGN_OR_RETURN(const Value* batch, Get(*v, at, keys::kBatchMean, Need::kOptional));
+    if (batch != nullptr) {
+      if (!batch->IsNumber() || !(batch->GetDouble() >= 0)) {
+        return Error({&at, keys::kBatchMean}, "not a number of at least 0");
+      }
+      s.batch_mean = batch->GetDouble();
+    }
+    for (const auto& [key, p] :
+         {std::pair<absl::string_view, Serving::Percentiles*>{keys::kLatency, &s.latency},
+          {keys::kQueue, &s.queue},
+          {keys::kRun, &s.run}}) {
+      GPUIDLE_ASSIGN_OR_RETURN(const Value* o, Object(*v, at, key));
+      const Path here{&at, key};
+      GPUIDLE_RETURN_IF_ERROR(Duration(*o, here, keys::kP50Ns, &p->p50_ns));
+      GPUIDLE_RETURN_IF_ERROR(Duration(*o, here, keys::kP90Ns, &p->p90_ns));
+      GPUIDLE_RETURN_IF_ERROR(Duration(*o, here, keys::kP99Ns, &p->p99_ns));
+    }
+    return absl::OkStatus();
+  }
+
   // A number; null (the writer's NaN or infinity) reads as NaN.
   absl::Status Double(const Value& obj, const Path& at, absl::string_view key, double* out) const {
     GPUIDLE_ASSIGN_OR_RETURN(const Value* v, Get(obj, at, key));
@@ -539,16 +575,18 @@ class ReportParser {
   }
 
   // idle_by_subcause: every subcause's ns (idle_by_cause is their sum, not read). Not negative,
-  // and their sum fits (the writers add them up). sync_bound.allocator and
-  // sync_bound.other_process came later within gpuidle.report/2: 0 where a report has none.
+  // and their sum fits (the writers add them up). sync_bound.allocator,
+  // sync_bound.other_process and launch_bound.requests_waiting came later within
+  // gpuidle.report/2: 0 where a report has none.
   absl::Status Subcauses(const Value& obj, const Path& at, IdleBreakdown* idle) const {
     GPUIDLE_ASSIGN_OR_RETURN(const Value* by, Object(obj, at, keys::kIdleBySubcause));
     const Path here{&at, keys::kIdleBySubcause};
     int64_t total = 0;
     for (int s = 0; s < kNumSubcauses; ++s) {
-      const std::string name = QualifiedSubcauseName(static_cast<Subcause>(s));
-      const bool later = static_cast<Subcause>(s) == Subcause::kAllocator ||
-                         static_cast<Subcause>(s) == Subcause::kOtherProcess;
+      const auto sub = static_cast<Subcause>(s);
+      const std::string name = QualifiedSubcauseName(sub);
+      const bool later = sub == Subcause::kAllocator || sub == Subcause::kOtherProcess ||
+                         sub == Subcause::kRequestsWaiting;
       const Need need = later ? Need::kOptional : Need::kRequired;
       GPUIDLE_RETURN_IF_ERROR(Int64(*by, here, name, &idle->ns[s], need));
       if (idle->ns[s] < 0) return Error({&here, name}, "negative");
@@ -778,6 +816,17 @@ class ReportParser {
     if (d->comm_wait_ns.value_or(0) < 0) return Error({&at, keys::kCommWaitNs}, "negative");
     GPUIDLE_RETURN_IF_ERROR(
         Within(at, keys::kCommWaitNs, d->comm_wait_ns.value_or(0), keys::kCommNs, d->comm_ns));
+    // A serving process's demand: the steady state's time with a request in flight, and the
+    // busy time within it.
+    GPUIDLE_RETURN_IF_ERROR(OptionalInt64(v, at, keys::kDemandNs, &d->demand_ns, Need::kOptional));
+    if (d->demand_ns.has_value()) {
+      if (*d->demand_ns < 0) return Error({&at, keys::kDemandNs}, "negative");
+      GPUIDLE_RETURN_IF_ERROR(Duration(v, at, keys::kDemandBusyNs, &d->demand_busy_ns));
+      GPUIDLE_RETURN_IF_ERROR(Within(at, keys::kDemandNs, *d->demand_ns, keys::kSteadyNs,
+                                     d->steady_end_ns - d->steady_start_ns));
+      GPUIDLE_RETURN_IF_ERROR(
+          Within(at, keys::kDemandBusyNs, d->demand_busy_ns, keys::kDemandNs, *d->demand_ns));
+    }
     GPUIDLE_RETURN_IF_ERROR(CopyTotalsOf(v, at, d));
     GPUIDLE_RETURN_IF_ERROR(GraphReplaysOf(v, at, d));
     GPUIDLE_RETURN_IF_ERROR(Collectives(v, at, d));
@@ -995,6 +1044,9 @@ class ReportParser {
       o.memory_bytes = static_cast<uint64_t>(memory);
       GPUIDLE_RETURN_IF_ERROR(UpTo(v, row, keys::kIdleSamplesBusy, &o.idle_samples_busy,
                                    m.idle_samples, "at most idle_samples", Need::kRequired));
+      // Later within gpuidle.report/2: 0 where a report has none.
+      GPUIDLE_RETURN_IF_ERROR(UpTo(v, row, keys::kBusySamplesBusy, &o.busy_samples_busy,
+                                   m.busy_samples, "at most busy_samples", Need::kOptional));
     }
     GPUIDLE_ASSIGN_OR_RETURN(const Value* findings, Array(*g, here, keys::kFindings));
     const Path at_findings{&here, keys::kFindings};
@@ -1180,6 +1232,19 @@ class ReportParser {
       double step_share = 0;
       GPUIDLE_RETURN_IF_ERROR(Share(v, at, keys::kGainShareOfStep, &step_share));
       a->gain_share_of_step = step_share;
+    }
+    // Serving advice's prediction (only with a batch).
+    GPUIDLE_ASSIGN_OR_RETURN(const Value* batch, Get(v, at, keys::kBatch, Need::kOptional));
+    if (batch != nullptr) {
+      int64_t n = 0, latency = 0;
+      double rate = 0;
+      GPUIDLE_RETURN_IF_ERROR(Count(v, at, keys::kBatch, &n));
+      GPUIDLE_RETURN_IF_ERROR(Double(v, at, keys::kPredictedRequestsPerS, &rate));
+      if (!(rate >= 0)) return Error({&at, keys::kPredictedRequestsPerS}, "not at least 0");
+      GPUIDLE_RETURN_IF_ERROR(Duration(v, at, keys::kPredictedLatencyNs, &latency));
+      a->batch = n;
+      a->predicted_requests_per_s = rate;
+      a->predicted_latency_ns = latency;
     }
     return String(v, at, keys::kEvidence, &a->evidence, Need::kOptional);
   }

@@ -55,6 +55,7 @@ inline constexpr absl::string_view kInputs = "inputs";
 inline constexpr absl::string_view kWindow = "window";  // kStartNs, kEndNs
 inline constexpr absl::string_view kCompleteness = "completeness";
 inline constexpr absl::string_view kCoverage = "coverage";
+inline constexpr absl::string_view kServing = "serving";
 inline constexpr absl::string_view kVisibleDeviceCount = "visible_device_count";
 inline constexpr absl::string_view kUnusedDevices = "unused_devices";
 inline constexpr absl::string_view kVisibleDevices = "visible_devices";
@@ -87,6 +88,20 @@ inline constexpr absl::string_view kTracedNs = "traced_ns";
 inline constexpr absl::string_view kTracedUntilNs = "traced_until_ns";
 inline constexpr absl::string_view kFirstWindowNs = "first_window_ns";
 inline constexpr absl::string_view kPeriodNs = "period_ns";
+
+// serving, and its percentiles.
+inline constexpr absl::string_view kRequests = "requests";
+inline constexpr absl::string_view kRequestsPerS = "requests_per_s";
+inline constexpr absl::string_view kLatency = "latency";
+inline constexpr absl::string_view kRunKnown = "run_known";
+inline constexpr absl::string_view kQueue = "queue";
+inline constexpr absl::string_view kRun = "run";
+inline constexpr absl::string_view kInFlightMean = "in_flight_mean";
+inline constexpr absl::string_view kInFlightMax = "in_flight_max";
+inline constexpr absl::string_view kBatchMean = "batch_mean";  // only where known
+inline constexpr absl::string_view kP50Ns = "p50_ns";
+inline constexpr absl::string_view kP90Ns = "p90_ns";
+inline constexpr absl::string_view kP99Ns = "p99_ns";
 
 // visible_devices[] (besides kRank, kDevice, kName).
 inline constexpr absl::string_view kPhysicalIndex = "physical_index";
@@ -123,6 +138,8 @@ inline constexpr absl::string_view kMemsetCount = "memset_count";
 inline constexpr absl::string_view kCommNs = "comm_ns";
 inline constexpr absl::string_view kExposedCommNs = "exposed_comm_ns";
 inline constexpr absl::string_view kLostNs = "lost_ns";
+inline constexpr absl::string_view kDemandNs = "demand_ns";  // a serving process only
+inline constexpr absl::string_view kDemandBusyNs = "demand_busy_ns";
 inline constexpr absl::string_view kH2dCopies = "h2d_copies";
 inline constexpr absl::string_view kGraphReplays = "graph_replays";
 inline constexpr absl::string_view kCollectivesNotListed = "collectives_not_listed";
@@ -130,7 +147,8 @@ inline constexpr absl::string_view kCollectiveTimings = "collective_timings";
 inline constexpr absl::string_view kTimeline = "timeline";
 
 // devices[].gpu_metrics (besides kPeriodNs): NVML's readings (docs/REPORT_SCHEMA.md); its
-// other_processes[] (kPid, kMemoryBytes, kIdleSamplesBusy) and findings[] (kKind, kWhat, kFix).
+// other_processes[] (kPid, kMemoryBytes, kIdleSamplesBusy, kBusySamplesBusy) and findings[] (kKind,
+// kWhat, kFix).
 inline constexpr absl::string_view kGpuMetrics = "gpu_metrics";
 inline constexpr absl::string_view kSamples = "samples";
 inline constexpr absl::string_view kBusySamples = "busy_samples";
@@ -152,6 +170,7 @@ inline constexpr absl::string_view kMemoryTotalBytes = "memory_total_bytes";
 inline constexpr absl::string_view kOtherProcesses = "other_processes";
 inline constexpr absl::string_view kMemoryBytes = "memory_bytes";
 inline constexpr absl::string_view kIdleSamplesBusy = "idle_samples_busy";
+inline constexpr absl::string_view kBusySamplesBusy = "busy_samples_busy";
 inline constexpr absl::string_view kFindings = "findings";
 // gpu_metrics.throughput (kSamples, kPeriodNs, kBusySamples besides): CUPTI's PM samples;
 // gpu_metrics.throughput_unavailable: why there are none.
@@ -222,6 +241,9 @@ inline constexpr absl::string_view kShareOfSteadyState = "share_of_steady_state"
 inline constexpr absl::string_view kGainNs = "gain_ns";
 inline constexpr absl::string_view kGainPerStepNs = "gain_per_step_ns";
 inline constexpr absl::string_view kGainShareOfStep = "gain_share_of_step";
+inline constexpr absl::string_view kBatch = "batch";  // serving advice only
+inline constexpr absl::string_view kPredictedRequestsPerS = "predicted_requests_per_s";
+inline constexpr absl::string_view kPredictedLatencyNs = "predicted_latency_ns";
 
 // options.
 inline constexpr absl::string_view kLaunchGapMaxNs = "launch_gap_max_ns";
@@ -236,31 +258,33 @@ inline constexpr absl::string_view kAll[] = {
     kOneOffNs, kCommWaitNs, kWaitNs, kSpanNs, kWindowNs, kIdleByCause, kIdleBySubcause, kCause,
     kSubcause, kEvidence, kSite, kFix, kParts, kCollectives,
     // the top level
-    kSchema, kGenerator, kSource, kInputs, kWindow, kCompleteness, kCoverage, kVisibleDeviceCount,
-    kUnusedDevices, kVisibleDevices, kStepSource, kTracerTime, kWarnings, kRanks, kStragglerRank,
-    kStragglers, kClock, kDevices, kStepsNotListed, kSteps, kLongestGaps, kOffenders, kPeriodicWork,
-    kVerdict, kAdvice, kOptions,
-    // completeness, coverage, visible_devices[], ranks[], clock
+    kSchema, kGenerator, kSource, kInputs, kWindow, kCompleteness, kCoverage, kServing,
+    kVisibleDeviceCount, kUnusedDevices, kVisibleDevices, kStepSource, kTracerTime, kWarnings,
+    kRanks, kStragglerRank, kStragglers, kClock, kDevices, kStepsNotListed, kSteps, kLongestGaps,
+    kOffenders, kPeriodicWork, kVerdict, kAdvice, kOptions,
+    // completeness, coverage, serving, visible_devices[], ranks[], clock
     kStatus, kDroppedRecords, kZeroTimestampRecords, kRecordLimitReached, kWindows, kTracedNs,
-    kTracedUntilNs, kFirstWindowNs, kPeriodNs, kPhysicalIndex, kUuid, kUsed, kHost, kPid,
-    kWorldSize, kWallClockOffsetNs, kClockOffsetNs, kMatched, kArrivedLast, kLateNs, kOwnCause,
-    kOwnCauseShare, kMethod, kHosts, kResidualNs, kMatchedShare,
+    kTracedUntilNs, kFirstWindowNs, kPeriodNs, kRequests, kRequestsPerS, kLatency, kRunKnown,
+    kQueue, kRun, kInFlightMean, kInFlightMax, kBatchMean, kP50Ns, kP90Ns, kP99Ns, kPhysicalIndex,
+    kUuid, kUsed, kHost, kPid, kWorldSize, kWallClockOffsetNs, kClockOffsetNs, kMatched,
+    kArrivedLast, kLateNs, kOwnCause, kOwnCauseShare, kMethod, kHosts, kResidualNs, kMatchedShare,
     // devices[] and its objects
     kSteadyStartNs, kSteadyEndNs, kPhases, kStepCount, kTracerNs, kKernelCount, kMemcpyCount,
-    kMemsetCount, kCommNs, kExposedCommNs, kLostNs, kH2dCopies, kGraphReplays,
-    kCollectivesNotListed, kCollectiveTimings, kTimeline, kPageable, kPinned, kLaunches, kKernels,
-    kKernelsAlone, kGroup, kOp, kExposedNs, kDurationNs, kSeq, kBinNs, kGpu, kSmClockMhz, kPowerMw,
-    kPmNs, kGpuMetrics, kSamples, kBusySamples, kIdleSamples, kSmClockMaxMhz, kSmClockMedianMhz,
-    kSlowClockShare, kSlowClockReason, kPowerMedianMw, kPowerLimitMw, kTemperatureMaxC,
-    kPcieGeneration, kPcieGenerationMax, kPcieWidth, kPcieWidthMax, kPcieReplays,
+    kMemsetCount, kCommNs, kExposedCommNs, kLostNs, kDemandNs, kDemandBusyNs, kH2dCopies,
+    kGraphReplays, kCollectivesNotListed, kCollectiveTimings, kTimeline, kPageable, kPinned,
+    kLaunches, kKernels, kKernelsAlone, kGroup, kOp, kExposedNs, kDurationNs, kSeq, kBinNs, kGpu,
+    kSmClockMhz, kPowerMw, kPmNs, kGpuMetrics, kSamples, kBusySamples, kIdleSamples, kSmClockMaxMhz,
+    kSmClockMedianMhz, kSlowClockShare, kSlowClockReason, kPowerMedianMw, kPowerLimitMw,
+    kTemperatureMaxC, kPcieGeneration, kPcieGenerationMax, kPcieWidth, kPcieWidthMax, kPcieReplays,
     kMemoryUsedMaxBytes, kMemoryTotalBytes, kOtherProcesses, kMemoryBytes, kIdleSamplesBusy,
-    kFindings, kThroughput, kThroughputUnavailable, kKernelTimeShare, kSmActivePct,
-    kTensorActivePct, kDramPct, kPcieReadBytesPerS, kPcieWriteBytesPerS, kNvlinkReadBytesPerS,
-    kNvlinkWriteBytesPerS,
+    kBusySamplesBusy, kFindings, kThroughput, kThroughputUnavailable, kKernelTimeShare,
+    kSmActivePct, kTensorActivePct, kDramPct, kPcieReadBytesPerS, kPcieWriteBytesPerS,
+    kNvlinkReadBytesPerS, kNvlinkWriteBytesPerS,
     // longest_gaps[], offenders[], periodic_work[], advice[], options
     kNextOp, kThread, kCallSite, kWhat, kActivity, kOccurrences, kWorthFixing, kSteadyNs,
     kLostShare, kThresholdShare, kShareOfLostTime, kShareOfSteadyState, kGainNs, kGainPerStepNs,
-    kGainShareOfStep, kLaunchGapMaxNs, kDispatchLatencyMaxNs, kDataRangePatterns, kSkipSteps};
+    kGainShareOfStep, kBatch, kPredictedRequestsPerS, kPredictedLatencyNs, kLaunchGapMaxNs,
+    kDispatchLatencyMaxNs, kDataRangePatterns, kSkipSteps};
 
 }  // namespace report_keys
 

@@ -16,6 +16,7 @@ Cause CauseOf(Subcause s) {
       return Cause::kDataStarved;
     case Subcause::kLaunchOverhead:
     case Subcause::kKernelGap:
+    case Subcause::kRequestsWaiting:
       return Cause::kLaunchBound;
     case Subcause::kHostSync:
     case Subcause::kDeviceWait:
@@ -56,6 +57,8 @@ absl::string_view SubcauseName(Subcause s) {
       return "launch_overhead";
     case Subcause::kKernelGap:
       return "kernel_gap";
+    case Subcause::kRequestsWaiting:
+      return "requests_waiting";
     case Subcause::kHostSync:
       return "host_sync";
     case Subcause::kDeviceWait:
@@ -108,6 +111,8 @@ absl::string_view OneOffKindName(OneOffKind k) {
       return "records_lost";
     case OneOffKind::kGraphCapture:
       return "graph_capture";
+    case OneOffKind::kNoDemand:
+      return "no_demand";
   }
   return "set_up";
 }

@@ -339,6 +339,25 @@ void CoverageField(Json& w, const Coverage& c) {
                {keys::kPeriodNs, c.period_ns}});
 }
 
+void ServingField(Json& w, const Serving& s) {
+  Str(w, keys::kServing);
+  w.StartObject();
+  Int64Field(w, keys::kRequests, s.requests);
+  NumberField(w, keys::kRequestsPerS, s.requests_per_s);
+  auto percentiles = [&](absl::string_view key, const Serving::Percentiles& p) {
+    Int64Fields(w, key,
+                {{keys::kP50Ns, p.p50_ns}, {keys::kP90Ns, p.p90_ns}, {keys::kP99Ns, p.p99_ns}});
+  };
+  percentiles(keys::kLatency, s.latency);
+  Int64Field(w, keys::kRunKnown, s.run_known);
+  percentiles(keys::kQueue, s.queue);
+  percentiles(keys::kRun, s.run);
+  NumberField(w, keys::kInFlightMean, s.in_flight_mean);
+  Int64Field(w, keys::kInFlightMax, s.in_flight_max);
+  if (s.batch_mean.has_value()) NumberField(w, keys::kBatchMean, *s.batch_mean);
+  w.EndObject();
+}
+
 // A list of rows under `key`, each written by `row`.
 template <typename T, typename WriteRow>
 void Rows(Json& w, absl::string_view key, const std::vector<T>& rows, WriteRow row) {
@@ -378,6 +397,7 @@ void GpuMetricsField(Json& w, const std::optional<GpuMetrics>& metrics) {
     Int64Field(j, keys::kPid, o.pid);
     Int64Field(j, keys::kMemoryBytes, static_cast<int64_t>(o.memory_bytes));
     Int64Field(j, keys::kIdleSamplesBusy, o.idle_samples_busy);
+    Int64Field(j, keys::kBusySamplesBusy, o.busy_samples_busy);
     j.EndObject();
   });
   Rows(w, keys::kFindings, m.findings, [](Json& j, const GpuMetrics::Finding& f) {
@@ -434,6 +454,10 @@ void DeviceRow(Json& w, const DeviceReport& d) {
   Int64Field(w, keys::kExposedCommNs, d.exposed_comm_ns);
   OptionalInt64Field(w, keys::kCommWaitNs, d.comm_wait_ns);
   Int64Field(w, keys::kLostNs, d.LostNs());
+  if (d.demand_ns.has_value()) {  // a serving process only
+    Int64Field(w, keys::kDemandNs, *d.demand_ns);
+    Int64Field(w, keys::kDemandBusyNs, d.demand_busy_ns);
+  }
   Str(w, keys::kH2dCopies);
   w.StartObject();
   CopyTotalsField(w, keys::kPageable, d.h2d_pageable);
@@ -528,6 +552,11 @@ void AdviceRow(Json& w, const Advice& a) {
   OptionalInt64Field(w, keys::kGainPerStepNs, a.gain_per_step_ns);
   OptionalNumberField(w, keys::kGainShareOfStep, a.gain_share_of_step);
   StringField(w, keys::kEvidence, a.evidence);
+  if (a.batch.has_value()) {  // serving advice with a prediction
+    Int64Field(w, keys::kBatch, *a.batch);
+    NumberField(w, keys::kPredictedRequestsPerS, a.predicted_requests_per_s.value_or(0));
+    Int64Field(w, keys::kPredictedLatencyNs, a.predicted_latency_ns.value_or(0));
+  }
   w.EndObject();
 }
 
@@ -563,6 +592,7 @@ void ReportMembers(Json& w, const Report& r) {
   w.EndObject();
   Completeness(w, r);
   if (r.coverage.has_value()) CoverageField(w, *r.coverage);  // a sampled collection only
+  if (r.serving.has_value()) ServingField(w, *r.serving);     // a serving process only
   Int64Field(w, keys::kVisibleDeviceCount, r.visible_device_count);
   IntsField(w, keys::kUnusedDevices, r.unused_devices);
   VisibleDevices(w, r);

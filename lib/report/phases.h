@@ -47,6 +47,8 @@ inline absl::string_view OneOffLabel(OneOffKind k, Phase p) {
       return "records lost";
     case OneOffKind::kGraphCapture:
       return "graph capture";
+    case OneOffKind::kNoDemand:
+      return "no demand (no request in flight)";
   }
   return OneOffKindName(k);
 }

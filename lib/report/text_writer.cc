@@ -232,6 +232,27 @@ void SteadyHeadline(const Report& r, std::string* out) {
   absl::StrAppend(out, "steady state ", span, steps, "\n");
 }
 
+// A serving process: its requests over the steady state (docs/ANALYSIS.md, "Serving").
+void ServingLines(const Report& r, std::string* out) {
+  if (!r.serving.has_value()) return;
+  const Serving& s = *r.serving;
+  auto percentiles = [](const Serving::Percentiles& p) {
+    return absl::StrCat("p50 ", Duration(p.p50_ns), ", p90 ", Duration(p.p90_ns), ", p99 ",
+                        Duration(p.p99_ns));
+  };
+  absl::StrAppendFormat(out, "serving: %d request%s, %.2f/s; latency %s\n", s.requests,
+                        s.requests == 1 ? "" : "s", s.requests_per_s, percentiles(s.latency));
+  if (s.run_known > 0) {
+    absl::StrAppend(out, "  waiting to be taken up ", percentiles(s.queue), "; running ",
+                    percentiles(s.run), " (", s.run_known, " with a known start of work)\n");
+  }
+  absl::StrAppendFormat(out, "  in flight %.1f on average, %d at most", s.in_flight_mean,
+                        s.in_flight_max);
+  if (s.batch_mean.has_value())
+    absl::StrAppendFormat(out, "; %.1f running per step", *s.batch_mean);
+  out->append("\n");
+}
+
 // The headline of a device with communication (docs/ANALYSIS.md, "Communication"): compute
 // (some other kernel runs), communication (only collectives run; the part of all collective
 // time that waited for peers in parentheses), idle; then the lost time, idle plus waiting.
@@ -395,6 +416,11 @@ void Device(const Report& r, const DeviceReport& d, const Palette& paint, std::s
     absl::StrAppendFormat(out, "%s  busy %s  idle %s of the steady state (%s of %s)\n",
                           paint.Bold(label), Pct(d.busy_ns, steady), Pct(d.idle_ns, steady),
                           Duration(d.idle_ns), Duration(steady));
+  }
+  if (d.demand_ns.has_value()) {  // serving: idle with no request in flight is not lost
+    absl::StrAppend(out, "  busy ", Pct(d.demand_busy_ns, *d.demand_ns),
+                    " while requests were in flight (", Duration(*d.demand_ns), ", ",
+                    Pct(*d.demand_ns, steady), " of the steady state)\n");
   }
   if (d.tracer_ns > 0) {
     // The figures above describe the program without gpuidle (Report::tracer_time).
@@ -803,6 +829,20 @@ std::string GpusLine(const Report& r) {
   return absl::StrCat(line, "\n", second, "\n");
 }
 
+// A serving process's idle time without demand, which is never lost: "; it idled 6.2 s with no
+// request in flight: not waste"; "" where it has none.
+std::string NoDemandNote(const Report& r) {
+  int64_t none = 0;
+  for (const DeviceReport& d : r.devices) {
+    for (const OneOffTime& o : d.one_off) {
+      if (o.kind == OneOffKind::kNoDemand) none += o.ns;
+    }
+  }
+  if (none <= 0) return "";
+  return absl::StrCat("; ", r.devices.size() > 1 ? "they" : "it", " idled ", Duration(none),
+                      " with no request in flight: not waste, nothing to fix");
+}
+
 // "nothing worth fixing here: the GPU lost 0.6% of the steady state (6.1 ms of 1.02 s), below the
 // 5% that advice starts at".
 std::string NothingWorthFixing(const Report& r) {
@@ -810,7 +850,7 @@ std::string NothingWorthFixing(const Report& r) {
   return absl::StrCat("nothing worth fixing here: ", r.devices.size() > 1 ? "the GPUs" : "the GPU",
                       " lost ", Share(v.LostShare()), " of the steady state (", Duration(v.lost_ns),
                       " of ", Duration(v.steady_ns), ", idle or waiting for peers), below the ",
-                      Share(v.threshold_share), " that advice starts at");
+                      Share(v.threshold_share), " that advice starts at", NoDemandNote(r));
 }
 
 class TextWriter : public ReportWriter {
@@ -872,6 +912,7 @@ class TextWriter : public ReportWriter {
     if (r.devices.empty()) out += "no GPU activity recorded in this trace\n";
     PhaseHeadline(r, Phase::kStartUp, has_steps, &out);
     SteadyHeadline(r, &out);
+    ServingLines(r, &out);
     for (const DeviceReport& d : r.devices) Device(r, d, paint, &out);
     PeriodicWorkLines(r, &out);
     PhaseHeadline(r, Phase::kWindDown, has_steps, &out);

@@ -175,6 +175,8 @@ absl::string_view GapColour(Subcause s) {
       return "rail_response";  // 67,135,253
     case Subcause::kKernelGap:
       return "thread_state_runnable";  // 133,160,210
+    case Subcause::kRequestsWaiting:
+      return "light_memory_dump";  // 0,0,180
     case Subcause::kHostSync:
       return "yellow";  // 255,255,0
     case Subcause::kDeviceWait:

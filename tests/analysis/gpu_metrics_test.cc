@@ -139,6 +139,28 @@ TEST(GpuMetrics, NamesAnotherProcessThatRanKernelsWhileThisJobIdled) {
             "this job's idle readings");
 }
 
+TEST(GpuMetrics, NamesAnotherProcessThatRanKernelsWhileThisJobsKernelsRan) {
+  // Time-slicing: the other process ran kernels at a quarter of the job's busy readings (2.5,
+  // 12.5, ..., 242.5 ms) and at none of its idle ones: the job's kernels took longer by its turns.
+  Timeline t = SteadyRun(1980, 0);
+  GpuProcessSeen other;
+  other.pid = 1192;
+  other.memory_bytes = uint64_t{3} << 30;
+  for (int64_t i = 0; i < 25; ++i) other.busy_sample_ns.push_back(2'500'000 + i * 10 * kMs);
+  t.gpu_processes.push_back(other);
+  const std::optional<GpuMetrics> m = SummariseGpuMetrics(t, t.devices[0], 0, 1000 * kMs);
+  ASSERT_TRUE(m.has_value());
+  ASSERT_EQ(m->other_processes.size(), 1u);
+  EXPECT_EQ(m->other_processes[0].busy_samples_busy, 25);
+  EXPECT_EQ(m->other_processes[0].idle_samples_busy, 0);
+  const GpuMetrics::Finding& f = m->findings.back();  // after the link's finding
+  EXPECT_EQ(f.kind, "other_process");
+  EXPECT_EQ(f.text,
+            "another process (pid 1192, 3.0 GiB) ran kernels on this GPU during at least 25% of "
+            "its busy readings (the GPU takes turns between processes: this job's kernels took "
+            "longer by the other's turns)");
+}
+
 TEST(GpuMetrics, SaysHowLongQueuedWorkWaitedBehindOtherProcesses) {
   DeviceReport d;
   d.idle[Subcause::kOtherProcess] = 30 * kMs;

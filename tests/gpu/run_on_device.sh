@@ -10,7 +10,7 @@
 #               "tests/gpu/run_on_device.sh [scenarios] [overhead] [python] [python-overhead] [probe]
 #                [unchanged] [faults] [package] [profile-overhead] [sampled] [ranks] [gains]
 #                [two-gpus] [observer] [leave-out] [round3] [where-time-goes]
-#                [periodic] [answers] [metrics] [throughput] [shared]")
+#                [periodic] [answers] [metrics] [throughput] [shared] [serving]")
 #
 # With no argument it runs scenarios and overhead; one call may last 10 minutes at most, so a
 # round runs the parts as separate calls on the same warm machine. `python` builds the Python
@@ -305,6 +305,13 @@ fi
 if [[ $parts == *" shared "* ]]; then
   python_proof shared shared_gpu.py shared_gpu.md "shared gpu" '^(PASS|FAIL|shared gpu|alone|shared|other)' \
     "$b/bin/gpuidle"
+fi
+
+# Serving (issue 33): GPT-2's generate() behind http.server at low and high load, unchanged under
+# `gpuidle run`: no demand against requests waiting, and the advice's batch against a batching
+# server's measured requests/s (tests/gpu/python/serving_proof.py, examples/python/serving/).
+if [[ $parts == *" serving "* ]]; then
+  python_proof serving serving_proof.py serving.md "serving" '^(PASS|FAIL|serving|\|)' "$b/bin/gpuidle"
 fi
 
 if [[ $parts == *" sampled "* ]]; then

@@ -97,12 +97,15 @@ TEST(ReportNames, ListsEveryKeyOnceAndTheDiffsOwnKeysApart) {
 Report ReportWithEveryPart() {
   Report r;
   r.coverage = Coverage{};
+  r.serving = Serving{};
+  r.serving->batch_mean = 1;
   r.visible_devices = {VisibleDevice{}};
   r.ranks = {RankReport{}};
   r.clock.method = "aligned";
   r.options.skip_steps = 1;
   DeviceReport d;
   d.one_off = {OneOffTime{}};
+  d.demand_ns = 1;
   d.collectives.resize(1);
   d.collectives[0].bytes = 8;
   d.collectives[0].wait_ns = 1;
@@ -123,6 +126,7 @@ Report ReportWithEveryPart() {
   r.offenders = {Offender{}};
   r.periodic_work = {PeriodicWork{}};
   r.advice = {Advice{}};
+  r.advice[0].batch = 2;
   r.verdict = Verdict{};
   return r;
 }

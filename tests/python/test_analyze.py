@@ -55,6 +55,9 @@ def check_against_cli(report: gpuidle.Report, cli: dict) -> None:
             {"bytes": None, "wait_ns": None, **c} for c in want["collectives"]]
         assert d.lost_ns == d.idle_ns + (d.comm_wait_ns or 0)
         assert got.pop("gpu_metrics") == want.get("gpu_metrics")
+        # A serving process's demand is in the JSON only for one (None and 0 in Python otherwise).
+        assert got.pop("demand_ns") == want.get("demand_ns")
+        assert got.pop("demand_busy_ns") == want.get("demand_busy_ns", 0)
         # The timeline's readings per bin are in the JSON only where there are some.
         want = {**want, "timeline": dict(want["timeline"])}
         assert got["timeline"].pop("gpu") == want["timeline"].pop("gpu", None)
@@ -70,6 +73,9 @@ def check_against_cli(report: gpuidle.Report, cli: dict) -> None:
             got.pop("comm_wait_ns", None)
             # A step's readings are in the JSON only for a live capture that took some.
             assert got.pop("gpu", None) == want.get("gpu")
+            # Serving advice's prediction is in the JSON only for requests_waiting.
+            for key in ("batch", "predicted_requests_per_s", "predicted_latency_ns"):
+                assert got.pop(key, None) == want.get(key)
             assert got == {k: want[k] for k in got}
     assert [dataclasses.asdict(v) for v in report.visible_devices] == cli.get("visible_devices", [])
     assert [dataclasses.asdict(r) for r in report.ranks] == cli.get("ranks", [])

@@ -31,7 +31,7 @@ def test_public_names_exist_and_are_documented():
     assert issubclass(gpuidle.GpuidleError, RuntimeError)
     assert gpuidle.GpuidleError.__module__ == "gpuidle"
     assert gpuidle.CAUSES == ("data_starved", "launch_bound", "sync_bound", "unattributed")
-    assert len(gpuidle.SUBCAUSES) == 12 and gpuidle.SUBCAUSES[0] == "data_starved.dataloader"
+    assert len(gpuidle.SUBCAUSES) == 13 and gpuidle.SUBCAUSES[0] == "data_starved.dataloader"
 
 
 def test_package_is_marked_typed_and_its_stubs_parse():

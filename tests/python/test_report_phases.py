@@ -22,7 +22,7 @@ def test_the_names_come_from_the_engine_in_report_order():
     assert PHASES == ("start_up", "steady", "wind_down") == tuple(_gpuidle.PHASES)
     assert ONE_OFF_KINDS == ("cuda_init", "compilation", "module_load", "first_call",
                              "warm_up_step", "set_up", "wind_down", "gpu_busy", "records_lost",
-                             "graph_capture")
+                             "graph_capture", "no_demand")
     assert ONE_OFF_KINDS == tuple(_gpuidle.ONE_OFF_KINDS)
     assert "sync_bound.copy_wait" in SUBCAUSES and SUBCAUSES == gpuidle.SUBCAUSES
     assert SUBCAUSES.index("sync_bound.copy_wait") == SUBCAUSES.index("sync_bound.comm_wait") + 1

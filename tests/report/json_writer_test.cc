@@ -200,12 +200,12 @@ TEST(JsonWriter, BreaksIdleTimeDownByCauseAndSubcause) {
   EXPECT_EQ(by_cause["sync_bound"].GetInt64(), 25 * kMs);
   EXPECT_EQ(by_cause["unattributed"].GetInt64(), 5 * kMs);
   const rapidjson::Value& by_subcause = d["idle_by_subcause"];
-  ASSERT_EQ(by_subcause.MemberCount(), 12u);
-  for (const char* name :
-       {"data_starved.dataloader", "data_starved.h2d_copy", "data_starved.host",
-        "launch_bound.launch_overhead", "launch_bound.kernel_gap", "sync_bound.host_sync",
-        "sync_bound.device_wait", "sync_bound.comm_wait", "sync_bound.copy_wait",
-        "sync_bound.allocator", "sync_bound.other_process", "unattributed"}) {
+  ASSERT_EQ(by_subcause.MemberCount(), 13u);
+  for (const char* name : {"data_starved.dataloader", "data_starved.h2d_copy", "data_starved.host",
+                           "launch_bound.launch_overhead", "launch_bound.kernel_gap",
+                           "launch_bound.requests_waiting", "sync_bound.host_sync",
+                           "sync_bound.device_wait", "sync_bound.comm_wait", "sync_bound.copy_wait",
+                           "sync_bound.allocator", "sync_bound.other_process", "unattributed"}) {
     EXPECT_TRUE(by_subcause.HasMember(name)) << name;
   }
   EXPECT_EQ(by_subcause["data_starved.dataloader"].GetInt64(), 10 * kMs);
@@ -437,9 +437,9 @@ TEST(JsonWriter, WritesEveryOneOffKindByName) {
   for (const auto& p : doc["devices"][0]["phases"]["start_up"]["parts"].GetArray()) {
     kinds.push_back(Str(p["kind"]));
   }
-  EXPECT_THAT(kinds,
-              ElementsAre("cuda_init", "compilation", "module_load", "first_call", "warm_up_step",
-                          "set_up", "wind_down", "gpu_busy", "records_lost", "graph_capture"));
+  EXPECT_THAT(kinds, ElementsAre("cuda_init", "compilation", "module_load", "first_call",
+                                 "warm_up_step", "set_up", "wind_down", "gpu_busy", "records_lost",
+                                 "graph_capture", "no_demand"));
 }
 
 TEST(JsonWriter, WritesTheStepSourceWarningsAndTheLongestStartUp) {

@@ -242,6 +242,10 @@ inline Timeline RandomTimeline(std::mt19937_64& rng, const RandomTimelineOptions
       }
     }
   }
+  if (chance(0.3)) {  // a server: two requests, the second arriving while the first runs
+    b.Range(1, 0, host / 2, RangeKind::kRequest, "gpuidle.request:1");
+    b.Range(2, host / 4, host, RangeKind::kRequest, "gpuidle.request:2");
+  }
   Timeline t = b.Build();
   if (chance(0.3)) {  // another process ran kernels on device 0 (NVML), in the first second
     internal::GpuProcessSeen other;

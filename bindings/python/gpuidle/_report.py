@@ -142,6 +142,8 @@ class GpuProcess:
     pid: int
     memory_bytes: int
     idle_samples_busy: int  #: the device's idle readings during which it ran kernels
+    #: ... its busy readings (the GPU took turns between them: this job's kernels took longer)
+    busy_samples_busy: int = 0
 
 
 @dataclass(frozen=True)
@@ -252,6 +254,10 @@ class DeviceReport(_Idle):
     timeline: Optional[TimelineSummary] = field(default=None, repr=False)
     #: NVML's readings in a live collection; None without them
     gpu_metrics: Optional[GpuMetrics] = None
+    #: serving (Report.serving): the steady state's time with a request in flight, and the busy
+    #: time within it; None where the process marked no requests
+    demand_ns: Optional[int] = None
+    demand_busy_ns: int = 0
 
     @property
     def steady_ns(self) -> int:
@@ -460,6 +466,11 @@ class Advice:
     evidence: str = ""  #: what the prediction rests on
     #: its lost time over the devices' steady states, 0..1 (the denominator the text prints)
     share_of_steady_state: float = 0.0
+    #: launch_bound.requests_waiting: batching this many requests, the predicted requests per
+    #: second and latency (arrival to end); None otherwise
+    batch: Optional[int] = None
+    predicted_requests_per_s: Optional[float] = None
+    predicted_latency_ns: Optional[int] = None
 
 
 @dataclass(frozen=True)
@@ -533,6 +544,37 @@ class Coverage:
                 f"window{'' if self.windows == 1 else 's'}")
 
 
+@dataclass(frozen=True)
+class Percentiles:
+    p50_ns: int
+    p90_ns: int
+    p99_ns: int
+
+
+@dataclass(frozen=True)
+class Serving:
+    """A serving process's requests in flight during the steady state (docs/ANALYSIS.md,
+    "Serving"): idle time with no request in flight is the steady state's one-off part
+    ``no_demand``, never lost."""
+
+    requests: int
+    requests_per_s: float
+    latency: Percentiles  #: arrival to end
+    run_known: int  #: requests whose start of work is known: queue and run are theirs
+    queue: Percentiles  #: arrival to the start of work
+    run: Percentiles  #: the start of work to the end
+    in_flight_mean: float  #: time-weighted over the steady state
+    in_flight_max: int
+    batch_mean: Optional[float] = None  #: requests running per step, where steps are marked
+
+
+def _serving(d: Optional[dict[str, Any]]) -> Optional[Serving]:
+    if not d:
+        return None
+    return _pick(Serving, d, latency=Percentiles(**d["latency"]), queue=Percentiles(**d["queue"]),
+                 run=Percentiles(**d["run"]))
+
+
 @dataclass(frozen=True, eq=False)
 class Report:
     """Why the GPUs were idle: per device, per cause, per step, with offenders and fixes.
@@ -573,6 +615,8 @@ class Report:
     record_limit_reached: bool  #: a live capture stopped at its record limit
     #: a sampled collection's windows (its figures sum them); None for any other report
     coverage: Optional[Coverage]
+    #: a process that marked serving requests: their rate, latency and concurrency; else None
+    serving: Optional[Serving]
     #: the devices each process could see, used or not, where the input lists them
     visible_devices: list[VisibleDevice]
     #: the processes of the job, by rank, where known (one for a rank's own report)
@@ -613,6 +657,7 @@ class Report:
             zero_timestamp_records=c["zero_timestamp_records"],
             record_limit_reached=c["record_limit_reached"],
             coverage=_pick(Coverage, data["coverage"]) if data.get("coverage") else None,
+            serving=_serving(data.get("serving")),
             visible_devices=[_pick(VisibleDevice, v) for v in data.get("visible_devices", [])],
             ranks=[_pick(RankReport, r) for r in data.get("ranks", [])],
             straggler_rank=data.get("straggler_rank"),
