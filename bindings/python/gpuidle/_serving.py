@@ -33,14 +33,14 @@ import threading
 from typing import Any, Callable, Optional
 
 from . import _markers, _requests
+from ._patching import Patches
 
 _lock = threading.Lock()
 _installed = False
-_patches: list[tuple[Any, str, Any, Any]] = []  # (owner, name, original, wrapper)
+_patches = Patches()
 _finder: Optional["_PatchOnImport"] = None
 _warned: set[str] = set()
 
-_INHERITED = object()  # the patched attribute came from a base class: undo deletes ours
 _HTTP_MODULE = "http.server"
 _GENERATION_MODULE = "transformers.generation.utils"
 # The request of an HTTP handler, on the handler (the instance serves one connection).
@@ -67,16 +67,16 @@ def _warn(what: str, e: BaseException) -> None:
 
 
 def _patch(owner: Any, name: str, make_wrapper: Callable[[Any], Any]) -> None:
-    original = getattr(owner, name)
-    own = owner.__dict__.get(name, _INHERITED)
-    wrapper = make_wrapper(original)
-    wrapper.__gpuidle_original__ = original
-    setattr(owner, name, wrapper)
-    _patches.append((owner, name, own, wrapper))
+    def marked(original: Any) -> Any:
+        wrapper = make_wrapper(original)
+        wrapper.__gpuidle_original__ = original
+        return wrapper
+
+    _patches.apply(owner, name, marked, required=True)
 
 
 def _patched(owner: Any, name: str) -> bool:
-    return any(o is owner and n == name for o, n, _, _ in _patches)
+    return _patches.applied(owner, name)
 
 
 # --- http.server ---------------------------------------------------------------------------------
@@ -233,7 +233,7 @@ def _safely(what: str, patch: Callable[[Any], None]) -> Callable[[Any], None]:
         try:
             patch(module)
         except Exception as e:
-            _undo_since(count)
+            _patches.undo(count)
             _warn(what, e)
 
     return run
@@ -269,17 +269,6 @@ def install() -> bool:
     return True
 
 
-def _undo_since(count: int) -> None:
-    while len(_patches) > count:
-        owner, name, original, wrapper = _patches.pop()
-        if getattr(owner, name, None) is not wrapper:  # someone else patched it since
-            continue
-        if original is _INHERITED:
-            delattr(owner, name)
-        else:
-            setattr(owner, name, original)
-
-
 def uninstall() -> None:
     """Undoes :func:`install`; ends the HTTP requests still open."""
     global _installed, _finder
@@ -293,7 +282,7 @@ def uninstall() -> None:
             except ValueError:
                 pass
             _finder = None
-        _undo_since(0)
+        _patches.undo()
         for r in list(_http_open.values()):
             r.end()
         _http_open.clear()

@@ -73,10 +73,11 @@ import weakref
 from typing import Any, Callable, Optional
 
 from . import _call_sites, _markers
+from ._patching import Patches
 
 _lock = threading.Lock()
 _profile: Any = None  # the profile the patches report to
-_patches: list[tuple[Any, str, Any, Any]] = []  # (owner, name, original, wrapper)
+_patches = Patches()
 # Optimizer.step's global hooks are registered once per process and never removed: torch
 # iterates its global optimizer-hook dicts live, so adding or removing one while another thread
 # is inside a step would raise there. Between profiles they find no markers and return at once.
@@ -136,17 +137,8 @@ def in_worker() -> bool:
         return False
 
 
-_INHERITED = object()  # the patched attribute came from a base class: undo deletes ours
-
-
 def _patch(owner: Any, name: str, make_wrapper: Callable[[Any], Any]) -> None:
-    original = getattr(owner, name, None)
-    if original is None:
-        return
-    own = owner.__dict__.get(name, _INHERITED) if hasattr(owner, "__dict__") else original
-    wrapper = make_wrapper(original)
-    setattr(owner, name, wrapper)
-    _patches.append((owner, name, own, wrapper))
+    _patches.apply(owner, name, make_wrapper)
 
 
 # Where PyTorch waits for the GPU (with the GIL released, so CUPTI's callbacks cannot see the
@@ -658,14 +650,7 @@ def _undo() -> None:
     # The step range of this thread closes now (after the collection stopped: it is dropped, an
     # unfinished step); those of other threads at their next step hook.
     _close_stale_step(None)
-    while _patches:
-        owner, name, original, wrapper = _patches.pop()
-        if getattr(owner, name, None) is not wrapper:  # someone else patched it since
-            continue
-        if original is _INHERITED:
-            delattr(owner, name)
-        else:
-            setattr(owner, name, original)
+    _patches.undo()
     _profile = None
 
 
