@@ -194,7 +194,8 @@ void ApplyDemand(const Demand& demand, const std::vector<Interval>& busy, Interv
 Serving SummariseServing(const Demand& demand, Interval steady, std::span<const Interval> steps) {
   Serving s;
   std::vector<int64_t> latency, queue, run;
-  std::vector<std::pair<int64_t, int>> edges;  // +1 at arrivals, -1 at ends, inside the steady state
+  std::vector<std::pair<int64_t, int>>
+      edges;  // +1 at arrivals, -1 at ends, inside the steady state
   std::vector<int64_t> run_starts, run_ends;
   double in_flight_ns = 0;
   for (const ServedRequest& q : demand.requests()) {
@@ -240,10 +241,10 @@ Serving SummariseServing(const Demand& demand, Interval steady, std::span<const 
     std::sort(run_ends.begin(), run_ends.end());
     double total = 0;
     for (const Interval& step : steps) {
-      const auto started = std::lower_bound(run_starts.begin(), run_starts.end(), step.end_ns) -
-                           run_starts.begin();
-      const auto ended = std::upper_bound(run_ends.begin(), run_ends.end(), step.start_ns) -
-                         run_ends.begin();
+      const auto started =
+          std::lower_bound(run_starts.begin(), run_starts.end(), step.end_ns) - run_starts.begin();
+      const auto ended =
+          std::upper_bound(run_ends.begin(), run_ends.end(), step.start_ns) - run_ends.begin();
       total += static_cast<double>(started - ended);
     }
     s.batch_mean = total / static_cast<double>(steps.size());
@@ -255,9 +256,9 @@ void AddServing(const Serving& part, int64_t part_span_ns, bool concurrent, Serv
                 int64_t* sum_span_ns) {
   const double n = static_cast<double>(sum->requests), m = static_cast<double>(part.requests);
   auto mean = [&](int64_t a, int64_t b) {
-    return n + m > 0 ? std::llround((static_cast<double>(a) * n + static_cast<double>(b) * m) /
-                                    (n + m))
-                     : 0;
+    return n + m > 0
+               ? std::llround((static_cast<double>(a) * n + static_cast<double>(b) * m) / (n + m))
+               : 0;
   };
   auto merge = [&](Serving::Percentiles* a, const Serving::Percentiles& b) {
     a->p50_ns = mean(a->p50_ns, b.p50_ns);

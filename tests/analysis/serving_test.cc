@@ -124,7 +124,7 @@ TEST(Serving, RunsAreMatchedByIdThenByThread) {
   EXPECT_EQ(demand.requests()[2].run_start_ns, 200 * kUs);  // none ran when it arrived
   // d arrived while others ran, and its thread launched nothing: never known to wait.
   EXPECT_FALSE(demand.requests()[3].run_start_ns.has_value());
-  ASSERT_EQ(demand.waiting().size(), 1u);                        // [0, 400) and [100, 300)
+  ASSERT_EQ(demand.waiting().size(), 1u);  // [0, 400) and [100, 300)
   EXPECT_EQ(demand.waiting()[0].start_ns, 0);
   EXPECT_EQ(demand.waiting()[0].end_ns, 400 * kUs);
   ASSERT_EQ(demand.in_flight().size(), 1u);
