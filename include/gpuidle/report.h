@@ -175,6 +175,10 @@ struct TimelineSummary {
   std::vector<GpuBin> gpu;        // one per bin, or empty: no readings in the window
   uint32_t sm_clock_max_mhz = 0;  // the readings' maximum clock and power limit: the tracks' scales
   uint32_t power_limit_mw = 0;
+  // Requests in flight (a serving process's marked requests), integrated over each bin: request
+  // nanoseconds, so that merged bins add exactly like the columns above; a bin's mean in flight
+  // is this over its traced time (busy + idle + one-off). One per bin, or empty: no requests.
+  std::vector<int64_t> in_flight_ns;
 };
 
 // CUPTI's PM sampling of a device's throughput (docs/ANALYSIS.md, "GPU throughput"): each

@@ -327,6 +327,7 @@ DeviceReport AnalyzeDevice(const RankAnalysis& r, const DeviceTimeline& device,
   d.idle_ns = d.idle.TotalNs();
   d.timeline = SummarizeTimeline(r.window, a.busy, phased.steady);
   AddGpuReadings(t, device.device, &d.timeline);
+  if (!r.demand.empty()) AddInFlight(r.demand, r.window, &d.timeline);
   const std::vector<Interval> comm = a.communication_kernels > 0
                                          ? KernelUnion(device, steady, true)
                                          : std::vector<Interval>();  // no pass over the ops

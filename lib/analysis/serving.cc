@@ -5,6 +5,8 @@
 #include <limits>
 #include <queue>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "model/trace_names.h"
@@ -191,11 +193,44 @@ void ApplyDemand(const Demand& demand, const std::vector<Interval>& busy, Interv
   d->demand_busy_ns = busy_in_demand;
 }
 
+void AddInFlight(const Demand& demand, Interval window, TimelineSummary* t) {
+  t->in_flight_ns.clear();
+  if (demand.empty() || t->bin_ns <= 0 || t->bins.empty()) return;
+  // A sweep over arrivals and ends: between two edges the count is constant, and that stretch
+  // adds count * its length to the bins it crosses (requests can span many bins).
+  std::vector<std::pair<int64_t, int>> edges;
+  for (const ServedRequest& q : demand.requests()) {
+    const int64_t a = std::max(q.arrival_ns, window.start_ns);
+    const int64_t e = std::min(q.end_ns, window.end_ns);
+    if (e <= a) continue;
+    edges.emplace_back(a, 1);
+    edges.emplace_back(e, -1);
+  }
+  std::sort(edges.begin(), edges.end());
+  std::vector<int64_t> in_flight(t->bins.size());
+  const auto last = static_cast<int64_t>(t->bins.size()) - 1;
+  int64_t count = 0;
+  for (size_t k = 0; k < edges.size(); ++k) {
+    count += edges[k].second;
+    if (count <= 0 || k + 1 == edges.size()) continue;
+    int64_t s = edges[k].first;
+    const int64_t e = edges[k + 1].first;
+    int64_t i = std::clamp<int64_t>((s - t->start_ns) / t->bin_ns, 0, last);
+    while (s < e) {
+      const int64_t bin_end = i == last ? e : std::min(e, t->start_ns + (i + 1) * t->bin_ns);
+      in_flight[static_cast<size_t>(i)] += count * (bin_end - s);
+      s = bin_end;
+      ++i;
+    }
+  }
+  t->in_flight_ns = std::move(in_flight);
+}
+
 Serving SummariseServing(const Demand& demand, Interval steady, std::span<const Interval> steps) {
   Serving s;
   std::vector<int64_t> latency, queue, run;
-  std::vector<std::pair<int64_t, int>>
-      edges;  // +1 at arrivals, -1 at ends, inside the steady state
+  // +1 at arrivals, -1 at ends, inside the steady state.
+  std::vector<std::pair<int64_t, int>> edges;
   std::vector<int64_t> run_starts, run_ends;
   double in_flight_ns = 0;
   for (const ServedRequest& q : demand.requests()) {

@@ -50,6 +50,10 @@ class Demand {
 void ApplyDemand(const Demand& demand, const std::vector<Interval>& busy, Interval steady,
                  PhasedDevice* phased, DeviceReport* d);
 
+// Fills t->in_flight_ns (one per bin of t) with the requests in flight inside `window`,
+// integrated over each bin: request nanoseconds. Leaves it empty when the demand is.
+void AddInFlight(const Demand& demand, Interval window, TimelineSummary* t);
+
 // The requests in flight during [steady.start_ns, steady.end_ns): rate, latency, concurrency, and
 // the requests running per step where `steps` (the steady steps' spans) are given.
 Serving SummariseServing(const Demand& demand, Interval steady, std::span<const Interval> steps);

@@ -38,6 +38,31 @@ void AddSpan(TimelineSummary* t, int64_t start, int64_t end, ColumnOf column) {
   }
 }
 
+// Adds `value`, a figure of the bin [start, start + length) of another summary, to the bins of
+// `sum` it overlaps, shared out by overlap; the last part takes what rounding left, so the sum
+// is exact. `cell(j)` is the figure of sum's bin j.
+template <typename Cell>
+void ShareOut(int64_t value, int64_t start, int64_t length, TimelineSummary* sum, Cell cell) {
+  if (value == 0) return;
+  int64_t left = value;
+  int64_t s = std::max(start, sum->start_ns);
+  const int64_t e = start + length;
+  const auto last_bin = static_cast<int64_t>(sum->bins.size()) - 1;
+  while (s < e && left > 0) {
+    const int64_t j = std::min<int64_t>((s - sum->start_ns) / sum->bin_ns, last_bin);
+    const int64_t part_end = std::min(e, sum->start_ns + (j + 1) * sum->bin_ns);
+    const bool last_part = part_end >= e || j == last_bin;
+    const int64_t part =
+        last_part ? left
+                  : std::min(left, static_cast<int64_t>(static_cast<long double>(value) *
+                                                        static_cast<long double>(part_end - s) /
+                                                        static_cast<long double>(length)));
+    cell(static_cast<size_t>(j)) += part;
+    left -= part;
+    s = last_part ? e : part_end;
+  }
+}
+
 // A mean of `a` (weight wa) and `b` (weight wb); a negative figure was not measured.
 double MeanOf(double a, double wa, double b, double wb) {
   if (a < 0 || wa <= 0) return b;
@@ -138,6 +163,11 @@ void CoarsenTimeline(int factor, TimelineSummary* t) {
   for (size_t i = 0; i < t->bins.size(); ++i) {
     for (int c = 0; c < kColumns; ++c) Column(coarse[i / f], c) += ColumnValue(t->bins[i], c);
   }
+  if (!t->in_flight_ns.empty()) {
+    std::vector<int64_t> in_flight(coarse.size());
+    for (size_t i = 0; i < t->in_flight_ns.size(); ++i) in_flight[i / f] += t->in_flight_ns[i];
+    t->in_flight_ns = std::move(in_flight);
+  }
   if (!t->gpu.empty()) {
     std::vector<GpuBin> gpu(coarse.size());
     for (size_t i = 0; i < t->gpu.size(); ++i) MergeGpuBin(t->gpu[i], &gpu[i / f]);
@@ -171,30 +201,19 @@ void AddTimeline(const TimelineSummary& window, TimelineSummary* sum) {
   }
   sum->sm_clock_max_mhz = std::max(sum->sm_clock_max_mhz, window.sm_clock_max_mhz);
   sum->power_limit_mw = std::max(sum->power_limit_mw, window.power_limit_mw);
+  // Requests in flight add like the time columns; a window without them adds none.
+  if (!window.in_flight_ns.empty() || !sum->in_flight_ns.empty()) {
+    sum->in_flight_ns.resize(sum->bins.size());
+  }
   for (size_t i = 0; i < window.bins.size(); ++i) {
     const int64_t start = window.start_ns + static_cast<int64_t>(i) * window.bin_ns;
     for (int c = 0; c < kColumns; ++c) {
-      const int64_t value = ColumnValue(window.bins[i], c);
-      if (value == 0) continue;
-      // Shared out by overlap; the last part takes what rounding left, so the sum is exact.
-      int64_t left = value;
-      int64_t s = std::max(start, sum->start_ns);
-      const int64_t e = start + window.bin_ns;
-      while (s < e && left > 0) {
-        const int64_t j = std::min<int64_t>((s - sum->start_ns) / sum->bin_ns,
-                                            static_cast<int64_t>(sum->bins.size()) - 1);
-        const int64_t part_end = std::min(e, sum->start_ns + (j + 1) * sum->bin_ns);
-        const bool last_part = part_end >= e || j == static_cast<int64_t>(sum->bins.size()) - 1;
-        const int64_t part =
-            last_part
-                ? left
-                : std::min(left, static_cast<int64_t>(static_cast<long double>(value) *
-                                                      static_cast<long double>(part_end - s) /
-                                                      static_cast<long double>(window.bin_ns)));
-        Column(sum->bins[static_cast<size_t>(j)], c) += part;
-        left -= part;
-        s = last_part ? e : part_end;
-      }
+      ShareOut(ColumnValue(window.bins[i], c), start, window.bin_ns, sum,
+               [sum, c](size_t j) -> int64_t& { return Column(sum->bins[j], c); });
+    }
+    if (i < window.in_flight_ns.size()) {
+      ShareOut(window.in_flight_ns[i], start, window.bin_ns, sum,
+               [sum](size_t j) -> int64_t& { return sum->in_flight_ns[j]; });
     }
   }
 }

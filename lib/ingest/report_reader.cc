@@ -884,7 +884,35 @@ class ReportParser {
         cell_out = cell.GetInt64();
       }
     }
+    GPUIDLE_RETURN_IF_ERROR(InFlightOf(*t, here, &out));
     return TimelineGpuOf(*t, here, &out);
+  }
+
+  // timeline.in_flight_ns (optional: only a serving process has it): as long as the bins'
+  // columns; request nanoseconds, whose total is bounded like the report's other sums, so that
+  // coarsening the bins (a merge of ranks) cannot overflow.
+  absl::Status InFlightOf(const Value& obj, const Path& at, TimelineSummary* out) const {
+    GPUIDLE_ASSIGN_OR_RETURN(
+        const Value* c, Array(obj, at, keys::kInFlightNs, TimelineSummary::kBins, Need::kOptional));
+    if (c == nullptr) return absl::OkStatus();
+    const Path here{&at, keys::kInFlightNs};
+    if (c->Size() != out->bins.size()) {
+      return Error(here,
+                   absl::StrCat(c->Size(), " bins, ", keys::kBusyNs, " has ", out->bins.size()));
+    }
+    out->in_flight_ns.resize(out->bins.size());
+    int64_t total = 0;
+    for (rapidjson::SizeType i = 0; i < c->Size(); ++i) {
+      const Value& cell = (*c)[i];
+      if (!cell.IsInt64() || cell.GetInt64() < 0 || cell.GetInt64() > kMaxReportSum) {
+        return Error({&here, "", i},
+                     absl::StrCat("not an integer within [0, ", kMaxReportSum, "]"));
+      }
+      total += cell.GetInt64();  // both at most kMaxReportSum: no overflow
+      if (total > kMaxReportSum) return Error(here, "the bins' sum is beyond 2^62");
+      out->in_flight_ns[i] = cell.GetInt64();
+    }
+    return absl::OkStatus();
   }
 
   // timeline.gpu (optional: captures without readings lack it): columns as long as the bins',

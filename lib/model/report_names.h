@@ -208,6 +208,8 @@ inline constexpr absl::string_view kSeq = "seq";
 
 // devices[].timeline: kStartNs, kBusyNs, kIdleNs (an object of the causes' columns), kOneOffNs.
 inline constexpr absl::string_view kBinNs = "bin_ns";
+// ... and a serving process's requests in flight, integrated over each bin (request ns).
+inline constexpr absl::string_view kInFlightNs = "in_flight_ns";
 // devices[].timeline.gpu (kSmClockMaxMhz, kPowerLimitMw, the columns kSamples and these) and
 // steps[].gpu (kSamples, kSmClockMedianMhz, kSmClockMaxMhz, kPowerMedianMw, kPowerLimitMw,
 // kSlowClockShare and the PM figures kSmActivePct, kTensorActivePct, kDramPct): a live
@@ -272,14 +274,14 @@ inline constexpr absl::string_view kAll[] = {
     kSteadyStartNs, kSteadyEndNs, kPhases, kStepCount, kTracerNs, kKernelCount, kMemcpyCount,
     kMemsetCount, kCommNs, kExposedCommNs, kLostNs, kDemandNs, kDemandBusyNs, kH2dCopies,
     kGraphReplays, kCollectivesNotListed, kCollectiveTimings, kTimeline, kPageable, kPinned,
-    kLaunches, kKernels, kKernelsAlone, kGroup, kOp, kExposedNs, kDurationNs, kSeq, kBinNs, kGpu,
-    kSmClockMhz, kPowerMw, kPmNs, kGpuMetrics, kSamples, kBusySamples, kIdleSamples, kSmClockMaxMhz,
-    kSmClockMedianMhz, kSlowClockShare, kSlowClockReason, kPowerMedianMw, kPowerLimitMw,
-    kTemperatureMaxC, kPcieGeneration, kPcieGenerationMax, kPcieWidth, kPcieWidthMax, kPcieReplays,
-    kMemoryUsedMaxBytes, kMemoryTotalBytes, kOtherProcesses, kMemoryBytes, kIdleSamplesBusy,
-    kBusySamplesBusy, kFindings, kThroughput, kThroughputUnavailable, kKernelTimeShare,
-    kSmActivePct, kTensorActivePct, kDramPct, kPcieReadBytesPerS, kPcieWriteBytesPerS,
-    kNvlinkReadBytesPerS, kNvlinkWriteBytesPerS,
+    kLaunches, kKernels, kKernelsAlone, kGroup, kOp, kExposedNs, kDurationNs, kSeq, kBinNs,
+    kInFlightNs, kGpu, kSmClockMhz, kPowerMw, kPmNs, kGpuMetrics, kSamples, kBusySamples,
+    kIdleSamples, kSmClockMaxMhz, kSmClockMedianMhz, kSlowClockShare, kSlowClockReason,
+    kPowerMedianMw, kPowerLimitMw, kTemperatureMaxC, kPcieGeneration, kPcieGenerationMax,
+    kPcieWidth, kPcieWidthMax, kPcieReplays, kMemoryUsedMaxBytes, kMemoryTotalBytes,
+    kOtherProcesses, kMemoryBytes, kIdleSamplesBusy, kBusySamplesBusy, kFindings, kThroughput,
+    kThroughputUnavailable, kKernelTimeShare, kSmActivePct, kTensorActivePct, kDramPct,
+    kPcieReadBytesPerS, kPcieWriteBytesPerS, kNvlinkReadBytesPerS, kNvlinkWriteBytesPerS,
     // longest_gaps[], offenders[], periodic_work[], advice[], options
     kNextOp, kThread, kCallSite, kWhat, kActivity, kOccurrences, kWorthFixing, kSteadyNs,
     kLostShare, kThresholdShare, kShareOfLostTime, kShareOfSteadyState, kGainNs, kGainPerStepNs,

@@ -4,7 +4,8 @@
 //
 // What it drew is published on the report's root element for tests and tools:
 // data-status ("ready" or "failed"), data-drawn-bins, data-drawn-gaps, data-drawn-steps,
-// data-drawn-tracks (metric tracks drawn under the devices' timelines),
+// data-drawn-tracks (metric and demand tracks drawn under the devices' timelines),
+// data-drawn-demand-tracks (of those, the requests-in-flight tracks),
 // data-errors (script errors seen) and data-render-ms.
 (function () {
   'use strict';
@@ -46,7 +47,8 @@
     track_power: '#e76f51',
     track_sm: '#264653',
     track_tensor: '#8ab17d',
-    track_dram: '#457b9d'
+    track_dram: '#457b9d',
+    track_demand: '#b5651d'
   };
   var LABEL = {
     busy: 'busy',
@@ -55,7 +57,8 @@
     launch_bound: 'launch-bound',
     sync_bound: 'sync-bound',
     unattributed: 'unattributed',
-    one_off: 'start-up, wind-down, one-off'
+    one_off: 'start-up, wind-down, one-off',
+    track_demand: 'requests in flight'
   };
   var COMM_WAIT = 'sync_bound.comm_wait';  // the subcause that waiting for peers is lost time of
   var OF_STEADY = 'of the steady state';   // what every share of a cause or a fix is of
@@ -464,7 +467,16 @@
                   : '(the device\u2019s total spread over its steady state\u2019s busy time: the ' +
                         'report has only totals)';
   }
-  legend(root, ['busy'].concat(waitNs > 0 ? ['waiting'] : []).concat(CAUSES).concat(['one_off']),
+  // The demand track's entry, where some device has one (its band is labelled on the left too).
+  var anyDemand = devices.some(function (d) {
+    return d.timeline && Array.isArray(d.timeline.in_flight_ns);
+  });
+  if (anyDemand) {
+    timelineNotes.track_demand = '(the band under a row: mean requests in flight per bin; the GPU ' +
+                                 'idle with none in flight had no demand)';
+  }
+  legend(root, ['busy'].concat(waitNs > 0 ? ['waiting'] : []).concat(CAUSES).concat(['one_off'])
+                   .concat(anyDemand ? ['track_demand'] : []),
          timelineNotes).className = 'legend timeline-legend';
   var toolbar = add(root, el('div', 'toolbar'));
   var reset = add(toolbar, el('button', '', 'reset zoom'));
@@ -525,29 +537,52 @@
   var rowH = devices.length <= 16 ? 54 : devices.length <= 24 ? 40 :
                                          Math.max(3, Math.floor(720 / devices.length));
   var split = rowH >= 20;  // bins above, gaps below; else gaps drawn over the bins
-  var drawnBins = 0, drawnGaps = 0, drawnWaitingBins = 0, drawnTracks = 0;
+  var drawnBins = 0, drawnGaps = 0, drawnWaitingBins = 0, drawnTracks = 0, drawnDemandTracks = 0;
 
-  // Metric tracks under a device's row, where a live capture read the device (timeline.gpu): per
-  // bin, the SM clock against its maximum, the power against its limit, and PM sampling's SM,
-  // tensor and DRAM activity. A bin without readings is left blank. None in rows too thin to read.
+  // Tracks under a device's row. A serving process's demand (timeline.in_flight_ns): the mean
+  // requests in flight per bin against the most in any bin, so that idle time with no demand
+  // shows as such. Where a live capture read the device (timeline.gpu): per bin, the SM clock
+  // against its maximum, the power against its limit, and PM sampling's SM, tensor and DRAM
+  // activity. A bin without readings is left blank. None in rows too thin to read.
   var TRACK_H = 14;
+  // A bin's traced time: what its columns hold (the rest of it was not traced).
+  function tracedOf(tl, i) {
+    var t = num((tl.busy_ns || [])[i]) + num((tl.one_off_ns || [])[i]);
+    CAUSES.forEach(function (c) { t += num(((tl.idle_ns || {})[c] || [])[i]); });
+    return t;
+  }
+  function fmtInFlight(v) { return v >= 10 ? String(Math.round(v)) : v.toFixed(1); }
   function tracksOf(d) {
-    var tl = d.timeline, g = tl && tl.gpu;
-    if (!g || !split) return [];
-    var samples = g.samples || [];
+    var tl = d.timeline;
+    if (!tl || !split) return [];
     var out = [];
-    function track(key, label, values, scale, text) {
+    function track(key, label, values, scale, text, top) {
       var any = values.some(function (v) { return v !== null; });
-      if (any && scale > 0) out.push({key: key, label: label, values: values, scale: scale, text: text});
+      if (any && scale > 0) {
+        out.push({key: key, label: label, values: values, scale: scale, text: text, top: top});
+      }
     }
+    function maxOf(values) {
+      return values.reduce(function (m, v) { return v !== null && v > m ? v : m; }, 0);
+    }
+    if (Array.isArray(tl.in_flight_ns)) {
+      var flight = tl.in_flight_ns.map(function (v, i) {
+        var traced = tracedOf(tl, i);
+        return traced > 0 ? num(v) / traced : null;
+      });
+      // At least one request on the scale: a window without any in flight draws an empty band.
+      track('demand', LABEL.track_demand, flight, Math.max(1, maxOf(flight)),
+            function (v, scale) { return fmtInFlight(v) + ' of at most ' + fmtInFlight(scale); },
+            function (scale) { return fmtInFlight(scale) + ' req'; });
+    }
+    var g = tl.gpu;
+    if (!g) return out;
+    var samples = g.samples || [];
     function nvml(col) {
       return (g[col] || []).map(function (v, i) { return num(samples[i]) > 0 && num(v) > 0 ? num(v) : null; });
     }
     function pm(col) {
       return (g[col] || []).map(function (v) { return typeof v === 'number' && v >= 0 ? v : null; });
-    }
-    function maxOf(values) {
-      return values.reduce(function (m, v) { return v !== null && v > m ? v : m; }, 0);
     }
     var clock = nvml('sm_clock_mhz'), power = nvml('power_mw');
     track('clock', 'SM clock', clock, Math.max(num(g.sm_clock_max_mhz), maxOf(clock)),
@@ -582,6 +617,7 @@
     drawnBins = 0;
     drawnGaps = 0;
     drawnTracks = 0;
+    drawnDemandTracks = 0;
     devices.forEach(function (d, row) {
       var y0 = rowTop[row] + 1;
       var binH = split ? rowH - 16 : rowH - 1;
@@ -678,6 +714,7 @@
     root.setAttribute('data-drawn-gaps', String(drawnGaps));
     root.setAttribute('data-drawn-waiting-bins', String(drawnWaitingBins));
     root.setAttribute('data-drawn-tracks', String(drawnTracks));
+    root.setAttribute('data-drawn-demand-tracks', String(drawnDemandTracks));
     root.setAttribute('data-timeline-rect', rectOf(tCanvas));
     noteView();
   }
@@ -695,7 +732,7 @@
       ctx.fillStyle = '#5a6478';
       ctx.font = '10px sans-serif';
       ctx.fillText(tr.label, 12, ty + TRACK_H / 2 - 1);
-      var top = tr.key === 'clock' ? Math.round(tr.scale) + ' MHz' :
+      var top = tr.top ? tr.top(tr.scale) : tr.key === 'clock' ? Math.round(tr.scale) + ' MHz' :
                 tr.key === 'power' ? Math.round(tr.scale / 1000) + ' W' : '100%';
       ctx.textAlign = 'right';
       ctx.fillText(top, LABEL_W - 6, ty + TRACK_H / 2 - 1);
@@ -706,7 +743,7 @@
       var last = Math.min(n - 1, Math.ceil((view[1] - start) / bin));
       for (var i = first; i <= last; ++i) {
         var v = tr.values[i];
-        if (v === null) continue;
+        if (v === null || (tr.key === 'demand' && v <= 0)) continue;  // no demand: left empty
         var bx0 = Math.round(Math.max(LABEL_W, x(start + i * bin)));
         var bx1 = Math.round(Math.min(LABEL_W + plotW, x(start + (i + 1) * bin)));
         if (bx1 <= bx0) bx1 = bx0 + 1;
@@ -714,6 +751,7 @@
         ctx.fillRect(bx0, ty + TRACK_H - 2 - h, bx1 - bx0, h);
       }
       ++drawnTracks;
+      if (tr.key === 'demand') ++drawnDemandTracks;
     });
     ctx.font = '11px sans-serif';
   }
@@ -748,7 +786,8 @@
       showTip(tTip, tPlot, p.px, p.py,
               [deviceName(d) + ', ' + tr.label + ' at ' +
                    fmtNs(tb * num(d.timeline.bin_ns) + num(d.timeline.start_ns) + off - full[0]),
-               tv === null ? 'no readings in this bin' : tr.text(tv, tr.scale) + ' (mean of the bin)']);
+               tv !== null ? tr.text(tv, tr.scale) + ' (mean of the bin)' :
+               tr.key === 'demand' ? 'nothing traced in this bin' : 'no readings in this bin']);
       return;
     }
     var gaps = gapsByDevice[keyOf(d)] || [];

@@ -244,6 +244,9 @@ void Timeline(Json& w, const TimelineSummary& t) {
   }
   w.EndObject();
   Column(w, keys::kOneOffNs, t.bins, [](const Bin& b) { return b.one_off_ns; });
+  // Only a serving process has requests in flight.
+  if (!t.in_flight_ns.empty())
+    Column(w, keys::kInFlightNs, t.in_flight_ns, [](int64_t v) { return v; });
   TimelineGpu(w, t);
   w.EndObject();
 }

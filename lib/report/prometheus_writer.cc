@@ -35,6 +35,11 @@ struct DeviceFigures {
   int64_t kernels = 0;
   int64_t memcpys = 0;
   int64_t memsets = 0;
+  // Serving: the steady state's time with a request in flight, the busy time within it, and the
+  // idle time with none (one-off no_demand); demand_ns is unset where no device had requests.
+  std::optional<int64_t> demand_ns;
+  int64_t demand_busy_ns = 0;
+  int64_t no_demand_ns = 0;
   // NVML's and PM sampling's figures (a live capture's); of the first device of the key that has
   // them, as readings do not add up.
   const GpuMetrics* gpu = nullptr;
@@ -66,6 +71,13 @@ std::vector<DeviceFigures> FiguresByDevice(const Report& report, const MetricsLa
     f.kernels += d.kernel_count;
     f.memcpys += d.memcpy_count;
     f.memsets += d.memset_count;
+    if (d.demand_ns) {
+      f.demand_ns = f.demand_ns.value_or(0) + *d.demand_ns;
+      f.demand_busy_ns += d.demand_busy_ns;
+    }
+    for (const OneOffTime& o : d.one_off) {
+      if (o.phase == Phase::kSteady && o.kind == OneOffKind::kNoDemand) f.no_demand_ns += o.ns;
+    }
     if (f.gpu == nullptr && d.gpu_metrics) f.gpu = &*d.gpu_metrics;
   }
   std::vector<DeviceFigures> figures;
@@ -148,6 +160,7 @@ class Exposition {
 
   // A sample of a report-wide series (the process's rank).
   void ProcessSample(absl::string_view value) { Sample(process_rank_, {}, value); }
+  const std::string& process_rank() const { return process_rank_; }
 
   // A counter or gauge of every device, value(f) as text.
   template <typename Value>
@@ -227,6 +240,69 @@ void GpuGauges(const std::vector<DeviceFigures>& devices, Exposition& e) {
   }
 }
 
+// A serving process's figures (docs/METRICS.md, "Serving"): the report's requests (rate, latency
+// percentiles by part, requests in flight) and each device's busy share while there was demand
+// and its idle time without any. Only for a report with requests.
+void ServingGauges(const Report& report, const std::vector<DeviceFigures>& devices, Exposition& e) {
+  if (!report.serving) return;
+  const Serving& s = *report.serving;
+  e.Family("gpuidle_serving_requests_total", "counter",
+           "Requests the program marked that were in flight during the steady state: those the "
+           "serving figures describe.");
+  e.ProcessSample(Count(s.requests));
+  e.Family("gpuidle_serving_requests_per_second", "gauge",
+           "Requests over the steady state's length, per second.");
+  e.ProcessSample(Ratio(std::isfinite(s.requests_per_s) ? s.requests_per_s : 0.0));
+  // Queue and run only where the start of work of some request is known; else they say nothing.
+  if (s.requests > 0) {
+    e.Family("gpuidle_serving_latency_seconds", "gauge",
+             "Request latency percentiles, in seconds: part total is arrival to end, queue "
+             "arrival to the start of work, run the start of work to the end (of the requests "
+             "whose start of work is known).");
+  }
+  const std::tuple<absl::string_view, const Serving::Percentiles*, bool> parts[] = {
+      {"total", &s.latency, s.requests > 0},
+      {"queue", &s.queue, s.run_known > 0},
+      {"run", &s.run, s.run_known > 0}};
+  for (const auto& [part, p, known] : parts) {
+    if (!known) continue;
+    for (const auto& [quantile, ns] :
+         {std::pair{"0.5", p->p50_ns}, std::pair{"0.9", p->p90_ns}, std::pair{"0.99", p->p99_ns}}) {
+      e.Sample(e.process_rank(), {{"quantile", quantile}, {"part", std::string(part)}},
+               Seconds(ns));
+    }
+  }
+  e.Family("gpuidle_serving_requests_in_flight", "gauge",
+           "Requests in flight, time-weighted mean over the steady state.");
+  e.ProcessSample(Ratio(std::isfinite(s.in_flight_mean) ? s.in_flight_mean : 0.0));
+  e.Family("gpuidle_serving_requests_in_flight_max", "gauge",
+           "Most requests in flight at once during the steady state.");
+  e.ProcessSample(Count(s.in_flight_max));
+  if (s.batch_mean) {
+    e.Family("gpuidle_serving_batch_size_mean", "gauge",
+             "Requests running per steady-state step, mean (a batching server's batch).");
+    e.ProcessSample(Ratio(std::isfinite(*s.batch_mean) ? *s.batch_mean : 0.0));
+  }
+  std::vector<DeviceFigures> with_demand;
+  for (const DeviceFigures& f : devices) {
+    if (f.demand_ns) with_demand.push_back(f);
+  }
+  if (with_demand.empty()) return;
+  e.PerDevice(with_demand, "gpuidle_gpu_busy_ratio_while_demand", "gauge",
+              "Share of the steady state's time with a request in flight that the GPU executed "
+              "kernels (0 to 1; 0 with no such time).",
+              [](const DeviceFigures& f) {
+                return *f.demand_ns > 0 ? Ratio(std::clamp(static_cast<double>(f.demand_busy_ns) /
+                                                               static_cast<double>(*f.demand_ns),
+                                                           0.0, 1.0))
+                                        : std::string("0");
+              });
+  e.PerDevice(with_demand, "gpuidle_no_demand_seconds_total", "counter",
+              "Steady-state idle time with no request in flight (no demand: not lost, part of "
+              "gpuidle_steady_one_off_seconds_total), in seconds.",
+              [](const DeviceFigures& f) { return Seconds(f.no_demand_ns); });
+}
+
 }  // namespace
 
 std::string EscapePrometheusLabelValue(absl::string_view v) {
@@ -303,6 +379,7 @@ std::string FormatPrometheusMetrics(const Report& report, const MetricsLabels& l
               [](const DeviceFigures& f) { return Count(f.memsets); });
 
   GpuGauges(devices, e);
+  ServingGauges(report, devices, e);
 
   if (report.coverage) {
     const Coverage& c = *report.coverage;

@@ -3,6 +3,11 @@
 // Times in microseconds.
 #include "analysis/serving.h"
 
+#include <algorithm>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
 #include "gmock/gmock.h"
 #include "gpuidle/analyze.h"
 #include "gtest/gtest.h"
@@ -195,6 +200,73 @@ TEST(Serving, WindowsOfASampledRunAndRanksOfAJobAddUp) {
   EXPECT_DOUBLE_EQ(ranks.requests_per_s, 40);
   EXPECT_DOUBLE_EQ(ranks.in_flight_mean, 4);
   EXPECT_EQ(ranks.in_flight_max, 7);
+}
+
+// Two overlapping requests across 100 us bins: each bin holds their time in it, added (request
+// nanoseconds), so that its mean in flight is that over the bin's traced time.
+TEST(Serving, RequestsInFlightPerBinAreTheirTimeInTheBin) {
+  const auto t = TimelineBuilder()
+                     .Range(1, 50, 250, RangeKind::kRequest, "gpuidle.request:1")
+                     .Range(2, 150, 320, RangeKind::kRequest, "gpuidle.request:2")
+                     .Build();
+  const internal::Demand demand(t);
+  ASSERT_FALSE(demand.empty());
+  TimelineSummary tl;
+  tl.start_ns = 0;
+  tl.bin_ns = 100 * kUs;
+  tl.bins.resize(4);
+  for (TimelineSummary::Bin& b : tl.bins) b.one_off_ns = tl.bin_ns;
+  tl.bins[3].one_off_ns = 10 * kUs;  // the window ends at 310 us
+  internal::AddInFlight(demand, {0, 310 * kUs}, &tl);
+  // [0, 100): request 1 for 50 us; [100, 200): 1 for 100 and 2 for 50; [200, 300): 1 for 50
+  // and 2 for 100; [300, 310): 2, cut at the window's end.
+  EXPECT_THAT(tl.in_flight_ns, ::testing::ElementsAre(50 * kUs, 150 * kUs, 150 * kUs, 10 * kUs));
+  std::vector<double> mean;
+  for (size_t i = 0; i < tl.bins.size(); ++i) {
+    mean.push_back(static_cast<double>(tl.in_flight_ns[i]) /
+                   static_cast<double>(tl.bins[i].one_off_ns));
+  }
+  EXPECT_THAT(mean, ::testing::ElementsAre(0.5, 1.5, 1.5, 1.0));
+  // No requests: no column.
+  internal::AddInFlight(internal::Demand(TimelineBuilder().Kernel(0, 10).Build()), {0, 310 * kUs},
+                        &tl);
+  EXPECT_TRUE(tl.in_flight_ns.empty());
+}
+
+// The analysis fills the column for a serving process over the device's whole window, and only
+// for one.
+TEST(Serving, TheTimelineOfAServingProcessHasItsRequestsInFlight) {
+  const auto t = TimelineBuilder()
+                     .Range(1, 0, 300, RangeKind::kRequest, "gpuidle.request:1")
+                     .Launch(1, 10, 15)
+                     .Kernel(20, 200)
+                     .Range(2, 100, 600, RangeKind::kRequest, "gpuidle.request:2")
+                     .Launch(2, 400, 405)
+                     .Kernel(410, 590)
+                     .Build();
+  const DeviceReport d = OnlyDevice(MustAnalyze(t));
+  const TimelineSummary& tl = d.timeline;
+  ASSERT_EQ(tl.in_flight_ns.size(), tl.bins.size());
+  ASSERT_GT(tl.bins.size(), 1u);
+  // Every request's time inside the timeline's window.
+  const int64_t from = tl.start_ns, to = d.window_end_ns;
+  int64_t want = 0;
+  for (const auto& [a, e] : {std::pair{0 * kUs, 300 * kUs}, std::pair{100 * kUs, 600 * kUs}}) {
+    want += std::max<int64_t>(0, std::min(e, to) - std::max(a, from));
+  }
+  int64_t got = 0;
+  for (int64_t v : tl.in_flight_ns) got += v;
+  EXPECT_EQ(got, want);
+  EXPECT_GT(want, 0);
+  // No bin holds more than two requests for all of its traced time.
+  for (size_t i = 0; i < tl.bins.size(); ++i) {
+    int64_t traced = tl.bins[i].busy_ns + tl.bins[i].one_off_ns;
+    for (int64_t v : tl.bins[i].idle_ns) traced += v;
+    EXPECT_LE(tl.in_flight_ns[i], 2 * traced) << "bin " << i;
+  }
+  const DeviceReport plain =
+      OnlyDevice(MustAnalyze(TimelineBuilder().Launch(1, 10, 15).Kernel(20, 200).Build()));
+  EXPECT_TRUE(plain.timeline.in_flight_ns.empty());
 }
 
 }  // namespace

@@ -269,5 +269,35 @@ TEST(TimelineSummary, GpuReadingsAreMeansPerBinThatMergingKeeps) {
   EXPECT_EQ(t.gpu[0].samples, 3);
 }
 
+// Requests in flight are a sum per bin, like the time columns: coarsened bins and windows added
+// to a sum keep its total exactly, and a window without requests adds empty bins.
+TEST(TimelineSummary, RequestsInFlightAddUpLikeTheTimeColumns) {
+  TimelineSummary t = SummarizeTimeline(Interval{0, 40'000}, {}, {}, 4);
+  t.in_flight_ns = {10'000, 25'000, 0, 7'000};
+  CoarsenTimeline(2, &t);
+  EXPECT_EQ(t.in_flight_ns, (std::vector<int64_t>{35'000, 7'000}));
+  // A window that straddles the sum's bins: shared by overlap, its total kept.
+  TimelineSummary later = SummarizeTimeline(Interval{45'000, 75'000}, {}, {}, 3);
+  later.in_flight_ns = {3'333, 10'000, 20'001};
+  AddTimeline(later, &t);
+  ASSERT_EQ(t.in_flight_ns.size(), t.bins.size());
+  int64_t total = 0;
+  for (int64_t v : t.in_flight_ns) total += v;
+  EXPECT_EQ(total, 35'000 + 7'000 + 3'333 + 10'000 + 20'001);
+  EXPECT_EQ(t.in_flight_ns[0], 35'000);  // the first window's bins keep theirs
+  // A window without requests: the column grows with zeros.
+  TimelineSummary quiet = SummarizeTimeline(Interval{200'000, 240'000}, {}, {}, 4);
+  AddTimeline(quiet, &t);
+  ASSERT_EQ(t.in_flight_ns.size(), t.bins.size());
+  EXPECT_EQ(t.in_flight_ns.back(), 0);
+  // ... and a sum without them that takes a window with them starts the column.
+  TimelineSummary none = SummarizeTimeline(Interval{0, 40'000}, {}, {}, 4);
+  TimelineSummary busy = SummarizeTimeline(Interval{40'000, 80'000}, {}, {}, 4);
+  busy.in_flight_ns = {1, 2, 3, 4};
+  AddTimeline(busy, &none);
+  ASSERT_EQ(none.in_flight_ns.size(), none.bins.size());
+  EXPECT_EQ(none.in_flight_ns, (std::vector<int64_t>{0, 0, 0, 0, 1, 2, 3, 4}));
+}
+
 }  // namespace
 }  // namespace gpuidle::internal

@@ -177,6 +177,8 @@ Report FullReport() {
       d.timeline.gpu.resize(2);
       d.timeline.gpu[0] = {.samples = 5, .sm_clock_mhz = 1410, .power_mw = 650'000};
       d.timeline.gpu[1] = {.samples = 0, .pm_ns = 50 * kMs, .sm_active_pct = 82.5, .dram_pct = 40};
+      // A serving process's requests in flight: 0.8 and 1.5 in the bins' traced time.
+      d.timeline.in_flight_ns = {24 * kMs, 75 * kMs};
     }
     r.devices.push_back(d);
 
@@ -275,6 +277,9 @@ TEST(ReportReader, ReadsBackEveryFieldOfAFullReport) {
   EXPECT_LT(d0.timeline.gpu[1].tensor_active_pct, 0);  // no bin measured it: no column
   EXPECT_THAT(json, Not(HasSubstr("tensor_active_pct")));
   EXPECT_TRUE(read->devices[1].timeline.gpu.empty());
+  EXPECT_THAT(d0.timeline.in_flight_ns, ::testing::ElementsAre(24 * kMs, 75 * kMs));
+  EXPECT_TRUE(read->devices[1].timeline.in_flight_ns.empty());
+  EXPECT_THAT(json, HasSubstr("\"in_flight_ns\": [24000000, 75000000]"));
 }
 
 TEST(ReportReader, AnEmptyReportRoundTrips) { ExpectRoundTrip(Json(Report{}), "empty.json"); }
@@ -451,6 +456,15 @@ TEST(ReportReader, ErrorsNameTheFileAndTheField) {
        "r.json: schema \"gpuidle.report/1\": this gpuidle reads gpuidle.report/2"},
       {"\"schema\": \"gpuidle.report/2\"", "\"schema\": \"perfetto\"",
        "r.json: not a gpuidle report (schema \"perfetto\")"},
+      {"\"in_flight_ns\": [24000000, 75000000]", "\"in_flight_ns\": [24000000]",
+       "r.json: devices[0].timeline.in_flight_ns: 1 bins, busy_ns has 2"},
+      {"\"in_flight_ns\": [24000000, 75000000]", "\"in_flight_ns\": [24000000, -1]",
+       "r.json: devices[0].timeline.in_flight_ns[1]: not an integer within [0, "},
+      {"\"in_flight_ns\": [24000000, 75000000]",
+       "\"in_flight_ns\": [4611686018427387903, 4611686018427387903]",
+       "r.json: devices[0].timeline.in_flight_ns: the bins' sum is beyond 2^62"},
+      {"\"in_flight_ns\": [24000000, 75000000]", "\"in_flight_ns\": [24000000, 7.5]",
+       "r.json: devices[0].timeline.in_flight_ns[1]: not an integer within [0, "},
   };
   ExpectRefused(cases);
   // The phases' spans must agree with the device's steady state.

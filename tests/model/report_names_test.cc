@@ -113,6 +113,7 @@ Report ReportWithEveryPart() {
   d.timeline.bins.resize(1);
   d.timeline.gpu.resize(1);
   d.timeline.gpu[0] = {1, 1, 1, 1, 1, 1, 1};  // every figure measured: every column written
+  d.timeline.in_flight_ns = {1};              // a serving process's requests in flight
   d.gpu_metrics.emplace();
   d.gpu_metrics->other_processes.resize(1);
   d.gpu_metrics->findings.resize(1);

@@ -45,10 +45,22 @@ def test_a_request_waiting_behind_another_is_requests_waiting_with_a_batching_pr
     assert advice.subcause == "launch_bound.requests_waiting"
     assert advice.batch == 2 and advice.predicted_latency_ns == 1_000_000
     assert "serving: 2 requests" in report.format("text")
+    # The timeline's requests in flight: each request's time inside the window, per bin.
+    timeline = device.timeline
+    assert timeline is not None and len(timeline.in_flight_ns) == len(timeline.busy_ns)
+    start, end = timeline.start_ns, timeline.start_ns + device.window_ns
+    want = sum(max(0, min(e, end) - max(a, start)) for a, e in ((0, 1_000_000),
+                                                                 (100_000, 2_000_000)))
+    assert sum(timeline.in_flight_ns) == want > 0
+    means = timeline.in_flight()
+    assert len(means) == len(timeline.busy_ns)
+    assert max(means) == 2.0 and all(0 <= m <= 2.0 for m in means)
 
 
 def test_without_requests_a_report_has_no_serving_figures(tmp_path):
     report = gpuidle.analyze(_trace(tmp_path, _launch(101, 10, 20, 200, 1)))
     assert report.serving is None
     assert report.devices[0].demand_ns is None
+    assert report.devices[0].timeline.in_flight_ns is None
+    assert report.devices[0].timeline.in_flight() is None
     assert "serving:" not in report.format("text")

@@ -94,6 +94,7 @@ struct Drawn {
   int64_t errors = -1, bins = -1, gaps = -1, steps = -1;
   int64_t waiting_bins = -1, waiting_steps = -1;  // bins and step bars with waiting drawn
   int64_t tracks = -1;                            // metric tracks under the devices' timelines
+  int64_t demand_tracks = -1;                     // ... of them, requests in flight
   std::string timeline_rect, steps_rect;          // "x,y,width,height", CSS pixels
   std::string steps_axis;                         // the step bars' axis labels
   double render_ms = -1;
@@ -121,6 +122,7 @@ Drawn DrawnOf(const std::string& dom) {
   (void)absl::SimpleAtoi(attr("data-drawn-waiting-bins"), &d.waiting_bins);
   (void)absl::SimpleAtoi(attr("data-drawn-waiting-steps"), &d.waiting_steps);
   (void)absl::SimpleAtoi(attr("data-drawn-tracks"), &d.tracks);
+  (void)absl::SimpleAtoi(attr("data-drawn-demand-tracks"), &d.demand_tracks);
   d.timeline_rect = attr("data-timeline-rect");
   d.steps_rect = attr("data-steps-rect");
   d.steps_axis = attr("data-steps-axis");
@@ -421,6 +423,59 @@ TEST(HtmlBrowserTest, MetricTracksAreDrawnWhereTheReportHasReadingsAndOnlyThere)
   EXPECT_GT(PixelsOf(img, 0xe76f51), 200u) << "power";
   EXPECT_GT(PixelsOf(img, 0x264653), 200u) << "SM active";
   EXPECT_GT(PixelsOf(img, 0x457b9d), 200u) << "DRAM";
+}
+
+// A server's run: a request at a time, a second one arriving during each, and the GPU idle
+// between them for lack of demand; the timeline has its requests in flight.
+Report ServingReport() {
+  TimelineBuilder b;
+  for (int i = 0; i < 8; ++i) {
+    const double s = i * 10'000.0;
+    b.Range(1, s, s + 6'000, internal::RangeKind::kRequest, absl::StrCat("gpuidle.request:a", i));
+    b.Range(2, s + 2'000, s + 5'000, internal::RangeKind::kRequest,
+            absl::StrCat("gpuidle.request:b", i));
+    b.Launch(1, s + 100, s + 110).Kernel(s + 120, s + 3'000);
+    b.Launch(2, s + 3'100, s + 3'110).Kernel(s + 3'120, s + 4'900);
+  }
+  absl::StatusOr<Report> r = Analyze(b.Build(), AnalysisOptions{});
+  EXPECT_TRUE(r.ok()) << r.status();
+  return r.ok() ? *std::move(r) : Report{};
+}
+
+TEST(HtmlBrowserTest, ADemandTrackIsDrawnForAServingReportAndOnlyThere) {
+  REQUIRE_CHROMIUM(chromium);
+  TempDir dir;
+  const Report serving = ServingReport();
+  ASSERT_EQ(serving.devices.size(), 1u);
+  ASSERT_FALSE(serving.devices[0].timeline.in_flight_ns.empty());
+  const std::string page = dir.Write("serving.html", MakeHtmlWriter()->Write(serving));
+  const ProcessResult r = RunChromium(dir, *chromium, page, {"--dump-dom"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(ConsoleLines(r.err), ::testing::IsEmpty());
+  const Drawn drawn = DrawnOf(r.out);
+  EXPECT_EQ(drawn.status, "ready");
+  EXPECT_EQ(drawn.errors, 0);
+  EXPECT_EQ(drawn.demand_tracks, 1);
+  EXPECT_EQ(drawn.tracks, 1) << "no readings: the demand track alone";
+  EXPECT_THAT(r.out, HasSubstr("data-key=\"track_demand\""));
+  EXPECT_THAT(VisibleText(r.out), HasSubstr("requests in flight"));
+
+  // A report without requests: no track, no legend entry.
+  const std::string plain = dir.Write("plain.html", MakeHtmlWriter()->Write(AnalysedReport()));
+  const ProcessResult p = RunChromium(dir, *chromium, plain, {"--dump-dom"});
+  ASSERT_EQ(p.code, 0) << p.err;
+  EXPECT_EQ(DrawnOf(p.out).demand_tracks, 0);
+  EXPECT_EQ(DrawnOf(p.out).tracks, 0);
+  EXPECT_THAT(p.out, Not(HasSubstr("data-key=\"track_demand\"")));
+
+  // The track's colour (lib/report/html_report.js) on the page.
+  const std::string png = dir.Path("demand.png");
+  const ProcessResult shot =
+      RunChromium(dir, *chromium, page, {"--window-size=1200,1400", "--screenshot=" + png});
+  ASSERT_EQ(shot.code, 0) << shot.err;
+  const Image img = DecodePng(ReadFileOrDie(png));
+  KeepScreenshot(png, "demand.png");
+  EXPECT_GT(PixelsOf(img, 0xb5651d), 200u) << "requests in flight";
 }
 
 TEST(HtmlBrowserTest, TheScreenshotShowsTheCauseColours) {

@@ -8,6 +8,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -562,6 +563,102 @@ TEST(PrometheusWriterTest, NoGpuFamiliesWithoutReadings) {
   r.devices = {Device(0)};
   const Parsed p = FormatAndParse(r);
   for (const std::string& f : p.families) EXPECT_FALSE(absl::StartsWith(f, "gpuidle_gpu_")) << f;
+}
+
+// A serving report (docs/METRICS.md, "Serving"): the requests' rate, latency by quantile and
+// part, requests in flight and batch as the process's gauges; each device's busy share while
+// there was demand and its time with none.
+Report ServingReport() {
+  Report r;
+  r.devices = {Device(0), Device(1)};
+  r.devices[0].demand_ns = 800 * kMs;
+  r.devices[0].demand_busy_ns = 600 * kMs;
+  OneOffTime no_demand;
+  no_demand.phase = Phase::kSteady;
+  no_demand.kind = OneOffKind::kNoDemand;
+  no_demand.ns = 150 * kMs + 1;
+  r.devices[0].one_off.push_back(no_demand);
+  r.devices[1].demand_ns = 0;  // requests marked, none in flight in its steady state
+  Serving& s = r.serving.emplace();
+  s.requests = 40;
+  s.requests_per_s = 13.5;
+  s.latency = {100 * kMs, 250 * kMs, 900 * kMs + 1};
+  s.run_known = 30;
+  s.queue = {1 * kMs, 20 * kMs, 400 * kMs};
+  s.run = {90 * kMs, 200 * kMs, 500 * kMs};
+  s.in_flight_mean = 2.25;
+  s.in_flight_max = 6;
+  s.batch_mean = 3.5;
+  return r;
+}
+
+TEST(PrometheusWriterTest, ServingFiguresOfAServingReport) {
+  const Parsed p = FormatAndParse(ServingReport(), Labels("h", "3", "77"));
+  const std::vector<std::tuple<std::string, std::string, double>> process = {
+      {"gpuidle_serving_requests_total", "counter", 40},
+      {"gpuidle_serving_requests_per_second", "gauge", 13.5},
+      {"gpuidle_serving_requests_in_flight", "gauge", 2.25},
+      {"gpuidle_serving_requests_in_flight_max", "gauge", 6},
+      {"gpuidle_serving_batch_size_mean", "gauge", 3.5}};
+  for (const auto& [name, type, value] : process) {
+    EXPECT_EQ(p.types.at(name), type) << name;
+    ASSERT_EQ(p.Of(name).size(), 1u) << name;
+    const Sample s = p.Of(name)[0];
+    EXPECT_DOUBLE_EQ(s.value, value) << name;
+    EXPECT_EQ(s.labels,
+              (std::map<std::string, std::string>{{"host", "h"}, {"pid", "77"}, {"rank", "3"}}))
+        << name;
+  }
+  // Latency: three quantiles of three parts, in seconds, written exactly.
+  EXPECT_EQ(p.types.at("gpuidle_serving_latency_seconds"), "gauge");
+  EXPECT_EQ(p.Of("gpuidle_serving_latency_seconds").size(), 9u);
+  const std::vector<std::tuple<std::string, std::string, std::string>> latency = {
+      {"total", "0.5", "0.1"},   {"total", "0.9", "0.25"}, {"total", "0.99", "0.900000001"},
+      {"queue", "0.5", "0.001"}, {"queue", "0.9", "0.02"}, {"queue", "0.99", "0.4"},
+      {"run", "0.5", "0.09"},    {"run", "0.9", "0.2"},    {"run", "0.99", "0.5"}};
+  for (const auto& [part, quantile, value] : latency) {
+    const std::optional<Sample> s =
+        p.Find("gpuidle_serving_latency_seconds", {{"part", part}, {"quantile", quantile}});
+    ASSERT_TRUE(s.has_value()) << part << " " << quantile;
+    EXPECT_EQ(s->raw_value, value) << part << " " << quantile;
+    EXPECT_EQ(s->labels.at("rank"), "3");
+  }
+  // Per device.
+  EXPECT_EQ(p.types.at("gpuidle_gpu_busy_ratio_while_demand"), "gauge");
+  EXPECT_DOUBLE_EQ(p.Find("gpuidle_gpu_busy_ratio_while_demand", {{"gpu", "0"}})->value, 0.75);
+  EXPECT_DOUBLE_EQ(p.Find("gpuidle_gpu_busy_ratio_while_demand", {{"gpu", "1"}})->value, 0);
+  EXPECT_EQ(p.types.at("gpuidle_no_demand_seconds_total"), "counter");
+  EXPECT_EQ(p.Find("gpuidle_no_demand_seconds_total", {{"gpu", "0"}})->raw_value, "0.150000001");
+  EXPECT_EQ(p.Find("gpuidle_no_demand_seconds_total", {{"gpu", "1"}})->raw_value, "0");
+  // The no-demand time is part of the steady state's one-off time, as the help says.
+  EXPECT_DOUBLE_EQ(p.Find("gpuidle_steady_one_off_seconds_total", {{"gpu", "0"}})->value,
+                   Seconds(180 * kMs + 1));
+}
+
+TEST(PrometheusWriterTest, ServingWithoutKnownRunsOrStepsHasOnlyTotalLatency) {
+  Report r = ServingReport();
+  r.serving->run_known = 0;
+  r.serving->batch_mean.reset();
+  r.devices[1].demand_ns.reset();  // a device of a process without requests (merged)
+  const Parsed p = FormatAndParse(r);
+  EXPECT_EQ(p.Of("gpuidle_serving_latency_seconds").size(), 3u);
+  for (const Sample& s : p.Of("gpuidle_serving_latency_seconds")) {
+    EXPECT_EQ(s.labels.at("part"), "total");
+  }
+  EXPECT_EQ(p.types.count("gpuidle_serving_batch_size_mean"), 0u);
+  EXPECT_EQ(p.Of("gpuidle_gpu_busy_ratio_while_demand").size(), 1u);
+  EXPECT_EQ(p.Of("gpuidle_no_demand_seconds_total").size(), 1u);
+}
+
+TEST(PrometheusWriterTest, NoServingFamiliesWithoutRequests) {
+  Report r;
+  r.devices = {Device(0)};
+  const Parsed p = FormatAndParse(r);
+  for (const std::string& f : p.families) {
+    EXPECT_FALSE(absl::StartsWith(f, "gpuidle_serving_")) << f;
+    EXPECT_FALSE(absl::StrContains(f, "demand")) << f;
+  }
+  EXPECT_FALSE(p.families.empty());
 }
 
 }  // namespace

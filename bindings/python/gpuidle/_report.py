@@ -126,6 +126,21 @@ class TimelineSummary:
     idle_ns: dict[str, list[int]]  #: by cause
     one_off_ns: list[int]
     gpu: Optional[TimelineGpu] = None  #: live captures that read the device
+    #: A serving process's requests in flight integrated over each bin (request nanoseconds);
+    #: None where the process marked no requests. in_flight() gives the means.
+    in_flight_ns: Optional[list[int]] = None
+
+    def in_flight(self) -> Optional[list[float]]:
+        """The mean requests in flight per bin: in_flight_ns over the bin's traced time (0 in a bin
+        with none traced); None without requests."""
+        if self.in_flight_ns is None:
+            return None
+        means = []
+        for i, v in enumerate(self.in_flight_ns):
+            traced = (self.busy_ns[i] + self.one_off_ns[i] +
+                      sum(column[i] for column in self.idle_ns.values()))
+            means.append(v / traced if traced > 0 else 0.0)
+        return means
 
 
 def _timeline(d: Optional[dict[str, Any]]) -> Optional[TimelineSummary]:
