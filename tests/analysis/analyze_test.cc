@@ -319,7 +319,7 @@ TEST(Analyze, QueuedWorkThatWaitedWhileAnotherProcessRanKernelsWaitedBehindIt) {
   t.gpu_processes = {other, elsewhere, quiet};
   AnalysisOptions options;
   options.dispatch_latency_max_ns = 100 * kUs;
-  const DeviceReport& d = OnlyDevice(MustAnalyze(t, options));
+  const DeviceReport d = OnlyDevice(MustAnalyze(t, options));
   EXPECT_EQ(d.idle[Subcause::kKernelGap], 100 * kUs);
   EXPECT_EQ(d.idle[Subcause::kOtherProcess], (1'500'000 - 200) * kUs);
   EXPECT_EQ(d.idle[Subcause::kUnattributed], 1'000'000 * kUs);
@@ -336,7 +336,7 @@ TEST(Analyze, AnotherProcessDoesNotExplainAHostThatWasLate) {
   internal::GpuProcessSeen other;
   other.busy_sample_ns = {500 * kUs};
   t.gpu_processes = {other};
-  const DeviceReport& d = OnlyDevice(MustAnalyze(t));
+  const DeviceReport d = OnlyDevice(MustAnalyze(t));
   EXPECT_EQ(d.idle_ns, 910 * kUs);
   EXPECT_EQ(d.idle[Subcause::kOtherProcess], 0);
 }
