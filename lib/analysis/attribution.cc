@@ -36,17 +36,7 @@ std::vector<Interval> OtherProcessSpans(const Timeline& t, int device) {
       spans.push_back({at - kOtherProcessReachNs, at + kOtherProcessReachNs});
     }
   }
-  std::sort(spans.begin(), spans.end(),
-            [](const Interval& a, const Interval& b) { return a.start_ns < b.start_ns; });
-  std::vector<Interval> merged;
-  for (const Interval& span : spans) {
-    if (!merged.empty() && span.start_ns <= merged.back().end_ns) {
-      merged.back().end_ns = std::max(merged.back().end_ns, span.end_ns);
-    } else {
-      merged.push_back(span);
-    }
-  }
-  return merged;
+  return MergedIntervals(std::move(spans));
 }
 
 // What a host interval says about an idle instant; a lower value wins where they overlap.
@@ -726,6 +716,21 @@ DeviceAttribution DeviceAttributor::Run() {
 }
 
 }  // namespace
+
+std::vector<Interval> MergedIntervals(std::vector<Interval> v) {
+  std::sort(v.begin(), v.end(),
+            [](const Interval& a, const Interval& b) { return a.start_ns < b.start_ns; });
+  std::vector<Interval> out;
+  for (const Interval& i : v) {
+    if (i.end_ns <= i.start_ns) continue;
+    if (!out.empty() && i.start_ns <= out.back().end_ns) {
+      out.back().end_ns = std::max(out.back().end_ns, i.end_ns);
+    } else {
+      out.push_back(i);
+    }
+  }
+  return out;
+}
 
 DeviceAttribution AttributeDevice(const TimelineIndex& index, HostStacks& stacks,
                                   const DeviceTimeline& device, Interval window,

@@ -20,6 +20,9 @@ struct Interval {
   int64_t end_ns;
 };
 
+// The union of the intervals: disjoint, by start; empty ones dropped.
+std::vector<Interval> MergedIntervals(std::vector<Interval> v);
+
 // A contiguous idle interval with one subcause and the evidence for it.
 struct IdlePiece {
   int64_t start_ns = 0;

@@ -21,21 +21,6 @@ absl::string_view IdOf(const Timeline& t, const Range& r, absl::string_view pref
   return RequestIdOf(name, prefix).value_or(name);
 }
 
-std::vector<Interval> Merged(std::vector<Interval> v) {
-  std::sort(v.begin(), v.end(),
-            [](const Interval& a, const Interval& b) { return a.start_ns < b.start_ns; });
-  std::vector<Interval> out;
-  for (const Interval& i : v) {
-    if (i.end_ns <= i.start_ns) continue;
-    if (!out.empty() && i.start_ns <= out.back().end_ns) {
-      out.back().end_ns = std::max(out.back().end_ns, i.end_ns);
-    } else {
-      out.push_back(i);
-    }
-  }
-  return out;
-}
-
 // The length of [s, e) covered by `merged` (sorted, disjoint).
 int64_t CoveredNs(const std::vector<Interval>& merged, int64_t s, int64_t e) {
   int64_t covered = 0;
@@ -124,8 +109,8 @@ Demand::Demand(const Timeline& t) {
     in_flight.push_back({q.arrival_ns, q.end_ns});
     if (q.run_start_ns.has_value()) waiting.push_back({q.arrival_ns, *q.run_start_ns});
   }
-  in_flight_ = Merged(std::move(in_flight));
-  waiting_ = Merged(std::move(waiting));
+  in_flight_ = MergedIntervals(std::move(in_flight));
+  waiting_ = MergedIntervals(std::move(waiting));
 }
 
 void ApplyDemand(const Demand& demand, const std::vector<Interval>& busy, Interval steady,
