@@ -84,14 +84,16 @@ absl::Status DecodeDeviceThroughput(std::vector<GpuThroughputSample>* out, bool*
   return first;
 }
 
-void StopDeviceThroughput(bool forget) {
+bool DeviceThroughputSetUp() {
   ThroughputDevices& t = Throughput();
   std::lock_guard<std::mutex> lock(t.mu);
-  for (auto& [device, sampler] : t.started) {
-    (void)sampler->Stop();
-    if (forget) (void)sampler.release();  // leaked: no CUPTI call on CUPTI's objects any more
-  }
-  if (forget) t.started.clear();
+  return !t.started.empty();
+}
+
+void StopDeviceThroughput() {
+  ThroughputDevices& t = Throughput();
+  std::lock_guard<std::mutex> lock(t.mu);
+  for (auto& [device, sampler] : t.started) (void)sampler->Stop();
 }
 
 }  // namespace gpuidle::internal

@@ -65,10 +65,12 @@ absl::Status StartDeviceThroughput(int device, int64_t interval_ns);
 // Appends the samples every started device completed since the last call, on the GPU's clock;
 // *overflow: samples were lost (the hardware buffer overflowed).
 absl::Status DecodeDeviceThroughput(std::vector<GpuThroughputSample>* out, bool* overflow);
-// Stops every started device. forget: before CUPTI is detached (CuptiAfterStop::kDetach), the
-// samplers are dropped without another CUPTI call (their objects go with CUPTI's state), and
-// the next start sets the devices up again.
-void StopDeviceThroughput(bool forget = false);
+// Stops every started device (kept for the next start).
+void StopDeviceThroughput();
+// Whether a device's PM sampling is set up in this process. CUPTI then stays attached at a stop:
+// on the H100 (2026-12-07), a collection after one that had detached with PM sampling set up
+// recorded no GPU work at all.
+bool DeviceThroughputSetUp();
 
 }  // namespace gpuidle::internal
 

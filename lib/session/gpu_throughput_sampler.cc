@@ -44,7 +44,7 @@ GpuThroughputSampler::Hooks GpuThroughputSampler::Hooks::Default() {
   h.device_active = &CudaDriverDeviceActive;
   h.start_device = &StartDeviceThroughput;
   h.decode = &DecodeDeviceThroughput;
-  h.stop = [](bool forget) { StopDeviceThroughput(forget); };
+  h.stop = &StopDeviceThroughput;
   h.now = &TimelineNowNs;
   return h;
 }
@@ -64,7 +64,7 @@ void GpuThroughputSampler::Start() {
   });
 }
 
-GpuThroughputSampler::Result GpuThroughputSampler::Stop(bool forget_devices) {
+GpuThroughputSampler::Result GpuThroughputSampler::Stop() {
   if (thread_.joinable()) {
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -72,14 +72,23 @@ GpuThroughputSampler::Result GpuThroughputSampler::Stop(bool forget_devices) {
     }
     wake_.notify_all();
     thread_.join();
-    // The hardware stops first, then what it gathered up to there is decoded (before the
-    // devices are forgotten).
-    options_.hooks.stop(false);
+    // The hardware stops first, then what it gathered up to there is decoded.
+    options_.hooks.stop();
     DecodeAndStore();
-    if (forget_devices) options_.hooks.stop(true);
     for (size_t d = 0; d < pending_.size(); ++d) {
       if (pending_count_[d] > 0) result_.samples.push_back(pending_[d]);
       pending_count_[d] = 0;
+    }
+    // A short collection may end before the hardware completed a sample, or before a slow
+    // set-up finished: said, rather than an empty "throughput" with no reason.
+    const int64_t stopped_ns = options_.hooks.now();
+    for (const Started& s : started_) {
+      if (s.samples > 0 || !result_.unavailable.empty()) continue;
+      result_.unavailable = absl::StrFormat(
+          "device %d: PM sampling delivered no samples in the %.0f ms it ran (its set-up took "
+          "%.0f ms; one sample every %.0f ms)",
+          s.device, static_cast<double>(stopped_ns - s.at_ns) / 1e6,
+          static_cast<double>(s.setup_ns) / 1e6, static_cast<double>(options_.interval_ns) / 1e6);
     }
   }
   return std::move(result_);
@@ -105,8 +114,12 @@ void GpuThroughputSampler::StartUsedDevices() {
   for (int d = 0; d < count; ++d) {
     if (tried_[static_cast<size_t>(d)] || !options_.hooks.device_active(d)) continue;
     tried_[static_cast<size_t>(d)] = true;
+    const int64_t asked_ns = options_.hooks.now();
     absl::Status st = options_.hooks.start_device(d, options_.interval_ns);
-    if (!st.ok() && result_.unavailable.empty()) {
+    const int64_t started_ns = options_.hooks.now();
+    if (st.ok()) {
+      started_.push_back({d, started_ns, started_ns - asked_ns, 0});
+    } else if (result_.unavailable.empty()) {
       result_.unavailable = absl::StrCat("device ", d, ": ", st.message());
     }
   }
@@ -129,6 +142,7 @@ void GpuThroughputSampler::DecodeAndStore() {
   for (GpuThroughputSample& s : decoded) {
     s.start_ns += result_.clock_shift_ns;
     s.end_ns += result_.clock_shift_ns;
+    for (Started& d : started_) d.samples += d.device == s.device ? 1 : 0;
     Store(s);
   }
 }

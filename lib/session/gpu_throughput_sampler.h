@@ -47,7 +47,7 @@ class GpuThroughputSampler {
     std::function<bool(int)> device_active;
     std::function<absl::Status(int, int64_t)> start_device;
     std::function<absl::Status(std::vector<GpuThroughputSample>*, bool*)> decode;
-    std::function<void(bool forget)> stop;
+    std::function<void()> stop;
     std::function<int64_t()> now;  // the timeline's clock
     static Hooks Default();
   };
@@ -59,7 +59,8 @@ class GpuThroughputSampler {
   };
   struct Result {
     std::vector<GpuThroughputSample> samples;  // on the timeline's clock, by start time
-    // Why a used device was not sampled, the first such reason ("device 0: ..."); "" otherwise.
+    // Why a used device was not sampled, the first such reason ("device 0: ..."; a device whose
+    // sampling started but delivered nothing says for how long it ran); "" otherwise.
     std::string unavailable;
     absl::Status decode_failure;  // the first failed decode
     bool overflow = false;        // the hardware dropped samples at some point
@@ -75,8 +76,7 @@ class GpuThroughputSampler {
 
   void Start();
   // Stops the devices' sampling and the thread, decoding what is left; what it gathered.
-  // forget_devices: CUPTI is about to be detached (collect/collection.h StopDeviceThroughput).
-  Result Stop(bool forget_devices = false);
+  Result Stop();
 
   // Puts result into timeline: samples of the timeline's devices, sorted; the reason a device
   // was not sampled into info.gpu_throughput_unavailable; merges, overflow and a moved clock
@@ -95,6 +95,15 @@ class GpuThroughputSampler {
   std::mutex mu_;  // for the wait only
   std::condition_variable wake_;
   std::vector<bool> tried_;  // by device ordinal: sampling asked for
+  // By device ordinal, for the devices whose sampling started: when (the timeline's clock), how
+  // long its set-up took, and how many samples it delivered (a device with none is said).
+  struct Started {
+    int device = 0;
+    int64_t at_ns = 0;
+    int64_t setup_ns = 0;
+    size_t samples = 0;
+  };
+  std::vector<Started> started_;
   bool clock_known_ = false;
   size_t group_ = 1;  // samples merged into each stored one (doubles at each merge)
   std::vector<GpuThroughputSample> pending_;  // per device: the group being merged

@@ -170,9 +170,12 @@ absl::StatusOr<std::shared_ptr<CollectionResult>> Session::CloseCollectionLocked
   }
   GpuThroughputSampler::Result gpu_throughput;
   if (gpu_throughput_ != nullptr) {
-    gpu_throughput = gpu_throughput_->Stop(after == CuptiAfterStop::kDetach);
+    gpu_throughput = gpu_throughput_->Stop();
     gpu_throughput_.reset();
   }
+  // PM sampling, once set up, keeps CUPTI attached (collect/collection.h): the samplers are
+  // started again by the next collection.
+  if (DeviceThroughputSetUp()) after = CuptiAfterStop::kStayAttached;
   result->cost = start_cost_;
   StopCost stop_cost;
   absl::StatusOr<Timeline> timeline = StopCollection(after, &stop_cost);

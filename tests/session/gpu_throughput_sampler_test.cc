@@ -27,11 +27,11 @@ struct FakeHardware {
   std::vector<bool> active = {false, true};
   std::vector<int> started;
   absl::Status refuse = absl::OkStatus();  // what start says
+  bool silent = false;                     // started, but completes no sample
   int64_t gpu_clock = 5'000 * kMs;         // the GPU's timestamps
   int64_t timeline_now = 5'000 * kMs;      // the timeline's clock
   int decodes = 0;
   int stops = 0;
-  int forgets = 0;
 
   GpuThroughputSampler::Options Options(int64_t decode_period_ns = kMs) {
     GpuThroughputSampler::Options o;
@@ -57,6 +57,7 @@ struct FakeHardware {
       *overflow = false;
       ++decodes;
       for (int d : started) {
+        if (silent) break;
         GpuThroughputSample s;
         s.device = d;
         s.start_ns = gpu_clock;
@@ -70,9 +71,9 @@ struct FakeHardware {
       }
       return absl::OkStatus();
     };
-    o.hooks.stop = [this](bool forget) {
+    o.hooks.stop = [this] {
       std::lock_guard<std::mutex> lock(mu);
-      ++(forget ? forgets : stops);
+      ++stops;
     };
     o.hooks.now = [this] {
       std::lock_guard<std::mutex> lock(mu);
@@ -100,7 +101,6 @@ TEST(GpuThroughputSampler, SamplesOnlyTheDevicesTheProgramUses) {
   GpuThroughputSampler::Result r = sampler.Stop();
   EXPECT_THAT(hw.started, ElementsAre(1));
   EXPECT_EQ(hw.stops, 1);
-  EXPECT_EQ(hw.forgets, 0);
   ASSERT_GE(r.samples.size(), 5u);
   for (const GpuThroughputSample& s : r.samples) EXPECT_EQ(s.device, 1);
   EXPECT_EQ(r.clock_shift_ns, 0);  // the same clock
@@ -140,14 +140,24 @@ TEST(GpuThroughputSampler, SaysWhyADeviceWasNotSampled) {
   EXPECT_TRUE(t.gpu_throughput.empty());
 }
 
-TEST(GpuThroughputSampler, ForgetsTheDevicesBeforeCuptiIsDetached) {
+TEST(GpuThroughputSampler, SaysWhenAStartedDeviceDeliveredNothing) {
   FakeHardware hw;
+  hw.silent = true;
   GpuThroughputSampler sampler(hw.Options());
   sampler.Start();
-  WaitForDecodes(hw, 2);
-  (void)sampler.Stop(/*forget_devices=*/true);
-  EXPECT_EQ(hw.stops, 1);
-  EXPECT_EQ(hw.forgets, 1);
+  WaitForDecodes(hw, 3);
+  GpuThroughputSampler::Result r = sampler.Stop();
+  EXPECT_THAT(hw.started, ElementsAre(1));
+  EXPECT_TRUE(r.samples.empty());
+  EXPECT_THAT(r.unavailable, HasSubstr("device 1: PM sampling delivered no samples in the "));
+  EXPECT_THAT(r.unavailable, HasSubstr("one sample every 10 ms"));
+
+  // A device that delivered is not said.
+  FakeHardware loud;
+  GpuThroughputSampler heard(loud.Options());
+  heard.Start();
+  WaitForDecodes(loud, 3);
+  EXPECT_TRUE(heard.Stop().unavailable.empty());
 }
 
 TEST(GpuThroughputSampler, MovesSamplesOfAnotherClockOntoTheTimeline) {
