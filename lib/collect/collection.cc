@@ -40,7 +40,7 @@ void ThreadsAwayFromCuda(int64_t now_ns, int64_t min_away_ns, std::vector<uint64
 
 namespace {
 
-// The devices' PM samplers, for the process's life (never disabled: collect/pm_sampling.h).
+// The devices' PM samplers, until CUPTI is detached (collect/pm_sampling.h).
 struct ThroughputDevices {
   std::mutex mu;
   std::map<int, std::unique_ptr<DevicePmSampler>> started;
@@ -84,11 +84,13 @@ absl::Status DecodeDeviceThroughput(std::vector<GpuThroughputSample>* out, bool*
   return first;
 }
 
-bool DeviceThroughputSetUp() {
+void ReleaseDeviceThroughput() {
   ThroughputDevices& t = Throughput();
   std::lock_guard<std::mutex> lock(t.mu);
-  return !t.started.empty();
+  t.started.clear();
 }
+
+bool CollectionDetachesAtStop() { return Collector::Get().DetachesAtStop(); }
 
 void StopDeviceThroughput() {
   ThroughputDevices& t = Throughput();

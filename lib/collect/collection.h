@@ -58,19 +58,20 @@ void AbandonCollectionAfterFork();
 void ThreadsAwayFromCuda(int64_t now_ns, int64_t min_away_ns, std::vector<uint64_t>* threads);
 
 // CUPTI's PM sampling of device throughput (collect/pm_sampling.h), for the session's throughput
-// sampler (session/gpu_throughput_sampler.h). A device is set up at its first start and kept for
-// the process, with the interval of that start. OK, or why the device cannot be sampled (one
-// line: permissions, chip, driver; Unavailable in a build without CUPTI).
+// sampler (session/gpu_throughput_sampler.h). A device is set up at its first start and kept,
+// with the interval of that start, until ReleaseDeviceThroughput. OK, or why the device cannot
+// be sampled (one line: permissions, chip, driver; Unavailable in a build without CUPTI).
 absl::Status StartDeviceThroughput(int device, int64_t interval_ns);
 // Appends the samples every started device completed since the last call, on the GPU's clock;
 // *overflow: samples were lost (the hardware buffer overflowed).
 absl::Status DecodeDeviceThroughput(std::vector<GpuThroughputSample>* out, bool* overflow);
 // Stops every started device (kept for the next start).
 void StopDeviceThroughput();
-// Whether a device's PM sampling is set up in this process. CUPTI then stays attached at a stop:
-// on the H100 (2026-12-07), a collection after one that had detached with PM sampling set up
-// recorded no GPU work at all.
-bool DeviceThroughputSetUp();
+// Tears every device's sampling down: before CUPTI is detached (collect/pm_sampling.h).
+void ReleaseDeviceThroughput();
+// Whether a stop asked to detach CUPTI detaches it (not in a benchmark build told to leave the
+// detach out: collect/collector_probes.h).
+bool CollectionDetachesAtStop();
 
 }  // namespace gpuidle::internal
 

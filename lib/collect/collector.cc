@@ -364,6 +364,8 @@ Collector& Collector::Get() {
 
 bool Collector::collecting() const { return state_->collecting.load(); }
 
+bool Collector::DetachesAtStop() const { return !state_->probes.LeavesOut(kPartDetach); }
+
 CollectorCounters Collector::counters() const {
   CollectorCounters c;
   c.records = state_->records.load();

@@ -73,6 +73,8 @@ class Collector {
   absl::StatusOr<Timeline> Stop(CuptiAfterStop after = CuptiAfterStop::kStayAttached,
                                 StopCost* cost = nullptr);
   bool collecting() const;
+  // Whether Stop(kDetach) detaches CUPTI (a benchmark's probe may leave the detach out).
+  bool DetachesAtStop() const;
   CollectorCounters counters() const;
   // When the last stopped collection lost records: sorted, merged; empty when it lost none.
   std::vector<LostRecordSpan> last_lost_record_spans() const;

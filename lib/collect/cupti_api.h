@@ -44,10 +44,12 @@ struct CuptiApi {
   // PM sampling of device throughput (collect/pm_sampling.h). Optional: null where this CUPTI
   // lacks them, and then only throughput sampling is unavailable.
   CUptiResult (*ProfilerInitialize)(CUpti_Profiler_Initialize_Params*) = nullptr;
+  CUptiResult (*ProfilerDeInitialize)(CUpti_Profiler_DeInitialize_Params*) = nullptr;
   CUptiResult (*DeviceGetChipName)(CUpti_Device_GetChipName_Params*) = nullptr;
   CUptiResult (*PmSamplingGetCounterAvailability)(CUpti_PmSampling_GetCounterAvailability_Params*) =
       nullptr;
   CUptiResult (*PmSamplingEnable)(CUpti_PmSampling_Enable_Params*) = nullptr;
+  CUptiResult (*PmSamplingDisable)(CUpti_PmSampling_Disable_Params*) = nullptr;
   CUptiResult (*PmSamplingSetConfig)(CUpti_PmSampling_SetConfig_Params*) = nullptr;
   CUptiResult (*PmSamplingGetCounterDataSize)(CUpti_PmSampling_GetCounterDataSize_Params*) =
       nullptr;

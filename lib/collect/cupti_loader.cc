@@ -159,9 +159,11 @@ absl::StatusOr<const CuptiApi*> Load() {
   Resolve(h, "cuptiFinalize", &api.Finalize, &lookups);
   Lookups pm;  // optional: only PM sampling needs them
   Resolve(h, "cuptiProfilerInitialize", &api.ProfilerInitialize, &pm);
+  Resolve(h, "cuptiProfilerDeInitialize", &api.ProfilerDeInitialize, &pm);
   Resolve(h, "cuptiDeviceGetChipName", &api.DeviceGetChipName, &pm);
   Resolve(h, "cuptiPmSamplingGetCounterAvailability", &api.PmSamplingGetCounterAvailability, &pm);
   Resolve(h, "cuptiPmSamplingEnable", &api.PmSamplingEnable, &pm);
+  Resolve(h, "cuptiPmSamplingDisable", &api.PmSamplingDisable, &pm);
   Resolve(h, "cuptiPmSamplingSetConfig", &api.PmSamplingSetConfig, &pm);
   Resolve(h, "cuptiPmSamplingGetCounterDataSize", &api.PmSamplingGetCounterDataSize, &pm);
   Resolve(h, "cuptiPmSamplingCounterDataImageInitialize", &api.PmSamplingCounterDataImageInitialize,

@@ -110,6 +110,7 @@ absl::StatusOr<std::unique_ptr<DevicePmSampler>> DevicePmSampler::Create(const C
       !st.ok()) {
     return st;
   }
+  s->profiler_initialized_ = true;
   auto chip = GPUIDLE_PM_PARAMS(CUpti_Device_GetChipName_Params);
   chip.deviceIndex = static_cast<size_t>(device);
   if (absl::Status st = PmSamplingStatus(api, api.DeviceGetChipName(&chip), "chip name");
@@ -283,12 +284,20 @@ absl::Status DevicePmSampler::ChooseMetrics(const std::vector<uint8_t>& availabi
 }
 
 DevicePmSampler::~DevicePmSampler() {
-  // Stopped, never disabled (see the header); the host object is ours alone.
   if (running_) (void)Stop();
+  if (sampling_ != nullptr && api_.PmSamplingDisable != nullptr) {
+    auto p = GPUIDLE_PM_PARAMS(CUpti_PmSampling_Disable_Params);
+    p.pPmSamplingObject = sampling_;
+    api_.PmSamplingDisable(&p);
+  }
   if (host_ != nullptr) {
     auto done = GPUIDLE_PM_PARAMS(CUpti_Profiler_Host_Deinitialize_Params);
     done.pHostObject = host_;
     api_.ProfilerHostDeinitialize(&done);
+  }
+  if (profiler_initialized_ && api_.ProfilerDeInitialize != nullptr) {
+    auto p = GPUIDLE_PM_PARAMS(CUpti_Profiler_DeInitialize_Params);
+    api_.ProfilerDeInitialize(&p);
   }
 }
 

@@ -5,9 +5,12 @@
 //
 // Which counters: for each figure, the first of a few candidate metrics the chip offers
 // (kThroughputMetrics in pm_sampling.cc), all of them in one pass; a figure the chip lacks
-// stays "not measured". One sampler per device for the process's life: a stop only stops
-// (CUPTI's PmSamplingDisable tears down more than the device's sampling in CUDA 13.0, OpenXLA's
-// PM sampler notes the same), and the next collection starts the same sampler again.
+// stays "not measured". A device's sampler lives from the first collection that uses the device
+// to the first stop that detaches CUPTI: a stop that stays attached only stops it, and the next
+// collection starts it again; one that detaches destroys it first (stop, disable, the host
+// object, the profiler: CUPTI's teardown order), so that nothing of it outlives cuptiFinalize.
+// On the H100 (2026-12-07), samplers left enabled across a detach made the next collection
+// record no GPU work at all.
 #ifndef GPUIDLE_LIB_COLLECT_PM_SAMPLING_H_
 #define GPUIDLE_LIB_COLLECT_PM_SAMPLING_H_
 
@@ -36,6 +39,7 @@ class DevicePmSampler {
   // reason, in a line (no permission for profiling counters, a chip without PM sampling, ...).
   static absl::StatusOr<std::unique_ptr<DevicePmSampler>> Create(const CuptiApi& api, int device,
                                                                  int64_t interval_ns);
+  // Tears the device's sampling down (see above).
   ~DevicePmSampler();
   DevicePmSampler(const DevicePmSampler&) = delete;
   DevicePmSampler& operator=(const DevicePmSampler&) = delete;
@@ -65,6 +69,7 @@ class DevicePmSampler {
   std::vector<uint8_t> counter_data_;
   std::vector<uint8_t> counter_data_empty_;  // as initialised: restored after each decode
   bool running_ = false;
+  bool profiler_initialized_ = false;  // this sampler's cuptiProfilerInitialize, undone at the end
 };
 
 // The one way a PM-sampling failure reads: "<what> failed: <CUPTI's words>", with the remedy

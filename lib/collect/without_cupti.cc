@@ -31,7 +31,8 @@ absl::Status DecodeDeviceThroughput(std::vector<GpuThroughputSample>*, bool* ove
   return absl::OkStatus();
 }
 void StopDeviceThroughput() {}
-bool DeviceThroughputSetUp() { return false; }
+void ReleaseDeviceThroughput() {}
+bool CollectionDetachesAtStop() { return true; }
 
 // No NVTX in this build: nothing records markers, so they cost nothing.
 int AttachNvtx(NvtxExportTableGetter) { return 0; }

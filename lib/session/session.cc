@@ -173,9 +173,9 @@ absl::StatusOr<std::shared_ptr<CollectionResult>> Session::CloseCollectionLocked
     gpu_throughput = gpu_throughput_->Stop();
     gpu_throughput_.reset();
   }
-  // PM sampling, once set up, keeps CUPTI attached (collect/collection.h): the samplers are
-  // started again by the next collection.
-  if (DeviceThroughputSetUp()) after = CuptiAfterStop::kStayAttached;
+  // Nothing of PM sampling may outlive CUPTI (collect/pm_sampling.h), an earlier collection's
+  // samplers included.
+  if (after == CuptiAfterStop::kDetach && CollectionDetachesAtStop()) ReleaseDeviceThroughput();
   result->cost = start_cost_;
   StopCost stop_cost;
   absl::StatusOr<Timeline> timeline = StopCollection(after, &stop_cost);

@@ -29,6 +29,7 @@ struct FakeChip {
   std::vector<Sample> hardware;  // completed, not yet decoded
   size_t decoded_in_image = 0;
   int starts = 0, stops = 0;
+  std::vector<std::string> teardown;  // the teardown calls, in order
 };
 FakeChip* chip = nullptr;
 
@@ -67,6 +68,16 @@ CUptiResult Start(CUpti_PmSampling_Start_Params*) {
 }
 CUptiResult Stop(CUpti_PmSampling_Stop_Params*) {
   ++chip->stops;
+  chip->teardown.push_back("stop");
+  return CUPTI_SUCCESS;
+}
+CUptiResult Disable(CUpti_PmSampling_Disable_Params* p) {
+  EXPECT_EQ(p->pPmSamplingObject, kSampling);
+  chip->teardown.push_back("disable");
+  return CUPTI_SUCCESS;
+}
+CUptiResult DeInit(CUpti_Profiler_DeInitialize_Params*) {
+  chip->teardown.push_back("profiler");
   return CUPTI_SUCCESS;
 }
 // Decodes at most 2 samples per image, to make the sampler decode again.
@@ -92,7 +103,10 @@ CUptiResult HostInit(CUpti_Profiler_Host_Initialize_Params* p) {
   p->pHostObject = kHost;
   return CUPTI_SUCCESS;
 }
-CUptiResult HostDone(CUpti_Profiler_Host_Deinitialize_Params*) { return CUPTI_SUCCESS; }
+CUptiResult HostDone(CUpti_Profiler_Host_Deinitialize_Params*) {
+  chip->teardown.push_back("host");
+  return CUPTI_SUCCESS;
+}
 CUptiResult AddMetrics(CUpti_Profiler_Host_ConfigAddMetrics_Params* p) {
   for (size_t i = 0; i < p->numMetrics; ++i) {
     if (chip->offered.count(p->ppMetricNames[i]) == 0) return CUPTI_ERROR_INVALID_METRIC_NAME;
@@ -129,9 +143,11 @@ CuptiApi FakeApi() {
   CuptiApi api;
   api.GetResultString = &ResultString;
   api.ProfilerInitialize = &Init;
+  api.ProfilerDeInitialize = &DeInit;
   api.DeviceGetChipName = &ChipName;
   api.PmSamplingGetCounterAvailability = &Availability;
   api.PmSamplingEnable = &Enable;
+  api.PmSamplingDisable = &Disable;
   api.PmSamplingSetConfig = &SetConfig;
   api.PmSamplingGetCounterDataSize = &DataSize;
   api.PmSamplingCounterDataImageInitialize = &DataInit;
@@ -213,6 +229,16 @@ TEST_F(PmSamplingTest, DecodesSamplesIntoFiguresTheBusiestTensorPipeCounting) {
   ASSERT_TRUE((*s)->Stop().ok());
   EXPECT_EQ(chip_.starts, 1);
   EXPECT_EQ(chip_.stops, 1);
+}
+
+TEST_F(PmSamplingTest, ASamplerTearsItsSamplingDownInCuptisOrder) {
+  chip_.offered = {kSm, kDram};
+  absl::StatusOr<std::unique_ptr<DevicePmSampler>> s = DevicePmSampler::Create(api_, 0, 10'000'000);
+  ASSERT_TRUE(s.ok()) << s.status();
+  ASSERT_TRUE((*s)->Start().ok());
+  chip_.teardown.clear();  // the host objects of choosing the metrics
+  s->reset();              // before CUPTI is detached: nothing of it may outlive cuptiFinalize
+  EXPECT_THAT(chip_.teardown, ElementsAre("stop", "disable", "host", "profiler"));
 }
 
 TEST_F(PmSamplingTest, AChipOfferingNoneIsUnavailable) {
