@@ -186,6 +186,10 @@ struct TimelineSummary {
 // GpuMetrics, like StepGpu outside StepReport: clang cannot construct a nested struct with
 // member initialisers in a std::optional member of the struct that encloses it.)
 struct GpuThroughput {
+  // "pm_sampling": CUPTI's PM samples over time. "range_profiler": the counters of a Kineto
+  // trace's CUPTI range-profiler ranges, one sample per kernel or range, each weighing the same
+  // (Kineto made their times up); a merge of both names the side with more samples.
+  std::string source = "pm_sampling";
   int64_t samples = 0;           // in the steady state
   int64_t period_ns = 0;         // the median sample length
   double kernel_time_share = 0;  // of the samples' time, how much a kernel ran

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "model/trace_names.h"
 
 namespace gpuidle::internal {
 namespace {
@@ -160,6 +161,8 @@ std::optional<GpuMetrics::Throughput> SummariseThroughput(
     nvl_write.Add(s.nvlink_write_bytes_per_s, dur, busy);
   }
   if (th.samples == 0) return std::nullopt;
+  th.source = std::string(t.info.gpu_throughput_per_range ? kThroughputSourceRangeProfiler
+                                                          : kThroughputSourcePmSampling);
   th.period_ns = Median(lengths);
   th.kernel_time_share = total > 0 ? busy_total / total : 0;
   th.busy_samples = busy_samples;
@@ -401,6 +404,7 @@ void AddThroughput(const GpuThroughput& w, GpuThroughput* s) {
   s->kernel_time_share = MeanOf(s->kernel_time_share, static_cast<double>(s->samples),
                                 w.kernel_time_share, static_cast<double>(w.samples));
   s->period_ns = PositiveMeanOf(s->period_ns, s->samples, w.period_ns, w.samples);
+  if (w.samples > s->samples) s->source = w.source;
   s->samples += w.samples;
   s->busy_samples += w.busy_samples;
 }

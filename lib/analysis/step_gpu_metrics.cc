@@ -47,8 +47,11 @@ void FillStepGpuMetrics(const Timeline& t, int device, const std::vector<Interva
       readings.begin(), readings.end(),
       [](const GpuMetricSample* a, const GpuMetricSample* b) { return a->time_ns < b->time_ns; });
   std::vector<const GpuThroughputSample*> pm;
+  // Range-profiler counters lie at times Kineto made up: they tell no step from another.
   for (const GpuThroughputSample& s : t.gpu_throughput) {
-    if (s.device == device && s.end_ns > s.start_ns) pm.push_back(&s);
+    if (s.device == device && s.end_ns > s.start_ns && !t.info.gpu_throughput_per_range) {
+      pm.push_back(&s);
+    }
   }
   std::sort(pm.begin(), pm.end(), [](const GpuThroughputSample* a, const GpuThroughputSample* b) {
     return a->start_ns < b->start_ns;

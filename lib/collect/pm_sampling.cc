@@ -9,41 +9,6 @@
 namespace gpuidle::internal {
 namespace {
 
-// The figure a metric gives (GpuThroughputSample's fields).
-enum Role : int {
-  kSmActive,
-  kTensorActive,
-  kDram,
-  kPcieRead,
-  kPcieWrite,
-  kNvlinkRead,
-  kNvlinkWrite,
-};
-
-struct Candidate {
-  Role role;
-  const char* metric;
-};
-
-// Most important first: where the chip cannot take them all in one pass, the last go. For a
-// figure with several candidates the first the chip offers is taken, except the tensor pipes:
-// Hopper's warpgroup MMA (gmma) and the older MMA (hmma) are separate pipes, and a kernel uses
-// one of them, so every one offered is sampled and the busiest counts.
-constexpr Candidate kThroughputMetrics[] = {
-    {kSmActive, "sm__cycles_active.avg.pct_of_peak_sustained_elapsed"},
-    {kDram, "dram__throughput.avg.pct_of_peak_sustained_elapsed"},
-    {kDram, "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed"},
-    {kTensorActive, "sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_elapsed"},
-    {kTensorActive, "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_elapsed"},
-    {kTensorActive, "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed"},
-    {kPcieRead, "pcie__read_bytes.sum.per_second"},
-    {kPcieRead, "pcie__rx_bytes.sum.per_second"},
-    {kPcieWrite, "pcie__write_bytes.sum.per_second"},
-    {kPcieWrite, "pcie__tx_bytes.sum.per_second"},
-    {kNvlinkRead, "nvlrx__bytes.sum.per_second"},
-    {kNvlinkWrite, "nvltx__bytes.sum.per_second"},
-};
-
 // CUPTI's parameter structs: size set, the rest zero.
 template <typename T>
 T Params(size_t size) {
@@ -53,35 +18,6 @@ T Params(size_t size) {
   return p;
 }
 #define GPUIDLE_PM_PARAMS(type) Params<type>(type##_STRUCT_SIZE)
-
-void Put(GpuThroughputSample& s, int role, double value) {
-  const auto v = static_cast<float>(value);
-  switch (role) {
-    case kSmActive:
-      s.sm_active_pct = v;
-      break;
-    case kTensorActive:
-      s.tensor_active_pct = std::max(s.tensor_active_pct, v);
-      break;
-    case kDram:
-      s.dram_pct = v;
-      break;
-    case kPcieRead:
-      s.pcie_read_bytes_per_s = v;
-      break;
-    case kPcieWrite:
-      s.pcie_write_bytes_per_s = v;
-      break;
-    case kNvlinkRead:
-      s.nvlink_read_bytes_per_s = v;
-      break;
-    case kNvlinkWrite:
-      s.nvlink_write_bytes_per_s = v;
-      break;
-    default:
-      break;
-  }
-}
 
 }  // namespace
 
@@ -227,14 +163,14 @@ absl::Status DevicePmSampler::ChooseMetrics(const std::vector<uint8_t>& availabi
   };
 
   std::vector<const char*> chosen;
-  std::vector<int> roles;
-  for (const Candidate& c : kThroughputMetrics) {
-    const bool have_role = std::find(roles.begin(), roles.end(), c.role) != roles.end();
-    if (have_role && c.role != kTensorActive) continue;
+  std::vector<ThroughputFigure> roles;
+  for (const ThroughputMetric& c : kThroughputMetrics) {
+    const bool have_role = std::find(roles.begin(), roles.end(), c.figure) != roles.end();
+    if (have_role && c.figure != ThroughputFigure::kTensorActive) continue;
     if (absl::Status st = fresh_host(); !st.ok()) return st;
-    if (add({c.metric}) == CUPTI_SUCCESS) {
-      chosen.push_back(c.metric);
-      roles.push_back(c.role);
+    if (add({c.name.data()}) == CUPTI_SUCCESS) {
+      chosen.push_back(c.name.data());
+      roles.push_back(c.figure);
     }
   }
   if (chosen.empty()) {
@@ -377,7 +313,7 @@ absl::Status DevicePmSampler::DecodeOnce(std::vector<GpuThroughputSample>* out, 
     s.start_ns = static_cast<int64_t>(when.startTimestamp);
     s.end_ns = static_cast<int64_t>(when.endTimestamp);
     s.device = device_;
-    for (size_t m = 0; m < values.size(); ++m) Put(s, roles_[m], values[m]);
+    for (size_t m = 0; m < values.size(); ++m) PutThroughput(roles_[m], values[m], &s);
   }
   // The image again as initialised: faster than CUPTI's initialisation, and the next decode
   // starts at index 0.

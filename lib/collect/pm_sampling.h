@@ -4,10 +4,10 @@
 // what they gathered into GpuThroughputSamples (SM activity, tensor pipes, DRAM, PCIe, NVLink).
 //
 // Which counters: for each figure, the first of a few candidate metrics the chip offers
-// (kThroughputMetrics in pm_sampling.cc), all of them in one pass; a figure the chip lacks
-// stays "not measured". A device's sampler lives from the first collection that uses the device
-// to the first stop that detaches CUPTI: a stop that stays attached only stops it, and the next
-// collection starts it again; one that detaches destroys it first (stop, disable, the host
+// (kThroughputMetrics in model/throughput_metrics.h), all of them in one pass; a figure the chip
+// lacks stays "not measured". A device's sampler lives from the first collection that uses the
+// device to the first stop that detaches CUPTI: a stop that stays attached only stops it, and the
+// next collection starts it again; one that detaches destroys it first (stop, disable, the host
 // object, the profiler: CUPTI's teardown order), so that nothing of it outlives cuptiFinalize.
 // On the H100 (2026-12-07), samplers left enabled across a detach made the next collection
 // record no GPU work at all.
@@ -23,6 +23,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "collect/cupti_api.h"
+#include "model/throughput_metrics.h"
 #include "model/timeline.h"
 
 namespace gpuidle::internal {
@@ -62,8 +63,8 @@ class DevicePmSampler {
   const CuptiApi& api_;
   int device_;
   std::string chip_;
-  std::vector<std::string> metrics_;  // chosen, in kThroughputMetrics' order
-  std::vector<int> roles_;            // parallel: the figure each metric gives
+  std::vector<std::string> metrics_;     // chosen, in kThroughputMetrics' order
+  std::vector<ThroughputFigure> roles_;  // parallel: the figure each metric gives
   CUpti_Profiler_Host_Object* host_ = nullptr;
   CUpti_PmSampling_Object* sampling_ = nullptr;
   std::vector<uint8_t> counter_data_;

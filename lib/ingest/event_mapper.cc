@@ -52,17 +52,29 @@ void EventMapper::AddZeroTimestampRecords(uint64_t n) {
   }
 }
 
+void EventMapper::AddRange(int device, const DeviceOp& op,
+                           const std::optional<GpuThroughputSample>& counters) {
+  if (!AddOp(device, op)) return;
+  ++w_.profiler_ranges;
+  if (!counters) return;
+  ++w_.profiler_ranges_with_counters;
+  GpuThroughputSample& s = range_counters_.emplace_back(*counters);
+  s.start_ns = op.start_ns;
+  s.end_ns = op.end_ns;
+  s.device = device;
+}
+
 // cuda_profiler_range events without "args.device" lie on their device's pid, which is only
 // known to be a device's once the whole trace is read (device work, deviceProperties).
 void EventMapper::ResolveProfilerRanges() {
   absl::flat_hash_set<int> visible_device_ids(t_.info.visible_devices.begin(),
                                               t_.info.visible_devices.end());
-  for (const auto& [pid, op] : pending_ranges_) {
-    const int device = static_cast<int>(pid);
-    const bool known =
-        pid <= INT32_MAX && (device_slots_.contains(device) || visible_device_ids.contains(device));
+  for (const PendingRange& r : pending_ranges_) {
+    const int device = static_cast<int>(r.pid);
+    const bool known = r.pid <= INT32_MAX &&
+                       (device_slots_.contains(device) || visible_device_ids.contains(device));
     if (known) {
-      AddOp(device, op);
+      AddRange(device, r.op, r.counters);
     } else {
       ++w_.unplaced_ranges;
     }
@@ -291,14 +303,18 @@ void EventMapper::Map(const Event& e) {
       // skipped, never merged into device 0.
       size_t slot = 0;
       bool added = false;
-      if (e.device) {
-        added = AddOp(static_cast<int>(*e.device), op, &slot);
-      } else if (category == EventCategory::kProfilerRange) {
-        if (e.has_pid) {
-          pending_ranges_.emplace_back(e.pid, op);
+      if (category == EventCategory::kProfilerRange) {
+        std::optional<GpuThroughputSample> counters;
+        if (e.has_counters) counters = e.counters;
+        if (e.device) {
+          AddRange(static_cast<int>(*e.device), op, counters);
+        } else if (e.has_pid) {
+          pending_ranges_.push_back(PendingRange{e.pid, op, counters});
         } else {
           ++w_.unplaced_ranges;
         }
+      } else if (e.device) {
+        added = AddOp(static_cast<int>(*e.device), op, &slot);
       } else if (!e.has_pid) {
         added = AddOp(0, op, &slot);
       } else if (e.pid <= INT32_MAX) {

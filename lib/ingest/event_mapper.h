@@ -40,6 +40,9 @@ class EventMapper {
   // "PyTorch Profiler (0)") as [start, end) as written (before the base time); nullopt where it
   // wrote none.
   std::optional<std::pair<int64_t, int64_t>> profiler_span() const { return profiler_span_; }
+  // The GPU throughput counters of the cuda_profiler_range events placed on a device, one
+  // sample over each range's span, with the times as written (before the base time).
+  std::vector<GpuThroughputSample> TakeRangeCounters() { return std::move(range_counters_); }
 
  private:
   StringId InternText(absl::string_view text);
@@ -51,6 +54,8 @@ class EventMapper {
   int64_t StreamSlot(int64_t raw);
   // False where the op was dropped (beyond kMaxDevicesPerTrace).
   bool AddOp(int device, const DeviceOp& op, size_t* slot = nullptr);
+  // A cuda_profiler_range's op, and a sample of its counters where it has any.
+  void AddRange(int device, const DeviceOp& op, const std::optional<GpuThroughputSample>& counters);
   void ResolveProfilerRanges();
   // What the event's own collective args say (the unknown fields left unknown).
   CollectiveArgs CollectiveOf(const Event& e);
@@ -82,7 +87,13 @@ class EventMapper {
   std::optional<std::pair<int64_t, int64_t>> profiler_span_;
   absl::flat_hash_map<int, size_t> device_slots_;  // device -> index in t_.devices
   absl::flat_hash_map<int64_t, uint32_t> folded_streams_;
-  std::vector<std::pair<uint64_t, DeviceOp>> pending_ranges_;  // (pid, op)
+  struct PendingRange {
+    uint64_t pid = 0;
+    DeviceOp op;
+    std::optional<GpuThroughputSample> counters;
+  };
+  std::vector<PendingRange> pending_ranges_;
+  std::vector<GpuThroughputSample> range_counters_;
   std::vector<PendingCollective> pending_collectives_;
   std::vector<ParamComms> param_comms_;
   absl::flat_hash_map<int64_t, size_t> param_comms_by_external_id_;  // -> index in param_comms_

@@ -6,12 +6,14 @@
 #ifndef GPUIDLE_LIB_INGEST_KINETO_HANDLER_H_
 #define GPUIDLE_LIB_INGEST_KINETO_HANDLER_H_
 
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <string>
 
 #include "absl/base/attributes.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "core/text_safety.h"
@@ -24,6 +26,7 @@
 #include "ingest/trace_event.h"
 #include "ingest/trace_keys.h"
 #include "ingest/trace_numbers.h"
+#include "model/throughput_metrics.h"
 #include "model/timeline.h"
 #include "rapidjson/reader.h"
 
@@ -55,6 +58,10 @@ class KinetoHandler {
       field_ = EventField(k);
     } else if (in_events_ && rel == 2 && in_args_) {
       field_ = ArgField(k);
+      if (field_ == Field::kIgnored) {
+        counter_ = ThroughputFigureOf(k);
+        if (counter_) field_ = Field::kCounter;
+      }
     } else if (top_ == Top::kDeviceProperties && depth_ == 3) {
       prop_key_ = k == kDeviceIdKey              ? 1
                   : k == kDeviceNameKey          ? 2
@@ -250,7 +257,8 @@ class KinetoHandler {
   // field, and whether it is worth a warning, depends on the event's category, which may come
   // later in the event: FinishEvent decides.
   void Bad(Field f, Problem p, absl::string_view example) {
-    if (f == Field::kIgnored) return;
+    // The first problem of a field speaks for it (several counters share kCounter).
+    if (f == Field::kIgnored || (event_.bad & Bit(f)) != 0) return;
     event_.bad |= Bit(f);
     event_.problem[static_cast<int>(f)] = p;
     if (event_.example_field == Field::kIgnored) {
@@ -296,9 +304,10 @@ class KinetoHandler {
   uint32_t top_keys_seen_ = 0;
   uint32_t gpuidle_keys_seen_ = 0;
   uint32_t distributed_keys_seen_ = 0;
-  static_assert(static_cast<int>(GpuidleKey::kGpuThroughputUnavailable) < 32 &&
+  static_assert(static_cast<int>(GpuidleKey::kGpuThroughputSource) < 32 &&
                 static_cast<int>(Top::kGpuidle) < 32);
   Field field_ = Field::kIgnored;
+  std::optional<ThroughputFigure> counter_;  // the figure of a kCounter field
   int prop_key_ = 0;
   std::optional<int64_t> prop_id_;
   bool prop_id_bad_ = false;
@@ -480,6 +489,22 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool KinetoHandler::ArgValue(ScalarKind kind
                text, &warnings_);
     } else {
       Bad(field_, Problem::kWrongType, text);
+    }
+    return true;
+  }
+  if (field_ == Field::kCounter) {
+    // A number (Kineto writes them bare), or a string that spells one; a rate is never negative.
+    double value = 0;
+    if ((kind != kNumber && kind != kString) ||
+        !absl::SimpleAtod(absl::StripAsciiWhitespace(text), &value)) {
+      Bad(field_, Problem::kWrongType, text);
+    } else if (!std::isfinite(value)) {
+      Bad(field_, Problem::kOutOfRange, text);
+    } else if (value < 0) {
+      Bad(field_, Problem::kNegative, text);
+    } else {
+      PutThroughput(*counter_, value, &event_.counters);
+      event_.has_counters = true;
     }
     return true;
   }

@@ -78,6 +78,21 @@ void AppendWarnings(const ReaderWarnings& w, std::vector<std::string>* out) {
                                 " cuda_profiler_range events on no known device (no "
                                 "\"args.device\", and a \"pid\" that no device work has)"));
   }
+  if (w.profiler_ranges != 0) {
+    // Kineto's range profiler (torch.profiler's profiler_metrics) cannot run beside kernel
+    // tracing, and spreads its ranges evenly over the profiled span (CuptiRangeProfiler.cpp).
+    std::string line = absl::StrCat(
+        w.profiler_ranges,
+        " cuda_profiler_range events (CUPTI's range profiler: torch.profiler's profiler_metrics) "
+        "are read as device work, but Kineto spaces them evenly over the profiled span: their "
+        "times, and the busy and idle time between them, are not the GPU's; profile without "
+        "profiler_metrics for the idle analysis");
+    if (w.profiler_ranges_with_counters != 0) {
+      absl::StrAppend(&line, "; the GPU counters of ", w.profiler_ranges_with_counters,
+                      " of them are read as GPU throughput, each range weighing the same");
+    }
+    out->push_back(std::move(line));
+  }
   if (w.ops_beyond_device_limit != 0) {
     out->push_back(absl::StrCat("skipped ", w.ops_beyond_device_limit,
                                 " device events on devices beyond the first ", kMaxDevicesPerTrace,

@@ -33,6 +33,8 @@ struct ReaderWarnings {
   std::map<std::tuple<uint8_t, uint8_t, uint8_t, bool>, FieldWarning> fields;
   uint64_t not_objects = 0;      // entries of traceEvents that are not objects
   uint64_t unplaced_ranges = 0;  // cuda_profiler_range events on no known device
+  uint64_t profiler_ranges = 0;  // ... on one
+  uint64_t profiler_ranges_with_counters = 0;
   uint64_t cut_strings = 0;
   uint64_t invalid_utf8_bytes = 0;
   uint64_t ops_beyond_device_limit = 0;

@@ -21,6 +21,7 @@
 #include "core/text_safety.h"
 #include "ingest/byte_source.h"
 #include "model/report_names.h"
+#include "model/trace_names.h"
 #include "rapidjson/document.h"
 #include "rapidjson/error/en.h"
 #include "rapidjson/memorystream.h"
@@ -1098,6 +1099,13 @@ class ReportParser {
     if (v == nullptr) return absl::OkStatus();
     const Path here{&at, keys::kThroughput};
     GpuMetrics::Throughput& t = m->throughput.emplace();
+    // Reports before the range profiler's counters were read had PM samples only.
+    GPUIDLE_RETURN_IF_ERROR(String(*v, here, keys::kSource, &t.source, Need::kOptional));
+    if (t.source != kThroughputSourcePmSampling && t.source != kThroughputSourceRangeProfiler) {
+      return Error(Path{&here, keys::kSource},
+                   absl::StrCat("must be \"", kThroughputSourcePmSampling, "\" or \"",
+                                kThroughputSourceRangeProfiler, "\""));
+    }
     GPUIDLE_RETURN_IF_ERROR(Count(*v, here, keys::kSamples, &t.samples));
     GPUIDLE_RETURN_IF_ERROR(UpTo(*v, here, keys::kBusySamples, &t.busy_samples, t.samples,
                                  "at most samples", Need::kRequired));

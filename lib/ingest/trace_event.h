@@ -40,6 +40,9 @@ struct Event {
   // PyTorch's collective args (record_param_comms, NCCL kernels); "" / nullopt: not given.
   std::optional<int64_t> external_id, in_nelems, out_nelems, seq;
   std::string collective_name, dtype, group_name;
+  // A cuda_profiler_range's GPU throughput counters (its times and device not set here).
+  GpuThroughputSample counters;
+  bool has_counters = false;
   // Fields whose value could not be used (left unset above), and why.
   uint32_t bad = 0;
   std::array<Problem, kFieldCount> problem{};
@@ -74,6 +77,10 @@ struct Event {
     collective_name.clear();
     dtype.clear();
     group_name.clear();
+    if (has_counters) {
+      counters = GpuThroughputSample{};
+      has_counters = false;
+    }
     bad = 0;
     example_field = Field::kIgnored;
     example.clear();

@@ -35,6 +35,8 @@ absl::string_view ArgName(Field f) {
       return kGroupNameArg;
     case Field::kSeq:
       return kSeqArg;
+    case Field::kCounter:
+      return "<GPU counter>";
     case Field::kGpuidleKind:
       return kGpuidleKindArg;
     case Field::kGpuidleCategory:
@@ -166,6 +168,7 @@ GpuidleKey GpuidleKeyOf(absl::string_view k) {
   if (k == kGpuProcessesInfoKey) return GpuidleKey::kGpuProcesses;
   if (k == kGpuThroughputInfoKey) return GpuidleKey::kGpuThroughput;
   if (k == kGpuThroughputUnavailableInfoKey) return GpuidleKey::kGpuThroughputUnavailable;
+  if (k == kGpuThroughputSourceInfoKey) return GpuidleKey::kGpuThroughputSource;
   return GpuidleKey::kIgnored;
 }
 
@@ -205,6 +208,8 @@ absl::string_view GpuidleKeyName(GpuidleKey k) {
       return kGpuThroughputInfoKey;
     case GpuidleKey::kGpuThroughputUnavailable:
       return kGpuThroughputUnavailableInfoKey;
+    case GpuidleKey::kGpuThroughputSource:
+      return kGpuThroughputSourceInfoKey;
     case GpuidleKey::kIgnored:
       break;
   }

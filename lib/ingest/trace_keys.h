@@ -39,6 +39,8 @@ enum class Field : uint8_t {
   kDtype,
   kGroupName,
   kSeq,
+  // A GPU throughput counter (model/throughput_metrics.h) among a cuda_profiler_range's args.
+  kCounter,
   // gpuidle traces: the model's values where the Kineto name rules would give another.
   kGpuidleKind,
   kGpuidleCategory,
@@ -236,7 +238,8 @@ inline uint32_t FieldsUsed(EventCategory c) {
     case EventCategory::kProfilerRange:
       return timed | Bit(Field::kPid) | Bit(Field::kDevice) | Bit(Field::kStream) |
              Bit(Field::kCorrelation) | Bit(Field::kBytes) | Bit(Field::kGpuidleCopyKind) |
-             Bit(Field::kGpuidlePageable) | Bit(Field::kGpuidleCommunication);
+             Bit(Field::kGpuidlePageable) | Bit(Field::kGpuidleCommunication) |
+             (c == EventCategory::kProfilerRange ? Bit(Field::kCounter) : 0);
     case EventCategory::kRuntime:
       return timed | thread | Bit(Field::kCorrelation) | Bit(Field::kStream) |
              Bit(Field::kWaitOnStream) | Bit(Field::kGpuidleCategory);
@@ -298,6 +301,7 @@ enum class GpuidleKey : uint8_t {
   kGpuProcesses,
   kGpuThroughput,
   kGpuThroughputUnavailable,
+  kGpuThroughputSource,
 };
 
 // The keys whose values are tables of device readings.

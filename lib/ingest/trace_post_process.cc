@@ -148,6 +148,17 @@ absl::Status FinishTimeline(EventMapper& mapper, const ReaderWarnings& warnings,
   // Kineto writes time stamps relative to baseTimeNanoseconds; absolute times let traces of
   // several ranks line up.
   if (base_time_ns) GPUIDLE_RETURN_IF_ERROR(ShiftTimes(*base_time_ns, t));
+  // The range counters' times are their ranges', which the shift above kept in range.
+  std::vector<GpuThroughputSample> counters = mapper.TakeRangeCounters();
+  if (!counters.empty()) {
+    for (GpuThroughputSample& s : counters) {
+      s.start_ns += base_time_ns.value_or(0);
+      s.end_ns += base_time_ns.value_or(0);
+    }
+    t->gpu_throughput.insert(t->gpu_throughput.end(), counters.begin(), counters.end());
+    StableSortByKey(t->gpu_throughput, [](const GpuThroughputSample& s) { return s.start_ns; });
+    t->info.gpu_throughput_per_range = true;
+  }
   t->Finalize();
   if (t->info.source != "gpuidle") {
     std::optional<std::pair<int64_t, int64_t>> span = mapper.profiler_span();

@@ -254,6 +254,10 @@ struct TimelineInfo {
   // Why a live capture has no throughput samples though they were asked for (one line: the
   // device, driver or permissions that refused them); "" otherwise.
   std::string gpu_throughput_unavailable;
+  // The throughput samples are the counters of CUPTI range-profiler ranges (a Kineto trace's
+  // cuda_profiler_range events: one per kernel or range, over times Kineto made up), not PM
+  // samples over time.
+  bool gpu_throughput_per_range = false;
 
   // What the producer skipped or doubts without rejecting the input, one line each (a field
   // that could not be used, with how many events it affected). The report repeats them.

@@ -414,6 +414,7 @@ void GpuMetricsField(Json& w, const std::optional<GpuMetrics>& metrics) {
     const GpuMetrics::Throughput& t = *m.throughput;
     Str(w, keys::kThroughput);
     w.StartObject();
+    StringField(w, keys::kSource, t.source);
     Int64Field(w, keys::kSamples, t.samples);
     Int64Field(w, keys::kBusySamples, t.busy_samples);
     Int64Field(w, keys::kPeriodNs, t.period_ns);

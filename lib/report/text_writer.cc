@@ -14,6 +14,7 @@
 #include "core/text_safety.h"
 #include "core/time_units.h"
 #include "gpuidle/report.h"
+#include "model/trace_names.h"
 #include "report/advice_text.h"
 #include "report/phases.h"
 #include "report/writer.h"
@@ -344,8 +345,11 @@ void GpuMetricsLines(const GpuMetrics& m, std::string* out) {
     };
     rate("PCIe", t.pcie_read_bytes_per_s, t.pcie_write_bytes_per_s);
     rate("NVLink", t.nvlink_read_bytes_per_s, t.nvlink_write_bytes_per_s);
-    absl::StrAppend(out, "  GPU throughput while busy (PM sampling, ", t.busy_samples, " of ",
-                    t.samples, " samples busy)", rates.empty() ? "" : ": ",
+    const std::string basis =
+        t.source == kThroughputSourceRangeProfiler
+            ? absl::StrCat("CUPTI range profiler, ", t.samples, " ranges, each weighing the same")
+            : absl::StrCat("PM sampling, ", t.busy_samples, " of ", t.samples, " samples busy");
+    absl::StrAppend(out, "  GPU throughput while busy (", basis, ")", rates.empty() ? "" : ": ",
                     absl::StrJoin(rates, ", "), "\n");
   } else if (!m.throughput_unavailable.empty()) {
     absl::StrAppend(out, "  GPU throughput not sampled: ", Printable(m.throughput_unavailable),
@@ -399,10 +403,11 @@ void NoGpuMetricsLine(const Report& r, const DeviceReport& d, std::string* out) 
   for (const DeviceReport& other : r.devices) {
     if (other.gpu_metrics) return;
   }
-  absl::StrAppend(
-      out, "  GPU metrics: none in this trace (",
-      r.source == "gpuidle" ? "it was captured without NVML" : "torch.profiler traces carry none",
-      "; a live gpuidle capture reads NVML)\n");
+  absl::StrAppend(out, "  GPU metrics: none in this trace (",
+                  r.source == "gpuidle"
+                      ? "it was captured without NVML"
+                      : "torch.profiler traces carry none, but for profiler_metrics' counters",
+                  "; a live gpuidle capture reads NVML)\n");
 }
 
 void Device(const Report& r, const DeviceReport& d, const Palette& paint, std::string* out) {

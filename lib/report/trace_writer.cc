@@ -625,6 +625,10 @@ class TraceFormatter {
       key(kGpuThroughputUnavailableInfoKey);
       AppendString(&out_, info.gpu_throughput_unavailable);
     }
+    if (info.gpu_throughput_per_range) {
+      key(kGpuThroughputSourceInfoKey);
+      AppendString(&out_, kThroughputSourceRangeProfiler);
+    }
     if (!AppendReadings(kGpuMetricsInfoKey, t_.gpu_metrics,
                         std::span<const ReadingColumn<GpuMetricSample>>(kGpuMetricColumns)) ||
         !AppendReadings(kGpuProcessesInfoKey, t_.gpu_processes,

@@ -125,6 +125,9 @@ std::string FirstReadingDifference(const Timeline& a, const Timeline& b) {
   if (a.info.gpu_throughput_unavailable != b.info.gpu_throughput_unavailable) {
     return "gpu_throughput_unavailable";
   }
+  if (a.info.gpu_throughput_per_range != b.info.gpu_throughput_per_range) {
+    return "gpu_throughput_per_range";
+  }
   if (a.gpu_metrics.size() != b.gpu_metrics.size()) {
     return absl::StrCat("reading count ", a.gpu_metrics.size(), " != ", b.gpu_metrics.size());
   }
@@ -237,6 +240,24 @@ TEST(GpuReadingsTrace, WhyThroughputWasUnavailableComesBack) {
   absl::StatusOr<Timeline> back = ReadText(trace);
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(FirstReadingDifference(t, *back), "");
+}
+
+// The gpuidle trace of a Kineto trace's range-profiler counters says where they came from, and
+// its analysis names that source as the first one did.
+TEST(GpuReadingsTrace, RangeProfilerCountersComeBackAsSuch) {
+  Timeline t = RunWithReadings();
+  t.info.gpu_throughput_per_range = true;
+  const std::string trace = FormatGpuidleTrace(t);
+  EXPECT_THAT(trace, HasSubstr(R"("gpu_throughput_source": "range_profiler")"));
+  absl::StatusOr<Timeline> back = ReadText(trace);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(FirstReadingDifference(t, *back), "");
+  EXPECT_THAT(GpuMetricsJson(*back), HasSubstr(R"("source":"range_profiler")"));
+  // A value this reader does not know is refused, as the rest of the "gpuidle" object's are.
+  std::string other = trace;
+  other.replace(other.find("\"range_profiler\""), 16, "\"nsight\"");
+  EXPECT_THAT(ReadText(other).status().message(),
+              HasSubstr(R"("gpu_throughput_source" = "nsight" is not "pm_sampling" or )"));
 }
 
 TEST(GpuReadingsTrace, AnalysisOfTheTraceGivesTheLiveReportsGpuMetrics) {

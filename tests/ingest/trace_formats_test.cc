@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
 #include "gmock/gmock.h"
+#include "gpuidle/analyze.h"
 #include "gtest/gtest.h"
 #include "ingest/read_trace.h"
 #include "model/timeline.h"
@@ -18,9 +19,11 @@ namespace gpuidle::internal {
 namespace {
 
 using ::gpuidle::testing::TempDir;
+using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::Not;
 using ::testing::SizeIs;
 
 std::string FormatPath(absl::string_view name) {
@@ -304,7 +307,97 @@ TEST_F(TraceFormatsTest, ReadsProfilerRangesOnADeviceAsKernels) {
   EXPECT_EQ(t.devices[1].device, 2);
   ASSERT_THAT(t.devices[1].ops, SizeIs(1));
   EXPECT_THAT(t.info.warnings,
-              ElementsAre(HasSubstr("skipped 1 cuda_profiler_range events on no known device")));
+              ElementsAre(HasSubstr("skipped 1 cuda_profiler_range events on no known device"),
+                          HasSubstr("3 cuda_profiler_range events (CUPTI's range profiler: "
+                                    "torch.profiler's profiler_metrics) are read as device work, "
+                                    "but Kineto spaces them evenly over the profiled span")));
+  EXPECT_THAT(t.gpu_throughput, IsEmpty());  // no counters among their args
+  EXPECT_FALSE(t.info.gpu_throughput_per_range);
+}
+
+// Kineto writes the range profiler's metrics as the ranges' args, named as CUPTI names them
+// (CuptiRangeProfiler.cpp, addRangeEvents): those gpuidle's PM sampling reads become
+// throughput samples over each range, on the time base of the rest of the trace.
+TEST_F(TraceFormatsTest, ReadsTheThroughputCountersOfProfilerRanges) {
+  const Timeline t = ReadEvents(
+      {
+          X("cuda_profiler_range", "void elementwise_kernel<128, 4>", "10", "5",
+            R"({"device": 0, "dram__throughput.avg.pct_of_peak_sustained_elapsed": 88.5,)"
+            R"( "sm__cycles_active.avg.pct_of_peak_sustained_elapsed": 97,)"
+            R"( "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum": 1.2e+06,)"
+            R"( "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_elapsed": 1.5,)"
+            R"( "sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_elapsed": 0.5})"),
+          // On its device's pid, placed once the trace is read; a counter as a numeric string.
+          X("cuda_profiler_range", "gemm", "15", "5",
+            R"({"dram__throughput.avg.pct_of_peak_sustained_elapsed": "20",)"
+            R"( "pcie__read_bytes.sum.per_second": 1e9})"),
+          // Values no rate can have: the range stays, the counter goes (one warning each).
+          X("cuda_profiler_range", "bad", "20", "2",
+            R"({"device": 0, "dram__throughput.avg.pct_of_peak_sustained_elapsed": -3,)"
+            R"( "sm__cycles_active.avg.pct_of_peak_sustained_elapsed": "n/a"})"),
+          X("cuda_profiler_range", "bad too", "22", "2",
+            R"({"device": 0, "sm__cycles_active.avg.pct_of_peak_sustained_elapsed": "n/a"})"),
+          // The same names on a kernel are no range counters.
+          X("kernel", "k", "30", "5",
+            R"({"device": 0, "dram__throughput.avg.pct_of_peak_sustained_elapsed": 50})"),
+      },
+      R"("baseTimeNanoseconds": 1000000,)");
+  ASSERT_THAT(t.devices, SizeIs(1));
+  EXPECT_THAT(t.devices[0].ops, SizeIs(5));
+  ASSERT_THAT(t.gpu_throughput, SizeIs(2));
+  EXPECT_TRUE(t.info.gpu_throughput_per_range);
+  const GpuThroughputSample& a = t.gpu_throughput[0];
+  EXPECT_EQ(a.device, 0);
+  EXPECT_EQ(a.start_ns, 1'010'000);  // 10 us after the base time
+  EXPECT_EQ(a.end_ns, 1'015'000);
+  EXPECT_FLOAT_EQ(a.dram_pct, 88.5f);
+  EXPECT_FLOAT_EQ(a.sm_active_pct, 97.0f);
+  EXPECT_FLOAT_EQ(a.tensor_active_pct, 1.5f);  // the busier of the two tensor pipes
+  EXPECT_LT(a.pcie_read_bytes_per_s, 0);       // not measured
+  const GpuThroughputSample& b = t.gpu_throughput[1];
+  EXPECT_EQ(b.start_ns, 1'015'000);
+  EXPECT_FLOAT_EQ(b.dram_pct, 20.0f);
+  EXPECT_FLOAT_EQ(b.pcie_read_bytes_per_s, 1e9f);
+  EXPECT_LT(b.sm_active_pct, 0);
+  EXPECT_THAT(
+      t.info.warnings,
+      ElementsAre(
+          // An event's first unusable counter speaks for it.
+          "ignored the \"args.<GPU counter>\" of 1 cuda_profiler_range events: it is not a number "
+          "(first: \"n/a\")",
+          "ignored the \"args.<GPU counter>\" of 1 cuda_profiler_range events: it is negative "
+          "(first: \"-3\")",
+          HasSubstr("; the GPU counters of 2 of them are read as GPU throughput, each range "
+                    "weighing the same")));
+}
+
+// A trace in the shape torch.profiler writes with profiler_metrics: ranges spread evenly over the
+// profiled span, mostly an elementwise kernel that streams memory. The report tells it
+// memory-bound from the counters, and says the ranges' times are not the GPU's.
+TEST(RangeProfilerTrace, TellsAMemoryBoundDeviceFromItsCounters) {
+  absl::StatusOr<Report> r = AnalyzeTraceFiles({FormatPath("range_profiler_counters.json")});
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->devices.size(), 1u);
+  ASSERT_TRUE(r->devices[0].gpu_metrics.has_value());
+  const GpuMetrics& m = *r->devices[0].gpu_metrics;
+  EXPECT_EQ(m.samples, 0);  // no NVML readings
+  ASSERT_TRUE(m.throughput.has_value());
+  EXPECT_EQ(m.throughput->source, "range_profiler");
+  EXPECT_GE(m.throughput->samples, 30);
+  // 3 of 4 ranges at 89%, the rest at 55%: each range weighs the same.
+  EXPECT_NEAR(m.throughput->dram_pct, 80.5, 2);
+  EXPECT_NEAR(m.throughput->tensor_active_pct, 0, 1e-9);
+  ASSERT_FALSE(m.findings.empty());
+  EXPECT_EQ(m.findings[0].kind, "memory_bound");
+  EXPECT_THAT(r->warnings, Contains(HasSubstr("Kineto spaces them evenly over the profiled span")));
+  const absl::StatusOr<std::string> text = FormatReport(*r, "text");
+  ASSERT_TRUE(text.ok());
+  EXPECT_THAT(*text, HasSubstr("GPU throughput while busy (CUPTI range profiler, "));
+  EXPECT_THAT(*text, HasSubstr("busy, but memory-bound: DRAM at 8"));
+  EXPECT_THAT(*text, Not(HasSubstr("GPU metrics: none in this trace")));
+  const absl::StatusOr<std::string> json = FormatReport(*r, "json");
+  ASSERT_TRUE(json.ok());
+  EXPECT_THAT(*json, HasSubstr(R"("source": "range_profiler")"));
 }
 
 // --- cuda_sync: the GPU side of syncs and waits gives the calls their streams ---

@@ -670,8 +670,8 @@ TEST(TextWriter, SaysOnceWhenATraceHasNoGpuMetrics) {
   r.devices[1].device = 1;
   const std::string text = Unwrapped(WriteText(r));
   const std::string line =
-      "\n  GPU metrics: none in this trace (torch.profiler traces carry none; a live gpuidle "
-      "capture reads NVML)\n";
+      "\n  GPU metrics: none in this trace (torch.profiler traces carry none, but for "
+      "profiler_metrics' counters; a live gpuidle capture reads NVML)\n";
   EXPECT_THAT(text, HasSubstr(line));
   EXPECT_EQ(text.find("GPU metrics"), text.rfind("GPU metrics")) << "once, not per device";
   EXPECT_LT(text.find("GPU metrics"), text.find("GPU 1")) << "under the first device";

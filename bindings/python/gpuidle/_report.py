@@ -180,6 +180,9 @@ class GpuThroughput:
     busy_samples: int  #: samples kernels ran at least half of: the figures' basis
     period_ns: int
     kernel_time_share: float  #: of the samples' time, how much kernels ran, 0..1
+    #: "pm_sampling" (PM samples over time) or "range_profiler" (a Kineto trace's range-profiler
+    #: counters, one sample per range, each weighing the same)
+    source: str = "pm_sampling"
     sm_active_pct: Optional[float] = None
     tensor_active_pct: Optional[float] = None
     dram_pct: Optional[float] = None
