@@ -186,10 +186,6 @@ struct TimelineSummary {
 // GpuMetrics, like StepGpu outside StepReport: clang cannot construct a nested struct with
 // member initialisers in a std::optional member of the struct that encloses it.)
 struct GpuThroughput {
-  // "pm_sampling": CUPTI's PM samples over time. "range_profiler": the counters of a Kineto
-  // trace's CUPTI range-profiler ranges, one sample per kernel or range, each weighing the same
-  // (Kineto made their times up); a merge of both names the side with more samples.
-  std::string source = "pm_sampling";
   int64_t samples = 0;           // in the steady state
   int64_t period_ns = 0;         // the median sample length
   double kernel_time_share = 0;  // of the samples' time, how much a kernel ran
@@ -201,6 +197,10 @@ struct GpuThroughput {
   double pcie_write_bytes_per_s = -1;
   double nvlink_read_bytes_per_s = -1;
   double nvlink_write_bytes_per_s = -1;
+  // "pm_sampling": CUPTI's PM samples over time. "range_profiler": the counters of a Kineto
+  // trace's CUPTI range-profiler ranges, one sample per kernel or range, each weighing the same
+  // (Kineto made their times up); a merge of both names the side with more samples.
+  std::string source = "pm_sampling";
 };
 
 // What NVML showed of a device during a live collection's steady state (docs/ANALYSIS.md, "GPU
@@ -510,6 +510,11 @@ struct GPUIDLE_EXPORT Report {
   // (AnalysisOptions::as_recorded), "not_known" (a trace of another profiler, or of a gpuidle
   // that did not record its cost).
   std::string tracer_time = "not_known";
+  // "recorded": the device work's times are the GPU's. "made_up": an input's device work is
+  // CUPTI range-profiler ranges (torch.profiler's profiler_metrics), which Kineto spreads evenly
+  // over the profiled span: the busy and idle time say nothing of the GPU (docs/TRACE_INPUTS.md,
+  // "GPU counters").
+  std::string device_times = "recorded";
   // Warnings about the input that did not stop the analysis (fields skipped, ranks missing).
   std::vector<std::string> warnings;
   std::vector<GapRecord> longest_gaps;      // longest first

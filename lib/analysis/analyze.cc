@@ -450,6 +450,7 @@ absl::StatusOr<Report> AnalyzeTimeline(const Timeline& t, const std::string& inp
     r.wall_clock_offset_ns = t.info.wall_clock_offset_ns;
   }
   report.step_source = StepSource(t, steps);
+  if (t.info.device_times_made_up) report.device_times = std::string(report_values::kMadeUp);
   const TimelineIndex index(t, options);
   NoteFilteredTrace(t, index, &report);
   HostStacks stacks(t, index.python_frames());

@@ -184,13 +184,19 @@ void ThroughputFindings(const GpuMetrics::Throughput& th, std::vector<GpuMetrics
                                  : "";
   const std::string sm =
       th.sm_active_pct >= 0 ? absl::StrFormat(", SMs active %.0f%%", th.sm_active_pct) : "";
+  // Range-profiler counters are means over kernels, not over time: a short kernel weighs as
+  // much as a long one, and the finding says so.
+  const std::string basis = th.source == kThroughputSourceRangeProfiler
+                                ? absl::StrCat(" (the mean of ", th.busy_samples,
+                                               " profiled ranges, each weighing the same)")
+                                : "";
   if (th.dram_pct >= kMemoryBoundDramPct &&
       (th.tensor_active_pct < 0 || th.tensor_active_pct < kComputeBoundTensorPct)) {
     out->push_back(
         {"memory_bound",
          absl::StrFormat("busy, but memory-bound: DRAM at %.0f%% of its peak while kernels ran",
                          th.dram_pct) +
-             tensor + sm,
+             tensor + sm + basis,
          "the kernels move more bytes than they compute on: fuse elementwise operations "
          "(torch.compile), keep tensors in bf16 or fp8 to move fewer bytes, and raise the batch "
          "or sequence size of matmul-heavy layers; faster clocks or fewer idle gaps will not "
@@ -202,7 +208,7 @@ void ThroughputFindings(const GpuMetrics::Throughput& th, std::vector<GpuMetrics
         {"sm_underused",
          absl::StrFormat("busy, but the SMs were active only %.0f%% of the time kernels ran",
                          th.sm_active_pct) +
-             tensor,
+             tensor + basis,
          "the kernels are too small to fill the GPU: larger batches, fused kernels, or several "
          "independent streams of work"});
   }

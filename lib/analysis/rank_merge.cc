@@ -763,6 +763,7 @@ absl::StatusOr<Report> MergeRanks(std::vector<Report> ranks, const std::vector<s
     job.record_limit_reached |= r.record_limit_reached;
     if (job.step_source.empty()) job.step_source = r.step_source;
     if (job.tracer_time == report_values::kNotKnown) job.tracer_time = r.tracer_time;
+    if (r.device_times == report_values::kMadeUp) job.device_times = r.device_times;
     if (r.coverage) {
       Coverage& c = job.coverage.emplace(job.coverage.value_or(Coverage{}));
       c.windows += r.coverage->windows;

@@ -190,6 +190,7 @@ void WindowAggregate::Add(int64_t start_ns, int64_t end_ns, const Report* window
   s.steps_not_listed += w.steps_not_listed;
   if (s.step_source.empty()) s.step_source = w.step_source;
   if (s.tracer_time == report_values::kNotKnown) s.tracer_time = w.tracer_time;
+  if (w.device_times == report_values::kMadeUp) s.device_times = w.device_times;
   s.visible_device_count = std::max(s.visible_device_count, w.visible_device_count);
   for (int u : w.unused_devices) {
     if (std::find(unused_.begin(), unused_.end(), u) == unused_.end()) unused_.push_back(u);

@@ -124,8 +124,11 @@ bool KinetoHandler::GpuidleValue(ScalarKind kind, absl::string_view text) {
       return true;
     }
     case GpuidleKey::kRecordLimitReached:
+    case GpuidleKey::kDeviceTimesMadeUp:
       if (kind != kBool) return wrong_type("a boolean");
-      info.record_limit_reached = text == kJsonTrue;
+      (gpuidle_key_ == GpuidleKey::kRecordLimitReached ? info.record_limit_reached
+                                                       : info.device_times_made_up) =
+          text == kJsonTrue;
       return true;
     case GpuidleKey::kWallClockOffsetNs:
       return integer(&info.wall_clock_offset_ns, true);

@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 
@@ -257,8 +258,9 @@ class KinetoHandler {
   // field, and whether it is worth a warning, depends on the event's category, which may come
   // later in the event: FinishEvent decides.
   void Bad(Field f, Problem p, absl::string_view example) {
-    // The first problem of a field speaks for it (several counters share kCounter).
-    if (f == Field::kIgnored || (event_.bad & Bit(f)) != 0) return;
+    if (f == Field::kIgnored) return;
+    // Several counters share kCounter: the first unusable one speaks for them.
+    if (f == Field::kCounter && (event_.bad & Bit(f)) != 0) return;
     event_.bad |= Bit(f);
     event_.problem[static_cast<int>(f)] = p;
     if (event_.example_field == Field::kIgnored) {
@@ -304,7 +306,7 @@ class KinetoHandler {
   uint32_t top_keys_seen_ = 0;
   uint32_t gpuidle_keys_seen_ = 0;
   uint32_t distributed_keys_seen_ = 0;
-  static_assert(static_cast<int>(GpuidleKey::kGpuThroughputSource) < 32 &&
+  static_assert(static_cast<int>(GpuidleKey::kDeviceTimesMadeUp) < 32 &&
                 static_cast<int>(Top::kGpuidle) < 32);
   Field field_ = Field::kIgnored;
   std::optional<ThroughputFigure> counter_;  // the figure of a kCounter field
@@ -498,8 +500,8 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool KinetoHandler::ArgValue(ScalarKind kind
     if ((kind != kNumber && kind != kString) ||
         !absl::SimpleAtod(absl::StripAsciiWhitespace(text), &value)) {
       Bad(field_, Problem::kWrongType, text);
-    } else if (!std::isfinite(value)) {
-      Bad(field_, Problem::kOutOfRange, text);
+    } else if (!std::isfinite(value) || value > std::numeric_limits<float>::max()) {
+      Bad(field_, Problem::kOutOfRange, text);  // a sample keeps floats
     } else if (value < 0) {
       Bad(field_, Problem::kNegative, text);
     } else {

@@ -224,6 +224,14 @@ class ReportParser {
     GPUIDLE_RETURN_IF_ERROR(String(doc, root, keys::kStepSource, &r.step_source));
     // Optional: reports before it lack it.
     GPUIDLE_RETURN_IF_ERROR(String(doc, root, keys::kTracerTime, &r.tracer_time, Need::kOptional));
+    // Reports before it had recorded times only.
+    GPUIDLE_RETURN_IF_ERROR(
+        String(doc, root, keys::kDeviceTimes, &r.device_times, Need::kOptional));
+    if (r.device_times != report_values::kRecorded && r.device_times != report_values::kMadeUp) {
+      return Error(Path{&root, keys::kDeviceTimes},
+                   absl::StrCat("must be \"", report_values::kRecorded, "\" or \"",
+                                report_values::kMadeUp, "\""));
+    }
     if (r.tracer_time != report_values::kTakenOut && r.tracer_time != report_values::kAsRecorded &&
         r.tracer_time != report_values::kNotKnown) {
       return Error({&root, keys::kTracerTime},

@@ -169,6 +169,7 @@ GpuidleKey GpuidleKeyOf(absl::string_view k) {
   if (k == kGpuThroughputInfoKey) return GpuidleKey::kGpuThroughput;
   if (k == kGpuThroughputUnavailableInfoKey) return GpuidleKey::kGpuThroughputUnavailable;
   if (k == kGpuThroughputSourceInfoKey) return GpuidleKey::kGpuThroughputSource;
+  if (k == kDeviceTimesMadeUpInfoKey) return GpuidleKey::kDeviceTimesMadeUp;
   return GpuidleKey::kIgnored;
 }
 
@@ -210,6 +211,8 @@ absl::string_view GpuidleKeyName(GpuidleKey k) {
       return kGpuThroughputUnavailableInfoKey;
     case GpuidleKey::kGpuThroughputSource:
       return kGpuThroughputSourceInfoKey;
+    case GpuidleKey::kDeviceTimesMadeUp:
+      return kDeviceTimesMadeUpInfoKey;
     case GpuidleKey::kIgnored:
       break;
   }

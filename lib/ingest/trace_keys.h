@@ -302,6 +302,7 @@ enum class GpuidleKey : uint8_t {
   kGpuThroughput,
   kGpuThroughputUnavailable,
   kGpuThroughputSource,
+  kDeviceTimesMadeUp,
 };
 
 // The keys whose values are tables of device readings.

@@ -144,6 +144,14 @@ absl::Status FinishTimeline(EventMapper& mapper, const ReaderWarnings& warnings,
                             std::optional<int64_t> base_time_ns, Timeline* t) {
   mapper.Finish();
   AppendWarnings(warnings, &t->info.warnings);
+  if (warnings.profiler_ranges != 0) {
+    t->info.device_times_made_up = true;
+  } else if (t->info.device_times_made_up) {  // a gpuidle trace written from such ranges
+    t->info.warnings.push_back(
+        "this gpuidle trace was written from CUPTI range-profiler ranges (torch.profiler's "
+        "profiler_metrics), which Kineto spaces evenly over the profiled span: the busy and idle "
+        "time between them are not the GPU's");
+  }
   AttachCallStreams(mapper.syncs(), t, mapper.event_records());
   // Kineto writes time stamps relative to baseTimeNanoseconds; absolute times let traces of
   // several ranks line up.

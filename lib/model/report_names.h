@@ -61,6 +61,7 @@ inline constexpr absl::string_view kUnusedDevices = "unused_devices";
 inline constexpr absl::string_view kVisibleDevices = "visible_devices";
 inline constexpr absl::string_view kStepSource = "step_source";
 inline constexpr absl::string_view kTracerTime = "tracer_time";
+inline constexpr absl::string_view kDeviceTimes = "device_times";
 inline constexpr absl::string_view kWarnings = "warnings";
 inline constexpr absl::string_view kRanks = "ranks";
 inline constexpr absl::string_view kStragglerRank = "straggler_rank";
@@ -261,9 +262,9 @@ inline constexpr absl::string_view kAll[] = {
     kSubcause, kEvidence, kSite, kFix, kParts, kCollectives,
     // the top level
     kSchema, kGenerator, kSource, kInputs, kWindow, kCompleteness, kCoverage, kServing,
-    kVisibleDeviceCount, kUnusedDevices, kVisibleDevices, kStepSource, kTracerTime, kWarnings,
-    kRanks, kStragglerRank, kStragglers, kClock, kDevices, kStepsNotListed, kSteps, kLongestGaps,
-    kOffenders, kPeriodicWork, kVerdict, kAdvice, kOptions,
+    kVisibleDeviceCount, kUnusedDevices, kVisibleDevices, kStepSource, kTracerTime, kDeviceTimes,
+    kWarnings, kRanks, kStragglerRank, kStragglers, kClock, kDevices, kStepsNotListed, kSteps,
+    kLongestGaps, kOffenders, kPeriodicWork, kVerdict, kAdvice, kOptions,
     // completeness, coverage, serving, visible_devices[], ranks[], clock
     kStatus, kDroppedRecords, kZeroTimestampRecords, kRecordLimitReached, kWindows, kTracedNs,
     kTracedUntilNs, kFirstWindowNs, kPeriodNs, kRequests, kRequestsPerS, kLatency, kRunKnown,
@@ -300,6 +301,9 @@ inline constexpr absl::string_view kUnknown = "unknown";  // the source does not
 inline constexpr absl::string_view kTakenOut = "taken_out";
 inline constexpr absl::string_view kAsRecorded = "as_recorded";
 inline constexpr absl::string_view kNotKnown = "not_known";
+
+inline constexpr absl::string_view kRecorded = "recorded";
+inline constexpr absl::string_view kMadeUp = "made_up";
 
 }  // namespace report_values
 

@@ -175,8 +175,9 @@ struct GpuProcessSeen {
 };
 
 // One sample of a device's throughput by CUPTI's PM sampling during a live collection
-// (docs/ANALYSIS.md, "GPU throughput"): the device's averages over [start_ns, end_ns). A figure
-// that was not measured (the device does not count it) is negative.
+// (docs/ANALYSIS.md, "GPU throughput"), or the counters of one CUPTI range-profiler range of a
+// Kineto trace (TimelineInfo::gpu_throughput_per_range): the device's averages over
+// [start_ns, end_ns). A figure that was not measured (the device does not count it) is negative.
 struct GpuThroughputSample {
   int64_t start_ns = 0;  // on the timeline's clock
   int64_t end_ns = 0;
@@ -258,6 +259,9 @@ struct TimelineInfo {
   // cuda_profiler_range events: one per kernel or range, over times Kineto made up), not PM
   // samples over time.
   bool gpu_throughput_per_range = false;
+  // The device work's times are not the GPU's: Kineto spreads CUPTI range-profiler ranges evenly
+  // over the profiled span (docs/TRACE_INPUTS.md, "GPU counters").
+  bool device_times_made_up = false;
 
   // What the producer skipped or doubts without rejecting the input, one line each (a field
   // that could not be used, with how many events it affected). The report repeats them.
@@ -275,7 +279,8 @@ struct Timeline {
   // processes seen on them (empty otherwise; bounded by the sampler).
   std::vector<GpuMetricSample> gpu_metrics;
   std::vector<GpuProcessSeen> gpu_processes;
-  // Live captures with PM sampling: the devices' throughput samples, sorted by start_ns.
+  // Live captures with PM sampling (or a Kineto trace's range-profiler counters): the devices'
+  // throughput samples, sorted by start_ns.
   std::vector<GpuThroughputSample> gpu_throughput;
   TimelineInfo info;
 

@@ -64,6 +64,8 @@ inline constexpr absl::string_view kGpuThroughputUnavailableInfoKey = "gpu_throu
 inline constexpr absl::string_view kGpuThroughputSourceInfoKey = "gpu_throughput_source";
 inline constexpr absl::string_view kThroughputSourcePmSampling = "pm_sampling";
 inline constexpr absl::string_view kThroughputSourceRangeProfiler = "range_profiler";
+// TimelineInfo::device_times_made_up, in a gpuidle trace written from range-profiler ranges.
+inline constexpr absl::string_view kDeviceTimesMadeUpInfoKey = "device_times_made_up";
 
 // The fields of an event that readers keep.
 inline constexpr absl::string_view kPhField = "ph";

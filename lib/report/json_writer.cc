@@ -602,6 +602,7 @@ void ReportMembers(Json& w, const Report& r) {
   VisibleDevices(w, r);
   StringField(w, keys::kStepSource, r.step_source);
   StringField(w, keys::kTracerTime, r.tracer_time);
+  StringField(w, keys::kDeviceTimes, r.device_times);
   StringsField(w, keys::kWarnings, r.warnings);
   Ranks(w, r);
   LongestPhaseSummary(w, r, Phase::kStartUp);

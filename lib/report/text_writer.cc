@@ -14,6 +14,7 @@
 #include "core/text_safety.h"
 #include "core/time_units.h"
 #include "gpuidle/report.h"
+#include "model/report_names.h"
 #include "model/trace_names.h"
 #include "report/advice_text.h"
 #include "report/phases.h"
@@ -421,6 +422,11 @@ void Device(const Report& r, const DeviceReport& d, const Palette& paint, std::s
     absl::StrAppendFormat(out, "%s  busy %s  idle %s of the steady state (%s of %s)\n",
                           paint.Bold(label), Pct(d.busy_ns, steady), Pct(d.idle_ns, steady),
                           Duration(d.idle_ns), Duration(steady));
+  }
+  if (r.device_times == report_values::kMadeUp) {
+    absl::StrAppend(out,
+                    "  (times made up by Kineto's range profiler: not the GPU's busy and idle "
+                    "time)\n");
   }
   if (d.demand_ns.has_value()) {  // serving: idle with no request in flight is not lost
     absl::StrAppend(out, "  busy ", Pct(d.demand_busy_ns, *d.demand_ns),
@@ -935,7 +941,14 @@ class TextWriter : public ReportWriter {
             Ms(o.idle_ns), o.count, OffenderLine(o));
       }
     }
-    if (r.verdict.has_value() && !r.verdict->worth_fixing) {
+    if (r.device_times == report_values::kMadeUp && r.advice.empty()) {
+      // Evenly spread ranges leave no gaps: "nothing worth fixing" would be Kineto's doing.
+      absl::StrAppend(&out, "\n", paint.Bold("what to do"),
+                      "\n  idle time not measured: the device work of this trace is CUPTI "
+                      "range-profiler ranges (torch.profiler's profiler_metrics), which Kineto "
+                      "spaces evenly; profile again without profiler_metrics for the idle "
+                      "analysis\n");
+    } else if (r.verdict.has_value() && !r.verdict->worth_fixing) {
       absl::StrAppend(&out, "\n", paint.Bold("what to do"), "\n  ", NothingWorthFixing(r), "\n");
     } else if (!r.advice.empty()) {
       out += "\n" + paint.Bold("what to do") + "\n";

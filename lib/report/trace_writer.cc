@@ -629,6 +629,10 @@ class TraceFormatter {
       key(kGpuThroughputSourceInfoKey);
       AppendString(&out_, kThroughputSourceRangeProfiler);
     }
+    if (info.device_times_made_up) {
+      key(kDeviceTimesMadeUpInfoKey);
+      out_.append("true");
+    }
     if (!AppendReadings(kGpuMetricsInfoKey, t_.gpu_metrics,
                         std::span<const ReadingColumn<GpuMetricSample>>(kGpuMetricColumns)) ||
         !AppendReadings(kGpuProcessesInfoKey, t_.gpu_processes,

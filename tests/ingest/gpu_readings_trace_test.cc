@@ -34,6 +34,7 @@
 namespace gpuidle::internal {
 namespace {
 
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::Not;
@@ -247,11 +248,17 @@ TEST(GpuReadingsTrace, WhyThroughputWasUnavailableComesBack) {
 TEST(GpuReadingsTrace, RangeProfilerCountersComeBackAsSuch) {
   Timeline t = RunWithReadings();
   t.info.gpu_throughput_per_range = true;
+  t.info.device_times_made_up = true;
   const std::string trace = FormatGpuidleTrace(t);
   EXPECT_THAT(trace, HasSubstr(R"("gpu_throughput_source": "range_profiler")"));
+  EXPECT_THAT(trace, HasSubstr(R"("device_times_made_up": true)"));
   absl::StatusOr<Timeline> back = ReadText(trace);
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(FirstReadingDifference(t, *back), "");
+  EXPECT_TRUE(back->info.device_times_made_up);
+  EXPECT_THAT(back->info.warnings,
+              ElementsAre(HasSubstr("this gpuidle trace was written from CUPTI range-profiler "
+                                    "ranges")));
   EXPECT_THAT(GpuMetricsJson(*back), HasSubstr(R"("source":"range_profiler")"));
   // A value this reader does not know is refused, as the rest of the "gpuidle" object's are.
   std::string other = trace;

@@ -313,6 +313,7 @@ TEST_F(TraceFormatsTest, ReadsProfilerRangesOnADeviceAsKernels) {
                                     "but Kineto spaces them evenly over the profiled span")));
   EXPECT_THAT(t.gpu_throughput, IsEmpty());  // no counters among their args
   EXPECT_FALSE(t.info.gpu_throughput_per_range);
+  EXPECT_TRUE(t.info.device_times_made_up);
 }
 
 // Kineto writes the range profiler's metrics as the ranges' args, named as CUPTI names them
@@ -389,15 +390,24 @@ TEST(RangeProfilerTrace, TellsAMemoryBoundDeviceFromItsCounters) {
   EXPECT_NEAR(m.throughput->tensor_active_pct, 0, 1e-9);
   ASSERT_FALSE(m.findings.empty());
   EXPECT_EQ(m.findings[0].kind, "memory_bound");
+  EXPECT_THAT(m.findings[0].text,
+              HasSubstr("(the mean of 40 profiled ranges, each weighing the same)"));
   EXPECT_THAT(r->warnings, Contains(HasSubstr("Kineto spaces them evenly over the profiled span")));
+  // The ranges leave no gaps: the report claims nothing of idle time.
+  EXPECT_EQ(r->device_times, "made_up");
+  EXPECT_TRUE(r->advice.empty());
   const absl::StatusOr<std::string> text = FormatReport(*r, "text");
   ASSERT_TRUE(text.ok());
   EXPECT_THAT(*text, HasSubstr("GPU throughput while busy (CUPTI range profiler, "));
   EXPECT_THAT(*text, HasSubstr("busy, but memory-bound: DRAM at 8"));
   EXPECT_THAT(*text, Not(HasSubstr("GPU metrics: none in this trace")));
+  EXPECT_THAT(*text, HasSubstr("(times made up by Kineto's range profiler"));
+  EXPECT_THAT(*text, HasSubstr("idle time not measured"));
+  EXPECT_THAT(*text, Not(HasSubstr("nothing worth fixing")));
   const absl::StatusOr<std::string> json = FormatReport(*r, "json");
   ASSERT_TRUE(json.ok());
   EXPECT_THAT(*json, HasSubstr(R"("source": "range_profiler")"));
+  EXPECT_THAT(*json, HasSubstr(R"("device_times": "made_up")"));
 }
 
 // --- cuda_sync: the GPU side of syncs and waits gives the calls their streams ---

@@ -117,8 +117,7 @@ Report ReportWithEveryPart() {
   d.gpu_metrics.emplace();
   d.gpu_metrics->other_processes.resize(1);
   d.gpu_metrics->findings.resize(1);
-  d.gpu_metrics->throughput =
-      GpuMetrics::Throughput{"pm_sampling", 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+  d.gpu_metrics->throughput = GpuMetrics::Throughput{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
   d.gpu_metrics->throughput_unavailable = "x";  // not both in a real report; here every key
   r.devices = {d};
   r.steps.resize(1);

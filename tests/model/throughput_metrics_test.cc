@@ -14,11 +14,10 @@ TEST(ThroughputMetrics, EveryNameOfTheTableGivesItsFigure) {
 }
 
 TEST(ThroughputMetrics, OtherNamesGiveNone) {
-  for (absl::string_view name :
-       {"", "correlation", "Input Dims", "sm__cycles_active.avg",
-        "sm__cycles_active.avg.pct_of_peak_sustained_elapsedX",
-        "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum",
-        "SM__CYCLES_ACTIVE.AVG.PCT_OF_PEAK_SUSTAINED_ELAPSED"}) {
+  for (absl::string_view name : {"", "correlation", "Input Dims", "sm__cycles_active.avg",
+                                 "sm__cycles_active.avg.pct_of_peak_sustained_elapsedX",
+                                 "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum",
+                                 "SM__CYCLES_ACTIVE.AVG.PCT_OF_PEAK_SUSTAINED_ELAPSED"}) {
     EXPECT_FALSE(ThroughputFigureOf(name).has_value()) << name;
   }
 }

@@ -173,16 +173,14 @@ class GpuFinding:
 
 @dataclass(frozen=True)
 class GpuThroughput:
-    """CUPTI's PM samples of a device in the steady state: each figure its rate while kernels ran
-    (docs/ANALYSIS.md, "GPU throughput"); None where the device does not count it."""
+    """CUPTI's PM samples of a device in the steady state (or a Kineto trace's range-profiler
+    counters: ``source``): each figure its rate while kernels ran (docs/ANALYSIS.md, "GPU
+    throughput"); None where the device does not count it."""
 
     samples: int
     busy_samples: int  #: samples kernels ran at least half of: the figures' basis
     period_ns: int
     kernel_time_share: float  #: of the samples' time, how much kernels ran, 0..1
-    #: "pm_sampling" (PM samples over time) or "range_profiler" (a Kineto trace's range-profiler
-    #: counters, one sample per range, each weighing the same)
-    source: str = "pm_sampling"
     sm_active_pct: Optional[float] = None
     tensor_active_pct: Optional[float] = None
     dram_pct: Optional[float] = None
@@ -190,6 +188,9 @@ class GpuThroughput:
     pcie_write_bytes_per_s: Optional[float] = None
     nvlink_read_bytes_per_s: Optional[float] = None
     nvlink_write_bytes_per_s: Optional[float] = None
+    #: "pm_sampling" (PM samples over time) or "range_profiler" (a Kineto trace's range-profiler
+    #: counters, one sample per range, each weighing the same)
+    source: str = "pm_sampling"
 
 
 @dataclass(frozen=True)
@@ -217,7 +218,7 @@ class GpuMetrics:
     memory_total_bytes: int
     other_processes: list[GpuProcess]
     findings: list[GpuFinding]
-    throughput: Optional[GpuThroughput] = None  #: PM sampling, where it ran
+    throughput: Optional[GpuThroughput] = None  #: PM sampling or range-profiler counters, where any
     throughput_unavailable: str = ""  #: why it did not, where it was asked for
 
 
@@ -620,6 +621,9 @@ class Report:
     #: gpuidle's own cost in a live capture: "taken_out" (the figures describe the program
     #: without gpuidle; DeviceReport.tracer_ns), "as_recorded", "not_known" (another profiler)
     tracer_time: str
+    #: "recorded"; "made_up" where the device work is CUPTI range-profiler ranges that Kineto
+    #: spread evenly (torch.profiler's profiler_metrics): busy and idle time say nothing then
+    device_times: str
     warnings: list[str]  #: problems with the input that did not stop the analysis
     longest_gaps: list[Gap]  #: longest first
     offenders: list[Offender]  #: most idle first
@@ -664,6 +668,7 @@ class Report:
             steps=[_step(s) for s in data["steps"]],
             step_source=data["step_source"],
             tracer_time=data.get("tracer_time", "not_known"),
+            device_times=data.get("device_times", "recorded"),
             warnings=list(data["warnings"]),
             longest_gaps=[_pick(Gap, g) for g in data["longest_gaps"]],
             offenders=[_pick(Offender, o) for o in data["offenders"]],
