@@ -387,6 +387,14 @@ void Caveats(const Report& before, const Report& after, const RunFigures& fb, co
                                   " lost records: its figures miss some GPU work")});
     }
   }
+  for (const Report* run : {&before, &after}) {
+    if (run->device_times == report_values::kMadeUp) {
+      out.push_back({"device_times_made_up",
+                     absl::StrCat("the run ", run == &before ? "before" : "after",
+                                  " is CUPTI range-profiler ranges whose times Kineto made up "
+                                  "(profiler_metrics): its busy and idle time say nothing")});
+    }
+  }
   // A collective's wait for peers is known only where all ranks were analysed together; where
   // it is not, the wait is busy time, and lost time looks smaller than it is.
   const bool comm_b = fb.comm_ns > 0, comm_a = fa.comm_ns > 0;

@@ -497,6 +497,14 @@ TEST(ReportDiff, AWaitForPeersKnownInOneRunOnlyIsACaveat) {
   EXPECT_FALSE(HasCaveat(DiffReports(alone, alone), "peer_waits_unknown"));
 }
 
+TEST(ReportDiff, ARunOfMadeUpDeviceTimesIsACaveat) {
+  Report ranges = ReportOf({kFed}), kernels = ReportOf({kFed});
+  ranges.device_times = "made_up";
+  EXPECT_TRUE(HasCaveat(DiffReports(ranges, kernels), "device_times_made_up"));
+  EXPECT_TRUE(HasCaveat(DiffReports(kernels, ranges), "device_times_made_up"));
+  EXPECT_FALSE(HasCaveat(DiffReports(kernels, kernels), "device_times_made_up"));
+}
+
 TEST(ReportDiff, StartUpIsComparedApartFromTheSteadyState) {
   DeviceSpec cold = kFed, warm = kFed;
   cold.start_up_ns = 2000 * kMs;
