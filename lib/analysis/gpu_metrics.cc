@@ -161,8 +161,8 @@ std::optional<GpuMetrics::Throughput> SummariseThroughput(
     nvl_write.Add(s.nvlink_write_bytes_per_s, dur, busy);
   }
   if (th.samples == 0) return std::nullopt;
-  th.source = std::string(t.info.gpu_throughput_per_range ? kThroughputSourceRangeProfiler
-                                                          : kThroughputSourcePmSampling);
+  th.source = std::string(t.info.device_times_made_up ? kThroughputSourceRangeProfiler
+                                                      : kThroughputSourcePmSampling);
   th.period_ns = Median(lengths);
   th.kernel_time_share = total > 0 ? busy_total / total : 0;
   th.busy_samples = busy_samples;

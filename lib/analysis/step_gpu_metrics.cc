@@ -49,7 +49,7 @@ void FillStepGpuMetrics(const Timeline& t, int device, const std::vector<Interva
   std::vector<const GpuThroughputSample*> pm;
   // Range-profiler counters lie at times Kineto made up: they tell no step from another.
   for (const GpuThroughputSample& s : t.gpu_throughput) {
-    if (s.device == device && s.end_ns > s.start_ns && !t.info.gpu_throughput_per_range) {
+    if (s.device == device && s.end_ns > s.start_ns && !t.info.device_times_made_up) {
       pm.push_back(&s);
     }
   }

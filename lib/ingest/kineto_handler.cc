@@ -155,16 +155,6 @@ bool KinetoHandler::GpuidleValue(ScalarKind kind, absl::string_view text) {
       KeepText(&info.gpu_throughput_unavailable, text, &warnings_);
       info.gpu_throughput_unavailable = ValidText(info.gpu_throughput_unavailable, &warnings_);
       return true;
-    case GpuidleKey::kGpuThroughputSource:
-      if (kind != kString) return wrong_type("a string");
-      if (text != kThroughputSourcePmSampling && text != kThroughputSourceRangeProfiler) {
-        return Fail(absl::StrCat("\"gpuidle\": \"", GpuidleKeyName(gpuidle_key_),
-                                 "\" = ", QuoteForMessage(text, 40), " is not \"",
-                                 kThroughputSourcePmSampling, "\" or \"",
-                                 kThroughputSourceRangeProfiler, "\""));
-      }
-      info.gpu_throughput_per_range = text == kThroughputSourceRangeProfiler;
-      return true;
     case GpuidleKey::kGpuMetrics:  // GpuReadingsParser's
     case GpuidleKey::kGpuProcesses:
     case GpuidleKey::kGpuThroughput:

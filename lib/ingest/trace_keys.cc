@@ -168,7 +168,6 @@ GpuidleKey GpuidleKeyOf(absl::string_view k) {
   if (k == kGpuProcessesInfoKey) return GpuidleKey::kGpuProcesses;
   if (k == kGpuThroughputInfoKey) return GpuidleKey::kGpuThroughput;
   if (k == kGpuThroughputUnavailableInfoKey) return GpuidleKey::kGpuThroughputUnavailable;
-  if (k == kGpuThroughputSourceInfoKey) return GpuidleKey::kGpuThroughputSource;
   if (k == kDeviceTimesMadeUpInfoKey) return GpuidleKey::kDeviceTimesMadeUp;
   return GpuidleKey::kIgnored;
 }
@@ -209,8 +208,6 @@ absl::string_view GpuidleKeyName(GpuidleKey k) {
       return kGpuThroughputInfoKey;
     case GpuidleKey::kGpuThroughputUnavailable:
       return kGpuThroughputUnavailableInfoKey;
-    case GpuidleKey::kGpuThroughputSource:
-      return kGpuThroughputSourceInfoKey;
     case GpuidleKey::kDeviceTimesMadeUp:
       return kDeviceTimesMadeUpInfoKey;
     case GpuidleKey::kIgnored:

@@ -301,7 +301,6 @@ enum class GpuidleKey : uint8_t {
   kGpuProcesses,
   kGpuThroughput,
   kGpuThroughputUnavailable,
-  kGpuThroughputSource,
   kDeviceTimesMadeUp,
 };
 

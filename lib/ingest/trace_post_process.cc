@@ -165,7 +165,6 @@ absl::Status FinishTimeline(EventMapper& mapper, const ReaderWarnings& warnings,
     }
     t->gpu_throughput.insert(t->gpu_throughput.end(), counters.begin(), counters.end());
     StableSortByKey(t->gpu_throughput, [](const GpuThroughputSample& s) { return s.start_ns; });
-    t->info.gpu_throughput_per_range = true;
   }
   t->Finalize();
   if (t->info.source != "gpuidle") {

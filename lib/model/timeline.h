@@ -176,7 +176,7 @@ struct GpuProcessSeen {
 
 // One sample of a device's throughput by CUPTI's PM sampling during a live collection
 // (docs/ANALYSIS.md, "GPU throughput"), or the counters of one CUPTI range-profiler range of a
-// Kineto trace (TimelineInfo::gpu_throughput_per_range): the device's averages over
+// Kineto trace (TimelineInfo::device_times_made_up): the device's averages over
 // [start_ns, end_ns). A figure that was not measured (the device does not count it) is negative.
 struct GpuThroughputSample {
   int64_t start_ns = 0;  // on the timeline's clock
@@ -255,12 +255,10 @@ struct TimelineInfo {
   // Why a live capture has no throughput samples though they were asked for (one line: the
   // device, driver or permissions that refused them); "" otherwise.
   std::string gpu_throughput_unavailable;
-  // The throughput samples are the counters of CUPTI range-profiler ranges (a Kineto trace's
-  // cuda_profiler_range events: one per kernel or range, over times Kineto made up), not PM
-  // samples over time.
-  bool gpu_throughput_per_range = false;
-  // The device work's times are not the GPU's: Kineto spreads CUPTI range-profiler ranges evenly
-  // over the profiled span (docs/TRACE_INPUTS.md, "GPU counters").
+  // The device work is CUPTI range-profiler ranges, whose times are not the GPU's: Kineto spreads
+  // them evenly over the profiled span (docs/TRACE_INPUTS.md, "GPU counters"). Throughput samples
+  // are then the ranges' counters, one per range, not PM samples over time (those come only from
+  // live captures, whose times are the GPU's).
   bool device_times_made_up = false;
 
   // What the producer skipped or doubts without rejecting the input, one line each (a field

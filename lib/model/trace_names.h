@@ -59,9 +59,8 @@ inline constexpr absl::string_view kGpuMetricsInfoKey = "gpu_metrics";
 inline constexpr absl::string_view kGpuProcessesInfoKey = "gpu_processes";
 inline constexpr absl::string_view kGpuThroughputInfoKey = "gpu_throughput";
 inline constexpr absl::string_view kGpuThroughputUnavailableInfoKey = "gpu_throughput_unavailable";
-// Where the throughput samples came from (TimelineInfo::gpu_throughput_per_range; GpuThroughput's
-// "source" in reports): PM sampling over time, or a range profiler's counters per range.
-inline constexpr absl::string_view kGpuThroughputSourceInfoKey = "gpu_throughput_source";
+// Where a report's throughput figures came from (GpuThroughput's "source"): PM sampling over time,
+// or a range profiler's counters per range (TimelineInfo::device_times_made_up).
 inline constexpr absl::string_view kThroughputSourcePmSampling = "pm_sampling";
 inline constexpr absl::string_view kThroughputSourceRangeProfiler = "range_profiler";
 // TimelineInfo::device_times_made_up, in a gpuidle trace written from range-profiler ranges.

@@ -625,10 +625,6 @@ class TraceFormatter {
       key(kGpuThroughputUnavailableInfoKey);
       AppendString(&out_, info.gpu_throughput_unavailable);
     }
-    if (info.gpu_throughput_per_range) {
-      key(kGpuThroughputSourceInfoKey);
-      AppendString(&out_, kThroughputSourceRangeProfiler);
-    }
     if (info.device_times_made_up) {
       key(kDeviceTimesMadeUpInfoKey);
       out_.append("true");

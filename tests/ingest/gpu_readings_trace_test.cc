@@ -126,9 +126,7 @@ std::string FirstReadingDifference(const Timeline& a, const Timeline& b) {
   if (a.info.gpu_throughput_unavailable != b.info.gpu_throughput_unavailable) {
     return "gpu_throughput_unavailable";
   }
-  if (a.info.gpu_throughput_per_range != b.info.gpu_throughput_per_range) {
-    return "gpu_throughput_per_range";
-  }
+  if (a.info.device_times_made_up != b.info.device_times_made_up) return "device_times_made_up";
   if (a.gpu_metrics.size() != b.gpu_metrics.size()) {
     return absl::StrCat("reading count ", a.gpu_metrics.size(), " != ", b.gpu_metrics.size());
   }
@@ -243,14 +241,12 @@ TEST(GpuReadingsTrace, WhyThroughputWasUnavailableComesBack) {
   EXPECT_EQ(FirstReadingDifference(t, *back), "");
 }
 
-// The gpuidle trace of a Kineto trace's range-profiler counters says where they came from, and
-// its analysis names that source as the first one did.
+// The gpuidle trace of a Kineto trace's range-profiler ranges keeps their mark, and its analysis
+// names the counters' source as the first one did.
 TEST(GpuReadingsTrace, RangeProfilerCountersComeBackAsSuch) {
   Timeline t = RunWithReadings();
-  t.info.gpu_throughput_per_range = true;
   t.info.device_times_made_up = true;
   const std::string trace = FormatGpuidleTrace(t);
-  EXPECT_THAT(trace, HasSubstr(R"("gpu_throughput_source": "range_profiler")"));
   EXPECT_THAT(trace, HasSubstr(R"("device_times_made_up": true)"));
   absl::StatusOr<Timeline> back = ReadText(trace);
   ASSERT_TRUE(back.ok()) << back.status();
@@ -260,11 +256,12 @@ TEST(GpuReadingsTrace, RangeProfilerCountersComeBackAsSuch) {
               ElementsAre(HasSubstr("this gpuidle trace was written from CUPTI range-profiler "
                                     "ranges")));
   EXPECT_THAT(GpuMetricsJson(*back), HasSubstr(R"("source":"range_profiler")"));
-  // A value this reader does not know is refused, as the rest of the "gpuidle" object's are.
+  // A value of the wrong type is refused, as the rest of the "gpuidle" object's are.
   std::string other = trace;
-  other.replace(other.find("\"range_profiler\""), 16, "\"nsight\"");
+  other.replace(other.find(R"("device_times_made_up": true)"), 28,
+                R"("device_times_made_up": "yes")");
   EXPECT_THAT(ReadText(other).status().message(),
-              HasSubstr(R"("gpu_throughput_source" = "nsight" is not "pm_sampling" or )"));
+              HasSubstr(R"("device_times_made_up" must be a boolean, not a string)"));
 }
 
 TEST(GpuReadingsTrace, AnalysisOfTheTraceGivesTheLiveReportsGpuMetrics) {

@@ -312,7 +312,6 @@ TEST_F(TraceFormatsTest, ReadsProfilerRangesOnADeviceAsKernels) {
                                     "torch.profiler's profiler_metrics) are read as device work, "
                                     "but Kineto spaces them evenly over the profiled span")));
   EXPECT_THAT(t.gpu_throughput, IsEmpty());  // no counters among their args
-  EXPECT_FALSE(t.info.gpu_throughput_per_range);
   EXPECT_TRUE(t.info.device_times_made_up);
 }
 
@@ -346,7 +345,7 @@ TEST_F(TraceFormatsTest, ReadsTheThroughputCountersOfProfilerRanges) {
   ASSERT_THAT(t.devices, SizeIs(1));
   EXPECT_THAT(t.devices[0].ops, SizeIs(5));
   ASSERT_THAT(t.gpu_throughput, SizeIs(2));
-  EXPECT_TRUE(t.info.gpu_throughput_per_range);
+  EXPECT_TRUE(t.info.device_times_made_up);
   const GpuThroughputSample& a = t.gpu_throughput[0];
   EXPECT_EQ(a.device, 0);
   EXPECT_EQ(a.start_ns, 1'010'000);  // 10 us after the base time
